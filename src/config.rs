@@ -1,0 +1,530 @@
+//! The per-project policy file `local-llm-worker.toml`: where it is found, what it may say, and the commented
+//! templates `init-project` writes.
+//!
+//! The policy file is trusted (the user wrote it); everything else the worker reads is not. Unknown keys are refused
+//! so that a typo never silently weakens a limit.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// The file name looked for at the workspace root.
+pub const POLICY_FILE: &str = "local-llm-worker.toml";
+
+/// Which kind of model server the policy talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// A local llama.cpp server (OpenAI-compatible chat completions, no key).
+    Llamacpp,
+    /// The Hugging Face inference router (OpenAI-compatible chat completions, GPT-OSS).
+    Huggingface,
+    /// OpenRouter (OpenAI-compatible chat completions, GLM).
+    Openrouter,
+}
+
+impl ProviderKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Llamacpp => "llamacpp",
+            ProviderKind::Huggingface => "huggingface",
+            ProviderKind::Openrouter => "openrouter",
+        }
+    }
+
+    /// Default base URL, key variable and (flash, pro) models of each provider.
+    pub fn defaults(self) -> ProviderDefaults {
+        match self {
+            ProviderKind::Llamacpp => ProviderDefaults {
+                base_url: "http://127.0.0.1:8080/v1",
+                api_key_env: None,
+                flash: "local",
+                pro: "local",
+            },
+            ProviderKind::Huggingface => ProviderDefaults {
+                base_url: "https://router.huggingface.co/v1",
+                api_key_env: Some("HF_INFERENCE_TOKEN"),
+                flash: "openai/gpt-oss-20b",
+                pro: "openai/gpt-oss-120b",
+            },
+            ProviderKind::Openrouter => ProviderDefaults {
+                base_url: "https://openrouter.ai/api/v1",
+                api_key_env: Some("OPENROUTER_API_KEY"),
+                flash: "z-ai/glm-5.3-flash",
+                pro: "z-ai/glm-5.3",
+            },
+        }
+    }
+}
+
+pub struct ProviderDefaults {
+    pub base_url: &'static str,
+    pub api_key_env: Option<&'static str>,
+    pub flash: &'static str,
+    pub pro: &'static str,
+}
+
+/// How the model is asked to write its edit (see `patch::reader`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EditFormat {
+    /// `json` for llama.cpp (its output is constrained by a JSON schema), `udiff` elsewhere.
+    #[default]
+    Auto,
+    Udiff,
+    Json,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    pub provider: ProviderSection,
+    #[serde(default)]
+    pub models: Models,
+    #[serde(default)]
+    pub paths: Paths,
+    #[serde(default)]
+    pub limits: Limits,
+    #[serde(default)]
+    pub validation: Validation,
+    #[serde(default)]
+    pub edit: Edit,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    pub kind: ProviderKind,
+    pub base_url: Option<String>,
+    /// The NAME of the environment variable holding the key; never the key itself.
+    pub api_key_env: Option<String>,
+    /// Sampling temperature sent with every request.
+    #[serde(default = "default_temperature")]
+    pub temperature: f32,
+}
+
+fn default_temperature() -> f32 {
+    0.2
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Models {
+    /// Used for `complexity = "low"`.
+    pub flash: Option<String>,
+    /// Used for `complexity = "medium"`.
+    pub pro: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Paths {
+    /// Globs (workspace-relative, `/`-separated; `*` stays within a folder, `**` crosses folders) of files the model
+    /// may see and edit.
+    #[serde(default = "default_allowed")]
+    pub allowed: Vec<String>,
+    /// Globs that are never read or written, on top of the built-in ones (`.git/`, the policy file, secrets).
+    #[serde(default)]
+    pub denied: Vec<String>,
+}
+
+fn default_allowed() -> Vec<String> {
+    vec!["**".into()]
+}
+
+impl Default for Paths {
+    fn default() -> Self {
+        Paths { allowed: default_allowed(), denied: Vec::new() }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    pub max_file_bytes: u64,
+    pub max_total_bytes: u64,
+    pub max_patch_bytes: u64,
+    pub max_files_per_patch: usize,
+    pub max_output_tokens: u32,
+    pub request_timeout_secs: u64,
+    pub proposal_ttl_secs: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_file_bytes: 1_000_000,
+            max_total_bytes: 4_000_000,
+            max_patch_bytes: 1_000_000,
+            max_files_per_patch: 20,
+            max_output_tokens: 2048,
+            request_timeout_secs: 300,
+            proposal_ttl_secs: 900,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Validation {
+    /// Commands run with `sh -c` in the workspace after an apply; any non-zero exit restores the previous bytes.
+    pub commands: Vec<String>,
+    pub timeout_secs: u64,
+}
+
+impl Default for Validation {
+    fn default() -> Self {
+        Validation { commands: Vec::new(), timeout_secs: 300 }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Edit {
+    #[serde(default)]
+    pub format: EditFormat,
+}
+
+impl Policy {
+    /// The policy used for a workspace under `LOCAL_LLM_ALLOWED_ROOTS` that has no policy file: a local llama.cpp
+    /// server, every non-secret path allowed, no validation commands.
+    pub fn default_for_allowed_root() -> Policy {
+        Policy {
+            provider: ProviderSection {
+                kind: ProviderKind::Llamacpp,
+                base_url: None,
+                api_key_env: None,
+                temperature: default_temperature(),
+            },
+            models: Models::default(),
+            paths: Paths::default(),
+            limits: Limits::default(),
+            validation: Validation::default(),
+            edit: Edit::default(),
+        }
+    }
+
+    pub fn base_url(&self) -> String {
+        let url = self.provider.base_url.clone().unwrap_or_else(|| self.provider.kind.defaults().base_url.to_string());
+        url.trim_end_matches('/').to_string()
+    }
+
+    pub fn api_key_env(&self) -> Option<String> {
+        self.provider.api_key_env.clone().or_else(|| self.provider.kind.defaults().api_key_env.map(str::to_string))
+    }
+
+    /// The model for a complexity: `low` always uses flash, `medium` uses pro.
+    pub fn model_for(&self, medium: bool) -> String {
+        let d = self.provider.kind.defaults();
+        if medium {
+            self.models.pro.clone().unwrap_or_else(|| d.pro.to_string())
+        } else {
+            self.models.flash.clone().unwrap_or_else(|| d.flash.to_string())
+        }
+    }
+
+    /// The answer format to ask for.
+    pub fn answer_format(&self) -> crate::patch::reader::AnswerFormat {
+        use crate::patch::reader::AnswerFormat;
+        match (self.edit.format, self.provider.kind) {
+            (EditFormat::Udiff, _) => AnswerFormat::Udiff,
+            (EditFormat::Json, _) => AnswerFormat::Json,
+            (EditFormat::Auto, ProviderKind::Llamacpp) => AnswerFormat::Json,
+            (EditFormat::Auto, _) => AnswerFormat::Udiff,
+        }
+    }
+
+    fn check(&self, source: &str) -> Result<()> {
+        let bad = |what: String| Err(Error::Policy(format!("{source}: {what}")));
+        if self.paths.allowed.is_empty() {
+            return bad("[paths] allowed is empty, so no file could be read; list globs such as \"src/**\"".into());
+        }
+        let l = &self.limits;
+        for (name, v) in [
+            ("max_file_bytes", l.max_file_bytes),
+            ("max_total_bytes", l.max_total_bytes),
+            ("max_patch_bytes", l.max_patch_bytes),
+            ("request_timeout_secs", l.request_timeout_secs),
+            ("proposal_ttl_secs", l.proposal_ttl_secs),
+            ("max_output_tokens", u64::from(l.max_output_tokens)),
+            ("max_files_per_patch", l.max_files_per_patch as u64),
+        ] {
+            if v == 0 {
+                return bad(format!("[limits] {name} is 0; give a positive number or remove the line for the default"));
+            }
+        }
+        if let Some(env) = &self.provider.api_key_env
+            && (env.is_empty() || !env.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        {
+            return bad(
+                "[provider] api_key_env must be the NAME of an environment variable (letters, digits, _); \
+                 never put a key in this file"
+                    .to_string(),
+            );
+        }
+        if let Some(url) = &self.provider.base_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return bad(format!("[provider] base_url {url:?} must start with http:// or https://"));
+        }
+        for c in &self.validation.commands {
+            if c.trim().is_empty() {
+                return bad("[validation] commands holds an empty command; remove it".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A policy and where it came from.
+#[derive(Debug, Clone)]
+pub struct LoadedPolicy {
+    pub policy: Policy,
+    /// The file it was read from; `None` for the default of an allowed root.
+    pub path: Option<PathBuf>,
+}
+
+/// Find and read the policy for the workspace at `root` (already made absolute and canonical).
+///
+/// Order: `LOCAL_LLM_CONFIG` (a file that must exist), then `<root>/local-llm-worker.toml`, then the default policy
+/// when `root` lies under one of the `:`-separated `LOCAL_LLM_ALLOWED_ROOTS`. Otherwise the workspace is refused.
+pub fn load(root: &Path) -> Result<LoadedPolicy> {
+    if let Some(forced) = std::env::var_os("LOCAL_LLM_CONFIG").filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(forced);
+        if !path.is_file() {
+            return Err(Error::Policy(format!(
+                "LOCAL_LLM_CONFIG names {}, which is not a file; fix or unset the variable",
+                path.display()
+            )));
+        }
+        return read_file(&path);
+    }
+    let path = root.join(POLICY_FILE);
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_file() => return read_file(&path),
+        Ok(_) => {
+            return Err(Error::Policy(format!(
+                "{} is not a regular file (a symlink or folder); make it a plain file",
+                path.display()
+            )));
+        }
+        Err(_) => {}
+    }
+    if under_allowed_roots(root) {
+        return Ok(LoadedPolicy { policy: Policy::default_for_allowed_root(), path: None });
+    }
+    Err(Error::Policy(format!(
+        "{} has no {POLICY_FILE}; run `local-llm-worker init-project --workspace-root {}` to write one \
+         (or list the folder in LOCAL_LLM_ALLOWED_ROOTS)",
+        root.display(),
+        root.display()
+    )))
+}
+
+fn under_allowed_roots(root: &Path) -> bool {
+    let Some(list) = std::env::var_os("LOCAL_LLM_ALLOWED_ROOTS") else { return false };
+    std::env::split_paths(&list)
+        .filter(|p| p.is_absolute())
+        .filter_map(|p| p.canonicalize().ok())
+        .any(|allowed| root.starts_with(allowed))
+}
+
+/// Parse a policy from the text of `path`.
+pub fn parse(text: &str, path: &Path) -> Result<Policy> {
+    let policy: Policy = toml::from_str(text).map_err(|e| {
+        Error::Policy(format!("{} is not a valid policy: {}", path.display(), e.to_string().trim_end()))
+    })?;
+    policy.check(&path.display().to_string())?;
+    Ok(policy)
+}
+
+fn read_file(path: &Path) -> Result<LoadedPolicy> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Policy(format!("cannot read {}: {e}", path.display())))?;
+    Ok(LoadedPolicy { policy: parse(&text, path)?, path: Some(path.to_path_buf()) })
+}
+
+/// What kind of project a folder holds, from its marker files; it decides the suggested paths and check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectKind {
+    Rust,
+    Node,
+    Python,
+    Go,
+    Other,
+}
+
+impl ProjectKind {
+    pub fn detect(root: &Path) -> ProjectKind {
+        let has = |f: &str| root.join(f).is_file();
+        if has("Cargo.toml") {
+            ProjectKind::Rust
+        } else if has("package.json") {
+            ProjectKind::Node
+        } else if has("pyproject.toml") || has("setup.py") || has("requirements.txt") {
+            ProjectKind::Python
+        } else if has("go.mod") {
+            ProjectKind::Go
+        } else {
+            ProjectKind::Other
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ProjectKind::Rust => "Rust (Cargo.toml)",
+            ProjectKind::Node => "Node.js (package.json)",
+            ProjectKind::Python => "Python (pyproject.toml, setup.py or requirements.txt)",
+            ProjectKind::Go => "Go (go.mod)",
+            ProjectKind::Other => "unrecognised",
+        }
+    }
+
+    fn allowed(self) -> &'static [&'static str] {
+        match self {
+            ProjectKind::Rust => &["src/**", "tests/**", "benches/**", "examples/**"],
+            ProjectKind::Node => &["src/**", "lib/**", "test/**", "tests/**"],
+            ProjectKind::Python => &["**/*.py"],
+            ProjectKind::Go => &["**/*.go"],
+            ProjectKind::Other => &["**"],
+        }
+    }
+
+    fn check(self) -> Option<&'static str> {
+        match self {
+            ProjectKind::Rust => Some("cargo check --quiet --offline"),
+            ProjectKind::Node => Some("npm test --silent"),
+            ProjectKind::Python => Some("python3 -m compileall -q ."),
+            ProjectKind::Go => Some("go vet ./..."),
+            ProjectKind::Other => None,
+        }
+    }
+}
+
+fn toml_list(items: &[&str]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// The commented policy file `init-project` writes for a provider and a project kind.
+pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
+    let d = kind.defaults();
+    let key_line = match d.api_key_env {
+        Some(env) => format!(
+            "# The NAME of the environment variable that holds the API key. Never put the key itself in this file.\napi_key_env = \"{env}\"\n"
+        ),
+        None => "# No key: a local llama.cpp server needs none. Name a variable here if yours does.\n# api_key_env = \"LLAMA_API_KEY\"\n".to_string(),
+    };
+    let model_note = match kind {
+        ProviderKind::Llamacpp => "# llama.cpp serves whichever model it loaded and accepts any name here.\n",
+        _ => "",
+    };
+    let checks = match project.check() {
+        Some(c) => format!("commands = [{c:?}]"),
+        None => "commands = []  # e.g. [\"make test\"]".to_string(),
+    };
+    format!(
+        r#"# local-llm-worker policy for this workspace. Project detected: {project}.
+# The worker reads only the files a request names AND these globs allow, asks the model for an edit, and writes
+# only the exact patch bytes the primary agent approved.
+
+[provider]
+kind = "{kind}"
+base_url = "{base_url}"
+{key_line}# Sampling temperature for edits.
+temperature = 0.2
+
+[models]
+{model_note}# complexity = "low" always uses flash; "medium" uses pro.
+flash = "{flash}"
+pro = "{pro}"
+
+[paths]
+# Files the model may see and edit: workspace-relative globs; `*` stays within a folder, `**` crosses folders.
+allowed = {allowed}
+# Never read or written, on top of the built-in denials (.git/, this file, .env*, *.pem, *.key, id_rsa*,
+# *credentials*, .aws/, .ssh/).
+denied = []
+
+[limits]
+max_file_bytes = 1000000      # per selected file
+max_total_bytes = 4000000     # all selected files together
+max_patch_bytes = 1000000
+max_files_per_patch = 20
+max_output_tokens = 2048      # the model's answer is cut here (and then refused as truncated)
+request_timeout_secs = 300
+proposal_ttl_secs = 900       # a proposal not applied within this time expires
+
+[validation]
+# Run with `sh -c` in the workspace after a patch is applied; if one fails, the previous bytes are restored.
+# These come only from this file, never from a model or a tool argument.
+{checks}
+timeout_secs = 300
+
+[edit]
+# How the model writes its edit: "auto" (JSON constrained by a schema on llama.cpp, unified diff elsewhere),
+# "json" or "udiff".
+format = "auto"
+"#,
+        project = project.name(),
+        kind = kind.name(),
+        base_url = d.base_url,
+        flash = d.flash,
+        pro = d.pro,
+        allowed = toml_list(project.allowed()),
+    )
+}
+
+/// Write the policy file for `root`; refuses to overwrite unless `force`. Returns the path written.
+pub fn init_project(root: &Path, kind: ProviderKind, force: bool) -> Result<PathBuf> {
+    let path = root.join(POLICY_FILE);
+    if std::fs::symlink_metadata(&path).is_ok() && !force {
+        return Err(Error::Policy(format!(
+            "{} already exists; pass --force to overwrite it",
+            path.display()
+        )));
+    }
+    let text = template(kind, ProjectKind::detect(root));
+    // The template must always be a policy this binary accepts.
+    parse(&text, &path)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(root)
+        .map_err(|e| Error::Io(format!("cannot write in {}: {e}", root.display())))?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())
+        .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
+    tmp.persist(&path).map_err(|e| Error::Io(format!("cannot write {}: {}", path.display(), e.error)))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_template_parses() {
+        for kind in [ProviderKind::Llamacpp, ProviderKind::Huggingface, ProviderKind::Openrouter] {
+            for project in [ProjectKind::Rust, ProjectKind::Node, ProjectKind::Python, ProjectKind::Go, ProjectKind::Other] {
+                let text = template(kind, project);
+                parse(&text, Path::new("t.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_keys_and_keys_in_the_file_are_refused() {
+        let err = parse("[provider]\nkind = \"llamacpp\"\n[limits]\nmax_fle_bytes = 3\n", Path::new("p.toml")).unwrap_err();
+        assert!(err.to_string().contains("max_fle_bytes"), "{err}");
+        let err = parse("[provider]\nkind = \"openrouter\"\napi_key_env = \"sk-or-v1-abcdef\"\n", Path::new("p.toml"))
+            .unwrap_err();
+        assert!(err.to_string().contains("NAME of an environment variable"), "{err}");
+        assert!(!err.to_string().contains("abcdef"), "the key leaked: {err}");
+    }
+
+    #[test]
+    fn routing_uses_flash_for_low_and_pro_for_medium() {
+        let p = parse("[provider]\nkind = \"openrouter\"\n", Path::new("p.toml")).unwrap();
+        assert_eq!(p.model_for(false), "z-ai/glm-5.3-flash");
+        assert_eq!(p.model_for(true), "z-ai/glm-5.3");
+    }
+}

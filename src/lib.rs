@@ -1,0 +1,24 @@
+//! local-llm-delegator: hand small, well-specified code changes to a cheap model and apply only the exact bytes the
+//! primary agent approved.
+//!
+//! The crate is split into a pure core and an imperative shell:
+//! - pure: [`patch`] (model output -> located edits -> canonical diff, and canonical diff -> post-images),
+//!   [`digest`], [`prompt`];
+//! - shell: [`scope`] (reads the workspace), [`provider`] (talks to the model), [`txn`] (the ONLY code that writes to a
+//!   workspace), [`checks`] (runs the policy's validation commands), [`service`] (orchestration), and the two thin
+//!   transports [`mcp`] and the CLI in `main.rs`.
+
+pub mod checks;
+pub mod config;
+pub mod digest;
+pub mod error;
+pub mod mcp;
+pub mod patch;
+pub mod prompt;
+pub mod proposal;
+pub mod provider;
+pub mod scope;
+pub mod service;
+pub mod txn;
+
+pub use error::{Error, Result};

@@ -1,0 +1,184 @@
+//! `local-llm-worker`: the CLI. Each subcommand translates its flags into a service call and prints the result; the
+//! MCP server (`mcp`) serves the same service over stdio.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use local_llm_delegator::config::{self, ProviderKind};
+use local_llm_delegator::service::{self, ApplyResult, ProposeRequest, ProposeResult, Service};
+use local_llm_delegator::{Error, mcp, scope};
+
+#[derive(Parser)]
+#[command(name = "local-llm-worker", version, about = "Delegate small code changes to a cheap model; apply only approved bytes.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the MCP tools propose_patch and apply_patch on stdin/stdout.
+    Mcp,
+    /// Write a commented local-llm-worker.toml for a workspace.
+    #[command(alias = "init_project")]
+    InitProject {
+        /// The project folder (default: the current folder).
+        #[arg(long)]
+        workspace_root: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "llamacpp")]
+        provider: ProviderKind,
+        /// Overwrite an existing policy file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Ask the model for a patch; prints it with its digest. Never writes to the workspace.
+    Propose {
+        #[arg(long)]
+        workspace_root: String,
+        #[arg(long)]
+        task: String,
+        /// An acceptance criterion (repeat: 1 to 20).
+        #[arg(long = "accept")]
+        accept: Vec<String>,
+        /// A constraint (repeat: up to 20).
+        #[arg(long = "constraint")]
+        constraint: Vec<String>,
+        /// A plan step (repeat: up to 30; required for medium).
+        #[arg(long = "plan")]
+        plan: Vec<String>,
+        #[arg(long)]
+        complexity: String,
+        /// A workspace-relative file the model sees and may edit (repeat).
+        #[arg(long = "file")]
+        file: Vec<String>,
+        #[arg(long)]
+        context: Option<String>,
+        /// Model alias: flash or pro.
+        #[arg(long)]
+        model: Option<String>,
+        /// Also write the exact patch bytes to this file (for `apply --patch`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print the same JSON object as the MCP tool.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Apply a saved canonical patch whose digest you approved (stateless: the patch's blob ids make the stale check).
+    Apply {
+        #[arg(long)]
+        workspace_root: String,
+        /// The patch file, exactly as propose wrote it.
+        #[arg(long)]
+        patch: PathBuf,
+        /// The approved SHA-256 digest of the patch bytes.
+        #[arg(long)]
+        digest: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((e, json)) => {
+            if json {
+                let v = serde_json::json!({"error": {"kind": e.kind(), "message": e.to_string()}});
+                println!("{v}");
+            }
+            eprintln!("error: {}", e.to_string().replace('\n', " "));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<(), (Error, bool)> {
+    match command {
+        Command::Mcp => mcp::serve_stdio().map_err(|e| (Error::Io(format!("MCP server: {e}")), false)),
+        Command::InitProject { workspace_root, provider, force } => {
+            let root = match workspace_root {
+                Some(p) => p,
+                None => std::env::current_dir().map_err(|e| (Error::Io(e.to_string()), false))?,
+            };
+            let root = scope::root_from_arg(&root.to_string_lossy()).map_err(|e| (e, false))?;
+            let path = config::init_project(&root, provider, force).map_err(|e| (e, false))?;
+            println!("wrote {}", path.display());
+            println!("review [paths] allowed and [validation] commands before the first propose.");
+            Ok(())
+        }
+        Command::Propose { workspace_root, task, accept, constraint, plan, complexity, file, context, model, out, json } => {
+            let req = ProposeRequest {
+                workspace_root,
+                task,
+                acceptance_criteria: accept,
+                constraints: constraint,
+                plan,
+                complexity,
+                files: file,
+                context,
+                model,
+            };
+            let r = Service::new().propose(&req).map_err(|e| (e, json))?;
+            if let Some(out) = out {
+                std::fs::write(&out, r.patch.as_bytes())
+                    .map_err(|e| (Error::Io(format!("cannot write {}: {e}", out.display())), json))?;
+            }
+            if json {
+                print_json(&r);
+            } else {
+                print_proposal(&r);
+            }
+            Ok(())
+        }
+        Command::Apply { workspace_root, patch, digest, json } => {
+            let bytes = std::fs::read(&patch)
+                .map_err(|e| (Error::InvalidArgument(format!("cannot read --patch {}: {e}", patch.display())), json))?;
+            let r = service::apply_bytes(&workspace_root, &bytes, &digest).map_err(|e| (e, json))?;
+            if json {
+                print_json(&r);
+            } else {
+                print_applied(&r);
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print_json<T: serde::Serialize>(v: &T) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer_pretty(&mut out, v);
+    let _ = writeln!(out);
+}
+
+fn print_proposal(r: &ProposeResult) {
+    println!("proposal  {}", r.proposal_id);
+    println!("provider  {} / {}", r.provider, r.model);
+    println!(
+        "usage     {} input + {} output = {} tokens",
+        r.usage.input_tokens, r.usage.output_tokens, r.usage.total_tokens
+    );
+    println!("time      {} ms ({} ms waiting for the model)", r.elapsed_ms, r.model_ms);
+    for f in &r.files {
+        let tiers: Vec<String> =
+            f.hunks.iter().map(|h| format!("line {} ({:?})", h.old_start, h.tier).to_lowercase()).collect();
+        println!("file      {} {} +{} -{}: {}", f.path, f.status, f.added_lines, f.removed_lines, tiers.join(", "));
+    }
+    println!("dry run   {}", if r.dry_run_ok { "ok" } else { "failed" });
+    println!("digest    {}", r.digest);
+    println!("--- patch ---");
+    print!("{}", r.patch);
+    println!("--- end of patch ---");
+}
+
+fn print_applied(r: &ApplyResult) {
+    println!("applied   {}", r.digest);
+    for f in &r.files_written {
+        println!("wrote     {f}");
+    }
+    for c in &r.validation {
+        println!("check     `{}` {} ({} ms)", c.command, if c.passed { "passed" } else { "FAILED" }, c.duration_ms);
+    }
+}

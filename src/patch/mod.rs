@@ -1,0 +1,81 @@
+//! The patch engine: pure functions from bytes to bytes or a typed refusal. No I/O, no clock, no randomness.
+//!
+//! The pipeline a proposal goes through:
+//! 1. [`reader`]: the model's free-form answer -> [`FileEdit`]s (which file, which hunks), tolerant of prose and
+//!    fences around the edit;
+//! 2. [`locate`]: each hunk is placed in its file's pre-image by its content (line numbers are never trusted), and
+//!    must land in exactly one place; the result is a post-image per file;
+//! 3. [`canonical`]: (pre-image, post-image) pairs are rendered as one canonical git-style diff, and a canonical diff
+//!    is parsed and applied back to pre-images, strictly, for the dry run and for `apply`.
+
+pub mod canonical;
+pub mod locate;
+pub mod reader;
+
+/// File mode of a regular, non-executable file as git writes it.
+pub const MODE_REGULAR: u32 = 0o100644;
+/// File mode of an executable file as git writes it.
+pub const MODE_EXECUTABLE: u32 = 0o100755;
+
+/// One line of a hunk as the model wrote it (without its line terminator).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HunkLine {
+    Context(String),
+    Remove(String),
+    Add(String),
+}
+
+/// One hunk as read from the model: its lines, and the old-side start line it claimed (a hint only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    pub old_start_hint: Option<usize>,
+    pub lines: Vec<HunkLine>,
+}
+
+/// The edits the model asked for on one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEdit {
+    /// Workspace-relative path with `/` separators, as the model named it (prefixes `a/` `b/` removed).
+    pub path: String,
+    /// The model marked the file as new (`--- /dev/null`).
+    pub creates: bool,
+    pub hunks: Vec<Hunk>,
+}
+
+/// A selected file as it is now: its text and git mode. `None` in a pre-image map means "does not exist yet".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreImage {
+    pub text: String,
+    pub mode: u32,
+}
+
+/// How a hunk was placed in its file (the tolerance that located it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchTier {
+    /// Context and removed lines matched the file exactly.
+    Exact,
+    /// The file was empty or new: the hunk is the whole content.
+    WholeFile,
+}
+
+/// Where one hunk landed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct HunkReport {
+    /// 1-based line of the pre-image where the hunk's old side starts (0 for an empty or new file).
+    pub old_start: usize,
+    pub removed: usize,
+    pub added: usize,
+    pub tier: MatchTier,
+}
+
+/// The located result for one file: exact pre- and post-image bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: String,
+    /// `None` when the file is created.
+    pub pre: Option<Vec<u8>>,
+    pub post: Vec<u8>,
+    pub mode: u32,
+    pub hunks: Vec<HunkReport>,
+}

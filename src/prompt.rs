@@ -1,0 +1,203 @@
+//! The prompt sent to the model for a proposal, and the JSON schema that constrains its answer. Pure.
+//!
+//! Small models follow a worked example far better than a description, so each answer format comes with one. For the
+//! `json` format the schema pins `path` to the selected files and `old` to lines that really exist in that file: the
+//! model chooses which line to replace and writes only the replacement.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::patch::PreImage;
+use crate::patch::reader::AnswerFormat;
+use crate::provider::Message;
+
+/// Above this many distinct candidate lines, `old` is left a free string (the schema would be too large).
+const MAX_ENUM_LINES: usize = 2000;
+
+/// The scoped task, as the primary wrote it.
+#[derive(Debug, Clone)]
+pub struct TaskSpec<'a> {
+    pub task: &'a str,
+    pub acceptance_criteria: &'a [String],
+    pub constraints: &'a [String],
+    pub plan: &'a [String],
+    pub context: Option<&'a str>,
+}
+
+const SYSTEM: &str = "You are a careful code editor. You make exactly the change the task asks for and nothing else. \
+You never add explanations, never elide code, and never touch files you were not given.";
+
+const UDIFF_RULES: &str = "Answer with a unified diff only. For each file: a line `--- a/PATH`, a line `+++ b/PATH`, \
+then hunks that start with `@@ @@`. In a hunk, copy unchanged lines exactly with a leading space, removed lines with a \
+leading `-`, added lines with a leading `+`. Include at least one unchanged line around each change so it can be \
+located. To create a file use `--- /dev/null`.
+
+Example.
+File greet.py:
+```
+def greet(name):
+    return \"Hello, \" + name
+```
+Task: Say Hi instead of Hello.
+Answer:
+--- a/greet.py
++++ b/greet.py
+@@ @@
+ def greet(name):
+-    return \"Hello, \" + name
++    return \"Hi, \" + name
+";
+
+const JSON_RULES: &str = "Answer with JSON only: {\"edits\": [{\"path\": FILE, \"old\": LINE, \"new\": TEXT}]}. \
+`old` is one line copied exactly from the file; `new` is the text that replaces it (several lines separated by \\n; \
+empty to delete the line). Make one edit per line you change.
+
+Example.
+File config.py:
+```
+PORT = 8000
+DEBUG = False
+```
+Task: Set PORT to 9000.
+Answer: {\"edits\": [{\"path\": \"config.py\", \"old\": \"PORT = 8000\", \"new\": \"PORT = 9000\"}]}
+";
+
+/// Build the chat messages for a proposal.
+pub fn messages(spec: &TaskSpec<'_>, files: &BTreeMap<String, Option<PreImage>>, format: AnswerFormat) -> Vec<Message> {
+    let mut u = String::new();
+    u.push_str(match format {
+        AnswerFormat::Udiff => UDIFF_RULES,
+        AnswerFormat::Json => JSON_RULES,
+    });
+    u.push_str("\nNow the real task.\n\n");
+    for (path, pre) in files {
+        match pre {
+            Some(p) => {
+                let fence = fence_for(&p.text);
+                u.push_str(&format!("File {path}:\n{fence}\n{}", p.text));
+                if !p.text.ends_with('\n') {
+                    u.push('\n');
+                }
+                u.push_str(&format!("{fence}\n\n"));
+            }
+            None => u.push_str(&format!("File {path}: does not exist yet; create it if the task needs it.\n\n")),
+        }
+    }
+    u.push_str(&format!("Task: {}\n", spec.task.trim()));
+    let list = |title: &str, items: &[String], numbered: bool, out: &mut String| {
+        if items.is_empty() {
+            return;
+        }
+        out.push_str(&format!("{title}:\n"));
+        for (i, it) in items.iter().enumerate() {
+            if numbered {
+                out.push_str(&format!("{}. {}\n", i + 1, it.trim()));
+            } else {
+                out.push_str(&format!("- {}\n", it.trim()));
+            }
+        }
+    };
+    list("Acceptance criteria", spec.acceptance_criteria, false, &mut u);
+    list("Constraints", spec.constraints, false, &mut u);
+    list("Plan", spec.plan, true, &mut u);
+    if let Some(ctx) = spec.context.filter(|c| !c.trim().is_empty()) {
+        u.push_str(&format!("Context:\n{}\n", ctx.trim()));
+    }
+    u.push_str("Answer:");
+    vec![Message { role: "system", content: SYSTEM.to_string() }, Message { role: "user", content: u }]
+}
+
+/// A code fence longer than any backtick run in `text`.
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+/// The JSON schema for the `json` answer format; `None` when no selected file exists (nothing to replace).
+pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> {
+    let existing: Vec<(&String, &PreImage)> = files.iter().filter_map(|(p, f)| f.as_ref().map(|f| (p, f))).collect();
+    if existing.is_empty() {
+        return None;
+    }
+    let mut total = 0;
+    let per_file: Vec<(&String, Vec<&str>)> = existing
+        .iter()
+        .map(|(p, f)| {
+            let mut lines: Vec<&str> = f
+                .text
+                .strip_prefix('\u{feff}')
+                .unwrap_or(&f.text)
+                .lines()
+                .map(|l| l.strip_suffix('\r').unwrap_or(l))
+                .filter(|l| !l.trim().is_empty())
+                .collect();
+            lines.sort_unstable();
+            lines.dedup();
+            total += lines.len();
+            (*p, lines)
+        })
+        .collect();
+    let variants: Vec<Value> = per_file
+        .into_iter()
+        .map(|(path, lines)| {
+            let old = if total <= MAX_ENUM_LINES && !lines.is_empty() {
+                json!({"type": "string", "enum": lines})
+            } else {
+                json!({"type": "string", "minLength": 1})
+            };
+            json!({
+                "type": "object",
+                "properties": {"path": {"type": "string", "enum": [path]}, "old": old, "new": {"type": "string"}},
+                "required": ["path", "old", "new"],
+                "additionalProperties": false,
+            })
+        })
+        .collect();
+    let item = if variants.len() == 1 { variants.into_iter().next().unwrap_or_default() } else { json!({"anyOf": variants}) };
+    Some(json!({
+        "type": "object",
+        "properties": {"edits": {"type": "array", "minItems": 1, "maxItems": 20, "items": item}},
+        "required": ["edits"],
+        "additionalProperties": false,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::MODE_REGULAR;
+
+    fn files() -> BTreeMap<String, Option<PreImage>> {
+        let mut m = BTreeMap::new();
+        m.insert("a.py".to_string(), Some(PreImage { text: "x = 1\n\ny = ```2```\n".into(), mode: MODE_REGULAR }));
+        m.insert("new.py".to_string(), None);
+        m
+    }
+
+    #[test]
+    fn prompt_holds_task_criteria_plan_and_files() {
+        let crit = vec!["y is 3".to_string()];
+        let plan = vec!["edit y".to_string()];
+        let spec = TaskSpec { task: "Set y to 3", acceptance_criteria: &crit, constraints: &[], plan: &plan, context: Some("ctx") };
+        let m = messages(&spec, &files(), AnswerFormat::Udiff);
+        insta::assert_snapshot!(m[1].content);
+    }
+
+    #[test]
+    fn schema_pins_paths_and_existing_lines() {
+        let s = edit_schema(&files()).unwrap();
+        let item = &s["properties"]["edits"]["items"];
+        assert_eq!(item["properties"]["path"]["enum"], json!(["a.py"]));
+        assert_eq!(item["properties"]["old"]["enum"], json!(["x = 1", "y = ```2```"]));
+    }
+}

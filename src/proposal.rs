@@ -1,0 +1,152 @@
+//! Proposals held in process memory between `propose_patch` and `apply_patch`.
+//!
+//! An id is 128 random bits, so it cannot be guessed; a proposal expires after its TTL, can be applied at most once,
+//! and is looked up together with its digest. Nothing here is written to disk: a restarted server knows no proposal.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::digest::digests_equal;
+use crate::error::{Error, Result};
+
+/// At most this many proposals are held; the oldest is dropped beyond it.
+pub const MAX_HELD: usize = 256;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Pending,
+    Applying,
+    Used(&'static str),
+}
+
+#[derive(Debug)]
+struct Entry {
+    root: PathBuf,
+    patch: Vec<u8>,
+    digest: String,
+    created: Instant,
+    expires: Instant,
+    state: State,
+}
+
+/// What an apply takes out of the store.
+#[derive(Debug, Clone)]
+pub struct Claimed {
+    pub root: PathBuf,
+    pub patch: Vec<u8>,
+}
+
+#[derive(Debug, Default)]
+pub struct ProposalStore {
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+/// A fresh unguessable proposal id.
+pub fn new_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
+    let mut s = String::from("p_");
+    for b in bytes {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+impl ProposalStore {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hold a new proposal; returns its id.
+    pub fn insert(&self, root: PathBuf, patch: Vec<u8>, digest: String, ttl: Duration) -> String {
+        let id = new_id();
+        let now = Instant::now();
+        let mut map = self.lock();
+        map.retain(|_, e| e.expires > now || e.state == State::Applying);
+        while map.len() >= MAX_HELD {
+            let oldest = map.iter().min_by_key(|(_, e)| e.created).map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => map.remove(&k),
+                None => break,
+            };
+        }
+        map.insert(id.clone(), Entry { root, patch, digest, created: now, expires: now + ttl, state: State::Pending });
+        id
+    }
+
+    /// Claim a pending proposal for applying; refuses unknown, expired, used or in-flight ones and wrong digests.
+    pub fn claim(&self, id: &str, digest: &str) -> Result<Claimed> {
+        let mut map = self.lock();
+        let Some(e) = map.get_mut(id) else {
+            return Err(Error::Proposal(format!(
+                "no proposal {id:?} is held by this server (unknown, expired and dropped, or made before a restart); \
+                 call propose_patch again"
+            )));
+        };
+        if Instant::now() >= e.expires && e.state == State::Pending {
+            map.remove(id);
+            return Err(Error::Proposal(format!("proposal {id} has expired; call propose_patch again")));
+        }
+        match e.state {
+            State::Applying => {
+                return Err(Error::Proposal(format!("proposal {id} is being applied by another call right now")));
+            }
+            State::Used(how) => return Err(Error::Proposal(format!("proposal {id} was already used ({how})"))),
+            State::Pending => {}
+        }
+        if !digests_equal(&e.digest, digest.trim()) {
+            return Err(Error::Proposal(format!(
+                "the digest does not match proposal {id}; pass the exact `digest` that propose_patch returned with it"
+            )));
+        }
+        e.state = State::Applying;
+        Ok(Claimed { root: e.root.clone(), patch: e.patch.clone() })
+    }
+
+    /// End an apply: `Some(how)` marks the proposal used; `None` puts it back (nothing was written).
+    pub fn finish(&self, id: &str, used: Option<&'static str>) {
+        if let Some(e) = self.lock().get_mut(id) {
+            e.state = match used {
+                Some(how) => State::Used(how),
+                None => State::Pending,
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_long() {
+        let a = new_id();
+        assert_eq!(a.len(), 34);
+        assert_ne!(a, new_id());
+    }
+
+    #[test]
+    fn claim_checks_digest_once_and_expiry() {
+        let s = ProposalStore::default();
+        let id = s.insert("/w".into(), b"p".to_vec(), "d1".into(), Duration::from_secs(60));
+        assert!(s.claim(&id, "d2").unwrap_err().to_string().contains("digest does not match"));
+        assert!(s.claim(&id, "d1").is_ok());
+        assert!(s.claim(&id, "d1").unwrap_err().to_string().contains("being applied"));
+        s.finish(&id, Some("applied"));
+        assert!(s.claim(&id, "d1").unwrap_err().to_string().contains("already used (applied)"));
+        let id = s.insert("/w".into(), b"p".to_vec(), "d".into(), Duration::ZERO);
+        assert!(s.claim(&id, "d").unwrap_err().to_string().contains("expired"));
+        assert!(s.claim("p_nope", "d").unwrap_err().to_string().contains("no proposal"));
+    }
+
+    #[test]
+    fn a_refused_apply_puts_the_proposal_back() {
+        let s = ProposalStore::default();
+        let id = s.insert("/w".into(), b"p".to_vec(), "d".into(), Duration::from_secs(60));
+        s.claim(&id, "d").unwrap();
+        s.finish(&id, None);
+        assert!(s.claim(&id, "d").is_ok());
+    }
+}

@@ -1,0 +1,307 @@
+//! Scope: which paths of a workspace the worker may read and write, and reading the selected files safely.
+//!
+//! A path is accepted only when it is workspace-relative, plain (no `..`, no `.`, no empty component, no characters
+//! that git would quote), matched by `paths.allowed`, not matched by a denied glob (built-in: `.git/`, the policy
+//! file, secret-looking files; plus `paths.denied`), and when no component of it on disk is a symlink. The check is
+//! repeated at write time by the transaction; nothing here writes.
+//!
+//! Reading never walks the workspace: only the named files are touched, so its cost does not grow with the tree.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::config::{Limits, POLICY_FILE, Paths};
+use crate::digest::git_blob_id;
+use crate::error::{Error, Result};
+use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
+
+/// Globs that are never read or written, whatever the policy says.
+pub const BUILTIN_DENIED: &[&str] = &[
+    ".git",
+    ".git/**",
+    "**/.git",
+    "**/.git/**",
+    POLICY_FILE,
+    "**/.env",
+    "**/.env.*",
+    "**/*.pem",
+    "**/*.key",
+    "**/id_rsa*",
+    "**/id_ed25519*",
+    "**/*credentials*",
+    "**/.aws/**",
+    "**/.ssh/**",
+];
+
+/// At most this many files may be selected for one request.
+pub const MAX_SELECTED_FILES: usize = 100;
+
+/// A workspace root with its compiled path policy.
+#[derive(Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    allowed: GlobSet,
+    denied: GlobSet,
+    extra_denied: Vec<String>,
+}
+
+/// What is on disk at a checked path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OnDisk {
+    /// A regular file with this git mode.
+    File { abs: PathBuf, mode: u32 },
+    /// Nothing there (a parent folder may be missing too).
+    Absent { abs: PathBuf },
+}
+
+/// Turn a `workspace_root` argument into a canonical absolute folder path.
+pub fn root_from_arg(arg: &str) -> Result<PathBuf> {
+    if arg.trim().is_empty() {
+        return Err(Error::InvalidArgument("workspace_root is empty; pass the absolute path of the project".into()));
+    }
+    let p = Path::new(arg);
+    if !p.is_absolute() {
+        return Err(Error::InvalidArgument(format!(
+            "workspace_root {arg:?} is relative; pass an absolute path (the worker's own folder is not the project)"
+        )));
+    }
+    let canon = p
+        .canonicalize()
+        .map_err(|e| Error::InvalidArgument(format!("workspace_root {arg} cannot be opened: {e}")))?;
+    if !canon.is_dir() {
+        return Err(Error::InvalidArgument(format!("workspace_root {arg} is not a folder")));
+    }
+    Ok(canon)
+}
+
+fn compile(globs: &[&str], what: &str) -> Result<GlobSet> {
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        let glob = GlobBuilder::new(g)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| Error::Policy(format!("{what} glob {g:?} is invalid: {e}")))?;
+        b.add(glob);
+    }
+    b.build().map_err(|e| Error::Policy(format!("{what} globs cannot be compiled: {e}")))
+}
+
+impl Workspace {
+    /// `root` must come from [`root_from_arg`]. `policy_file` is denied too when it lies inside the workspace.
+    pub fn new(root: PathBuf, paths: &Paths, policy_file: Option<&Path>) -> Result<Workspace> {
+        let allowed: Vec<&str> = paths.allowed.iter().map(String::as_str).collect();
+        let mut denied: Vec<String> = BUILTIN_DENIED.iter().map(|s| s.to_string()).collect();
+        denied.extend(paths.denied.iter().cloned());
+        if let Some(rel) = policy_file.and_then(|p| p.canonicalize().ok()).and_then(|p| {
+            p.strip_prefix(&root).ok().and_then(|r| r.to_str().map(str::to_string))
+        }) {
+            denied.push(globset::escape(&rel));
+        }
+        let denied_refs: Vec<&str> = denied.iter().map(String::as_str).collect();
+        Ok(Workspace {
+            allowed: compile(&allowed, "[paths] allowed")?,
+            denied: compile(&denied_refs, "[paths] denied")?,
+            extra_denied: paths.denied.clone(),
+            root,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Check a workspace-relative path against the syntax rules and the globs. Returns it unchanged when accepted.
+    pub fn check_path<'a>(&self, rel: &'a str) -> Result<&'a str> {
+        let refuse = |why: &str| Err(Error::Scope(format!("path {rel:?} {why}")));
+        if rel.is_empty() {
+            return refuse("is empty; name a workspace-relative file such as \"src/lib.rs\"");
+        }
+        if rel.starts_with('/') {
+            return refuse("is absolute; paths are relative to workspace_root");
+        }
+        if rel.chars().any(|c| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\\' | '\'')) {
+            return refuse("holds whitespace, quotes, backslashes or control characters, which are not supported");
+        }
+        for comp in rel.split('/') {
+            match comp {
+                "" => return refuse("has an empty component (`//` or a trailing `/`); name a file"),
+                "." | ".." => return refuse("uses `.` or `..`; give the plain path inside the workspace"),
+                _ => {}
+            }
+        }
+        if self.denied.is_match(rel) {
+            return if BUILTIN_DENIED.iter().any(|g| compile(&[g], "").is_ok_and(|s| s.is_match(rel))) {
+                refuse("is always denied (.git, the policy file, or a secret-looking file); the worker never reads or writes it")
+            } else {
+                refuse(&format!("is denied by [paths] denied {:?} in the policy", self.extra_denied))
+            };
+        }
+        if !self.allowed.is_match(rel) {
+            return refuse("is not matched by [paths] allowed in the policy; add a glob there if the model should see it");
+        }
+        Ok(rel)
+    }
+
+    /// Resolve a checked path on disk, one component at a time, refusing symlinks and non-folders on the way.
+    pub fn resolve(&self, rel: &str) -> Result<OnDisk> {
+        self.check_path(rel)?;
+        let comps: Vec<&str> = rel.split('/').collect();
+        let mut abs = self.root.clone();
+        for (i, comp) in comps.iter().enumerate() {
+            abs.push(comp);
+            let last = i + 1 == comps.len();
+            let meta = match std::fs::symlink_metadata(&abs) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Ok(OnDisk::Absent { abs: self.root.join(rel) });
+                }
+                Err(e) => return Err(Error::Io(format!("cannot inspect {}: {e}", abs.display()))),
+            };
+            let ft = meta.file_type();
+            if ft.is_symlink() {
+                let shown = comps[..=i].join("/");
+                return Err(Error::Scope(format!(
+                    "{shown} is a symlink; the worker never reads or writes through symlinks (path {rel:?})"
+                )));
+            }
+            if !last && !ft.is_dir() {
+                return Err(Error::Scope(format!("{} is not a folder (path {rel:?})", comps[..=i].join("/"))));
+            }
+            if last {
+                if !ft.is_file() {
+                    return Err(Error::Scope(format!("{rel} is not a regular file")));
+                }
+                let mode = if meta.permissions().mode() & 0o111 != 0 { MODE_EXECUTABLE } else { MODE_REGULAR };
+                return Ok(OnDisk::File { abs, mode });
+            }
+        }
+        unreachable!("a path has at least one component")
+    }
+
+    /// Read the selected files. A file that does not exist maps to `None` (the model may create it).
+    pub fn read_selected(&self, files: &[String], limits: &Limits) -> Result<BTreeMap<String, Option<PreImage>>> {
+        if files.is_empty() {
+            return Err(Error::InvalidArgument("files is empty; select the file(s) the model should see and edit".into()));
+        }
+        if files.len() > MAX_SELECTED_FILES {
+            return Err(Error::InvalidArgument(format!(
+                "{} files selected; at most {MAX_SELECTED_FILES}: select only what the change needs",
+                files.len()
+            )));
+        }
+        let mut out = BTreeMap::new();
+        let mut total: u64 = 0;
+        for rel in files {
+            if out.contains_key(rel) {
+                continue;
+            }
+            let pre = match self.resolve(rel)? {
+                OnDisk::Absent { .. } => None,
+                OnDisk::File { abs, mode } => {
+                    let text = read_text(&abs, rel, limits.max_file_bytes)?;
+                    total += text.len() as u64;
+                    if total > limits.max_total_bytes {
+                        return Err(Error::File(format!(
+                            "the selected files hold more than [limits] max_total_bytes = {} bytes; select fewer files",
+                            limits.max_total_bytes
+                        )));
+                    }
+                    Some(PreImage { text, mode })
+                }
+            };
+            out.insert(rel.clone(), pre);
+        }
+        Ok(out)
+    }
+}
+
+/// Read a file as UTF-8 text within a size limit, refusing binary content.
+fn read_text(abs: &Path, rel: &str, max: u64) -> Result<String> {
+    use std::io::Read;
+    let f = std::fs::File::open(abs).map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
+    let mut bytes = Vec::new();
+    f.take(max + 1).read_to_end(&mut bytes).map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
+    if bytes.len() as u64 > max {
+        return Err(Error::File(format!(
+            "{rel} is larger than [limits] max_file_bytes = {max}; select a smaller file or raise the limit"
+        )));
+    }
+    if bytes.contains(&0) {
+        return Err(Error::File(format!("{rel} holds NUL bytes (a binary file); only text files can be edited")));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Error::File(format!("{rel} is not valid UTF-8 (at byte {}); only UTF-8 text can be edited", e.utf8_error().valid_up_to()))
+    })
+}
+
+/// The git blob id and git mode of what is at `rel` now (`None` if absent): the pre-image identity at apply time.
+pub fn current_identity(ws: &Workspace, rel: &str) -> Result<Option<(String, u32, Vec<u8>)>> {
+    match ws.resolve(rel)? {
+        OnDisk::Absent { .. } => Ok(None),
+        OnDisk::File { abs, mode } => {
+            let bytes = std::fs::read(&abs).map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
+            Ok(Some((git_blob_id(&bytes), mode, bytes)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws(allowed: &[&str], denied: &[&str]) -> Workspace {
+        let paths = Paths {
+            allowed: allowed.iter().map(|s| s.to_string()).collect(),
+            denied: denied.iter().map(|s| s.to_string()).collect(),
+        };
+        Workspace::new(std::env::temp_dir(), &paths, None).unwrap()
+    }
+
+    #[test]
+    fn accepts_plain_allowed_paths() {
+        let w = ws(&["src/**", "*.md"], &[]);
+        assert!(w.check_path("src/a/b.rs").is_ok());
+        assert!(w.check_path("README.md").is_ok());
+    }
+
+    #[test]
+    fn refuses_escapes_odd_syntax_and_unlisted_paths() {
+        let w = ws(&["**"], &[]);
+        for (p, why) in [
+            ("../x", "`..`"),
+            ("a/../../x", "`..`"),
+            ("/etc/passwd", "absolute"),
+            ("", "empty"),
+            ("a//b", "empty component"),
+            ("a b", "whitespace"),
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(err.contains(why), "{p}: {err}");
+        }
+        let err = ws(&["src/**"], &[]).check_path("docs/x.md").unwrap_err().to_string();
+        assert!(err.contains("not matched by [paths] allowed"), "{err}");
+        let err = ws(&["src/*"], &[]).check_path("src/a/b.rs").unwrap_err().to_string();
+        assert!(err.contains("not matched"), "`*` must not cross folders: {err}");
+    }
+
+    #[test]
+    fn built_in_and_policy_denials_win_over_allowed() {
+        let w = ws(&["**"], &["secret/**"]);
+        for p in [".git/config", ".git/hooks/pre-commit", "sub/.git/x", ".env", "a/.env.local", "k.pem", "local-llm-worker.toml"] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(err.contains("always denied"), "{p}: {err}");
+        }
+        let err = w.check_path("secret/a.txt").unwrap_err().to_string();
+        assert!(err.contains("denied by [paths] denied"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_glob_is_a_policy_error() {
+        let paths = Paths { allowed: vec!["src/[".into()], denied: vec![] };
+        let err = Workspace::new(std::env::temp_dir(), &paths, None).unwrap_err();
+        assert!(err.to_string().contains("[paths] allowed glob \"src/[\" is invalid"), "{err}");
+    }
+}
