@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole test suite: format and lints, unit and end-to-end tests (with the REAL local llama.cpp model server),
+# and an independent MCP client (the official Python SDK) listing the tools.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/local-llm-delegator
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --all-targets --locked --quiet -- -D warnings
+
+echo "== local model server"
+URL=$(scripts/local-model.sh start)
+trap 'scripts/local-model.sh stop' EXIT
+echo "real model at $URL"
+
+echo "== cargo test"
+LOCAL_LLM_TEST_URL=$URL LLW_REQUIRE_REAL_MODEL=1 cargo test --locked
+
+echo "== external MCP client (Python mcp SDK)"
+if [ ! -x "$CACHE/mcp-client/bin/python" ] || ! "$CACHE/mcp-client/bin/python" -c 'import mcp' 2>/dev/null; then
+  python3 -m venv "$CACHE/mcp-client"
+  "$CACHE/mcp-client/bin/pip" install -q --disable-pip-version-check 'mcp==2.3.0'
+fi
+"$CACHE/mcp-client/bin/python" tests/external/list_tools.py target/debug/local-llm-worker

@@ -1,0 +1,44 @@
+"""List the worker's MCP tools with an independent client: the official Python `mcp` SDK.
+
+Usage: python3 tests/external/list_tools.py target/release/local-llm-worker
+Exits non-zero unless exactly propose_patch (read-only) and apply_patch (destructive) are listed with their schemas.
+"""
+
+import asyncio
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+async def main(binary: str) -> int:
+    params = StdioServerParameters(command=binary, args=["mcp"])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            tools = (await session.list_tools()).tools
+    by_name = {t.name: t for t in tools}
+    problems = []
+    if sorted(by_name) != ["apply_patch", "propose_patch"]:
+        problems.append(f"unexpected tools: {sorted(by_name)}")
+    else:
+        p, a = by_name["propose_patch"].annotations, by_name["apply_patch"].annotations
+        if not (p and p.read_only_hint is True and p.destructive_hint is False):
+            problems.append(f"propose_patch annotations: {p}")
+        if not (a and a.read_only_hint is False and a.destructive_hint is True):
+            problems.append(f"apply_patch annotations: {a}")
+        for t in tools:
+            if not t.output_schema:
+                problems.append(f"{t.name} has no outputSchema")
+    for t in tools:
+        ann = t.annotations
+        print(f"{t.name}: readOnlyHint={ann.read_only_hint} destructiveHint={ann.destructive_hint} "
+              f"inputs={sorted(t.input_schema.get('properties', {}))}")
+    print(f"server: {init.server_info.name} {init.server_info.version}, protocol {init.protocol_version}")
+    for p in problems:
+        print("PROBLEM:", p, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(sys.argv[1])))
