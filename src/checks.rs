@@ -29,7 +29,12 @@ pub struct CheckResult {
 
 /// Run `commands` in order in `dir`, stopping at the first failure. `hidden_env` names variables (provider keys)
 /// removed from the commands' environment.
-pub fn run_all(commands: &[String], dir: &Path, timeout: Duration, hidden_env: &[String]) -> Vec<CheckResult> {
+pub fn run_all(
+    commands: &[String],
+    dir: &Path,
+    timeout: Duration,
+    hidden_env: &[String],
+) -> Vec<CheckResult> {
     let mut out = Vec::new();
     for c in commands {
         let r = run_one(c, dir, timeout, hidden_env);
@@ -61,7 +66,13 @@ fn run_one(command: &str, dir: &Path, timeout: Duration, hidden_env: &[String]) 
         _ => return fail("cannot share the output file".into()),
     };
     let mut cmd = Command::new("sh");
-    cmd.arg("-c").arg(command).current_dir(dir).stdin(Stdio::null()).stdout(out).stderr(err).process_group(0);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0);
     for v in hidden_env {
         cmd.env_remove(v);
     }
@@ -90,7 +101,10 @@ fn run_one(command: &str, dir: &Path, timeout: Duration, hidden_env: &[String]) 
     let exit_code = status.and_then(|s| s.code());
     let mut tail = tail_of(&mut log);
     if timed_out {
-        tail.push_str(&format!("\n[killed after the {} s timeout]", timeout.as_secs()));
+        tail.push_str(&format!(
+            "\n[killed after the {} s timeout]",
+            timeout.as_secs()
+        ));
     }
     CheckResult {
         command: command.to_string(),
@@ -109,7 +123,11 @@ fn tail_of(f: &mut std::fs::File) -> String {
     let mut buf = Vec::new();
     let _ = f.read_to_end(&mut buf);
     let text = String::from_utf8_lossy(&buf).into_owned();
-    if from > 0 { format!("[{from} earlier bytes cut]\n{text}") } else { text }
+    if from > 0 {
+        format!("[{from} earlier bytes cut]\n{text}")
+    } else {
+        text
+    }
 }
 
 #[cfg(test)]
@@ -119,7 +137,16 @@ mod tests {
     #[test]
     fn passes_fails_and_stops_at_the_first_failure() {
         let dir = std::env::temp_dir();
-        let r = run_all(&["true".into(), "echo out; echo err >&2; exit 3".into(), "true".into()], &dir, Duration::from_secs(10), &[]);
+        let r = run_all(
+            &[
+                "true".into(),
+                "echo out; echo err >&2; exit 3".into(),
+                "true".into(),
+            ],
+            &dir,
+            Duration::from_secs(10),
+            &[],
+        );
         assert_eq!(r.len(), 2);
         assert!(r[0].passed);
         assert!(!r[1].passed);
@@ -140,7 +167,12 @@ mod tests {
 
     #[test]
     fn output_is_capped_to_its_tail() {
-        let r = run_all(&["yes x | head -c 100000; exit 1".into()], &std::env::temp_dir(), Duration::from_secs(10), &[]);
+        let r = run_all(
+            &["yes x | head -c 100000; exit 1".into()],
+            &std::env::temp_dir(),
+            Duration::from_secs(10),
+            &[],
+        );
         assert!(r[0].output_tail.len() < OUTPUT_TAIL_BYTES as usize + 100);
         assert!(r[0].output_tail.starts_with("[96000 earlier bytes cut]"));
     }

@@ -136,7 +136,10 @@ fn default_allowed() -> Vec<String> {
 
 impl Default for Paths {
     fn default() -> Self {
-        Paths { allowed: default_allowed(), denied: Vec::new() }
+        Paths {
+            allowed: default_allowed(),
+            denied: Vec::new(),
+        }
     }
 }
 
@@ -176,7 +179,10 @@ pub struct Validation {
 
 impl Default for Validation {
     fn default() -> Self {
-        Validation { commands: Vec::new(), timeout_secs: 300 }
+        Validation {
+            commands: Vec::new(),
+            timeout_secs: 300,
+        }
     }
 }
 
@@ -207,12 +213,22 @@ impl Policy {
     }
 
     pub fn base_url(&self) -> String {
-        let url = self.provider.base_url.clone().unwrap_or_else(|| self.provider.kind.defaults().base_url.to_string());
+        let url = self
+            .provider
+            .base_url
+            .clone()
+            .unwrap_or_else(|| self.provider.kind.defaults().base_url.to_string());
         url.trim_end_matches('/').to_string()
     }
 
     pub fn api_key_env(&self) -> Option<String> {
-        self.provider.api_key_env.clone().or_else(|| self.provider.kind.defaults().api_key_env.map(str::to_string))
+        self.provider.api_key_env.clone().or_else(|| {
+            self.provider
+                .kind
+                .defaults()
+                .api_key_env
+                .map(str::to_string)
+        })
     }
 
     /// The model for a complexity: `low` always uses flash, `medium` uses pro.
@@ -221,7 +237,10 @@ impl Policy {
         if medium {
             self.models.pro.clone().unwrap_or_else(|| d.pro.to_string())
         } else {
-            self.models.flash.clone().unwrap_or_else(|| d.flash.to_string())
+            self.models
+                .flash
+                .clone()
+                .unwrap_or_else(|| d.flash.to_string())
         }
     }
 
@@ -239,7 +258,10 @@ impl Policy {
     fn check(&self, source: &str) -> Result<()> {
         let bad = |what: String| Err(Error::Policy(format!("{source}: {what}")));
         if self.paths.allowed.is_empty() {
-            return bad("[paths] allowed is empty, so no file could be read; list globs such as \"src/**\"".into());
+            return bad(
+                "[paths] allowed is empty, so no file could be read; list globs such as \"src/**\""
+                    .into(),
+            );
         }
         let l = &self.limits;
         for (name, v) in [
@@ -252,7 +274,9 @@ impl Policy {
             ("max_files_per_patch", l.max_files_per_patch as u64),
         ] {
             if v == 0 {
-                return bad(format!("[limits] {name} is 0; give a positive number or remove the line for the default"));
+                return bad(format!(
+                    "[limits] {name} is 0; give a positive number or remove the line for the default"
+                ));
             }
         }
         if let Some(env) = &self.provider.api_key_env
@@ -267,7 +291,9 @@ impl Policy {
         if let Some(url) = &self.provider.base_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
-            return bad(format!("[provider] base_url {url:?} must start with http:// or https://"));
+            return bad(format!(
+                "[provider] base_url {url:?} must start with http:// or https://"
+            ));
         }
         for c in &self.validation.commands {
             if c.trim().is_empty() {
@@ -313,7 +339,10 @@ pub fn load(root: &Path) -> Result<LoadedPolicy> {
         Err(_) => {}
     }
     if under_allowed_roots(root) {
-        return Ok(LoadedPolicy { policy: Policy::default_for_allowed_root(), path: None });
+        return Ok(LoadedPolicy {
+            policy: Policy::default_for_allowed_root(),
+            path: None,
+        });
     }
     Err(Error::Policy(format!(
         "{} has no {POLICY_FILE}; run `local-llm-worker init-project --workspace-root {}` to write one \
@@ -324,7 +353,9 @@ pub fn load(root: &Path) -> Result<LoadedPolicy> {
 }
 
 fn under_allowed_roots(root: &Path) -> bool {
-    let Some(list) = std::env::var_os("LOCAL_LLM_ALLOWED_ROOTS") else { return false };
+    let Some(list) = std::env::var_os("LOCAL_LLM_ALLOWED_ROOTS") else {
+        return false;
+    };
     std::env::split_paths(&list)
         .filter(|p| p.is_absolute())
         .filter_map(|p| p.canonicalize().ok())
@@ -334,7 +365,11 @@ fn under_allowed_roots(root: &Path) -> bool {
 /// Parse a policy from the text of `path`.
 pub fn parse(text: &str, path: &Path) -> Result<Policy> {
     let policy: Policy = toml::from_str(text).map_err(|e| {
-        Error::Policy(format!("{} is not a valid policy: {}", path.display(), e.to_string().trim_end()))
+        Error::Policy(format!(
+            "{} is not a valid policy: {}",
+            path.display(),
+            e.to_string().trim_end()
+        ))
     })?;
     policy.check(&path.display().to_string())?;
     Ok(policy)
@@ -343,7 +378,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Policy> {
 fn read_file(path: &Path) -> Result<LoadedPolicy> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Policy(format!("cannot read {}: {e}", path.display())))?;
-    Ok(LoadedPolicy { policy: parse(&text, path)?, path: Some(path.to_path_buf()) })
+    Ok(LoadedPolicy {
+        policy: parse(&text, path)?,
+        path: Some(path.to_path_buf()),
+    })
 }
 
 /// What kind of project a folder holds, from its marker files; it decides the suggested paths and check.
@@ -418,7 +456,9 @@ pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
         None => "# No key: a local llama.cpp server needs none. Name a variable here if yours does.\n# api_key_env = \"LLAMA_API_KEY\"\n".to_string(),
     };
     let model_note = match kind {
-        ProviderKind::Llamacpp => "# llama.cpp serves whichever model it loaded and accepts any name here.\n",
+        ProviderKind::Llamacpp => {
+            "# llama.cpp serves whichever model it loaded and accepts any name here.\n"
+        }
         _ => "",
     };
     let checks = match project.check() {
@@ -493,7 +533,8 @@ pub fn init_project(root: &Path, kind: ProviderKind, force: bool) -> Result<Path
         .map_err(|e| Error::Io(format!("cannot write in {}: {e}", root.display())))?;
     std::io::Write::write_all(&mut tmp, text.as_bytes())
         .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
-    tmp.persist(&path).map_err(|e| Error::Io(format!("cannot write {}: {}", path.display(), e.error)))?;
+    tmp.persist(&path)
+        .map_err(|e| Error::Io(format!("cannot write {}: {}", path.display(), e.error)))?;
     Ok(path)
 }
 
@@ -503,8 +544,18 @@ mod tests {
 
     #[test]
     fn every_template_parses() {
-        for kind in [ProviderKind::Llamacpp, ProviderKind::Huggingface, ProviderKind::Openrouter] {
-            for project in [ProjectKind::Rust, ProjectKind::Node, ProjectKind::Python, ProjectKind::Go, ProjectKind::Other] {
+        for kind in [
+            ProviderKind::Llamacpp,
+            ProviderKind::Huggingface,
+            ProviderKind::Openrouter,
+        ] {
+            for project in [
+                ProjectKind::Rust,
+                ProjectKind::Node,
+                ProjectKind::Python,
+                ProjectKind::Go,
+                ProjectKind::Other,
+            ] {
                 let text = template(kind, project);
                 parse(&text, Path::new("t.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
             }
@@ -513,11 +564,21 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_keys_in_the_file_are_refused() {
-        let err = parse("[provider]\nkind = \"llamacpp\"\n[limits]\nmax_fle_bytes = 3\n", Path::new("p.toml")).unwrap_err();
+        let err = parse(
+            "[provider]\nkind = \"llamacpp\"\n[limits]\nmax_fle_bytes = 3\n",
+            Path::new("p.toml"),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("max_fle_bytes"), "{err}");
-        let err = parse("[provider]\nkind = \"openrouter\"\napi_key_env = \"sk-or-v1-abcdef\"\n", Path::new("p.toml"))
-            .unwrap_err();
-        assert!(err.to_string().contains("NAME of an environment variable"), "{err}");
+        let err = parse(
+            "[provider]\nkind = \"openrouter\"\napi_key_env = \"sk-or-v1-abcdef\"\n",
+            Path::new("p.toml"),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("NAME of an environment variable"),
+            "{err}"
+        );
         assert!(!err.to_string().contains("abcdef"), "the key leaked: {err}");
     }
 

@@ -11,7 +11,11 @@ use local_llm_delegator::service::{self, ApplyResult, ProposeRequest, ProposeRes
 use local_llm_delegator::{Error, mcp, scope};
 
 #[derive(Parser)]
-#[command(name = "local-llm-worker", version, about = "Delegate small code changes to a cheap model; apply only approved bytes.")]
+#[command(
+    name = "local-llm-worker",
+    version,
+    about = "Delegate small code changes to a cheap model; apply only approved bytes."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -97,8 +101,14 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<(), (Error, bool)> {
     match command {
-        Command::Mcp => mcp::serve_stdio().map_err(|e| (Error::Io(format!("MCP server: {e}")), false)),
-        Command::InitProject { workspace_root, provider, force } => {
+        Command::Mcp => {
+            mcp::serve_stdio().map_err(|e| (Error::Io(format!("MCP server: {e}")), false))
+        }
+        Command::InitProject {
+            workspace_root,
+            provider,
+            force,
+        } => {
             let root = match workspace_root {
                 Some(p) => p,
                 None => std::env::current_dir().map_err(|e| (Error::Io(e.to_string()), false))?,
@@ -109,7 +119,19 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             println!("review [paths] allowed and [validation] commands before the first propose.");
             Ok(())
         }
-        Command::Propose { workspace_root, task, accept, constraint, plan, complexity, file, context, model, out, json } => {
+        Command::Propose {
+            workspace_root,
+            task,
+            accept,
+            constraint,
+            plan,
+            complexity,
+            file,
+            context,
+            model,
+            out,
+            json,
+        } => {
             let req = ProposeRequest {
                 workspace_root,
                 task,
@@ -123,8 +145,12 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             };
             let r = Service::new().propose(&req).map_err(|e| (e, json))?;
             if let Some(out) = out {
-                std::fs::write(&out, r.patch.as_bytes())
-                    .map_err(|e| (Error::Io(format!("cannot write {}: {e}", out.display())), json))?;
+                std::fs::write(&out, r.patch.as_bytes()).map_err(|e| {
+                    (
+                        Error::Io(format!("cannot write {}: {e}", out.display())),
+                        json,
+                    )
+                })?;
             }
             if json {
                 print_json(&r);
@@ -133,10 +159,20 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             }
             Ok(())
         }
-        Command::Apply { workspace_root, patch, digest, json } => {
-            let bytes = std::fs::read(&patch)
-                .map_err(|e| (Error::InvalidArgument(format!("cannot read --patch {}: {e}", patch.display())), json))?;
-            let r = service::apply_bytes(&workspace_root, &bytes, &digest).map_err(|e| (e, json))?;
+        Command::Apply {
+            workspace_root,
+            patch,
+            digest,
+            json,
+        } => {
+            let bytes = std::fs::read(&patch).map_err(|e| {
+                (
+                    Error::InvalidArgument(format!("cannot read --patch {}: {e}", patch.display())),
+                    json,
+                )
+            })?;
+            let r =
+                service::apply_bytes(&workspace_root, &bytes, &digest).map_err(|e| (e, json))?;
             if json {
                 print_json(&r);
             } else {
@@ -160,11 +196,24 @@ fn print_proposal(r: &ProposeResult) {
         "usage     {} input + {} output = {} tokens",
         r.usage.input_tokens, r.usage.output_tokens, r.usage.total_tokens
     );
-    println!("time      {} ms ({} ms waiting for the model)", r.elapsed_ms, r.model_ms);
+    println!(
+        "time      {} ms ({} ms waiting for the model)",
+        r.elapsed_ms, r.model_ms
+    );
     for f in &r.files {
-        let tiers: Vec<String> =
-            f.hunks.iter().map(|h| format!("line {} ({:?})", h.old_start, h.tier).to_lowercase()).collect();
-        println!("file      {} {} +{} -{}: {}", f.path, f.status, f.added_lines, f.removed_lines, tiers.join(", "));
+        let tiers: Vec<String> = f
+            .hunks
+            .iter()
+            .map(|h| format!("line {} ({:?})", h.old_start, h.tier).to_lowercase())
+            .collect();
+        println!(
+            "file      {} {} +{} -{}: {}",
+            f.path,
+            f.status,
+            f.added_lines,
+            f.removed_lines,
+            tiers.join(", ")
+        );
     }
     println!("dry run   {}", if r.dry_run_ok { "ok" } else { "failed" });
     println!("digest    {}", r.digest);
@@ -179,6 +228,11 @@ fn print_applied(r: &ApplyResult) {
         println!("wrote     {f}");
     }
     for c in &r.validation {
-        println!("check     `{}` {} ({} ms)", c.command, if c.passed { "passed" } else { "FAILED" }, c.duration_ms);
+        println!(
+            "check     `{}` {} ({} ms)",
+            c.command,
+            if c.passed { "passed" } else { "FAILED" },
+            c.duration_ms
+        );
     }
 }

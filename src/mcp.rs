@@ -42,16 +42,27 @@ async fn blocking<T: Send + 'static>(
 #[tool_router(router = tool_router)]
 impl WorkerServer {
     pub fn new(service: Arc<Service>) -> Self {
-        Self { service, tool_router: Self::tool_router() }
+        Self {
+            service,
+            tool_router: Self::tool_router(),
+        }
     }
 
     /// Ask the cheap model for an edit and return it as a canonical patch with its digest. Reads the selected files;
     /// never writes to the workspace.
     #[tool(
         name = "propose_patch",
-        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = false, open_world_hint = true)
+        annotations(
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
     )]
-    async fn propose_patch(&self, Parameters(req): Parameters<ProposeRequest>) -> Result<Json<ProposeResult>, String> {
+    async fn propose_patch(
+        &self,
+        Parameters(req): Parameters<ProposeRequest>,
+    ) -> Result<Json<ProposeResult>, String> {
         let service = self.service.clone();
         blocking(move || service.propose(&req)).await.map(Json)
     }
@@ -61,11 +72,21 @@ impl WorkerServer {
     /// any fails. The only tool that writes.
     #[tool(
         name = "apply_patch",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
-    async fn apply_patch(&self, Parameters(req): Parameters<ApplyRequest>) -> Result<Json<ApplyResult>, String> {
+    async fn apply_patch(
+        &self,
+        Parameters(req): Parameters<ApplyRequest>,
+    ) -> Result<Json<ApplyResult>, String> {
         let service = self.service.clone();
-        blocking(move || service.apply_proposal(&req)).await.map(Json)
+        blocking(move || service.apply_proposal(&req))
+            .await
+            .map(Json)
     }
 }
 
@@ -73,14 +94,19 @@ impl WorkerServer {
 impl ServerHandler for WorkerServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("local-llm-worker", env!("CARGO_PKG_VERSION")))
+            .with_server_info(Implementation::new(
+                "local-llm-worker",
+                env!("CARGO_PKG_VERSION"),
+            ))
             .with_instructions(INSTRUCTIONS)
     }
 }
 
 /// Serve MCP on stdin/stdout until the client closes the stream.
 pub fn serve_stdio() -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async {
         let server = WorkerServer::new(Arc::new(Service::new()));
         let running = server.serve(rmcp::transport::stdio()).await?;

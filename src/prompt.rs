@@ -64,7 +64,11 @@ Answer: {\"edits\": [{\"path\": \"config.py\", \"old\": \"PORT = 8000\", \"new\"
 ";
 
 /// Build the chat messages for a proposal.
-pub fn messages(spec: &TaskSpec<'_>, files: &BTreeMap<String, Option<PreImage>>, format: AnswerFormat) -> Vec<Message> {
+pub fn messages(
+    spec: &TaskSpec<'_>,
+    files: &BTreeMap<String, Option<PreImage>>,
+    format: AnswerFormat,
+) -> Vec<Message> {
     let mut u = String::new();
     u.push_str(match format {
         AnswerFormat::Udiff => UDIFF_RULES,
@@ -81,7 +85,9 @@ pub fn messages(spec: &TaskSpec<'_>, files: &BTreeMap<String, Option<PreImage>>,
                 }
                 u.push_str(&format!("{fence}\n\n"));
             }
-            None => u.push_str(&format!("File {path}: does not exist yet; create it if the task needs it.\n\n")),
+            None => u.push_str(&format!(
+                "File {path}: does not exist yet; create it if the task needs it.\n\n"
+            )),
         }
     }
     u.push_str(&format!("Task: {}\n", spec.task.trim()));
@@ -98,14 +104,28 @@ pub fn messages(spec: &TaskSpec<'_>, files: &BTreeMap<String, Option<PreImage>>,
             }
         }
     };
-    list("Acceptance criteria", spec.acceptance_criteria, false, &mut u);
+    list(
+        "Acceptance criteria",
+        spec.acceptance_criteria,
+        false,
+        &mut u,
+    );
     list("Constraints", spec.constraints, false, &mut u);
     list("Plan", spec.plan, true, &mut u);
     if let Some(ctx) = spec.context.filter(|c| !c.trim().is_empty()) {
         u.push_str(&format!("Context:\n{}\n", ctx.trim()));
     }
     u.push_str("Answer:");
-    vec![Message { role: "system", content: SYSTEM.to_string() }, Message { role: "user", content: u }]
+    vec![
+        Message {
+            role: "system",
+            content: SYSTEM.to_string(),
+        },
+        Message {
+            role: "user",
+            content: u,
+        },
+    ]
 }
 
 /// A code fence longer than any backtick run in `text`.
@@ -125,7 +145,10 @@ fn fence_for(text: &str) -> String {
 
 /// The JSON schema for the `json` answer format; `None` when no selected file exists (nothing to replace).
 pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> {
-    let existing: Vec<(&String, &PreImage)> = files.iter().filter_map(|(p, f)| f.as_ref().map(|f| (p, f))).collect();
+    let existing: Vec<(&String, &PreImage)> = files
+        .iter()
+        .filter_map(|(p, f)| f.as_ref().map(|f| (p, f)))
+        .collect();
     if existing.is_empty() {
         return None;
     }
@@ -164,8 +187,16 @@ pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> 
         })
         .collect();
     // Each line can be replaced once, so a schema with fewer lines than 20 also allows fewer edits.
-    let max_items = if total <= MAX_ENUM_LINES { total.clamp(1, 20) } else { 20 };
-    let item = if variants.len() == 1 { variants.into_iter().next().unwrap_or_default() } else { json!({"anyOf": variants}) };
+    let max_items = if total <= MAX_ENUM_LINES {
+        total.clamp(1, 20)
+    } else {
+        20
+    };
+    let item = if variants.len() == 1 {
+        variants.into_iter().next().unwrap_or_default()
+    } else {
+        json!({"anyOf": variants})
+    };
     Some(json!({
         "type": "object",
         "properties": {"edits": {"type": "array", "minItems": 1, "maxItems": max_items, "items": item}},
@@ -181,7 +212,13 @@ mod tests {
 
     fn files() -> BTreeMap<String, Option<PreImage>> {
         let mut m = BTreeMap::new();
-        m.insert("a.py".to_string(), Some(PreImage { text: "x = 1\n\ny = ```2```\n".into(), mode: MODE_REGULAR }));
+        m.insert(
+            "a.py".to_string(),
+            Some(PreImage {
+                text: "x = 1\n\ny = ```2```\n".into(),
+                mode: MODE_REGULAR,
+            }),
+        );
         m.insert("new.py".to_string(), None);
         m
     }
@@ -190,7 +227,13 @@ mod tests {
     fn prompt_holds_task_criteria_plan_and_files() {
         let crit = vec!["y is 3".to_string()];
         let plan = vec!["edit y".to_string()];
-        let spec = TaskSpec { task: "Set y to 3", acceptance_criteria: &crit, constraints: &[], plan: &plan, context: Some("ctx") };
+        let spec = TaskSpec {
+            task: "Set y to 3",
+            acceptance_criteria: &crit,
+            constraints: &[],
+            plan: &plan,
+            context: Some("ctx"),
+        };
         let m = messages(&spec, &files(), AnswerFormat::Udiff);
         insta::assert_snapshot!(m[1].content);
     }
@@ -200,6 +243,9 @@ mod tests {
         let s = edit_schema(&files()).unwrap();
         let item = &s["properties"]["edits"]["items"];
         assert_eq!(item["properties"]["path"]["enum"], json!(["a.py"]));
-        assert_eq!(item["properties"]["old"]["enum"], json!(["x = 1", "y = ```2```"]));
+        assert_eq!(
+            item["properties"]["old"]["enum"],
+            json!(["x = 1", "y = ```2```"])
+        );
     }
 }

@@ -66,13 +66,26 @@ impl ProposalStore {
         let mut map = self.lock();
         map.retain(|_, e| e.expires > now || e.state == State::Applying);
         while map.len() >= MAX_HELD {
-            let oldest = map.iter().min_by_key(|(_, e)| e.created).map(|(k, _)| k.clone());
+            let oldest = map
+                .iter()
+                .min_by_key(|(_, e)| e.created)
+                .map(|(k, _)| k.clone());
             match oldest {
                 Some(k) => map.remove(&k),
                 None => break,
             };
         }
-        map.insert(id.clone(), Entry { root, patch, digest, created: now, expires: now + ttl, state: State::Pending });
+        map.insert(
+            id.clone(),
+            Entry {
+                root,
+                patch,
+                digest,
+                created: now,
+                expires: now + ttl,
+                state: State::Pending,
+            },
+        );
         id
     }
 
@@ -87,13 +100,21 @@ impl ProposalStore {
         };
         if Instant::now() >= e.expires && e.state == State::Pending {
             map.remove(id);
-            return Err(Error::Proposal(format!("proposal {id} has expired; call propose_patch again")));
+            return Err(Error::Proposal(format!(
+                "proposal {id} has expired; call propose_patch again"
+            )));
         }
         match e.state {
             State::Applying => {
-                return Err(Error::Proposal(format!("proposal {id} is being applied by another call right now")));
+                return Err(Error::Proposal(format!(
+                    "proposal {id} is being applied by another call right now"
+                )));
             }
-            State::Used(how) => return Err(Error::Proposal(format!("proposal {id} was already used ({how})"))),
+            State::Used(how) => {
+                return Err(Error::Proposal(format!(
+                    "proposal {id} was already used ({how})"
+                )));
+            }
             State::Pending => {}
         }
         if !digests_equal(&e.digest, digest.trim()) {
@@ -102,7 +123,10 @@ impl ProposalStore {
             )));
         }
         e.state = State::Applying;
-        Ok(Claimed { root: e.root.clone(), patch: e.patch.clone() })
+        Ok(Claimed {
+            root: e.root.clone(),
+            patch: e.patch.clone(),
+        })
     }
 
     /// End an apply: `Some(how)` marks the proposal used; `None` puts it back (nothing was written).
@@ -130,21 +154,56 @@ mod tests {
     #[test]
     fn claim_checks_digest_once_and_expiry() {
         let s = ProposalStore::default();
-        let id = s.insert("/w".into(), b"p".to_vec(), "d1".into(), Duration::from_secs(60));
-        assert!(s.claim(&id, "d2").unwrap_err().to_string().contains("digest does not match"));
+        let id = s.insert(
+            "/w".into(),
+            b"p".to_vec(),
+            "d1".into(),
+            Duration::from_secs(60),
+        );
+        assert!(
+            s.claim(&id, "d2")
+                .unwrap_err()
+                .to_string()
+                .contains("digest does not match")
+        );
         assert!(s.claim(&id, "d1").is_ok());
-        assert!(s.claim(&id, "d1").unwrap_err().to_string().contains("being applied"));
+        assert!(
+            s.claim(&id, "d1")
+                .unwrap_err()
+                .to_string()
+                .contains("being applied")
+        );
         s.finish(&id, Some("applied"));
-        assert!(s.claim(&id, "d1").unwrap_err().to_string().contains("already used (applied)"));
+        assert!(
+            s.claim(&id, "d1")
+                .unwrap_err()
+                .to_string()
+                .contains("already used (applied)")
+        );
         let id = s.insert("/w".into(), b"p".to_vec(), "d".into(), Duration::ZERO);
-        assert!(s.claim(&id, "d").unwrap_err().to_string().contains("expired"));
-        assert!(s.claim("p_nope", "d").unwrap_err().to_string().contains("no proposal"));
+        assert!(
+            s.claim(&id, "d")
+                .unwrap_err()
+                .to_string()
+                .contains("expired")
+        );
+        assert!(
+            s.claim("p_nope", "d")
+                .unwrap_err()
+                .to_string()
+                .contains("no proposal")
+        );
     }
 
     #[test]
     fn a_refused_apply_puts_the_proposal_back() {
         let s = ProposalStore::default();
-        let id = s.insert("/w".into(), b"p".to_vec(), "d".into(), Duration::from_secs(60));
+        let id = s.insert(
+            "/w".into(),
+            b"p".to_vec(),
+            "d".into(),
+            Duration::from_secs(60),
+        );
         s.claim(&id, "d").unwrap();
         s.finish(&id, None);
         assert!(s.claim(&id, "d").is_ok());

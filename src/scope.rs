@@ -60,7 +60,9 @@ pub enum OnDisk {
 /// Turn a `workspace_root` argument into a canonical absolute folder path.
 pub fn root_from_arg(arg: &str) -> Result<PathBuf> {
     if arg.trim().is_empty() {
-        return Err(Error::InvalidArgument("workspace_root is empty; pass the absolute path of the project".into()));
+        return Err(Error::InvalidArgument(
+            "workspace_root is empty; pass the absolute path of the project".into(),
+        ));
     }
     let p = Path::new(arg);
     if !p.is_absolute() {
@@ -68,11 +70,13 @@ pub fn root_from_arg(arg: &str) -> Result<PathBuf> {
             "workspace_root {arg:?} is relative; pass an absolute path (the worker's own folder is not the project)"
         )));
     }
-    let canon = p
-        .canonicalize()
-        .map_err(|e| Error::InvalidArgument(format!("workspace_root {arg} cannot be opened: {e}")))?;
+    let canon = p.canonicalize().map_err(|e| {
+        Error::InvalidArgument(format!("workspace_root {arg} cannot be opened: {e}"))
+    })?;
     if !canon.is_dir() {
-        return Err(Error::InvalidArgument(format!("workspace_root {arg} is not a folder")));
+        return Err(Error::InvalidArgument(format!(
+            "workspace_root {arg} is not a folder"
+        )));
     }
     Ok(canon)
 }
@@ -86,7 +90,8 @@ fn compile(globs: &[&str], what: &str) -> Result<GlobSet> {
             .map_err(|e| Error::Policy(format!("{what} glob {g:?} is invalid: {e}")))?;
         b.add(glob);
     }
-    b.build().map_err(|e| Error::Policy(format!("{what} globs cannot be compiled: {e}")))
+    b.build()
+        .map_err(|e| Error::Policy(format!("{what} globs cannot be compiled: {e}")))
 }
 
 impl Workspace {
@@ -95,9 +100,14 @@ impl Workspace {
         let allowed: Vec<&str> = paths.allowed.iter().map(String::as_str).collect();
         let mut denied: Vec<String> = BUILTIN_DENIED.iter().map(|s| s.to_string()).collect();
         denied.extend(paths.denied.iter().cloned());
-        if let Some(rel) = policy_file.and_then(|p| p.canonicalize().ok()).and_then(|p| {
-            p.strip_prefix(&root).ok().and_then(|r| r.to_str().map(str::to_string))
-        }) {
+        if let Some(rel) = policy_file
+            .and_then(|p| p.canonicalize().ok())
+            .and_then(|p| {
+                p.strip_prefix(&root)
+                    .ok()
+                    .and_then(|r| r.to_str().map(str::to_string))
+            })
+        {
             denied.push(globset::escape(&rel));
         }
         let denied_refs: Vec<&str> = denied.iter().map(String::as_str).collect();
@@ -122,25 +132,44 @@ impl Workspace {
         if rel.starts_with('/') {
             return refuse("is absolute; paths are relative to workspace_root");
         }
-        if rel.chars().any(|c| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\\' | '\'')) {
-            return refuse("holds whitespace, quotes, backslashes or control characters, which are not supported");
+        if rel
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\\' | '\''))
+        {
+            return refuse(
+                "holds whitespace, quotes, backslashes or control characters, which are not supported",
+            );
         }
         for comp in rel.split('/') {
             match comp {
-                "" => return refuse("has an empty component (`//` or a trailing `/`); name a file"),
-                "." | ".." => return refuse("uses `.` or `..`; give the plain path inside the workspace"),
+                "" => {
+                    return refuse("has an empty component (`//` or a trailing `/`); name a file");
+                }
+                "." | ".." => {
+                    return refuse("uses `.` or `..`; give the plain path inside the workspace");
+                }
                 _ => {}
             }
         }
         if self.denied.is_match(rel) {
-            return if BUILTIN_DENIED.iter().any(|g| compile(&[g], "").is_ok_and(|s| s.is_match(rel))) {
-                refuse("is always denied (.git, the policy file, or a secret-looking file); the worker never reads or writes it")
+            return if BUILTIN_DENIED
+                .iter()
+                .any(|g| compile(&[g], "").is_ok_and(|s| s.is_match(rel)))
+            {
+                refuse(
+                    "is always denied (.git, the policy file, or a secret-looking file); the worker never reads or writes it",
+                )
             } else {
-                refuse(&format!("is denied by [paths] denied {:?} in the policy", self.extra_denied))
+                refuse(&format!(
+                    "is denied by [paths] denied {:?} in the policy",
+                    self.extra_denied
+                ))
             };
         }
         if !self.allowed.is_match(rel) {
-            return refuse("is not matched by [paths] allowed in the policy; add a glob there if the model should see it");
+            return refuse(
+                "is not matched by [paths] allowed in the policy; add a glob there if the model should see it",
+            );
         }
         Ok(rel)
     }
@@ -156,7 +185,9 @@ impl Workspace {
             let meta = match std::fs::symlink_metadata(&abs) {
                 Ok(m) => m,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Ok(OnDisk::Absent { abs: self.root.join(rel) });
+                    return Ok(OnDisk::Absent {
+                        abs: self.root.join(rel),
+                    });
                 }
                 Err(e) => return Err(Error::Io(format!("cannot inspect {}: {e}", abs.display()))),
             };
@@ -168,13 +199,20 @@ impl Workspace {
                 )));
             }
             if !last && !ft.is_dir() {
-                return Err(Error::Scope(format!("{} is not a folder (path {rel:?})", comps[..=i].join("/"))));
+                return Err(Error::Scope(format!(
+                    "{} is not a folder (path {rel:?})",
+                    comps[..=i].join("/")
+                )));
             }
             if last {
                 if !ft.is_file() {
                     return Err(Error::Scope(format!("{rel} is not a regular file")));
                 }
-                let mode = if meta.permissions().mode() & 0o111 != 0 { MODE_EXECUTABLE } else { MODE_REGULAR };
+                let mode = if meta.permissions().mode() & 0o111 != 0 {
+                    MODE_EXECUTABLE
+                } else {
+                    MODE_REGULAR
+                };
                 return Ok(OnDisk::File { abs, mode });
             }
         }
@@ -182,9 +220,15 @@ impl Workspace {
     }
 
     /// Read the selected files. A file that does not exist maps to `None` (the model may create it).
-    pub fn read_selected(&self, files: &[String], limits: &Limits) -> Result<BTreeMap<String, Option<PreImage>>> {
+    pub fn read_selected(
+        &self,
+        files: &[String],
+        limits: &Limits,
+    ) -> Result<BTreeMap<String, Option<PreImage>>> {
         if files.is_empty() {
-            return Err(Error::InvalidArgument("files is empty; select the file(s) the model should see and edit".into()));
+            return Err(Error::InvalidArgument(
+                "files is empty; select the file(s) the model should see and edit".into(),
+            ));
         }
         if files.len() > MAX_SELECTED_FILES {
             return Err(Error::InvalidArgument(format!(
@@ -223,17 +267,24 @@ fn read_text(abs: &Path, rel: &str, max: u64) -> Result<String> {
     use std::io::Read;
     let f = std::fs::File::open(abs).map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
     let mut bytes = Vec::new();
-    f.take(max + 1).read_to_end(&mut bytes).map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
     if bytes.len() as u64 > max {
         return Err(Error::File(format!(
             "{rel} is larger than [limits] max_file_bytes = {max}; select a smaller file or raise the limit"
         )));
     }
     if bytes.contains(&0) {
-        return Err(Error::File(format!("{rel} holds NUL bytes (a binary file); only text files can be edited")));
+        return Err(Error::File(format!(
+            "{rel} holds NUL bytes (a binary file); only text files can be edited"
+        )));
     }
     String::from_utf8(bytes).map_err(|e| {
-        Error::File(format!("{rel} is not valid UTF-8 (at byte {}); only UTF-8 text can be edited", e.utf8_error().valid_up_to()))
+        Error::File(format!(
+            "{rel} is not valid UTF-8 (at byte {}); only UTF-8 text can be edited",
+            e.utf8_error().valid_up_to()
+        ))
     })
 }
 
@@ -242,7 +293,8 @@ pub fn current_identity(ws: &Workspace, rel: &str) -> Result<Option<(String, u32
     match ws.resolve(rel)? {
         OnDisk::Absent { .. } => Ok(None),
         OnDisk::File { abs, mode } => {
-            let bytes = std::fs::read(&abs).map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
+            let bytes =
+                std::fs::read(&abs).map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
             Ok(Some((git_blob_id(&bytes), mode, bytes)))
         }
     }
@@ -281,16 +333,33 @@ mod tests {
             let err = w.check_path(p).unwrap_err().to_string();
             assert!(err.contains(why), "{p}: {err}");
         }
-        let err = ws(&["src/**"], &[]).check_path("docs/x.md").unwrap_err().to_string();
+        let err = ws(&["src/**"], &[])
+            .check_path("docs/x.md")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not matched by [paths] allowed"), "{err}");
-        let err = ws(&["src/*"], &[]).check_path("src/a/b.rs").unwrap_err().to_string();
-        assert!(err.contains("not matched"), "`*` must not cross folders: {err}");
+        let err = ws(&["src/*"], &[])
+            .check_path("src/a/b.rs")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("not matched"),
+            "`*` must not cross folders: {err}"
+        );
     }
 
     #[test]
     fn built_in_and_policy_denials_win_over_allowed() {
         let w = ws(&["**"], &["secret/**"]);
-        for p in [".git/config", ".git/hooks/pre-commit", "sub/.git/x", ".env", "a/.env.local", "k.pem", "local-llm-worker.toml"] {
+        for p in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            "sub/.git/x",
+            ".env",
+            "a/.env.local",
+            "k.pem",
+            "local-llm-worker.toml",
+        ] {
             let err = w.check_path(p).unwrap_err().to_string();
             assert!(err.contains("always denied"), "{p}: {err}");
         }
@@ -300,8 +369,15 @@ mod tests {
 
     #[test]
     fn a_bad_glob_is_a_policy_error() {
-        let paths = Paths { allowed: vec!["src/[".into()], denied: vec![] };
+        let paths = Paths {
+            allowed: vec!["src/[".into()],
+            denied: vec![],
+        };
         let err = Workspace::new(std::env::temp_dir(), &paths, None).unwrap_err();
-        assert!(err.to_string().contains("[paths] allowed glob \"src/[\" is invalid"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("[paths] allowed glob \"src/[\" is invalid"),
+            "{err}"
+        );
     }
 }

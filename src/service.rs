@@ -127,10 +127,15 @@ fn invalid(msg: impl Into<String>) -> Error {
 
 fn check_list(name: &str, items: &[String], min: usize, max: usize) -> Result<()> {
     if items.len() < min {
-        return Err(invalid(format!("{name} needs at least {min} item(s): say how the result will be checked")));
+        return Err(invalid(format!(
+            "{name} needs at least {min} item(s): say how the result will be checked"
+        )));
     }
     if items.len() > max {
-        return Err(invalid(format!("{name} has {} items; at most {max}", items.len())));
+        return Err(invalid(format!(
+            "{name} has {} items; at most {max}",
+            items.len()
+        )));
     }
     if let Some(i) = items.iter().position(|s| s.trim().is_empty()) {
         return Err(invalid(format!("{name} item {} is empty", i + 1)));
@@ -141,9 +146,16 @@ fn check_list(name: &str, items: &[String], min: usize, max: usize) -> Result<()
 /// Check a propose request's own fields; returns whether it is medium complexity.
 pub fn check_request(r: &ProposeRequest) -> Result<bool> {
     if r.task.trim().is_empty() {
-        return Err(invalid("task is empty; describe the change in a self-contained way"));
+        return Err(invalid(
+            "task is empty; describe the change in a self-contained way",
+        ));
     }
-    check_list("acceptance_criteria", &r.acceptance_criteria, 1, MAX_ACCEPTANCE_CRITERIA)?;
+    check_list(
+        "acceptance_criteria",
+        &r.acceptance_criteria,
+        1,
+        MAX_ACCEPTANCE_CRITERIA,
+    )?;
     check_list("constraints", &r.constraints, 0, MAX_CONSTRAINTS)?;
     check_list("plan", &r.plan, 0, MAX_PLAN_STEPS)?;
     let medium = match r.complexity.trim() {
@@ -155,18 +167,28 @@ pub fn check_request(r: &ProposeRequest) -> Result<bool> {
                  or split it into low/medium steps",
             ));
         }
-        other => return Err(invalid(format!("complexity {other:?} is not one of \"low\", \"medium\""))),
+        other => {
+            return Err(invalid(format!(
+                "complexity {other:?} is not one of \"low\", \"medium\""
+            )));
+        }
     };
     if medium && r.plan.is_empty() {
-        return Err(invalid("complexity \"medium\" needs a plan: give the steps the model should follow"));
+        return Err(invalid(
+            "complexity \"medium\" needs a plan: give the steps the model should follow",
+        ));
     }
     if let Some(m) = &r.model
         && !matches!(m.as_str(), "flash" | "pro")
     {
-        return Err(invalid(format!("model {m:?} is not an alias this worker knows; use \"flash\" or \"pro\"")));
+        return Err(invalid(format!(
+            "model {m:?} is not an alias this worker knows; use \"flash\" or \"pro\""
+        )));
     }
     if r.files.is_empty() {
-        return Err(invalid("files is empty; select the file(s) the model should see and edit"));
+        return Err(invalid(
+            "files is empty; select the file(s) the model should see and edit",
+        ));
     }
     Ok(medium)
 }
@@ -179,7 +201,10 @@ fn open_workspace(root_arg: &str) -> Result<(Workspace, LoadedPolicy)> {
 }
 
 fn patch_limits(p: &config::Policy) -> PatchLimits {
-    PatchLimits { max_patch_bytes: p.limits.max_patch_bytes, max_files: p.limits.max_files_per_patch }
+    PatchLimits {
+        max_patch_bytes: p.limits.max_patch_bytes,
+        max_files: p.limits.max_files_per_patch,
+    }
 }
 
 impl Service {
@@ -253,7 +278,12 @@ impl Service {
             .iter()
             .map(|c| FileSummary {
                 path: c.path.clone(),
-                status: if c.pre.is_some() { "modified" } else { "created" }.into(),
+                status: if c.pre.is_some() {
+                    "modified"
+                } else {
+                    "created"
+                }
+                .into(),
                 added_lines: c.hunks.iter().map(|h| h.added).sum(),
                 removed_lines: c.hunks.iter().map(|h| h.removed).sum(),
                 hunks: c.hunks.clone(),
@@ -261,7 +291,9 @@ impl Service {
             .collect();
         let patch_text = String::from_utf8(patch_bytes.clone())
             .map_err(|_| Error::Patch("the rendered patch is not UTF-8".into()))?;
-        let proposal_id = self.store.insert(ws.root().to_path_buf(), patch_bytes, digest.clone(), ttl);
+        let proposal_id =
+            self.store
+                .insert(ws.root().to_path_buf(), patch_bytes, digest.clone(), ttl);
         Ok(ProposeResult {
             proposal_id,
             digest,
@@ -275,7 +307,10 @@ impl Service {
             usage: completion.usage,
             elapsed_ms: started.elapsed().as_millis() as u64,
             model_ms,
-            expires_at_unix: (SystemTime::now() + ttl).duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+            expires_at_unix: (SystemTime::now() + ttl)
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
         })
     }
 
@@ -283,10 +318,14 @@ impl Service {
     pub fn apply_proposal(&self, req: &ApplyRequest) -> Result<ApplyResult> {
         let id = req.proposal_id.trim();
         if id.is_empty() {
-            return Err(invalid("proposal_id is empty; pass the id propose_patch returned"));
+            return Err(invalid(
+                "proposal_id is empty; pass the id propose_patch returned",
+            ));
         }
         if req.digest.trim().is_empty() {
-            return Err(invalid("digest is empty; pass the digest propose_patch returned with the proposal"));
+            return Err(invalid(
+                "digest is empty; pass the digest propose_patch returned with the proposal",
+            ));
         }
         let claimed = self.store.claim(id, &req.digest)?;
         let root = claimed.root.to_string_lossy().into_owned();
@@ -323,7 +362,11 @@ pub fn apply_bytes(workspace_root: &str, patch_bytes: &[u8], digest: &str) -> Re
             Some(f) => Err(format!(
                 "`{}` {} after {} ms. Output tail:\n{}",
                 f.command,
-                if f.timed_out { "timed out".to_string() } else { format!("exited with {:?}", f.exit_code) },
+                if f.timed_out {
+                    "timed out".to_string()
+                } else {
+                    format!("exited with {:?}", f.exit_code)
+                },
                 f.duration_ms,
                 f.output_tail
             )),
@@ -358,12 +401,18 @@ fn dry_run(
                 std::fs::create_dir_all(d).map_err(io)?;
             }
             std::fs::write(&dst, pre.text.as_bytes()).map_err(io)?;
-            let mode = if pre.mode == patch::MODE_EXECUTABLE { 0o755 } else { 0o644 };
+            let mode = if pre.mode == patch::MODE_EXECUTABLE {
+                0o755
+            } else {
+                0o644
+            };
             std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(mode)).map_err(io)?;
         }
     }
     let tws = Workspace::new(troot.clone(), &loaded.policy.paths, None)?;
-    txn::apply(&tws, patch_bytes, patch_limits(&loaded.policy), |_| Ok::<(), String>(()))?;
+    txn::apply(&tws, patch_bytes, patch_limits(&loaded.policy), |_| {
+        Ok::<(), String>(())
+    })?;
     for c in changes {
         let got = std::fs::read(troot.join(&c.path)).map_err(io)?;
         if got != c.post {

@@ -50,7 +50,10 @@ pub struct PatchLimits {
 
 /// Parse and check `patch` against the workspace without writing anything: the post-image of every file.
 pub fn plan(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<(String, Vec<u8>)>> {
-    Ok(plan_files(ws, patch, limits)?.into_iter().map(|p| (p.rel, p.post)).collect())
+    Ok(plan_files(ws, patch, limits)?
+        .into_iter()
+        .map(|p| (p.rel, p.post))
+        .collect())
 }
 
 fn plan_files(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<Planned>> {
@@ -76,7 +79,11 @@ fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
     let rel = f.path.clone();
     let (abs, current, perms) = match ws.resolve(&rel)? {
         OnDisk::Absent { abs } => {
-            let perms = fs::Permissions::from_mode(if f.mode == MODE_EXECUTABLE { 0o755 } else { 0o644 });
+            let perms = fs::Permissions::from_mode(if f.mode == MODE_EXECUTABLE {
+                0o755
+            } else {
+                0o644
+            });
             (abs, None, perms)
         }
         OnDisk::File { abs, mode } => {
@@ -87,12 +94,21 @@ fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
                     f.mode
                 )));
             }
-            let perms = fs::metadata(&abs).map_err(|e| Error::Io(format!("cannot inspect {rel}: {e}")))?.permissions();
+            let perms = fs::metadata(&abs)
+                .map_err(|e| Error::Io(format!("cannot inspect {rel}: {e}")))?
+                .permissions();
             (abs, Some(bytes), perms)
         }
     };
     let post = canonical::apply_file(f, current.as_deref())?;
-    Ok(Planned { rel, abs, pre: current, post, new_id: f.new_id.clone(), perms })
+    Ok(Planned {
+        rel,
+        abs,
+        pre: current,
+        post,
+        new_id: f.new_id.clone(),
+        perms,
+    })
 }
 
 /// Apply `patch` to the workspace, then run `validate` (given the workspace root). See the module doc.
@@ -108,15 +124,25 @@ pub fn apply<T>(
         return Err(restore_after(ws, &planned, &undo, e));
     }
     for p in &planned {
-        let back = fs::read(&p.abs).map(|b| git_blob_id(&b)).unwrap_or_default();
+        let back = fs::read(&p.abs)
+            .map(|b| git_blob_id(&b))
+            .unwrap_or_default();
         if back != p.new_id {
             let e = Error::Io(format!("{} does not read back as the written bytes", p.rel));
             return Err(restore_after(ws, &planned, &undo, e));
         }
     }
     match validate(ws.root()) {
-        Ok(validation) => Ok(Applied { files: planned.iter().map(|p| p.rel.clone()).collect(), validation }),
-        Err(report) => Err(restore_after(ws, &planned, &undo, Error::ValidationFailed(report))),
+        Ok(validation) => Ok(Applied {
+            files: planned.iter().map(|p| p.rel.clone()).collect(),
+            validation,
+        }),
+        Err(report) => Err(restore_after(
+            ws,
+            &planned,
+            &undo,
+            Error::ValidationFailed(report),
+        )),
     }
 }
 
@@ -133,23 +159,39 @@ fn write_all(ws: &Workspace, planned: &[Planned], undo: &mut Undo) -> Result<()>
     // Stage every post-image beside its target first, so a failure here changes no target.
     let mut staged = Vec::with_capacity(planned.len());
     for p in planned {
-        let dir = p.abs.parent().ok_or_else(|| Error::Io(format!("{} has no parent folder", p.rel)))?;
+        let dir = p
+            .abs
+            .parent()
+            .ok_or_else(|| Error::Io(format!("{} has no parent folder", p.rel)))?;
         create_dirs(ws.root(), dir, undo)?;
-        staged.push(stage(dir, &p.post, &p.perms).map_err(|e| Error::Io(format!("cannot stage {}: {e}", p.rel)))?);
+        staged.push(
+            stage(dir, &p.post, &p.perms)
+                .map_err(|e| Error::Io(format!("cannot stage {}: {e}", p.rel)))?,
+        );
     }
     for (i, (p, tmp)) in planned.iter().zip(staged).enumerate() {
         // Re-check right before the rename: the target must still be what the plan saw.
         match ws.resolve(&p.rel)? {
             OnDisk::File { abs, .. } if p.pre.is_some() => {
-                let now = fs::read(&abs).map_err(|e| Error::Io(format!("cannot read {}: {e}", p.rel)))?;
+                let now =
+                    fs::read(&abs).map_err(|e| Error::Io(format!("cannot read {}: {e}", p.rel)))?;
                 if Some(&now) != p.pre.as_ref() {
-                    return Err(Error::Stale(format!("{} changed while the patch was being applied", p.rel)));
+                    return Err(Error::Stale(format!(
+                        "{} changed while the patch was being applied",
+                        p.rel
+                    )));
                 }
             }
             OnDisk::Absent { .. } if p.pre.is_none() => {}
-            _ => return Err(Error::Stale(format!("{} appeared or vanished while the patch was being applied", p.rel))),
+            _ => {
+                return Err(Error::Stale(format!(
+                    "{} appeared or vanished while the patch was being applied",
+                    p.rel
+                )));
+            }
         }
-        tmp.persist(&p.abs).map_err(|e| Error::Io(format!("cannot write {}: {}", p.rel, e.error)))?;
+        tmp.persist(&p.abs)
+            .map_err(|e| Error::Io(format!("cannot write {}: {}", p.rel, e.error)))?;
         undo.renamed.push(i);
     }
     sync_dirs(planned);
@@ -158,7 +200,10 @@ fn write_all(ws: &Workspace, planned: &[Planned], undo: &mut Undo) -> Result<()>
 
 /// Write `bytes` to a new temporary file in `dir` with `perms`, flushed to disk.
 fn stage(dir: &Path, bytes: &[u8], perms: &fs::Permissions) -> std::io::Result<tempfile::TempPath> {
-    let mut tmp = tempfile::Builder::new().prefix(".llw-").suffix(".tmp").tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".llw-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().set_permissions(perms.clone())?;
     tmp.as_file().sync_all()?;
@@ -166,15 +211,23 @@ fn stage(dir: &Path, bytes: &[u8], perms: &fs::Permissions) -> std::io::Result<t
 }
 
 fn create_dirs(root: &Path, dir: &Path, undo: &mut Undo) -> Result<()> {
-    let rel = dir.strip_prefix(root).map_err(|_| Error::Scope(format!("{} is outside the workspace", dir.display())))?;
+    let rel = dir
+        .strip_prefix(root)
+        .map_err(|_| Error::Scope(format!("{} is outside the workspace", dir.display())))?;
     let mut cur = root.to_path_buf();
     for comp in rel.components() {
         cur.push(comp);
         match fs::symlink_metadata(&cur) {
             Ok(m) if m.file_type().is_dir() => {}
-            Ok(_) => return Err(Error::Scope(format!("{} is not a plain folder", cur.display()))),
+            Ok(_) => {
+                return Err(Error::Scope(format!(
+                    "{} is not a plain folder",
+                    cur.display()
+                )));
+            }
             Err(_) => {
-                fs::create_dir(&cur).map_err(|e| Error::Io(format!("cannot create {}: {e}", cur.display())))?;
+                fs::create_dir(&cur)
+                    .map_err(|e| Error::Io(format!("cannot create {}: {e}", cur.display())))?;
                 undo.created_dirs.push(cur.clone());
             }
         }
@@ -211,7 +264,10 @@ fn restore_after(ws: &Workspace, planned: &[Planned], undo: &Undo, cause: Error)
         } else if let Some(pre) = &p.pre
             && fs::read(&p.abs).ok().as_ref() != Some(pre)
         {
-            problems.push(format!("{}: does not read back as its previous bytes", p.rel));
+            problems.push(format!(
+                "{}: does not read back as its previous bytes",
+                p.rel
+            ));
         }
     }
     for d in undo.created_dirs.iter().rev() {

@@ -9,21 +9,28 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 
-const EDIT_JSON: &str = r#"{"edits":[{"path":"src/value.py","old":"VALUE = 1","new":"VALUE = 2"}]}"#;
+const EDIT_JSON: &str =
+    r#"{"edits":[{"path":"src/value.py","old":"VALUE = 1","new":"VALUE = 2"}]}"#;
 
 type Client = RunningService<rmcp::RoleClient, ()>;
 
 async fn client() -> Client {
     let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
-        c.arg("mcp").env_remove("LOCAL_LLM_CONFIG").env_remove("LOCAL_LLM_ALLOWED_ROOTS");
+        c.arg("mcp")
+            .env_remove("LOCAL_LLM_CONFIG")
+            .env_remove("LOCAL_LLM_ALLOWED_ROOTS");
     }))
     .unwrap();
     ().serve(t).await.unwrap()
 }
 
 async fn call(c: &Client, tool: &'static str, args: serde_json::Value) -> CallToolResult {
-    let serde_json::Value::Object(map) = args else { panic!("args must be an object") };
-    c.call_tool(CallToolRequestParams::new(tool).with_arguments(map)).await.unwrap()
+    let serde_json::Value::Object(map) = args else {
+        panic!("args must be an object")
+    };
+    c.call_tool(CallToolRequestParams::new(tool).with_arguments(map))
+        .await
+        .unwrap()
 }
 
 fn text_of(r: &CallToolResult) -> String {
@@ -41,7 +48,10 @@ fn propose_args(ws: &Ws) -> serde_json::Value {
 }
 
 fn sample(base_url: &str, extra: &str) -> Ws {
-    let ws = Ws::new(base_url, &format!("[paths]\nallowed = [\"src/**\"]\n{extra}"));
+    let ws = Ws::new(
+        base_url,
+        &format!("[paths]\nallowed = [\"src/**\"]\n{extra}"),
+    );
     ws.write("src/value.py", "VALUE = 1\n");
     ws
 }
@@ -50,19 +60,36 @@ fn sample(base_url: &str, extra: &str) -> Ws {
 async fn lists_both_tools_with_annotations_schemas_and_instructions() {
     let c = client().await;
     let info = c.peer_info().unwrap();
-    assert!(info.instructions.as_deref().unwrap().contains("apply_patch with the proposal_id AND the digest"));
+    assert!(
+        info.instructions
+            .as_deref()
+            .unwrap()
+            .contains("apply_patch with the proposal_id AND the digest")
+    );
     let tools = c.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names.len(), 2, "{names:?}");
     let propose = tools.iter().find(|t| t.name == "propose_patch").unwrap();
     let apply = tools.iter().find(|t| t.name == "apply_patch").unwrap();
     let pa = propose.annotations.as_ref().unwrap();
-    assert_eq!((pa.read_only_hint, pa.destructive_hint), (Some(true), Some(false)));
+    assert_eq!(
+        (pa.read_only_hint, pa.destructive_hint),
+        (Some(true), Some(false))
+    );
     let aa = apply.annotations.as_ref().unwrap();
-    assert_eq!((aa.read_only_hint, aa.destructive_hint), (Some(false), Some(true)));
+    assert_eq!(
+        (aa.read_only_hint, aa.destructive_hint),
+        (Some(false), Some(true))
+    );
     assert!(propose.output_schema.is_some() && apply.output_schema.is_some());
     let required = propose.input_schema.get("required").unwrap().to_string();
-    for field in ["workspace_root", "task", "acceptance_criteria", "complexity", "files"] {
+    for field in [
+        "workspace_root",
+        "task",
+        "acceptance_criteria",
+        "complexity",
+        "files",
+    ] {
         assert!(required.contains(field), "{field} not required: {required}");
     }
     c.cancel().await.unwrap();
@@ -82,21 +109,52 @@ async fn propose_then_apply_by_id_and_digest_and_only_once() {
     assert_eq!(v["usage"]["total_tokens"], 150);
 
     // Wrong digest, digest of another proposal, unknown id: refused, nothing written.
-    let r = call(&c, "apply_patch", serde_json::json!({"proposal_id": id, "digest": "0".repeat(64)})).await;
+    let r = call(
+        &c,
+        "apply_patch",
+        serde_json::json!({"proposal_id": id, "digest": "0".repeat(64)}),
+    )
+    .await;
     assert_eq!(r.is_error, Some(true));
-    assert!(text_of(&r).contains("digest does not match"), "{}", text_of(&r));
-    let r = call(&c, "apply_patch", serde_json::json!({"proposal_id": "p_0123", "digest": digest})).await;
+    assert!(
+        text_of(&r).contains("digest does not match"),
+        "{}",
+        text_of(&r)
+    );
+    let r = call(
+        &c,
+        "apply_patch",
+        serde_json::json!({"proposal_id": "p_0123", "digest": digest}),
+    )
+    .await;
     assert!(text_of(&r).contains("no proposal"), "{}", text_of(&r));
     assert_eq!(ws.read("src/value.py"), "VALUE = 1\n");
 
-    let r = call(&c, "apply_patch", serde_json::json!({"proposal_id": id, "digest": digest})).await;
+    let r = call(
+        &c,
+        "apply_patch",
+        serde_json::json!({"proposal_id": id, "digest": digest}),
+    )
+    .await;
     assert_ne!(r.is_error, Some(true), "{}", text_of(&r));
-    assert_eq!(r.structured_content.unwrap()["files_written"], serde_json::json!(["src/value.py"]));
+    assert_eq!(
+        r.structured_content.unwrap()["files_written"],
+        serde_json::json!(["src/value.py"])
+    );
     assert_eq!(ws.read("src/value.py"), "VALUE = 2\n");
 
-    let r = call(&c, "apply_patch", serde_json::json!({"proposal_id": id, "digest": digest})).await;
+    let r = call(
+        &c,
+        "apply_patch",
+        serde_json::json!({"proposal_id": id, "digest": digest}),
+    )
+    .await;
     assert_eq!(r.is_error, Some(true));
-    assert!(text_of(&r).contains("already used (applied)"), "{}", text_of(&r));
+    assert!(
+        text_of(&r).contains("already used (applied)"),
+        "{}",
+        text_of(&r)
+    );
     c.cancel().await.unwrap();
 }
 
@@ -105,9 +163,17 @@ async fn an_expired_proposal_is_refused() {
     let s = scripted(vec![Reply::chat(EDIT_JSON)]);
     let ws = sample(&s.base_url, "[limits]\nproposal_ttl_secs = 1\n");
     let c = client().await;
-    let v = call(&c, "propose_patch", propose_args(&ws)).await.structured_content.unwrap();
+    let v = call(&c, "propose_patch", propose_args(&ws))
+        .await
+        .structured_content
+        .unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    let r = call(&c, "apply_patch", serde_json::json!({"proposal_id": v["proposal_id"], "digest": v["digest"]})).await;
+    let r = call(
+        &c,
+        "apply_patch",
+        serde_json::json!({"proposal_id": v["proposal_id"], "digest": v["digest"]}),
+    )
+    .await;
     assert_eq!(r.is_error, Some(true));
     assert!(text_of(&r).contains("has expired"), "{}", text_of(&r));
     assert_eq!(ws.read("src/value.py"), "VALUE = 1\n");
@@ -123,14 +189,30 @@ async fn refusals_are_is_error_results_that_say_why() {
     args["complexity"] = "high".into();
     let r = call(&c, "propose_patch", args).await;
     assert_eq!(r.is_error, Some(true));
-    assert!(text_of(&r).contains("cannot be delegated"), "{}", text_of(&r));
+    assert!(
+        text_of(&r).contains("cannot be delegated"),
+        "{}",
+        text_of(&r)
+    );
 
     // A stale file at apply time: the proposal stays unapplied and the file keeps the concurrent edit.
-    let v = call(&c, "propose_patch", propose_args(&ws)).await.structured_content.unwrap();
+    let v = call(&c, "propose_patch", propose_args(&ws))
+        .await
+        .structured_content
+        .unwrap();
     ws.write("src/value.py", "VALUE = 1  # concurrent edit\n");
-    let r = call(&c, "apply_patch", serde_json::json!({"proposal_id": v["proposal_id"], "digest": v["digest"]})).await;
+    let r = call(
+        &c,
+        "apply_patch",
+        serde_json::json!({"proposal_id": v["proposal_id"], "digest": v["digest"]}),
+    )
+    .await;
     assert_eq!(r.is_error, Some(true));
-    assert!(text_of(&r).contains("changed since the proposal"), "{}", text_of(&r));
+    assert!(
+        text_of(&r).contains("changed since the proposal"),
+        "{}",
+        text_of(&r)
+    );
     assert_eq!(ws.read("src/value.py"), "VALUE = 1  # concurrent edit\n");
     c.cancel().await.unwrap();
 }

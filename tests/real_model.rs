@@ -29,40 +29,96 @@ fn the_real_model_yields_a_valid_patch_or_a_clear_refusal() {
     let Some(url) = real_url() else { return };
     let mut outcomes = Vec::new();
     for (file, text, task, criterion) in [
-        ("greeting.py", "GREETING = \"Hello\"\nprint(GREETING + \", world!\")\n", "Change the value of GREETING from \"Hello\" to \"Hi\".", "GREETING is \"Hi\""),
-        ("config.py", "PORT = 8000\nDEBUG = False\n", "Set PORT to 9000.", "PORT is 9000"),
-        ("util.py", "def add(a, b):\n    return a - b\n", "Fix add so that it returns the sum of a and b.", "add returns a + b"),
+        (
+            "greeting.py",
+            "GREETING = \"Hello\"\nprint(GREETING + \", world!\")\n",
+            "Change the value of GREETING from \"Hello\" to \"Hi\".",
+            "GREETING is \"Hi\"",
+        ),
+        (
+            "config.py",
+            "PORT = 8000\nDEBUG = False\n",
+            "Set PORT to 9000.",
+            "PORT is 9000",
+        ),
+        (
+            "util.py",
+            "def add(a, b):\n    return a - b\n",
+            "Fix add so that it returns the sum of a and b.",
+            "add returns a + b",
+        ),
     ] {
-        let ws = Ws::new(&url, "[validation]\ncommands = [\"python3 -m py_compile *.py\"]\n");
+        let ws = Ws::new(
+            &url,
+            "[validation]\ncommands = [\"python3 -m py_compile *.py\"]\n",
+        );
         ws.write(file, text);
         git(&ws.root(), &["init", "-q"]);
         let before = ws.snapshot();
         let root = ws.root_str();
-        let out = cli(&["propose", "--workspace-root", &root, "--task", task, "--accept", criterion, "--complexity", "low", "--file", file, "--json"]);
+        let out = cli(&[
+            "propose",
+            "--workspace-root",
+            &root,
+            "--task",
+            task,
+            "--accept",
+            criterion,
+            "--complexity",
+            "low",
+            "--file",
+            file,
+            "--json",
+        ]);
         assert_eq!(ws.snapshot(), before, "propose touched the workspace");
         let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
         if !out.status.success() {
             let kind = v["error"]["kind"].as_str().unwrap();
-            assert!(matches!(kind, "model_answer"), "unexpected refusal kind {kind}: {}", stderr(&out));
+            assert!(
+                matches!(kind, "model_answer"),
+                "unexpected refusal kind {kind}: {}",
+                stderr(&out)
+            );
             assert!(!v["error"]["message"].as_str().unwrap().is_empty());
             outcomes.push(format!("{file}: refused ({})", v["error"]["message"]));
             continue;
         }
         let patch = v["patch"].as_str().unwrap();
-        assert!(v["usage"]["input_tokens"].as_u64().unwrap() > 0 && v["usage"]["output_tokens"].as_u64().unwrap() > 0);
+        assert!(
+            v["usage"]["input_tokens"].as_u64().unwrap() > 0
+                && v["usage"]["output_tokens"].as_u64().unwrap() > 0
+        );
         assert_eq!(v["provider"], "llamacpp");
         let pf = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(pf.path(), patch).unwrap();
         assert_eq!(sha256_of_file(pf.path()), v["digest"].as_str().unwrap());
-        let check = git(&ws.root(), &["apply", "--check", pf.path().to_str().unwrap()]);
-        assert!(check.status.success(), "git refused the canonical patch:\n{patch}");
-        let out = cli(&["apply", "--workspace-root", &root, "--patch", pf.path().to_str().unwrap(), "--digest", v["digest"].as_str().unwrap()]);
+        let check = git(
+            &ws.root(),
+            &["apply", "--check", pf.path().to_str().unwrap()],
+        );
+        assert!(
+            check.status.success(),
+            "git refused the canonical patch:\n{patch}"
+        );
+        let out = cli(&[
+            "apply",
+            "--workspace-root",
+            &root,
+            "--patch",
+            pf.path().to_str().unwrap(),
+            "--digest",
+            v["digest"].as_str().unwrap(),
+        ]);
         if out.status.success() {
             assert_ne!(ws.snapshot(), before);
             outcomes.push(format!("{file}: applied"));
         } else {
             // The model's edit may not compile: then everything must be restored exactly.
-            assert!(stderr(&out).contains("validation failed, previous bytes restored"), "{}", stderr(&out));
+            assert!(
+                stderr(&out).contains("validation failed, previous bytes restored"),
+                "{}",
+                stderr(&out)
+            );
             assert_eq!(ws.snapshot(), before);
             outcomes.push(format!("{file}: validation failed and rolled back"));
         }

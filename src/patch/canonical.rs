@@ -28,11 +28,19 @@ pub fn render(changes: &[FileChange]) -> Vec<u8> {
         let mut opts = diffy::DiffOptions::new();
         match &c.pre {
             None => {
-                out.extend_from_slice(format!("new file mode {:o}\nindex {NULL_BLOB_ID}..{new_id}\n", c.mode).as_bytes());
+                out.extend_from_slice(
+                    format!(
+                        "new file mode {:o}\nindex {NULL_BLOB_ID}..{new_id}\n",
+                        c.mode
+                    )
+                    .as_bytes(),
+                );
                 opts.set_original_filename("/dev/null");
             }
             Some(pre) => {
-                out.extend_from_slice(format!("index {}..{new_id} {:o}\n", git_blob_id(pre), c.mode).as_bytes());
+                out.extend_from_slice(
+                    format!("index {}..{new_id} {:o}\n", git_blob_id(pre), c.mode).as_bytes(),
+                );
                 opts.set_original_filename(format!("a/{p}"));
             }
         }
@@ -78,7 +86,10 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<CanonicalFile>> {
         return Err(malformed(0, "the patch is empty"));
     }
     if !text.ends_with('\n') {
-        return Err(malformed(text.lines().count(), "the patch does not end with a newline"));
+        return Err(malformed(
+            text.lines().count(),
+            "the patch does not end with a newline",
+        ));
     }
     // Byte offsets of every line start.
     let lines: Vec<(usize, &str)> = {
@@ -105,8 +116,12 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<CanonicalFile>> {
             .ok_or_else(|| malformed(n, "the two paths of `diff --git` differ or are empty"))?;
         i += 1;
         let mut created_mode = None;
-        if let Some(m) = lines.get(i).and_then(|l| l.1.strip_prefix("new file mode ")) {
-            created_mode = Some(parse_mode(m).ok_or_else(|| malformed(i + 1, "unsupported file mode"))?);
+        if let Some(m) = lines
+            .get(i)
+            .and_then(|l| l.1.strip_prefix("new file mode "))
+        {
+            created_mode =
+                Some(parse_mode(m).ok_or_else(|| malformed(i + 1, "unsupported file mode"))?);
             i += 1;
         }
         let index = lines
@@ -117,20 +132,37 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<CanonicalFile>> {
             Some((ids, m)) => (ids, Some(m)),
             None => (index, None),
         };
-        let (old, new) = ids.split_once("..").ok_or_else(|| malformed(i + 1, "bad `index` line"))?;
+        let (old, new) = ids
+            .split_once("..")
+            .ok_or_else(|| malformed(i + 1, "bad `index` line"))?;
         if !is_blob_id(old) || !is_blob_id(new) {
-            return Err(malformed(i + 1, "`index` ids must be full 40-hex git blob ids"));
+            return Err(malformed(
+                i + 1,
+                "`index` ids must be full 40-hex git blob ids",
+            ));
         }
         let mode = match (created_mode, mode_str) {
             (Some(m), None) if old == NULL_BLOB_ID => m,
             (None, Some(m)) if old != NULL_BLOB_ID => {
                 parse_mode(m).ok_or_else(|| malformed(i + 1, "unsupported file mode"))?
             }
-            _ => return Err(malformed(i + 1, "`index` line does not fit `new file mode`")),
+            _ => {
+                return Err(malformed(
+                    i + 1,
+                    "`index` line does not fit `new file mode`",
+                ));
+            }
         };
         i += 1;
-        let body_start = lines.get(i).map(|l| l.0).ok_or_else(|| malformed(i + 1, "missing `---` line"))?;
-        let want_old = if created_mode.is_some() { "--- /dev/null".to_string() } else { format!("--- a/{path}") };
+        let body_start = lines
+            .get(i)
+            .map(|l| l.0)
+            .ok_or_else(|| malformed(i + 1, "missing `---` line"))?;
+        let want_old = if created_mode.is_some() {
+            "--- /dev/null".to_string()
+        } else {
+            format!("--- a/{path}")
+        };
         if lines.get(i).map(|l| l.1) != Some(want_old.as_str()) {
             return Err(malformed(i + 1, &format!("expected `{want_old}`")));
         }
@@ -172,7 +204,9 @@ fn parse_mode(s: &str) -> Option<u32> {
 }
 
 fn is_blob_id(s: &str) -> bool {
-    s.len() == 40 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 40
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Apply one file's section to its current bytes (`None`: the file does not exist). Refuses when the current bytes
@@ -204,8 +238,11 @@ pub fn apply_file(file: &CanonicalFile, current: Option<&[u8]>) -> Result<Vec<u8
     }
     let patch = diffy::Patch::from_bytes(&file.body)
         .map_err(|e| Error::Patch(format!("the hunks of {p} cannot be parsed: {e}")))?;
-    let post = diffy::apply_bytes(current.unwrap_or(b""), &patch)
-        .map_err(|e| Error::Patch(format!("the hunks of {p} do not apply to its pre-image: {e}")))?;
+    let post = diffy::apply_bytes(current.unwrap_or(b""), &patch).map_err(|e| {
+        Error::Patch(format!(
+            "the hunks of {p} do not apply to its pre-image: {e}"
+        ))
+    })?;
     let got = git_blob_id(&post);
     if got != file.new_id {
         return Err(Error::Patch(format!(
@@ -233,11 +270,20 @@ mod tests {
 
     #[test]
     fn renders_git_headers_and_round_trips() {
-        let changes = vec![change("b.txt", None, "new\n"), change("a.txt", Some("x\ny\n"), "x\nz\n")];
+        let changes = vec![
+            change("b.txt", None, "new\n"),
+            change("a.txt", Some("x\ny\n"), "x\nz\n"),
+        ];
         let patch = render(&changes);
         let text = String::from_utf8(patch.clone()).unwrap();
-        assert!(text.starts_with("diff --git a/a.txt b/a.txt\nindex "), "{text}");
-        assert!(text.contains("new file mode 100644\nindex 0000000000000000000000000000000000000000.."), "{text}");
+        assert!(
+            text.starts_with("diff --git a/a.txt b/a.txt\nindex "),
+            "{text}"
+        );
+        assert!(
+            text.contains("new file mode 100644\nindex 0000000000000000000000000000000000000000.."),
+            "{text}"
+        );
         let files = parse(&patch).unwrap();
         assert_eq!(files.len(), 2);
         assert_eq!(apply_file(&files[0], Some(b"x\ny\n")).unwrap(), b"x\nz\n");
@@ -250,7 +296,10 @@ mod tests {
         let text = String::from_utf8(patch.clone()).unwrap();
         assert!(text.contains("\n \n"), "{text}");
         let files = parse(&patch).unwrap();
-        assert_eq!(apply_file(&files[0], Some(b"x\n\ny\n")).unwrap(), b"X\n\ny\n");
+        assert_eq!(
+            apply_file(&files[0], Some(b"x\n\ny\n")).unwrap(),
+            b"X\n\ny\n"
+        );
     }
 
     #[test]
@@ -266,7 +315,10 @@ mod tests {
         let err = apply_file(&files[0], Some(b"other\n")).unwrap_err();
         assert!(matches!(err, Error::Stale(_)), "{err}");
         let files = parse(&render(&[change("n", None, "y\n")])).unwrap();
-        assert!(matches!(apply_file(&files[0], Some(b"")).unwrap_err(), Error::Stale(_)));
+        assert!(matches!(
+            apply_file(&files[0], Some(b"")).unwrap_err(),
+            Error::Stale(_)
+        ));
     }
 
     #[test]
@@ -289,7 +341,10 @@ mod tests {
             "diff --git a/a b/a\nindex 1234567..89abcde 100644\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n",
             "diff --git a/a b/a\nindex e69de29bb2d1d6434b8b29ae775ad8c2e48c5391..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 100644\nGIT binary patch\n",
         ] {
-            assert!(matches!(parse(bad.as_bytes()), Err(Error::Patch(_))), "accepted {bad:?}");
+            assert!(
+                matches!(parse(bad.as_bytes()), Err(Error::Patch(_))),
+                "accepted {bad:?}"
+            );
         }
     }
 }

@@ -16,7 +16,10 @@ const BOM: &str = "\u{feff}";
 
 /// Locate every edit against `pre_images` (path -> current content, `None` when the file does not exist yet).
 /// Files whose post-image equals their pre-image are left out; an answer that changes nothing is a refusal.
-pub fn locate_all(edits: &[FileEdit], pre_images: &BTreeMap<String, Option<PreImage>>) -> Result<Vec<FileChange>> {
+pub fn locate_all(
+    edits: &[FileEdit],
+    pre_images: &BTreeMap<String, Option<PreImage>>,
+) -> Result<Vec<FileChange>> {
     let mut changes = Vec::new();
     for edit in edits {
         let Some(pre) = pre_images.get(&edit.path) else {
@@ -58,7 +61,11 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
     };
     let lines: Vec<&str> = body.split_inclusive('\n').collect();
     let keys: Vec<&str> = lines.iter().map(|l| content_of(l)).collect();
-    let eol = if lines.first().is_some_and(|l| l.ends_with("\r\n")) { "\r\n" } else { "\n" };
+    let eol = if lines.first().is_some_and(|l| l.ends_with("\r\n")) {
+        "\r\n"
+    } else {
+        "\n"
+    };
 
     // Place each hunk: (start, old_len, hunk index).
     let mut placed: Vec<(usize, usize, usize)> = Vec::new();
@@ -72,8 +79,16 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
                 HunkLine::Add(_) => None,
             })
             .collect();
-        let added = hunk.lines.iter().filter(|l| matches!(l, HunkLine::Add(_))).count();
-        let removed = hunk.lines.iter().filter(|l| matches!(l, HunkLine::Remove(_))).count();
+        let added = hunk
+            .lines
+            .iter()
+            .filter(|l| matches!(l, HunkLine::Add(_)))
+            .count();
+        let removed = hunk
+            .lines
+            .iter()
+            .filter(|l| matches!(l, HunkLine::Remove(_)))
+            .count();
         if old_side.is_empty() {
             if !lines.is_empty() || edit.hunks.len() != 1 {
                 return Err(Error::ModelAnswer(format!(
@@ -83,14 +98,24 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
                 )));
             }
             placed.push((0, 0, n));
-            reports.push(HunkReport { old_start: 0, removed, added, tier: MatchTier::WholeFile });
+            reports.push(HunkReport {
+                old_start: 0,
+                removed,
+                added,
+                tier: MatchTier::WholeFile,
+            });
             continue;
         }
         let matches = find_all(&keys, &old_side);
         match matches.as_slice() {
             [start] => {
                 placed.push((*start, old_side.len(), n));
-                reports.push(HunkReport { old_start: start + 1, removed, added, tier: MatchTier::Exact });
+                reports.push(HunkReport {
+                    old_start: start + 1,
+                    removed,
+                    added,
+                    tier: MatchTier::Exact,
+                });
             }
             [] => {
                 return Err(Error::ModelAnswer(format!(
@@ -194,10 +219,20 @@ mod tests {
     use crate::patch::Hunk;
 
     fn edit(path: &str, lines: Vec<HunkLine>) -> FileEdit {
-        FileEdit { path: path.into(), creates: false, hunks: vec![Hunk { old_start_hint: None, lines }] }
+        FileEdit {
+            path: path.into(),
+            creates: false,
+            hunks: vec![Hunk {
+                old_start_hint: None,
+                lines,
+            }],
+        }
     }
     fn pre(text: &str) -> PreImage {
-        PreImage { text: text.into(), mode: MODE_REGULAR }
+        PreImage {
+            text: text.into(),
+            mode: MODE_REGULAR,
+        }
     }
     use HunkLine::{Add, Context as C, Remove as R};
 
@@ -242,7 +277,10 @@ mod tests {
     #[test]
     fn refuses_overlapping_hunks() {
         let mut e = edit("a", vec![R("x".into()), C("y".into()), Add("1".into())]);
-        e.hunks.push(Hunk { old_start_hint: None, lines: vec![R("y".into()), Add("2".into())] });
+        e.hunks.push(Hunk {
+            old_start_hint: None,
+            lines: vec![R("y".into()), Add("2".into())],
+        });
         let err = locate_file(&e, Some(&pre("x\ny\n"))).unwrap_err();
         assert!(err.to_string().contains("overlap"), "{err}");
     }
@@ -261,7 +299,10 @@ mod tests {
     fn refuses_context_free_insertions_into_a_non_empty_file() {
         let e = edit("a", vec![Add("x".into())]);
         let err = locate_file(&e, Some(&pre("a\n"))).unwrap_err();
-        assert!(err.to_string().contains("without any context line"), "{err}");
+        assert!(
+            err.to_string().contains("without any context line"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -269,7 +310,10 @@ mod tests {
         let mut map = BTreeMap::new();
         map.insert("a".to_string(), Some(pre("x\n")));
         let err = locate_all(&[edit("b", vec![R("x".into())])], &map).unwrap_err();
-        assert!(err.to_string().contains("not one of the selected files"), "{err}");
+        assert!(
+            err.to_string().contains("not one of the selected files"),
+            "{err}"
+        );
         let err = locate_all(&[edit("a", vec![R("x".into()), Add("x".into())])], &map).unwrap_err();
         assert!(err.to_string().contains("changes nothing"), "{err}");
     }

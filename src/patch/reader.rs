@@ -46,8 +46,8 @@ pub fn read_udiff(answer: &str) -> Result<Vec<FileEdit>> {
     let mut files: Vec<FileEdit> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        let is_header = lines[i].starts_with("--- ")
-            && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "));
+        let is_header =
+            lines[i].starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "));
         if !is_header {
             i += 1;
             continue;
@@ -70,7 +70,11 @@ pub fn read_udiff(answer: &str) -> Result<Vec<FileEdit>> {
                 let l = lines[i];
                 let next_header = l.starts_with("--- ")
                     && lines.get(i + 1).is_some_and(|n| n.starts_with("+++ "));
-                if l.starts_with("@@") || next_header || l.starts_with("diff --git ") || l.starts_with("```") {
+                if l.starts_with("@@")
+                    || next_header
+                    || l.starts_with("diff --git ")
+                    || l.starts_with("```")
+                {
                     break;
                 }
                 let parsed = match l.as_bytes().first() {
@@ -91,18 +95,31 @@ pub fn read_udiff(answer: &str) -> Result<Vec<FileEdit>> {
             while body.last().is_some_and(|(_, blank)| *blank) {
                 body.pop();
             }
-            hunks.push(Hunk { old_start_hint: hint, lines: body.into_iter().map(|(l, _)| l).collect() });
+            hunks.push(Hunk {
+                old_start_hint: hint,
+                lines: body.into_iter().map(|(l, _)| l).collect(),
+            });
         }
         if hunks.is_empty() {
-            return Err(no_edit(&format!("the diff header for {new} is followed by no @@ hunk"), answer));
+            return Err(no_edit(
+                &format!("the diff header for {new} is followed by no @@ hunk"),
+                answer,
+            ));
         }
         match files.iter_mut().find(|f| f.path == new) {
             Some(f) => f.hunks.extend(hunks),
-            None => files.push(FileEdit { path: new, creates, hunks }),
+            None => files.push(FileEdit {
+                path: new,
+                creates,
+                hunks,
+            }),
         }
     }
     if files.is_empty() {
-        return Err(no_edit("no unified diff found (expected `--- a/PATH`, `+++ b/PATH` and `@@` hunks)", answer));
+        return Err(no_edit(
+            "no unified diff found (expected `--- a/PATH`, `+++ b/PATH` and `@@` hunks)",
+            answer,
+        ));
     }
     Ok(files)
 }
@@ -110,14 +127,21 @@ pub fn read_udiff(answer: &str) -> Result<Vec<FileEdit>> {
 /// The path in a `---`/`+++` header: up to a tab, without the `a/` or `b/` prefix.
 fn header_path(rest: &str) -> String {
     let p = rest.split('\t').next().unwrap_or("").trim();
-    let p = p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p);
+    let p = p
+        .strip_prefix("a/")
+        .or_else(|| p.strip_prefix("b/"))
+        .unwrap_or(p);
     p.to_string()
 }
 
 /// The old-side start line in `@@ -12,3 +12,4 @@`, if the model wrote one.
 fn old_start_hint(header: &str) -> Option<usize> {
     let rest = header.trim_start_matches('@').trim_start();
-    let digits: String = rest.strip_prefix('-')?.chars().take_while(char::is_ascii_digit).collect();
+    let digits: String = rest
+        .strip_prefix('-')?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
     digits.parse().ok()
 }
 
@@ -141,8 +165,12 @@ pub fn read_json(answer: &str) -> Result<Vec<FileEdit>> {
         .or_else(|| trimmed.strip_prefix("```"))
         .and_then(|s| s.trim_end().strip_suffix("```"))
         .unwrap_or(trimmed);
-    let parsed: JsonAnswer = serde_json::from_str(body)
-        .map_err(|e| no_edit(&format!("the answer is not the JSON edit list that was asked for ({e})"), answer))?;
+    let parsed: JsonAnswer = serde_json::from_str(body).map_err(|e| {
+        no_edit(
+            &format!("the answer is not the JSON edit list that was asked for ({e})"),
+            answer,
+        )
+    })?;
     let mut files: Vec<FileEdit> = Vec::new();
     let mut seen: Vec<(String, String, String)> = Vec::new();
     for (n, edit) in parsed.edits.into_iter().enumerate() {
@@ -153,18 +181,34 @@ pub fn read_json(answer: &str) -> Result<Vec<FileEdit>> {
         }
         seen.push(key);
         if edit.old.trim().is_empty() {
-            return Err(no_edit(&format!("edit {} has an empty `old`, so its place is unknown", n + 1), answer));
+            return Err(no_edit(
+                &format!("edit {} has an empty `old`, so its place is unknown", n + 1),
+                answer,
+            ));
         }
         let split = |s: &str| -> Vec<String> {
             let s = s.strip_suffix('\n').unwrap_or(s);
-            if s.is_empty() { Vec::new() } else { s.split('\n').map(|l| l.trim_end_matches('\r').to_string()).collect() }
+            if s.is_empty() {
+                Vec::new()
+            } else {
+                s.split('\n')
+                    .map(|l| l.trim_end_matches('\r').to_string())
+                    .collect()
+            }
         };
         let mut lines: Vec<HunkLine> = split(&edit.old).into_iter().map(HunkLine::Remove).collect();
         lines.extend(split(&edit.new).into_iter().map(HunkLine::Add));
-        let hunk = Hunk { old_start_hint: None, lines };
+        let hunk = Hunk {
+            old_start_hint: None,
+            lines,
+        };
         match files.iter_mut().find(|f| f.path == edit.path) {
             Some(f) => f.hunks.push(hunk),
-            None => files.push(FileEdit { path: edit.path, creates: false, hunks: vec![hunk] }),
+            None => files.push(FileEdit {
+                path: edit.path,
+                creates: false,
+                hunks: vec![hunk],
+            }),
         }
     }
     if files.is_empty() {
@@ -220,7 +264,10 @@ mod tests {
     #[test]
     fn refuses_file_deletion() {
         let err = read_udiff("--- a/a\n+++ /dev/null\n@@ @@\n-x\n").unwrap_err();
-        assert!(err.to_string().contains("deleting files is not supported"), "{err}");
+        assert!(
+            err.to_string().contains("deleting files is not supported"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -231,10 +278,15 @@ mod tests {
 
     #[test]
     fn reads_a_json_edit_list() {
-        let files = read_json(r#"{"edits":[{"path":"a.py","old":"x = 1","new":"x = 2\ny = 3"}]}"#).unwrap();
+        let files =
+            read_json(r#"{"edits":[{"path":"a.py","old":"x = 1","new":"x = 2\ny = 3"}]}"#).unwrap();
         assert_eq!(
             files[0].hunks[0].lines,
-            vec![HunkLine::Remove("x = 1".into()), HunkLine::Add("x = 2".into()), HunkLine::Add("y = 3".into())]
+            vec![
+                HunkLine::Remove("x = 1".into()),
+                HunkLine::Add("x = 2".into()),
+                HunkLine::Add("y = 3".into())
+            ]
         );
     }
 

@@ -45,7 +45,14 @@ impl OpenAiChat {
             .http_status_as_error(false)
             .build()
             .into();
-        Ok(OpenAiChat { name: policy.provider.kind.name(), base_url: policy.base_url(), key, key_env, timeout, agent })
+        Ok(OpenAiChat {
+            name: policy.provider.kind.name(),
+            base_url: policy.base_url(),
+            key,
+            key_env,
+            timeout,
+            agent,
+        })
     }
 
     fn url(&self) -> String {
@@ -106,11 +113,16 @@ impl Provider for OpenAiChat {
                 "json_schema": {"name": "edits", "strict": true, "schema": schema},
             });
         }
-        let mut call = self.agent.post(&url).header("Content-Type", "application/json");
+        let mut call = self
+            .agent
+            .post(&url)
+            .header("Content-Type", "application/json");
         if let Some(key) = &self.key {
             call = call.header("Authorization", format!("Bearer {key}"));
         }
-        let mut resp = call.send_json(&body).map_err(|e| self.transport_error(&url, e))?;
+        let mut resp = call
+            .send_json(&body)
+            .map_err(|e| self.transport_error(&url, e))?;
         let status = resp.status().as_u16();
         let text = resp
             .body_mut()
@@ -128,7 +140,10 @@ impl Provider for OpenAiChat {
             ))
         })?;
         let choice = parsed.choices.into_iter().next().ok_or_else(|| {
-            Error::Provider(format!("{url} answered with no choices: {:?}", excerpt(&self.redact(&text), 200)))
+            Error::Provider(format!(
+                "{url} answered with no choices: {:?}",
+                excerpt(&self.redact(&text), 200)
+            ))
         })?;
         let content = choice.message.and_then(|m| m.content).unwrap_or_default();
         let usage = parsed
@@ -136,14 +151,19 @@ impl Provider for OpenAiChat {
             .map(|u| Usage {
                 input_tokens: u.prompt_tokens,
                 output_tokens: u.completion_tokens,
-                total_tokens: u.total_tokens.unwrap_or(u.prompt_tokens + u.completion_tokens),
+                total_tokens: u
+                    .total_tokens
+                    .unwrap_or(u.prompt_tokens + u.completion_tokens),
             })
             .unwrap_or_default();
         Ok(Completion {
             content,
             finish_reason: choice.finish_reason,
             usage,
-            model: parsed.model.filter(|m| !m.is_empty() && m != "-").unwrap_or_else(|| req.model.clone()),
+            model: parsed
+                .model
+                .filter(|m| !m.is_empty() && m != "-")
+                .unwrap_or_else(|| req.model.clone()),
         })
     }
 }
@@ -156,12 +176,14 @@ impl OpenAiChat {
                  or raise the limit",
                 self.timeout.as_secs()
             )),
-            ureq::Error::ConnectionFailed | ureq::Error::HostNotFound | ureq::Error::Io(_) => Error::Provider(format!(
-                "cannot reach the model server at {url} ({e}); start it, or fix [provider] base_url in the policy"
-            )),
-            ureq::Error::BodyExceedsLimit(n) => {
-                Error::Provider(format!("{url} sent an answer larger than {n} bytes; refused"))
+            ureq::Error::ConnectionFailed | ureq::Error::HostNotFound | ureq::Error::Io(_) => {
+                Error::Provider(format!(
+                    "cannot reach the model server at {url} ({e}); start it, or fix [provider] base_url in the policy"
+                ))
             }
+            ureq::Error::BodyExceedsLimit(n) => Error::Provider(format!(
+                "{url} sent an answer larger than {n} bytes; refused"
+            )),
             other => Error::Provider(format!("request to {url} failed: {other}")),
         }
     }
@@ -170,15 +192,21 @@ impl OpenAiChat {
         let hint = match status {
             401 | 403 => match &self.key_env {
                 Some(var) => format!("the key in {var} was rejected; check that variable"),
-                None => "the server wants a key; name its variable in [provider] api_key_env".to_string(),
+                None => "the server wants a key; name its variable in [provider] api_key_env"
+                    .to_string(),
             },
-            404 => format!("model {model:?} or the endpoint was not found; check [models] and [provider] base_url"),
+            404 => format!(
+                "model {model:?} or the endpoint was not found; check [models] and [provider] base_url"
+            ),
             429 => "rate limited; wait and retry".to_string(),
             500..=599 => "the server failed; retry later".to_string(),
             _ => "unexpected status".to_string(),
         };
         let body = self.redact(body);
-        Error::Provider(format!("{url} answered HTTP {status}: {hint}. Body: {:?}", excerpt(body.trim(), 300)))
+        Error::Provider(format!(
+            "{url} answered HTTP {status}: {hint}. Body: {:?}",
+            excerpt(body.trim(), 300)
+        ))
     }
 
     /// A server that echoes the request must not make us print the key.
