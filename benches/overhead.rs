@@ -515,9 +515,12 @@ fn propose_overhead(bin: &Path) -> BenchResult<()> {
         "2. Propose overhead: `propose --json` on 3 files, instant scripted endpoint on 127.0.0.1:{port}"
     );
     println!(
-        "   workspaces: {SMALL_FILES} files in src/; {LARGE_FILES} files in src/ + {LARGE_FOLDERS} folders \
-         (built in {build_ms:.0} ms); endpoint answered {served} requests"
+        "   workspaces: {SMALL_FILES} files (src/f0..f2.py + {} fillers), {LARGE_FILES} files (src/f0..f2.py + {} \
+         fillers in {LARGE_FOLDERS} folders, built in {build_ms:.0} ms)",
+        SMALL_FILES - 3,
+        LARGE_FILES - 3
     );
+    println!("   the endpoint answered {served} requests");
     println!(
         "   overhead = elapsed_ms - model_ms from the JSON (whole ms); wall = whole process, spawn to exit"
     );
