@@ -17,7 +17,8 @@ trap 'scripts/local-model.sh stop' EXIT
 echo "real model at $URL"
 
 echo "== cargo test"
-LOCAL_LLM_TEST_URL=$URL LLW_REQUIRE_REAL_MODEL=1 cargo test --locked
+LOG=$(mktemp)
+LOCAL_LLM_TEST_URL=$URL LLW_REQUIRE_REAL_MODEL=1 cargo test --locked 2>&1 | tee "$LOG"
 
 echo "== external MCP client (Python mcp SDK)"
 if [ ! -x "$CACHE/mcp-client/bin/python" ] || ! "$CACHE/mcp-client/bin/python" -c 'import mcp' 2>/dev/null; then
@@ -25,3 +26,8 @@ if [ ! -x "$CACHE/mcp-client/bin/python" ] || ! "$CACHE/mcp-client/bin/python" -
   "$CACHE/mcp-client/bin/pip" install -q --disable-pip-version-check 'mcp==2.3.0'
 fi
 "$CACHE/mcp-client/bin/python" tests/external/list_tools.py target/debug/local-llm-worker
+
+# One closing line for the whole run (cargo's last line is the doc-tests' and counts 0).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$LOG"
+rm -f "$LOG"
