@@ -68,12 +68,14 @@ pub struct ProviderDefaults {
 
 /// How the model is asked to write its edit (see `patch::reader`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum EditFormat {
     /// `json` for llama.cpp (its output is constrained by a JSON schema), `udiff` elsewhere.
     #[default]
     Auto,
     Udiff,
+    SearchReplace,
+    WholeFile,
     Json,
 }
 
@@ -249,6 +251,8 @@ impl Policy {
         use crate::patch::reader::AnswerFormat;
         match (self.edit.format, self.provider.kind) {
             (EditFormat::Udiff, _) => AnswerFormat::Udiff,
+            (EditFormat::SearchReplace, _) => AnswerFormat::SearchReplace,
+            (EditFormat::WholeFile, _) => AnswerFormat::WholeFile,
             (EditFormat::Json, _) => AnswerFormat::Json,
             (EditFormat::Auto, ProviderKind::Llamacpp) => AnswerFormat::Json,
             (EditFormat::Auto, _) => AnswerFormat::Udiff,
@@ -505,7 +509,7 @@ timeout_secs = 300
 
 [edit]
 # How the model writes its edit: "auto" (JSON constrained by a schema on llama.cpp, unified diff elsewhere),
-# "json" or "udiff".
+# "json", "udiff", "search_replace" or "whole_file" (small files only).
 format = "auto"
 "#,
         project = project.name(),

@@ -63,6 +63,45 @@ Task: Set PORT to 9000.
 Answer: {\"edits\": [{\"path\": \"config.py\", \"old\": \"PORT = 8000\", \"new\": \"PORT = 9000\"}]}
 ";
 
+const SEARCH_REPLACE_RULES: &str = "Answer with SEARCH/REPLACE blocks only. For each change: a line with the file \
+path, then `<<<<<<< SEARCH`, the exact lines to find (copied from the file, enough to be unique), `=======`, the \
+lines that replace them, and `>>>>>>> REPLACE`.
+
+Example.
+File greet.py:
+```
+def greet(name):
+    return \"Hello, \" + name
+```
+Task: Say Hi instead of Hello.
+Answer:
+greet.py
+<<<<<<< SEARCH
+    return \"Hello, \" + name
+=======
+    return \"Hi, \" + name
+>>>>>>> REPLACE
+";
+
+const WHOLE_FILE_RULES: &str = "Answer with the complete new content of each file you change: a line with the file \
+path, then the whole file in a ``` code block. Write every line, also the unchanged ones; never write `...` for \
+code you keep.
+
+Example.
+File greet.py:
+```
+def greet(name):
+    return \"Hello, \" + name
+```
+Task: Say Hi instead of Hello.
+Answer:
+greet.py
+```
+def greet(name):
+    return \"Hi, \" + name
+```
+";
+
 /// Build the chat messages for a proposal.
 pub fn messages(
     spec: &TaskSpec<'_>,
@@ -73,6 +112,8 @@ pub fn messages(
     u.push_str(match format {
         AnswerFormat::Udiff => UDIFF_RULES,
         AnswerFormat::Json => JSON_RULES,
+        AnswerFormat::SearchReplace => SEARCH_REPLACE_RULES,
+        AnswerFormat::WholeFile => WHOLE_FILE_RULES,
     });
     u.push_str("\nNow the real task.\n\n");
     for (path, pre) in files {

@@ -230,7 +230,7 @@ impl Service {
                 }
                 s
             }
-            patch::reader::AnswerFormat::Udiff => None,
+            _ => None,
         };
         let spec = TaskSpec {
             task: &req.task,
@@ -259,9 +259,7 @@ impl Service {
             )));
         }
 
-        let edits = patch::reader::read_answer(&completion.content, format)?;
-        let mut changes = patch::locate::locate_all(&edits, &pre_images)?;
-        changes.sort_by(|a, b| a.path.cmp(&b.path));
+        let changes = patch::changes_from_answer(&completion.content, format, &pre_images)?;
         if changes.len() > policy.limits.max_files_per_patch {
             return Err(Error::ModelAnswer(format!(
                 "the answer edits {} files, over [limits] max_files_per_patch = {}",

@@ -1,18 +1,46 @@
 //! Places each hunk of a [`FileEdit`] in its file's pre-image and builds the post-image. Pure.
 //!
-//! A hunk is located by its old side (context and removed lines), compared line by line with the file's lines
-//! without their terminators. It must match in exactly ONE place: no match, or several, is a refusal that names the
-//! hunk and quotes it, never a guess. The line number the model wrote is not used to pick a place.
+//! A hunk is located by its old side (context and removed lines), compared with the file's lines in tiers, strictest
+//! first; the first tier that finds the old side anywhere decides:
+//! 1. exact;
+//! 2. trailing whitespace ignored;
+//! 3. leading and trailing whitespace ignored (indentation drift, tabs vs spaces); added lines are re-indented from
+//!    the model's indentation to the file's;
+//! 4. as 3, with Unicode punctuation folded to ASCII (curly quotes, dashes, non-breaking and other spaces, `…`);
+//!    folded characters the file never uses are folded in the added lines too.
 //!
-//! The post-image keeps what the file had: its line ending (CRLF or LF, taken from its first line), its final-newline
-//! state, a UTF-8 byte-order mark, and the exact bytes of every line the edit did not replace.
+//! The old side must match in exactly ONE place at that tier. Several matches are refused as ambiguous, unless the
+//! line number the model wrote points at exactly one of them (a tie-break, reported as such); the line number never
+//! picks a place the content does not match. No match at any tier is refused, quoting the hunk.
+//!
+//! Also refused: overlapping hunks, insertions without any context in a non-empty file, and added lines that stand
+//! for left-out code ("... rest unchanged") in a hunk that removes lines: applying them would delete code.
+//!
+//! The post-image keeps what the file had: its line ending (CRLF or LF, from its first line), its final-newline
+//! state, a UTF-8 byte-order mark, and the exact bytes of every line the edit did not replace (context lines
+//! included, whatever tier matched them).
 
 use std::collections::BTreeMap;
 
-use super::{FileChange, FileEdit, HunkLine, HunkReport, MODE_REGULAR, MatchTier, PreImage};
+use super::reader::is_elision;
+use super::{FileChange, FileEdit, Hunk, HunkLine, HunkReport, MODE_REGULAR, MatchTier, PreImage};
 use crate::error::{Error, Result, excerpt};
 
 const BOM: &str = "\u{feff}";
+
+/// The matching tiers, strictest first, with the comparison each uses.
+const TIERS: [(MatchTier, fn(&str) -> std::borrow::Cow<'_, str>); 4] = [
+    (MatchTier::Exact, |s| std::borrow::Cow::Borrowed(s)),
+    (MatchTier::TrailingWhitespace, |s| {
+        std::borrow::Cow::Borrowed(s.trim_end())
+    }),
+    (MatchTier::Indentation, |s| {
+        std::borrow::Cow::Borrowed(s.trim())
+    }),
+    (MatchTier::UnicodeFolded, |s| {
+        std::borrow::Cow::Owned(fold_unicode(s.trim()).trim().to_string())
+    }),
+];
 
 /// Locate every edit against `pre_images` (path -> current content, `None` when the file does not exist yet).
 /// Files whose post-image equals their pre-image are left out; an answer that changes nothing is a refusal.
@@ -40,7 +68,16 @@ pub fn locate_all(
             "the answer changes nothing (every hunk leaves its file as it was); retry or rephrase the task".into(),
         ));
     }
+    changes.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(changes)
+}
+
+/// A hunk placed in the file.
+struct Placed {
+    start: usize,
+    old_len: usize,
+    hunk: usize,
+    tier: MatchTier,
 }
 
 /// Locate the hunks of one file.
@@ -67,16 +104,32 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
         "\n"
     };
 
-    // Place each hunk: (start, old_len, hunk index).
-    let mut placed: Vec<(usize, usize, usize)> = Vec::new();
+    let whole_file = matches!(edit.hunks.as_slice(), [Hunk { lines, .. }] if matches!(lines.as_slice(), [HunkLine::WholeFile(_)]));
+    let hunks: Vec<Hunk> = match edit.hunks.as_slice() {
+        [Hunk { lines: hl, .. }] if whole_file => match hl.as_slice() {
+            [HunkLine::WholeFile(new)] => hunks_between(&keys, new),
+            _ => unreachable!("checked above"),
+        },
+        _ => edit.hunks.clone(),
+    };
+    if hunks
+        .iter()
+        .any(|h| h.lines.iter().any(|l| matches!(l, HunkLine::WholeFile(_))))
+    {
+        return Err(Error::ModelAnswer(format!(
+            "the answer mixes a whole new {path} with other edits of it"
+        )));
+    }
+
+    let mut placed: Vec<Placed> = Vec::new();
     let mut reports = Vec::new();
-    for (n, hunk) in edit.hunks.iter().enumerate() {
+    for (n, hunk) in hunks.iter().enumerate() {
         let old_side: Vec<&str> = hunk
             .lines
             .iter()
             .filter_map(|l| match l {
                 HunkLine::Context(s) | HunkLine::Remove(s) => Some(s.as_str()),
-                HunkLine::Add(_) => None,
+                _ => None,
             })
             .collect();
         let added = hunk
@@ -89,85 +142,104 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
             .iter()
             .filter(|l| matches!(l, HunkLine::Remove(_)))
             .count();
+        if removed > 0
+            && let Some(HunkLine::Add(l)) = hunk
+                .lines
+                .iter()
+                .find(|l| matches!(l, HunkLine::Add(s) if is_elision(s)))
+        {
+            return Err(Error::ModelAnswer(format!(
+                "hunk {} of {path} replaces {removed} line(s) with a placeholder for left-out code ({:?}); applying it \
+                 would delete code: the model must write the full replacement",
+                n + 1,
+                excerpt(l.trim(), 80)
+            )));
+        }
         if old_side.is_empty() {
-            if !lines.is_empty() || edit.hunks.len() != 1 {
+            if !lines.is_empty() || hunks.len() != 1 {
                 return Err(Error::ModelAnswer(format!(
                     "hunk {} of {path} adds lines without any context line, so its place in the file is unknown; \
                      the model must quote at least one existing line",
                     n + 1
                 )));
             }
-            placed.push((0, 0, n));
+            placed.push(Placed {
+                start: 0,
+                old_len: 0,
+                hunk: n,
+                tier: MatchTier::WholeFile,
+            });
             reports.push(HunkReport {
                 old_start: 0,
                 removed,
                 added,
                 tier: MatchTier::WholeFile,
+                line_number_tie_break: false,
             });
             continue;
         }
-        let matches = find_all(&keys, &old_side);
-        match matches.as_slice() {
-            [start] => {
-                placed.push((*start, old_side.len(), n));
-                reports.push(HunkReport {
-                    old_start: start + 1,
-                    removed,
-                    added,
-                    tier: MatchTier::Exact,
-                });
-            }
-            [] => {
-                return Err(Error::ModelAnswer(format!(
-                    "hunk {} of {path} does not match the file: these lines were not found together: {:?}",
-                    n + 1,
-                    excerpt(&old_side.join("\n"), 400)
-                )));
-            }
-            many => {
-                let at: Vec<String> = many.iter().take(5).map(|s| (s + 1).to_string()).collect();
-                return Err(Error::ModelAnswer(format!(
-                    "hunk {} of {path} matches {} places (lines {}{}), so where it belongs is ambiguous: {:?}; \
-                     the model must include more context",
-                    n + 1,
-                    many.len(),
-                    at.join(", "),
-                    if many.len() > 5 { ", ..." } else { "" },
-                    excerpt(&old_side.join("\n"), 200)
-                )));
-            }
-        }
+        let (start, tier, tie_break) = find_unique(&keys, &old_side, hunk.old_start_hint, path, n)?;
+        let tier = if whole_file {
+            MatchTier::WholeFile
+        } else {
+            tier
+        };
+        placed.push(Placed {
+            start,
+            old_len: old_side.len(),
+            hunk: n,
+            tier,
+        });
+        reports.push(HunkReport {
+            old_start: start + 1,
+            removed,
+            added,
+            tier,
+            line_number_tie_break: tie_break,
+        });
     }
-    let mut order: Vec<usize> = (0..placed.len()).collect();
-    order.sort_by_key(|&i| placed[i].0);
-    for w in order.windows(2) {
-        let (a, b) = (placed[w[0]], placed[w[1]]);
-        if a.0 + a.1 > b.0 {
+    placed.sort_by_key(|p| p.start);
+    for w in placed.windows(2) {
+        if w[0].start + w[0].old_len > w[1].start {
             return Err(Error::ModelAnswer(format!(
                 "hunks {} and {} of {path} overlap; the model must edit each region once",
-                a.2 + 1,
-                b.2 + 1
+                w[0].hunk + 1,
+                w[1].hunk + 1
             )));
         }
     }
 
+    let file_indent_unit = indent_unit(&keys);
     let mut out: Vec<String> = Vec::with_capacity(lines.len() + 8);
     let mut cursor = 0;
-    for &i in &order {
-        let (start, old_len, n) = placed[i];
-        out.extend(lines[cursor..start].iter().map(|l| l.to_string()));
-        let mut at = start;
-        for line in &edit.hunks[n].lines {
+    for p in &placed {
+        out.extend(lines[cursor..p.start].iter().map(|l| l.to_string()));
+        let hunk = &hunks[p.hunk];
+        let reindent = Reindent::new(
+            hunk,
+            &keys[p.start..p.start + p.old_len],
+            p.tier,
+            file_indent_unit,
+        );
+        let mut at = p.start;
+        for line in &hunk.lines {
             match line {
                 HunkLine::Context(_) => {
                     out.push(lines[at].to_string());
                     at += 1;
                 }
                 HunkLine::Remove(_) => at += 1,
-                HunkLine::Add(s) => out.push(format!("{s}{eol}")),
+                HunkLine::Add(s) => {
+                    let mut s = reindent.apply(s);
+                    if p.tier == MatchTier::UnicodeFolded {
+                        s = fold_foreign(&s, text);
+                    }
+                    out.push(format!("{s}{eol}"));
+                }
+                HunkLine::WholeFile(_) => {}
             }
         }
-        cursor = start + old_len;
+        cursor = p.start + p.old_len;
     }
     out.extend(lines[cursor..].iter().map(|l| l.to_string()));
 
@@ -197,19 +269,246 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
     })
 }
 
+/// Find the one place `needle` matches in `keys`: (start, tier, whether the line-number hint broke a tie).
+fn find_unique(
+    keys: &[&str],
+    needle: &[&str],
+    hint: Option<usize>,
+    path: &str,
+    n: usize,
+) -> Result<(usize, MatchTier, bool)> {
+    for (tier, norm) in TIERS {
+        let hay: Vec<std::borrow::Cow<'_, str>> = keys.iter().map(|k| norm(k)).collect();
+        let pat: Vec<std::borrow::Cow<'_, str>> = needle.iter().map(|k| norm(k)).collect();
+        // An old side of only blank lines would match anywhere once whitespace is ignored.
+        if tier != MatchTier::Exact && pat.iter().all(|p| p.is_empty()) {
+            break;
+        }
+        let matches = find_all(&hay, &pat);
+        match matches.as_slice() {
+            [] => continue,
+            [one] => return Ok((*one, tier, false)),
+            many => {
+                if let Some(h) = hint {
+                    let at: Vec<&usize> = many.iter().filter(|&&m| m + 1 == h).collect();
+                    if let [one] = at.as_slice() {
+                        return Ok((**one, tier, true));
+                    }
+                }
+                let at: Vec<String> = many.iter().take(5).map(|s| (s + 1).to_string()).collect();
+                return Err(Error::ModelAnswer(format!(
+                    "hunk {} of {path} matches {} places (lines {}{}), so where it belongs is ambiguous: {:?}; \
+                     the model must include more context",
+                    n + 1,
+                    many.len(),
+                    at.join(", "),
+                    if many.len() > 5 { ", ..." } else { "" },
+                    excerpt(&needle.join("\n"), 200)
+                )));
+            }
+        }
+    }
+    Err(Error::ModelAnswer(format!(
+        "hunk {} of {path} does not match the file (even ignoring whitespace and Unicode punctuation): these lines \
+         were not found together: {:?}",
+        n + 1,
+        excerpt(&needle.join("\n"), 400)
+    )))
+}
+
+/// Every index where `needle` occurs in `haystack` as consecutive lines.
+fn find_all<T: PartialEq>(haystack: &[T], needle: &[T]) -> Vec<usize> {
+    if needle.is_empty() || needle.len() > haystack.len() {
+        return Vec::new();
+    }
+    (0..=haystack.len() - needle.len())
+        .filter(|&i| haystack[i] == needle[0] && haystack[i..i + needle.len()] == *needle)
+        .collect()
+}
+
 /// A line without its `\n` or `\r\n` terminator.
 fn content_of(line: &str) -> &str {
     let l = line.strip_suffix('\n').unwrap_or(line);
     l.strip_suffix('\r').unwrap_or(l)
 }
 
-/// Every index where `needle` occurs in `haystack` as consecutive lines.
-fn find_all(haystack: &[&str], needle: &[&str]) -> Vec<usize> {
-    if needle.len() > haystack.len() {
-        return Vec::new();
+/// Unicode punctuation weak models substitute for ASCII, and its ASCII form.
+const FOLDS: &[(char, &str)] = &[
+    ('\u{2018}', "'"),
+    ('\u{2019}', "'"),
+    ('\u{201a}', "'"),
+    ('\u{201b}', "'"),
+    ('\u{201c}', "\""),
+    ('\u{201d}', "\""),
+    ('\u{201e}', "\""),
+    ('\u{201f}', "\""),
+    ('\u{2010}', "-"),
+    ('\u{2011}', "-"),
+    ('\u{2012}', "-"),
+    ('\u{2013}', "-"),
+    ('\u{2014}', "-"),
+    ('\u{2015}', "-"),
+    ('\u{2212}', "-"),
+    ('\u{00a0}', " "),
+    ('\u{2007}', " "),
+    ('\u{2009}', " "),
+    ('\u{200a}', " "),
+    ('\u{202f}', " "),
+    ('\u{3000}', " "),
+    ('\u{200b}', ""),
+    ('\u{2026}', "..."),
+];
+
+fn fold_unicode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match FOLDS.iter().find(|(u, _)| *u == c) {
+            Some((_, a)) => out.push_str(a),
+            None => out.push(c),
+        }
     }
-    (0..=haystack.len() - needle.len())
-        .filter(|&i| haystack[i] == needle[0] && haystack[i..i + needle.len()] == *needle)
+    out
+}
+
+/// Fold, in a line the model added, the Unicode punctuation that the file itself never uses.
+fn fold_foreign(line: &str, file: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        match FOLDS.iter().find(|(u, _)| *u == c) {
+            Some((_, a)) if !file.contains(c) => out.push_str(a),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn leading_ws(s: &str) -> &str {
+    &s[..s.len() - s.trim_start().len()]
+}
+
+fn width(ws: &str, tab: usize) -> usize {
+    ws.chars().map(|c| if c == '\t' { tab } else { 1 }).sum()
+}
+
+/// The file's indentation step in columns: the smallest positive indentation of its space-indented lines (4 if none).
+fn indent_unit(keys: &[&str]) -> usize {
+    keys.iter()
+        .filter(|k| !k.trim().is_empty())
+        .map(|k| leading_ws(k))
+        .filter(|w| !w.is_empty() && !w.contains('\t'))
+        .map(str::len)
+        .min()
+        .unwrap_or(4)
+}
+
+/// Maps the model's indentation to the file's for the added lines of a hunk matched with indentation ignored.
+struct Reindent {
+    /// (model anchor indent width in model columns, file anchor indent, model columns per level, use tabs)
+    map: Option<(usize, String, usize, bool, usize)>,
+}
+
+impl Reindent {
+    fn new(hunk: &Hunk, matched: &[&str], tier: MatchTier, file_unit: usize) -> Reindent {
+        if !matches!(tier, MatchTier::Indentation | MatchTier::UnicodeFolded) {
+            return Reindent { map: None };
+        }
+        let old_side = hunk.lines.iter().filter_map(|l| match l {
+            HunkLine::Context(s) | HunkLine::Remove(s) => Some(s.as_str()),
+            _ => None,
+        });
+        // The anchor: the first matched line whose indentation differs between the model and the file.
+        let Some((model, file)) = old_side
+            .zip(matched.iter())
+            .find(|(m, f)| !m.trim().is_empty() && leading_ws(m) != leading_ws(f))
+        else {
+            return Reindent { map: None };
+        };
+        let (m_ws, f_ws) = (leading_ws(model), leading_ws(file));
+        // The model's step: its smallest positive indentation among all hunk lines, in its own columns.
+        let model_unit = hunk
+            .lines
+            .iter()
+            .filter_map(|l| match l {
+                HunkLine::Context(s) | HunkLine::Remove(s) | HunkLine::Add(s)
+                    if !s.trim().is_empty() =>
+                {
+                    Some(leading_ws(s))
+                }
+                _ => None,
+            })
+            .map(|w| width(w, 4))
+            .filter(|&w| w > 0)
+            .min()
+            .unwrap_or(4);
+        let m_w = width(m_ws, 4);
+        let use_tabs = f_ws.contains('\t') || (f_ws.is_empty() && m_ws.contains('\t'));
+        Reindent {
+            map: Some((
+                m_w,
+                f_ws.to_string(),
+                model_unit.max(1),
+                use_tabs,
+                file_unit.max(1),
+            )),
+        }
+    }
+
+    fn apply(&self, line: &str) -> String {
+        let Some((m_w, f_ws, model_unit, use_tabs, file_unit)) = &self.map else {
+            return line.to_string();
+        };
+        if line.trim().is_empty() {
+            return line.trim().to_string();
+        }
+        let ws = leading_ws(line);
+        let delta_levels = (width(ws, 4) as isize - *m_w as isize) as f64 / *model_unit as f64;
+        let f_levels = if *use_tabs {
+            width(f_ws, 1) as f64
+        } else {
+            width(f_ws, 4) as f64 / *file_unit as f64
+        };
+        let levels = (f_levels + delta_levels).round().max(0.0) as usize;
+        let indent = if *use_tabs {
+            "\t".repeat(levels)
+        } else {
+            " ".repeat(levels * *file_unit)
+        };
+        format!("{indent}{}", line.trim_start())
+    }
+}
+
+/// The hunks turning the file's lines into `new` (a whole-file answer), with exact context from the file.
+fn hunks_between(keys: &[&str], new: &[String]) -> Vec<Hunk> {
+    let mut old_text = String::new();
+    for k in keys {
+        old_text.push_str(k);
+        old_text.push('\n');
+    }
+    let mut new_text = String::new();
+    for l in new {
+        new_text.push_str(l.strip_suffix('\r').unwrap_or(l));
+        new_text.push('\n');
+    }
+    let patch = diffy::create_patch(&old_text, &new_text);
+    patch
+        .hunks()
+        .iter()
+        .map(|h| Hunk {
+            old_start_hint: Some(h.old_range().start()),
+            lines: h
+                .lines()
+                .iter()
+                .map(|l| match l {
+                    diffy::Line::Context(s) => {
+                        HunkLine::Context(s.trim_end_matches('\n').to_string())
+                    }
+                    diffy::Line::Delete(s) => {
+                        HunkLine::Remove(s.trim_end_matches('\n').to_string())
+                    }
+                    diffy::Line::Insert(s) => HunkLine::Add(s.trim_end_matches('\n').to_string()),
+                })
+                .collect(),
+        })
         .collect()
 }
 
@@ -263,8 +562,90 @@ mod tests {
     fn refuses_an_ambiguous_hunk_and_names_the_lines() {
         let e = edit("a", vec![R("x".into()), Add("y".into())]);
         let err = locate_file(&e, Some(&pre("x\nz\nx\n"))).unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("matches 2 places (lines 1, 3)"), "{msg}");
+        assert!(
+            err.to_string().contains("matches 2 places (lines 1, 3)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_line_number_breaks_a_tie_but_never_overrides_content() {
+        let mut e = edit("a", vec![R("x".into()), Add("y".into())]);
+        e.hunks[0].old_start_hint = Some(3);
+        let c = locate_file(&e, Some(&pre("x\nz\nx\n"))).unwrap();
+        assert_eq!(c.post, b"x\nz\ny\n");
+        assert!(c.hunks[0].line_number_tie_break);
+        e.hunks[0].old_start_hint = Some(2);
+        assert!(
+            locate_file(&e, Some(&pre("x\nz\nx\n"))).is_err(),
+            "line 2 does not hold `x`"
+        );
+    }
+
+    #[test]
+    fn a_strict_tier_wins_over_looser_matches() {
+        // `  x` matches exactly once; ignoring indentation it would match twice.
+        let e = edit("a", vec![R("  x".into()), Add("  y".into())]);
+        let c = locate_file(&e, Some(&pre("x\n  x\n"))).unwrap();
+        assert_eq!(c.post, b"x\n  y\n");
+        assert_eq!(c.hunks[0].tier, MatchTier::Exact);
+    }
+
+    #[test]
+    fn trailing_whitespace_drift_keeps_the_file_bytes_of_context() {
+        let e = edit("a", vec![C("a".into()), R("b".into()), Add("B".into())]);
+        let c = locate_file(&e, Some(&pre("a  \nb\t\n"))).unwrap();
+        assert_eq!(c.post, b"a  \nB\n");
+        assert_eq!(c.hunks[0].tier, MatchTier::TrailingWhitespace);
+    }
+
+    #[test]
+    fn indentation_drift_is_reindented_to_the_file() {
+        // The file uses tabs; the model wrote 4 spaces per level.
+        let e = edit(
+            "a",
+            vec![
+                C("def f():".into()),
+                R("    return 1".into()),
+                Add("    if x:".into()),
+                Add("        return 2".into()),
+            ],
+        );
+        let c = locate_file(&e, Some(&pre("def f():\n\treturn 1\n"))).unwrap();
+        assert_eq!(
+            String::from_utf8(c.post).unwrap(),
+            "def f():\n\tif x:\n\t\treturn 2\n"
+        );
+        assert_eq!(c.hunks[0].tier, MatchTier::Indentation);
+        // The file uses 2 spaces; the model wrote none.
+        let e = edit(
+            "a",
+            vec![
+                R("x = 1".into()),
+                Add("x = 2".into()),
+                Add("if x:".into()),
+                Add("    y()".into()),
+            ],
+        );
+        let c = locate_file(&e, Some(&pre("def f():\n  x = 1\n"))).unwrap();
+        assert_eq!(
+            String::from_utf8(c.post).unwrap(),
+            "def f():\n  x = 2\n  if x:\n    y()\n"
+        );
+    }
+
+    #[test]
+    fn unicode_punctuation_is_folded_when_the_file_does_not_use_it() {
+        let e = edit(
+            "a",
+            vec![
+                R("s = \u{201c}hi\u{201d} \u{2014} 1".into()),
+                Add("s = \u{201c}hello\u{201d}".into()),
+            ],
+        );
+        let c = locate_file(&e, Some(&pre("s = \"hi\" - 1\n"))).unwrap();
+        assert_eq!(c.post, b"s = \"hello\"\n");
+        assert_eq!(c.hunks[0].tier, MatchTier::UnicodeFolded);
     }
 
     #[test]
@@ -286,12 +667,46 @@ mod tests {
     }
 
     #[test]
+    fn refuses_elisions_that_would_delete_code() {
+        let e = edit(
+            "a",
+            vec![
+                C("def f():".into()),
+                R("    a()".into()),
+                R("    b()".into()),
+                Add("    # ... rest unchanged".into()),
+            ],
+        );
+        let err = locate_file(&e, Some(&pre("def f():\n    a()\n    b()\n"))).unwrap_err();
+        assert!(
+            err.to_string().contains("placeholder for left-out code"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn creates_a_new_file_from_an_added_only_hunk() {
         let mut e = edit("n", vec![Add("hello".into())]);
         e.creates = true;
         let c = locate_file(&e, None).unwrap();
         assert_eq!(c.pre, None);
         assert_eq!(c.post, b"hello\n");
+        assert_eq!(c.hunks[0].tier, MatchTier::WholeFile);
+    }
+
+    #[test]
+    fn a_whole_file_answer_becomes_minimal_hunks_keeping_crlf() {
+        let e = edit(
+            "a",
+            vec![HunkLine::WholeFile(vec![
+                "a".into(),
+                "B".into(),
+                "c".into(),
+            ])],
+        );
+        let c = locate_file(&e, Some(&pre("a\r\nb\r\nc\r\n"))).unwrap();
+        assert_eq!(c.post, b"a\r\nB\r\nc\r\n");
+        assert_eq!(c.hunks.len(), 1);
         assert_eq!(c.hunks[0].tier, MatchTier::WholeFile);
     }
 

@@ -23,6 +23,8 @@ pub enum HunkLine {
     Context(String),
     Remove(String),
     Add(String),
+    /// The whole new content of the file (the `whole_file` answer format); only ever the single line of a hunk.
+    WholeFile(Vec<String>),
 }
 
 /// One hunk as read from the model: its lines, and the old-side start line it claimed (a hint only).
@@ -49,13 +51,20 @@ pub struct PreImage {
     pub mode: u32,
 }
 
-/// How a hunk was placed in its file (the tolerance that located it).
+/// How a hunk was placed in its file (the tolerance that located it), loosest last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchTier {
     /// Context and removed lines matched the file exactly.
     Exact,
-    /// The file was empty or new: the hunk is the whole content.
+    /// Matched once trailing whitespace is ignored.
+    TrailingWhitespace,
+    /// Matched once leading and trailing whitespace is ignored (indentation drift, tabs vs spaces); added lines
+    /// were re-indented to the file's indentation.
+    Indentation,
+    /// Matched once Unicode punctuation (curly quotes, dashes, non-breaking spaces) is folded to ASCII as well.
+    UnicodeFolded,
+    /// The file was empty or new, or the model sent the whole new file: the change is a diff of whole contents.
     WholeFile,
 }
 
@@ -67,6 +76,8 @@ pub struct HunkReport {
     pub removed: usize,
     pub added: usize,
     pub tier: MatchTier,
+    /// Several places matched equally and the line number the model gave picked one: look at this hunk.
+    pub line_number_tie_break: bool,
 }
 
 /// The located result for one file: exact pre- and post-image bytes.
@@ -78,4 +89,16 @@ pub struct FileChange {
     pub post: Vec<u8>,
     pub mode: u32,
     pub hunks: Vec<HunkReport>,
+}
+
+/// The whole pure pipeline: a model's answer and the selected files' pre-images (path -> content, `None` for a file
+/// that does not exist yet) -> the located change of every file it edits, sorted by path.
+pub fn changes_from_answer(
+    answer: &str,
+    format: reader::AnswerFormat,
+    pre_images: &std::collections::BTreeMap<String, Option<PreImage>>,
+) -> crate::Result<Vec<FileChange>> {
+    let selected: Vec<&str> = pre_images.keys().map(String::as_str).collect();
+    let edits = reader::read_answer(answer, format, &selected)?;
+    locate::locate_all(&edits, pre_images)
 }

@@ -1,14 +1,18 @@
-//! Reads a model's free-form answer into [`FileEdit`]s. Pure; it never looks at the files.
+//! Reads a model's free-form answer into [`FileEdit`]s. Pure; it never looks at file contents.
 //!
-//! Two answer formats are understood:
-//! - `udiff`: a unified diff anywhere in the answer (prose, code fences and `diff --git` lines around it are skipped).
-//!   Hunk header numbers and counts are read only as a hint: hunks are recounted from their lines. A blank line
-//!   inside a hunk is read as an empty context line; blank lines that end a hunk are dropped.
-//! - `json`: `{"edits":[{"path":P,"old":LINE,"new":TEXT}]}`, each edit replacing the line(s) `old` of `P` with `new`
-//!   (empty `new` deletes them). This is the shape the provider is constrained to when it supports JSON schemas.
+//! What it tolerates, because weak models write it:
+//! - `<think>…</think>` reasoning, prose, code fences and heredocs (`cat <<'EOF'`) around the edit; CRLF answers;
+//! - unified diffs with wrong, missing or partial `@@` numbers (hunks are recounted; the number is kept only as a
+//!   tie-break hint), missing `@@` lines, missing or extra `a/` `b/` prefixes, `./` paths, a path given only by its
+//!   unique suffix among the selected files, context lines that lost their leading space (only inside a hunk that
+//!   goes on), blank lines standing for empty context lines;
+//! - search/replace blocks (`<<<<<<< SEARCH` / `=======` / `>>>>>>> REPLACE`, 5 to 9 markers) under the file's path;
+//! - a JSON edit list `{"edits":[{"path","old","new"}]}` (identical repeats count once);
+//! - the whole new file in one fenced block, when that format was asked for (small files only).
 //!
-//! What it is not: it does not decide where an edit lands (that is [`super::locate`]) and it does not judge whether
-//! the edit is allowed (that is the service's scope check).
+//! The syntaxes that say where an edit goes (diff, search/replace, JSON) are recognised whatever format was asked;
+//! a bare code block is read as a whole file only when the whole-file format was asked.
+//! What it is not: it does not decide where an edit lands ([`super::locate`]) nor whether it is allowed (the service).
 
 use super::{FileEdit, Hunk, HunkLine};
 use crate::error::{Error, Result, excerpt};
@@ -17,20 +21,64 @@ use crate::error::{Error, Result, excerpt};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AnswerFormat {
     Udiff,
+    SearchReplace,
+    WholeFile,
     Json,
 }
 
-/// Read the edits out of `answer`.
-pub fn read_answer(answer: &str, format: AnswerFormat) -> Result<Vec<FileEdit>> {
+impl AnswerFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            AnswerFormat::Udiff => "udiff",
+            AnswerFormat::SearchReplace => "search_replace",
+            AnswerFormat::WholeFile => "whole_file",
+            AnswerFormat::Json => "json",
+        }
+    }
+}
+
+/// Largest file (in lines) that may be edited by sending it whole.
+pub const WHOLE_FILE_MAX_LINES: usize = 400;
+
+/// Read the edits out of `answer`. `selected` are the paths the model was shown; they resolve sloppy paths.
+pub fn read_answer(answer: &str, format: AnswerFormat, selected: &[&str]) -> Result<Vec<FileEdit>> {
+    let answer = strip_reasoning(answer)?;
     if answer.trim().is_empty() {
         return Err(Error::ModelAnswer(
             "the model returned an empty answer; retry, or give a more specific task".into(),
         ));
     }
-    match format {
-        AnswerFormat::Udiff => read_udiff(answer),
-        AnswerFormat::Json => read_json(answer),
+    let lines: Vec<&str> = answer.lines().collect();
+    let mut edits = if format == AnswerFormat::Json || looks_like_json(&answer) {
+        match read_json(&answer, selected) {
+            Ok(e) => e,
+            Err(e) if format == AnswerFormat::Json => return Err(e),
+            Err(_) => Vec::new(),
+        }
+    } else {
+        Vec::new()
+    };
+    if edits.is_empty() && has_search_replace(&lines) {
+        edits = read_search_replace(&lines, selected)?;
     }
+    if edits.is_empty() && has_diff(&lines) {
+        edits = read_udiff_lines(&lines, selected)?;
+    }
+    if edits.is_empty() && format == AnswerFormat::WholeFile {
+        edits = read_whole_file(&lines, selected)?;
+    }
+    if edits.is_empty() {
+        let what = match format {
+            AnswerFormat::Udiff => {
+                "no unified diff found (expected `--- a/PATH`, `+++ b/PATH` and `@@` hunks)"
+            }
+            AnswerFormat::SearchReplace => "no SEARCH/REPLACE block found",
+            AnswerFormat::WholeFile => "no fenced code block with the new file found",
+            AnswerFormat::Json => "the answer is not the JSON edit list that was asked for",
+        };
+        return Err(no_edit(what, &answer));
+    }
+    Ok(edits)
 }
 
 fn no_edit(what: &str, answer: &str) -> Error {
@@ -40,88 +88,183 @@ fn no_edit(what: &str, answer: &str) -> Error {
     ))
 }
 
-/// Reads the first unified diff in `answer`, with any number of files.
-pub fn read_udiff(answer: &str) -> Result<Vec<FileEdit>> {
-    let lines: Vec<&str> = answer.lines().collect();
-    let mut files: Vec<FileEdit> = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let is_header =
-            lines[i].starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "));
-        if !is_header {
-            i += 1;
-            continue;
-        }
-        let old = header_path(&lines[i][4..]);
-        let new = header_path(&lines[i + 1][4..]);
-        i += 2;
-        if new == "/dev/null" {
-            return Err(Error::ModelAnswer(format!(
-                "the answer deletes {old}; deleting files is not supported: delete it yourself if that is intended"
-            )));
-        }
-        let creates = old == "/dev/null";
-        let mut hunks = Vec::new();
-        while i < lines.len() && lines[i].starts_with("@@") {
-            let hint = old_start_hint(lines[i]);
-            i += 1;
-            let mut body: Vec<(HunkLine, bool)> = Vec::new();
-            while i < lines.len() {
-                let l = lines[i];
-                let next_header = l.starts_with("--- ")
-                    && lines.get(i + 1).is_some_and(|n| n.starts_with("+++ "));
-                if l.starts_with("@@")
-                    || next_header
-                    || l.starts_with("diff --git ")
-                    || l.starts_with("```")
-                {
-                    break;
-                }
-                let parsed = match l.as_bytes().first() {
-                    None => (HunkLine::Context(String::new()), true),
-                    Some(b' ') => (HunkLine::Context(l[1..].to_string()), false),
-                    Some(b'-') => (HunkLine::Remove(l[1..].to_string()), false),
-                    Some(b'+') => (HunkLine::Add(l[1..].to_string()), false),
-                    Some(b'\\') => {
-                        // "\ No newline at end of file": the file's own final-newline state is kept anyway.
-                        i += 1;
-                        continue;
-                    }
-                    Some(_) => break,
-                };
-                body.push(parsed);
-                i += 1;
+/// Remove `<think>…</think>` blocks. An answer that is all reasoning (unclosed) is refused.
+fn strip_reasoning(answer: &str) -> Result<String> {
+    let mut out = String::with_capacity(answer.len());
+    let mut rest = answer;
+    while let Some(start) = rest.find("<think>") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("</think>") {
+            Some(end) => rest = &rest[start + end + "</think>".len()..],
+            None => {
+                return Err(Error::ModelAnswer(
+                    "the answer is reasoning that never finished (`<think>` without `</think>`); raise \
+                     [limits] max_output_tokens or use a model that answers directly"
+                        .into(),
+                ));
             }
-            while body.last().is_some_and(|(_, blank)| *blank) {
-                body.pop();
-            }
-            hunks.push(Hunk {
-                old_start_hint: hint,
-                lines: body.into_iter().map(|(l, _)| l).collect(),
-            });
-        }
-        if hunks.is_empty() {
-            return Err(no_edit(
-                &format!("the diff header for {new} is followed by no @@ hunk"),
-                answer,
-            ));
-        }
-        match files.iter_mut().find(|f| f.path == new) {
-            Some(f) => f.hunks.extend(hunks),
-            None => files.push(FileEdit {
-                path: new,
-                creates,
-                hunks,
-            }),
         }
     }
-    if files.is_empty() {
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Map a path as the model wrote it to a selected path where that is unambiguous.
+pub fn resolve_path(raw: &str, selected: &[&str]) -> String {
+    let p = raw
+        .trim()
+        .trim_matches(|c| c == '`' || c == '*' || c == '"' || c == '\'');
+    let p = p.strip_prefix("./").unwrap_or(p);
+    if selected.contains(&p) {
+        return p.to_string();
+    }
+    for prefix in ["a/", "b/"] {
+        if let Some(s) = p.strip_prefix(prefix)
+            && selected.contains(&s)
+        {
+            return s.to_string();
+        }
+    }
+    let by_suffix: Vec<&&str> = selected
+        .iter()
+        .filter(|s| s.ends_with(&format!("/{p}")) || p.ends_with(&format!("/{s}")))
+        .collect();
+    if by_suffix.len() == 1 {
+        return by_suffix[0].to_string();
+    }
+    p.to_string()
+}
+
+fn is_header_pair(lines: &[&str], i: usize) -> bool {
+    lines[i].starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "))
+}
+
+fn has_diff(lines: &[&str]) -> bool {
+    (0..lines.len()).any(|i| is_header_pair(lines, i)) || lines.iter().any(|l| l.starts_with("@@"))
+}
+
+/// Reads every unified diff in `answer`, with any number of files (tests and tools; the service uses
+/// [`read_answer`]).
+pub fn read_udiff(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
+    let lines: Vec<&str> = answer.lines().collect();
+    let edits = read_udiff_lines(&lines, selected)?;
+    if edits.is_empty() {
         return Err(no_edit(
             "no unified diff found (expected `--- a/PATH`, `+++ b/PATH` and `@@` hunks)",
             answer,
         ));
     }
+    Ok(edits)
+}
+
+fn read_udiff_lines(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
+    let mut files: Vec<FileEdit> = Vec::new();
+    let headers = (0..lines.len()).any(|i| is_header_pair(lines, i));
+    let mut i = 0;
+    while i < lines.len() {
+        let (path, creates) = if is_header_pair(lines, i) {
+            let old = header_path(&lines[i][4..]);
+            let new = header_path(&lines[i + 1][4..]);
+            i += 2;
+            if new == "/dev/null" {
+                return Err(Error::ModelAnswer(format!(
+                    "the answer deletes {old}; deleting files is not supported: delete it yourself if that is intended"
+                )));
+            }
+            (resolve_path(&new, selected), old == "/dev/null")
+        } else if !headers && lines[i].starts_with("@@") && selected.len() == 1 {
+            // Hunks without file headers: unambiguous only when one file was selected.
+            (selected[0].to_string(), false)
+        } else {
+            i += 1;
+            continue;
+        };
+        let mut hunks = Vec::new();
+        loop {
+            let hint = match lines.get(i) {
+                Some(l) if l.starts_with("@@") => {
+                    i += 1;
+                    old_start_hint(l)
+                }
+                // A header straight followed by hunk lines: the model forgot `@@`.
+                Some(l) if hunks.is_empty() && starts_hunk_line(l) => None,
+                _ => break,
+            };
+            let (body, next) = read_hunk_body(lines, i);
+            i = next;
+            hunks.push(Hunk {
+                old_start_hint: hint,
+                lines: body,
+            });
+        }
+        hunks.retain(|h| !h.lines.is_empty());
+        if hunks.is_empty() {
+            return Err(Error::ModelAnswer(format!(
+                "the diff header for {path} is followed by no hunk; the model must show the lines it changes"
+            )));
+        }
+        match files.iter_mut().find(|f| f.path == path) {
+            Some(f) => f.hunks.extend(hunks),
+            None => files.push(FileEdit {
+                path,
+                creates,
+                hunks,
+            }),
+        }
+    }
     Ok(files)
+}
+
+fn starts_hunk_line(l: &str) -> bool {
+    (l.starts_with(['+', '-', ' ']) && !l.starts_with("--- ") && !l.starts_with("+++ "))
+        || l.starts_with('\\')
+}
+
+/// One hunk's lines starting at `i`; returns them and the index after the hunk.
+fn read_hunk_body(lines: &[&str], mut i: usize) -> (Vec<HunkLine>, usize) {
+    let mut body: Vec<(HunkLine, bool)> = Vec::new();
+    while i < lines.len() {
+        let l = lines[i];
+        if l.starts_with("@@")
+            || is_header_pair(lines, i)
+            || l.starts_with("diff --git ")
+            || l.starts_with("```")
+        {
+            break;
+        }
+        let parsed = match l.as_bytes().first() {
+            None => (HunkLine::Context(String::new()), true),
+            Some(b' ') => (HunkLine::Context(l[1..].to_string()), false),
+            Some(b'-') => (HunkLine::Remove(l[1..].to_string()), false),
+            Some(b'+') => (HunkLine::Add(l[1..].to_string()), false),
+            Some(b'\\') => {
+                // "\ No newline at end of file": the file's own final-newline state is kept anyway.
+                i += 1;
+                continue;
+            }
+            // A context line that lost its leading space, inside a hunk that goes on with real hunk lines.
+            Some(_) if !body.is_empty() && continues_hunk(lines, i + 1) => {
+                (HunkLine::Context(l.to_string()), false)
+            }
+            Some(_) => break,
+        };
+        body.push(parsed);
+        i += 1;
+    }
+    while body.last().is_some_and(|(_, blank)| *blank) {
+        body.pop();
+    }
+    (body.into_iter().map(|(l, _)| l).collect(), i)
+}
+
+/// Whether the hunk goes on after `i`: the next non-blank line is a `+`/`-` hunk line.
+fn continues_hunk(lines: &[&str], i: usize) -> bool {
+    lines[i.min(lines.len())..]
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| {
+            l.starts_with(['+', '-']) && !l.starts_with("--- ") && !l.starts_with("+++ ")
+        })
 }
 
 /// The path in a `---`/`+++` header: up to a tab, without the `a/` or `b/` prefix.
@@ -145,6 +288,153 @@ fn old_start_hint(header: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
+/// A SEARCH/REPLACE marker line: 5 to 9 of `c`, then optionally `word`.
+fn is_marker(line: &str, c: char, word: &str) -> bool {
+    let t = line.trim_end();
+    let n = t.chars().take_while(|&x| x == c).count();
+    (5..=9).contains(&n) && {
+        let rest = t[n..].trim();
+        rest.is_empty() && word.is_empty() || rest.eq_ignore_ascii_case(word)
+    }
+}
+
+fn has_search_replace(lines: &[&str]) -> bool {
+    lines.iter().any(|l| is_marker(l, '<', "SEARCH"))
+        && lines.iter().any(|l| is_marker(l, '>', "REPLACE"))
+}
+
+fn read_search_replace(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
+    let mut files: Vec<FileEdit> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !is_marker(lines[i], '<', "SEARCH") {
+            i += 1;
+            continue;
+        }
+        let path = path_above(lines, i, selected).ok_or_else(|| {
+            Error::ModelAnswer(format!(
+                "a SEARCH/REPLACE block (answer line {}) does not name its file; the line above it must be the path",
+                i + 1
+            ))
+        })?;
+        let start = i + 1;
+        let mid = (start..lines.len())
+            .find(|&k| is_marker(lines[k], '=', ""))
+            .ok_or_else(|| {
+                Error::ModelAnswer(format!(
+                    "the SEARCH block at answer line {} has no `=======` line",
+                    i + 1
+                ))
+            })?;
+        let end = (mid + 1..lines.len()).find(|&k| is_marker(lines[k], '>', "REPLACE")).ok_or_else(|| {
+            Error::ModelAnswer(format!(
+                "the SEARCH block at answer line {} has no `>>>>>>> REPLACE` line; the answer may be cut off",
+                i + 1
+            ))
+        })?;
+        let search: Vec<String> = lines[start..mid].iter().map(|s| s.to_string()).collect();
+        let replace: Vec<String> = lines[mid + 1..end].iter().map(|s| s.to_string()).collect();
+        let creates = search.iter().all(|s| s.trim().is_empty());
+        let hunk = Hunk {
+            old_start_hint: None,
+            lines: replacement_hunk(search, replace),
+        };
+        match files.iter_mut().find(|f| f.path == path) {
+            Some(f) => f.hunks.push(hunk),
+            None => files.push(FileEdit {
+                path,
+                creates,
+                hunks: vec![hunk],
+            }),
+        }
+        i = end + 1;
+    }
+    Ok(files)
+}
+
+/// The nearest line above `i` (skipping fences and blanks) that names a file, else the only selected file.
+fn path_above(lines: &[&str], i: usize, selected: &[&str]) -> Option<String> {
+    for l in lines[..i].iter().rev().take(4) {
+        let t = l.trim();
+        if t.is_empty() || t.starts_with("```") {
+            continue;
+        }
+        let t = t
+            .strip_prefix("File:")
+            .or_else(|| t.strip_prefix("file:"))
+            .unwrap_or(t)
+            .trim()
+            .trim_end_matches(':');
+        let p = resolve_path(t, selected);
+        if selected.contains(&p.as_str()) || (!p.contains(' ') && p.contains('.')) {
+            return Some(p);
+        }
+        break;
+    }
+    (selected.len() == 1).then(|| selected[0].to_string())
+}
+
+/// A hunk replacing `old` with `new`, where their common first and last lines become context.
+fn replacement_hunk(old: Vec<String>, new: Vec<String>) -> Vec<HunkLine> {
+    let old: Vec<String> = trim_blank_edges(old);
+    let new: Vec<String> = if old.is_empty() {
+        trim_blank_edges(new)
+    } else {
+        new
+    };
+    let prefix = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let suffix = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut lines: Vec<HunkLine> = old[..prefix]
+        .iter()
+        .cloned()
+        .map(HunkLine::Context)
+        .collect();
+    lines.extend(
+        old[prefix..old.len() - suffix]
+            .iter()
+            .cloned()
+            .map(HunkLine::Remove),
+    );
+    lines.extend(
+        new[prefix..new.len() - suffix]
+            .iter()
+            .cloned()
+            .map(HunkLine::Add),
+    );
+    lines.extend(
+        old[old.len() - suffix..]
+            .iter()
+            .cloned()
+            .map(HunkLine::Context),
+    );
+    lines
+}
+
+fn trim_blank_edges(mut v: Vec<String>) -> Vec<String> {
+    while v.last().is_some_and(|l| l.trim().is_empty()) {
+        v.pop();
+    }
+    let lead = v.iter().take_while(|l| l.trim().is_empty()).count();
+    v.drain(..lead);
+    v
+}
+
+fn looks_like_json(answer: &str) -> bool {
+    let t = answer
+        .trim_start()
+        .trim_start_matches("```json")
+        .trim_start_matches("```")
+        .trim_start();
+    t.starts_with('{') && answer.contains("\"edits\"")
+}
+
 #[derive(serde::Deserialize)]
 struct JsonAnswer {
     edits: Vec<JsonEdit>,
@@ -157,15 +447,19 @@ struct JsonEdit {
     new: String,
 }
 
-/// Reads a JSON edit list (optionally inside a code fence).
-pub fn read_json(answer: &str) -> Result<Vec<FileEdit>> {
-    let trimmed = answer.trim();
-    let body = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        .and_then(|s| s.trim_end().strip_suffix("```"))
-        .unwrap_or(trimmed);
-    let parsed: JsonAnswer = serde_json::from_str(body).map_err(|e| {
+/// Reads a JSON edit list (optionally inside a code fence or after prose).
+pub fn read_json(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
+    let start = answer.find('{').ok_or_else(|| {
+        no_edit(
+            "the answer is not the JSON edit list that was asked for",
+            answer,
+        )
+    })?;
+    let end = answer
+        .rfind('}')
+        .filter(|&e| e > start)
+        .ok_or_else(|| no_edit("the JSON edit list is not closed", answer))?;
+    let parsed: JsonAnswer = serde_json::from_str(&answer[start..=end]).map_err(|e| {
         no_edit(
             &format!("the answer is not the JSON edit list that was asked for ({e})"),
             answer,
@@ -196,16 +490,15 @@ pub fn read_json(answer: &str) -> Result<Vec<FileEdit>> {
                     .collect()
             }
         };
-        let mut lines: Vec<HunkLine> = split(&edit.old).into_iter().map(HunkLine::Remove).collect();
-        lines.extend(split(&edit.new).into_iter().map(HunkLine::Add));
         let hunk = Hunk {
             old_start_hint: None,
-            lines,
+            lines: replacement_hunk(split(&edit.old), split(&edit.new)),
         };
-        match files.iter_mut().find(|f| f.path == edit.path) {
+        let path = resolve_path(&edit.path, selected);
+        match files.iter_mut().find(|f| f.path == path) {
             Some(f) => f.hunks.push(hunk),
             None => files.push(FileEdit {
-                path: edit.path,
+                path,
                 creates: false,
                 hunks: vec![hunk],
             }),
@@ -217,6 +510,121 @@ pub fn read_json(answer: &str) -> Result<Vec<FileEdit>> {
     Ok(files)
 }
 
+/// Whole new files: a fenced block under (or naming) each file; with one selected file, the largest fenced block.
+fn read_whole_file(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
+    let mut blocks: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if let Some(info) = lines[i].trim_start().strip_prefix("```") {
+            let fence_len = 3 + info.chars().take_while(|&c| c == '`').count();
+            let fence = "`".repeat(fence_len);
+            let end = (i + 1..lines.len()).find(|&k| lines[k].trim() == fence);
+            let Some(end) = end else {
+                return Err(Error::ModelAnswer(
+                    "the code block with the new file is not closed; the answer may be cut off"
+                        .into(),
+                ));
+            };
+            let info_path = info
+                .trim_start_matches('`')
+                .split_whitespace()
+                .find_map(|w| {
+                    let p = resolve_path(w, selected);
+                    selected.contains(&p.as_str()).then_some(p)
+                });
+            let named = info_path.or_else(|| {
+                path_above(lines, i, &[])
+                    .map(|p| resolve_path(&p, selected))
+                    .filter(|p| selected.contains(&p.as_str()))
+            });
+            blocks.push((
+                named,
+                lines[i + 1..end].iter().map(|s| s.to_string()).collect(),
+            ));
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    let mut files: Vec<FileEdit> = Vec::new();
+    let named: Vec<&(Option<String>, Vec<String>)> =
+        blocks.iter().filter(|b| b.0.is_some()).collect();
+    let chosen: Vec<(String, Vec<String>)> = if !named.is_empty() {
+        named
+            .into_iter()
+            .map(|(p, b)| (p.clone().unwrap_or_default(), b.clone()))
+            .collect()
+    } else if selected.len() == 1 {
+        blocks
+            .into_iter()
+            .max_by_key(|b| b.1.len())
+            .map(|b| vec![(selected[0].to_string(), b.1)])
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    for (path, body) in chosen {
+        if body.len() > WHOLE_FILE_MAX_LINES {
+            return Err(Error::ModelAnswer(format!(
+                "the whole-file answer for {path} has {} lines; whole files are accepted up to {WHOLE_FILE_MAX_LINES} lines: \
+                 ask for a diff instead",
+                body.len()
+            )));
+        }
+        files.retain(|f: &FileEdit| f.path != path);
+        files.push(FileEdit {
+            path,
+            creates: false,
+            hunks: vec![Hunk {
+                old_start_hint: None,
+                lines: vec![HunkLine::WholeFile(body)],
+            }],
+        });
+    }
+    Ok(files)
+}
+
+/// Whether an added line stands for code the model left out ("... rest unchanged", "// existing code here").
+pub fn is_elision(line: &str) -> bool {
+    let t = line.trim();
+    let body = ["//", "#", "/*", "<!--", "--", ";", "*"]
+        .iter()
+        .find_map(|p| t.strip_prefix(p))
+        .unwrap_or(t)
+        .trim()
+        .trim_end_matches("*/")
+        .trim_end_matches("-->")
+        .trim()
+        .to_lowercase();
+    if body == "..." || body == "…" || body == "...." {
+        return true;
+    }
+    let dots = body.contains("...") || body.contains('…');
+    let phrases = [
+        "existing code",
+        "rest of the",
+        "rest unchanged",
+        "remains unchanged",
+        "remain unchanged",
+        "unchanged code",
+        "code unchanged",
+        "omitted for brevity",
+        "code omitted",
+        "same as before",
+        "previous code",
+        "other methods",
+        "rest of code",
+        "keep existing",
+        "as before",
+    ];
+    let phrase = phrases.iter().any(|p| body.contains(p));
+    phrase && (dots || body.len() < 60)
+        || dots
+            && ["unchanged", "existing", "rest", "omitted", "remaining"]
+                .iter()
+                .any(|w| body.contains(w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,7 +632,7 @@ mod tests {
     #[test]
     fn reads_a_fenced_diff_surrounded_by_prose() {
         let answer = "Here is the change:\n```diff\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1,2 +1,2 @@\n a = 1\n-b = 2\n+b = 3\n```\nDone.";
-        let files = read_udiff(answer).unwrap();
+        let files = read_udiff(answer, &["src/x.py"]).unwrap();
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].path, "src/x.py");
         assert_eq!(files[0].hunks[0].old_start_hint, Some(1));
@@ -241,7 +649,7 @@ mod tests {
     #[test]
     fn reads_several_files_and_new_files() {
         let answer = "--- a/a.txt\n+++ b/a.txt\n@@ @@\n-x\n+y\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n";
-        let files = read_udiff(answer).unwrap();
+        let files = read_udiff(answer, &["a.txt", "new.txt"]).unwrap();
         assert_eq!(files.len(), 2);
         assert!(!files[0].creates);
         assert!(files[1].creates);
@@ -250,20 +658,26 @@ mod tests {
 
     #[test]
     fn trailing_blank_lines_do_not_become_context() {
-        let files = read_udiff("--- a/a\n+++ b/a\n@@ @@\n-x\n+y\n\n\nThat is all.").unwrap();
+        let files =
+            read_udiff("--- a/a\n+++ b/a\n@@ @@\n-x\n+y\n\n\nThat is all.", &["a"]).unwrap();
         assert_eq!(files[0].hunks[0].lines.len(), 2);
     }
 
     #[test]
-    fn refuses_prose_without_a_diff_and_quotes_it() {
-        let err = read_udiff("I think you should rename the function.").unwrap_err();
+    fn refuses_prose_without_an_edit_and_quotes_it() {
+        let err = read_answer(
+            "I think you should rename the function.",
+            AnswerFormat::Udiff,
+            &["a"],
+        )
+        .unwrap_err();
         assert!(matches!(err, Error::ModelAnswer(_)));
         assert!(err.to_string().contains("rename the function"), "{err}");
     }
 
     #[test]
     fn refuses_file_deletion() {
-        let err = read_udiff("--- a/a\n+++ /dev/null\n@@ @@\n-x\n").unwrap_err();
+        let err = read_udiff("--- a/a\n+++ /dev/null\n@@ @@\n-x\n", &["a"]).unwrap_err();
         assert!(
             err.to_string().contains("deleting files is not supported"),
             "{err}"
@@ -271,21 +685,36 @@ mod tests {
     }
 
     #[test]
-    fn refuses_a_header_without_hunks() {
-        let err = read_udiff("--- a/a\n+++ b/a\nno hunks here").unwrap_err();
-        assert!(err.to_string().contains("no @@ hunk"), "{err}");
+    fn resolves_sloppy_paths_against_the_selection() {
+        let sel = ["src/app/main.py", "README.md"];
+        assert_eq!(resolve_path("./src/app/main.py", &sel), "src/app/main.py");
+        assert_eq!(resolve_path("a/src/app/main.py", &sel), "src/app/main.py");
+        assert_eq!(resolve_path("main.py", &sel), "src/app/main.py");
+        assert_eq!(resolve_path("`README.md`", &sel), "README.md");
+        assert_eq!(resolve_path("other.py", &sel), "other.py");
     }
 
     #[test]
-    fn reads_a_json_edit_list() {
-        let files =
-            read_json(r#"{"edits":[{"path":"a.py","old":"x = 1","new":"x = 2\ny = 3"}]}"#).unwrap();
+    fn strips_reasoning_and_refuses_unfinished_reasoning() {
+        let a = "<think>maybe --- a/x\n+++ b/x</think>\n--- a/a\n+++ b/a\n@@ @@\n-x\n+y\n";
+        assert_eq!(
+            read_answer(a, AnswerFormat::Udiff, &["a"]).unwrap()[0].path,
+            "a"
+        );
+        let err = read_answer("<think>let me see", AnswerFormat::Udiff, &["a"]).unwrap_err();
+        assert!(err.to_string().contains("never finished"), "{err}");
+    }
+
+    #[test]
+    fn reads_search_replace_blocks_with_context_trimmed() {
+        let a = "src/a.py\n```python\n<<<<<<< SEARCH\ndef f():\n    return 1\n=======\ndef f():\n    return 2\n>>>>>>> REPLACE\n```\n";
+        let files = read_answer(a, AnswerFormat::SearchReplace, &["src/a.py"]).unwrap();
         assert_eq!(
             files[0].hunks[0].lines,
             vec![
-                HunkLine::Remove("x = 1".into()),
-                HunkLine::Add("x = 2".into()),
-                HunkLine::Add("y = 3".into())
+                HunkLine::Context("def f():".into()),
+                HunkLine::Remove("    return 1".into()),
+                HunkLine::Add("    return 2".into())
             ]
         );
     }
@@ -293,15 +722,38 @@ mod tests {
     #[test]
     fn identical_repeated_json_edits_count_once() {
         let e = r#"{"path":"a.py","old":"x = 1","new":"x = 2"}"#;
-        let files = read_json(&format!(r#"{{"edits":[{e},{e},{e}]}}"#)).unwrap();
+        let files = read_json(&format!(r#"{{"edits":[{e},{e},{e}]}}"#), &["a.py"]).unwrap();
         assert_eq!(files[0].hunks.len(), 1);
     }
 
     #[test]
     fn refuses_json_that_is_not_an_edit_list() {
-        let err = read_json(r#"{"answer": 42}"#).unwrap_err();
+        let err = read_json(r#"{"answer": 42}"#, &["a"]).unwrap_err();
         assert!(err.to_string().contains("not the JSON edit list"), "{err}");
-        let err = read_json(r#"{"edits":[{"path":"a","old":"  ","new":"x"}]}"#).unwrap_err();
+        let err =
+            read_json(r#"{"edits":[{"path":"a","old":"  ","new":"x"}]}"#, &["a"]).unwrap_err();
         assert!(err.to_string().contains("empty `old`"), "{err}");
+    }
+
+    #[test]
+    fn recognises_elisions_and_not_ordinary_comments() {
+        for l in [
+            "# ... rest of the code unchanged",
+            "// existing code here",
+            "...",
+            "    # ...",
+            "/* ... */",
+            "// rest of the file",
+        ] {
+            assert!(is_elision(l), "{l}");
+        }
+        for l in [
+            "# compute the total",
+            "x = y[...]",
+            "// TODO: handle errors",
+            "print('...')",
+        ] {
+            assert!(!is_elision(l), "{l}");
+        }
     }
 }
