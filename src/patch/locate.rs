@@ -28,8 +28,11 @@ use crate::error::{Error, Result, excerpt};
 
 const BOM: &str = "\u{feff}";
 
+/// How a tier normalises a line before comparing.
+type Normalise = fn(&str) -> std::borrow::Cow<'_, str>;
+
 /// The matching tiers, strictest first, with the comparison each uses.
-const TIERS: [(MatchTier, fn(&str) -> std::borrow::Cow<'_, str>); 4] = [
+const TIERS: [(MatchTier, Normalise); 4] = [
     (MatchTier::Exact, |s| std::borrow::Cow::Borrowed(s)),
     (MatchTier::TrailingWhitespace, |s| {
         std::borrow::Cow::Borrowed(s.trim_end())
