@@ -182,6 +182,13 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
             continue;
         }
         let (start, tier, tie_break) = find_unique(&keys, &old_side, hunk.old_start_hint, path, n)?;
+        if hunk.maybe_cut_off && start + old_side.len() != keys.len() {
+            return Err(Error::ModelAnswer(format!(
+                "hunk {} of {path} ends the answer on a changed line, shorter than its header says and before \
+                 the end of the file: the answer looks cut off; retry, or raise [limits] max_output_tokens",
+                n + 1
+            )));
+        }
         let tier = if whole_file {
             MatchTier::WholeFile
         } else {
@@ -233,7 +240,10 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
                 }
                 HunkLine::Remove(_) => at += 1,
                 HunkLine::Add(s) => {
-                    let mut s = reindent.apply(s);
+                    let mut s = match &reindent {
+                        Some(r) => r.apply(s),
+                        None => s.clone(),
+                    };
                     if p.tier == MatchTier::UnicodeFolded {
                         s = fold_foreign(&s, text);
                     }
@@ -405,78 +415,112 @@ fn indent_unit(keys: &[&str]) -> usize {
 }
 
 /// Maps the model's indentation to the file's for the added lines of a hunk matched with indentation ignored.
+///
+/// Every matched non-blank line gives a pair (the model's indentation width, the file's indentation). An added
+/// line indented like one of the model's matched lines gets that line's file indentation; otherwise the nearest
+/// pair is shifted by the difference in levels (the model's level step is the gcd of its indentation widths).
 struct Reindent {
-    /// (model anchor indent width in model columns, file anchor indent, model columns per level, use tabs)
-    map: Option<(usize, String, usize, bool, usize)>,
+    pairs: Vec<(usize, String)>,
+    model_unit: usize,
+    file_unit: usize,
+    use_tabs: bool,
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 impl Reindent {
-    fn new(hunk: &Hunk, matched: &[&str], tier: MatchTier, file_unit: usize) -> Reindent {
+    fn new(hunk: &Hunk, matched: &[&str], tier: MatchTier, file_unit: usize) -> Option<Reindent> {
         if !matches!(tier, MatchTier::Indentation | MatchTier::UnicodeFolded) {
-            return Reindent { map: None };
+            return None;
         }
         let old_side = hunk.lines.iter().filter_map(|l| match l {
             HunkLine::Context(s) | HunkLine::Remove(s) => Some(s.as_str()),
             _ => None,
         });
-        // The anchor: the first matched line whose indentation differs between the model and the file.
-        let Some((model, file)) = old_side
-            .zip(matched.iter())
-            .find(|(m, f)| !m.trim().is_empty() && leading_ws(m) != leading_ws(f))
-        else {
-            return Reindent { map: None };
-        };
-        let (m_ws, f_ws) = (leading_ws(model), leading_ws(file));
-        // The model's step: its smallest positive indentation among all hunk lines, in its own columns.
-        let model_unit = hunk
+        let matched_pairs: Vec<(&str, &str)> = old_side
+            .zip(matched.iter().copied())
+            .filter(|(m, _)| !m.trim().is_empty())
+            .collect();
+        if matched_pairs
+            .iter()
+            .all(|(m, f)| leading_ws(m) == leading_ws(f))
+        {
+            return None;
+        }
+        // Every matched line one space short, in a file indented with spaces: the model dropped the ' ' prefix of
+        // its context lines (the hunk's own lines are in file columns already). No indentation style differs by
+        // exactly one column everywhere.
+        if matched_pairs.iter().all(|(m, f)| {
+            let (mw, fw) = (leading_ws(m), leading_ws(f));
+            !fw.contains('\t') && !mw.contains('\t') && fw.len() == mw.len() + 1
+        }) {
+            return None;
+        }
+        // Removed lines first: they are written with the same prefix discipline as the added lines, so when the
+        // context lines drifted differently (a lost prefix space), an added line still finds its true level.
+        let removed: Vec<&str> = hunk
             .lines
             .iter()
             .filter_map(|l| match l {
-                HunkLine::Context(s) | HunkLine::Remove(s) | HunkLine::Add(s)
-                    if !s.trim().is_empty() =>
-                {
-                    Some(leading_ws(s))
-                }
+                HunkLine::Remove(s) => Some(s.as_str()),
                 _ => None,
             })
-            .map(|w| width(w, 4))
-            .filter(|&w| w > 0)
-            .min()
-            .unwrap_or(4);
-        let m_w = width(m_ws, 4);
-        let use_tabs = f_ws.contains('\t') || (f_ws.is_empty() && m_ws.contains('\t'));
-        Reindent {
-            map: Some((
-                m_w,
-                f_ws.to_string(),
-                model_unit.max(1),
-                use_tabs,
-                file_unit.max(1),
-            )),
-        }
+            .collect();
+        let mut ordered = matched_pairs.clone();
+        ordered.sort_by_key(|(m, _)| !removed.contains(m));
+        let pairs: Vec<(usize, String)> = ordered
+            .iter()
+            .map(|(m, f)| (width(leading_ws(m), 4), leading_ws(f).to_string()))
+            .collect();
+        let model_widths = hunk.lines.iter().filter_map(|l| match l {
+            HunkLine::Context(s) | HunkLine::Remove(s) | HunkLine::Add(s)
+                if !s.trim().is_empty() =>
+            {
+                Some(width(leading_ws(s), 4))
+            }
+            _ => None,
+        });
+        let model_unit = model_widths.fold(0, gcd);
+        let use_tabs = pairs.iter().any(|(_, f)| f.contains('\t'));
+        Some(Reindent {
+            pairs,
+            model_unit: if model_unit == 0 { 4 } else { model_unit },
+            file_unit: file_unit.max(1),
+            use_tabs,
+        })
     }
 
     fn apply(&self, line: &str) -> String {
-        let Some((m_w, f_ws, model_unit, use_tabs, file_unit)) = &self.map else {
+        if line.trim().is_empty() {
+            return String::new();
+        }
+        let w = width(leading_ws(line), 4);
+        let text = line.trim_start();
+        if let Some((_, f)) = self.pairs.iter().find(|(mw, _)| *mw == w) {
+            return format!("{f}{text}");
+        }
+        let Some((mw, f)) = self
+            .pairs
+            .iter()
+            .min_by_key(|(mw, _)| (mw.abs_diff(w), *mw))
+        else {
             return line.to_string();
         };
-        if line.trim().is_empty() {
-            return line.trim().to_string();
-        }
-        let ws = leading_ws(line);
-        let delta_levels = (width(ws, 4) as isize - *m_w as isize) as f64 / *model_unit as f64;
-        let f_levels = if *use_tabs {
-            width(f_ws, 1) as f64
+        let delta = (w as f64 - *mw as f64) / self.model_unit as f64;
+        let indent = if self.use_tabs {
+            let levels = (f.chars().filter(|&c| c == '\t').count() as f64 + delta)
+                .round()
+                .max(0.0);
+            "\t".repeat(levels as usize)
         } else {
-            width(f_ws, 4) as f64 / *file_unit as f64
+            let cols = (width(f, self.file_unit) as f64 + delta * self.file_unit as f64)
+                .round()
+                .max(0.0);
+            " ".repeat(cols as usize)
         };
-        let levels = (f_levels + delta_levels).round().max(0.0) as usize;
-        let indent = if *use_tabs {
-            "\t".repeat(levels)
-        } else {
-            " ".repeat(levels * *file_unit)
-        };
-        format!("{indent}{}", line.trim_start())
+        format!("{indent}{text}")
     }
 }
 
@@ -498,6 +542,7 @@ fn hunks_between(keys: &[&str], new: &[String]) -> Vec<Hunk> {
         .iter()
         .map(|h| Hunk {
             old_start_hint: Some(h.old_range().start()),
+            maybe_cut_off: false,
             lines: h
                 .lines()
                 .iter()
@@ -526,6 +571,7 @@ mod tests {
             creates: false,
             hunks: vec![Hunk {
                 old_start_hint: None,
+                maybe_cut_off: false,
                 lines,
             }],
         }
@@ -663,6 +709,7 @@ mod tests {
         let mut e = edit("a", vec![R("x".into()), C("y".into()), Add("1".into())]);
         e.hunks.push(Hunk {
             old_start_hint: None,
+            maybe_cut_off: false,
             lines: vec![R("y".into()), Add("2".into())],
         });
         let err = locate_file(&e, Some(&pre("x\ny\n"))).unwrap_err();

@@ -32,6 +32,9 @@ pub enum HunkLine {
 pub struct Hunk {
     pub old_start_hint: Option<usize>,
     pub lines: Vec<HunkLine>,
+    /// The answer ends inside this hunk, which is shorter than its header says and ends on a changed line: it may be
+    /// cut off. It is accepted only where it reaches the end of the file.
+    pub maybe_cut_off: bool,
 }
 
 /// The edits the model asked for on one file.

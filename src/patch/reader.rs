@@ -49,6 +49,13 @@ pub fn read_answer(answer: &str, format: AnswerFormat, selected: &[&str]) -> Res
         ));
     }
     let lines: Vec<&str> = answer.lines().collect();
+    if lines.iter().filter(|l| l.starts_with("```")).count() % 2 == 1 {
+        return Err(Error::ModelAnswer(
+            "the answer ends inside an unclosed code block, so it may be cut off; retry, or raise \
+             [limits] max_output_tokens"
+                .into(),
+        ));
+    }
     let mut edits = if format == AnswerFormat::Json || looks_like_json(&answer) {
         match read_json(&answer, selected) {
             Ok(e) => e,
@@ -181,23 +188,53 @@ fn read_udiff_lines(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> 
         };
         let mut hunks = Vec::new();
         loop {
-            let hint = match lines.get(i) {
+            let (hint, old_count) = match lines.get(i) {
                 Some(l) if l.starts_with("@@") => {
                     i += 1;
-                    old_start_hint(l)
+                    (old_start_hint(l), old_count_hint(l))
                 }
                 // A header straight followed by hunk lines: the model forgot `@@`.
-                Some(l) if hunks.is_empty() && starts_hunk_line(l) => None,
+                Some(l) if hunks.is_empty() && starts_hunk_line(l) => (None, None),
+                // Lines the hunk reader stopped at (unprefixed trailing context, prose) before another hunk of
+                // the same file: skip to that hunk rather than lose it.
+                Some(_) if !hunks.is_empty() => match next_hunk_of_same_file(lines, i) {
+                    Some(k) => {
+                        i = k;
+                        continue;
+                    }
+                    None => break,
+                },
                 _ => break,
             };
             let (body, next) = read_hunk_body(lines, i);
             i = next;
+            if body.is_empty() {
+                return Err(Error::ModelAnswer(format!(
+                    "hunk {} of {path} has no line the worker can read (answer line {i}); the model must \
+                     prefix lines with ' ', '-' or '+'",
+                    hunks.len() + 1
+                )));
+            }
+            let old_len = body
+                .iter()
+                .filter(|l| matches!(l, HunkLine::Context(_) | HunkLine::Remove(_)))
+                .count();
+            let ends_answer = lines[i..].iter().all(|l| l.trim().is_empty());
+            // Cut off: shorter than its header says, at the very end of the answer, and missing the trailing
+            // context a complete hunk has (as much as its leading context), or without any change yet.
+            let is_ctx = |l: &&HunkLine| matches!(l, HunkLine::Context(_));
+            let leading = body.iter().take_while(is_ctx).count();
+            let trailing = body.iter().rev().take_while(is_ctx).count();
+            let no_change = leading == body.len();
+            let maybe_cut_off = ends_answer
+                && old_count.is_some_and(|n| old_len < n)
+                && (no_change || trailing < leading || trailing == 0);
             hunks.push(Hunk {
                 old_start_hint: hint,
                 lines: body,
+                maybe_cut_off,
             });
         }
-        hunks.retain(|h| !h.lines.is_empty());
         if hunks.is_empty() {
             return Err(Error::ModelAnswer(format!(
                 "the diff header for {path} is followed by no hunk; the model must show the lines it changes"
@@ -220,49 +257,63 @@ fn starts_hunk_line(l: &str) -> bool {
         || l.starts_with('\\')
 }
 
-/// One hunk's lines starting at `i`; returns them and the index after the hunk.
-fn read_hunk_body(lines: &[&str], mut i: usize) -> (Vec<HunkLine>, usize) {
-    let mut body: Vec<(HunkLine, bool)> = Vec::new();
-    while i < lines.len() {
-        let l = lines[i];
-        if l.starts_with("@@")
-            || is_header_pair(lines, i)
-            || l.starts_with("diff --git ")
-            || l.starts_with("```")
-        {
-            break;
+/// The index of the next `@@` line at or after `i`, if no other file's header, `diff --git` or fence comes first.
+fn next_hunk_of_same_file(lines: &[&str], i: usize) -> Option<usize> {
+    (i..lines.len())
+        .find(|&k| ends_hunk(lines, k))
+        .filter(|&k| lines[k].starts_with("@@"))
+}
+
+fn ends_hunk(lines: &[&str], i: usize) -> bool {
+    let l = lines[i];
+    l.starts_with("@@")
+        || is_header_pair(lines, i)
+        || l.starts_with("diff --git ")
+        || l.starts_with("```")
+}
+
+/// One hunk's lines starting at `start`; returns them and the index after the hunk.
+///
+/// A line without a prefix is a context line that lost its leading space when a change of the same hunk still
+/// follows it. When a hunk has such a line, its lines that start with a space are read whole too: the model dropped
+/// the prefixes, so that space is indentation.
+fn read_hunk_body(lines: &[&str], start: usize) -> (Vec<HunkLine>, usize) {
+    let mut end = start;
+    let mut unprefixed = false;
+    while end < lines.len() && !ends_hunk(lines, end) {
+        match lines[end].as_bytes().first() {
+            None | Some(b' ' | b'-' | b'+' | b'\\') => {}
+            Some(_) if continues_hunk(lines, end + 1) => unprefixed = true,
+            Some(_) => break,
         }
+        end += 1;
+    }
+    let mut body: Vec<(HunkLine, bool)> = Vec::new();
+    for l in &lines[start..end] {
         let parsed = match l.as_bytes().first() {
             None => (HunkLine::Context(String::new()), true),
+            Some(b' ') if unprefixed => (HunkLine::Context(l.to_string()), false),
             Some(b' ') => (HunkLine::Context(l[1..].to_string()), false),
             Some(b'-') => (HunkLine::Remove(l[1..].to_string()), false),
             Some(b'+') => (HunkLine::Add(l[1..].to_string()), false),
-            Some(b'\\') => {
-                // "\ No newline at end of file": the file's own final-newline state is kept anyway.
-                i += 1;
-                continue;
-            }
-            // A context line that lost its leading space, inside a hunk that goes on with real hunk lines.
-            Some(_) if !body.is_empty() && continues_hunk(lines, i + 1) => {
-                (HunkLine::Context(l.to_string()), false)
-            }
-            Some(_) => break,
+            // "\ No newline at end of file": the file's own final-newline state is kept anyway.
+            Some(b'\\') => continue,
+            Some(_) => (HunkLine::Context(l.to_string()), false),
         };
         body.push(parsed);
-        i += 1;
     }
     while body.last().is_some_and(|(_, blank)| *blank) {
         body.pop();
     }
-    (body.into_iter().map(|(l, _)| l).collect(), i)
+    (body.into_iter().map(|(l, _)| l).collect(), end)
 }
 
-/// Whether the hunk goes on after `i`: the next non-blank line is a `+`/`-` hunk line.
+/// Whether a change (`+`/`-` line) of the same hunk comes at or after `i`, before anything that ends a hunk.
 fn continues_hunk(lines: &[&str], i: usize) -> bool {
-    lines[i.min(lines.len())..]
-        .iter()
-        .find(|l| !l.trim().is_empty())
-        .is_some_and(|l| {
+    (i..lines.len())
+        .take_while(|&k| !ends_hunk(lines, k))
+        .any(|k| {
+            let l = lines[k];
             l.starts_with(['+', '-']) && !l.starts_with("--- ") && !l.starts_with("+++ ")
         })
 }
@@ -275,6 +326,19 @@ fn header_path(rest: &str) -> String {
         .or_else(|| p.strip_prefix("b/"))
         .unwrap_or(p);
     p.to_string()
+}
+
+/// The old-side line count in `@@ -12,3 +12,4 @@` (1 when only the start is given), if the model wrote one.
+fn old_count_hint(header: &str) -> Option<usize> {
+    let rest = header
+        .trim_start_matches('@')
+        .trim_start()
+        .strip_prefix('-')?;
+    let range = rest.split_whitespace().next()?;
+    match range.split_once(',') {
+        Some((_, n)) => n.parse().ok(),
+        None => range.parse::<usize>().ok().map(|_| 1),
+    }
 }
 
 /// The old-side start line in `@@ -12,3 +12,4 @@`, if the model wrote one.
@@ -296,6 +360,12 @@ fn is_marker(line: &str, c: char, word: &str) -> bool {
         let rest = t[n..].trim();
         rest.is_empty() && word.is_empty() || rest.eq_ignore_ascii_case(word)
     }
+}
+
+/// A line of 5 to 9 `c` followed by anything (a conflict or SEARCH/REPLACE marker).
+fn is_marker_any(line: &str, c: char) -> bool {
+    let n = line.chars().take_while(|&x| x == c).count();
+    (5..=9).contains(&n) && line[n..].chars().next().is_none_or(|x| x == ' ')
 }
 
 fn has_search_replace(lines: &[&str]) -> bool {
@@ -332,11 +402,22 @@ fn read_search_replace(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit
                 i + 1
             ))
         })?;
+        if lines[start..end].iter().enumerate().any(|(k, l)| {
+            start + k != mid
+                && (is_marker_any(l, '=') || is_marker_any(l, '<') || is_marker_any(l, '>'))
+        }) {
+            return Err(Error::ModelAnswer(format!(
+                "the SEARCH/REPLACE block at answer line {} holds more than one `=======` or a nested marker, so \
+                 where SEARCH ends is ambiguous; ask for a unified diff instead",
+                i + 1
+            )));
+        }
         let search: Vec<String> = lines[start..mid].iter().map(|s| s.to_string()).collect();
         let replace: Vec<String> = lines[mid + 1..end].iter().map(|s| s.to_string()).collect();
         let creates = search.iter().all(|s| s.trim().is_empty());
         let hunk = Hunk {
             old_start_hint: None,
+            maybe_cut_off: false,
             lines: replacement_hunk(search, replace),
         };
         match files.iter_mut().find(|f| f.path == path) {
@@ -376,11 +457,12 @@ fn path_above(lines: &[&str], i: usize, selected: &[&str]) -> Option<String> {
 
 /// A hunk replacing `old` with `new`, where their common first and last lines become context.
 fn replacement_hunk(old: Vec<String>, new: Vec<String>) -> Vec<HunkLine> {
-    let old: Vec<String> = trim_blank_edges(old);
-    let new: Vec<String> = if old.is_empty() {
-        trim_blank_edges(new)
+    // Blank lines are content: they are kept on both sides, so common lines stay aligned. Only a SEARCH of
+    // nothing but blank lines (a new file) drops them.
+    let (old, new) = if old.iter().all(|l| l.trim().is_empty()) {
+        (Vec::new(), trim_blank_edges(new))
     } else {
-        new
+        (old, new)
     };
     let prefix = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
     let max_suffix = old.len().min(new.len()) - prefix;
@@ -492,6 +574,7 @@ pub fn read_json(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
         };
         let hunk = Hunk {
             old_start_hint: None,
+            maybe_cut_off: false,
             lines: replacement_hunk(split(&edit.old), split(&edit.new)),
         };
         let path = resolve_path(&edit.path, selected);
@@ -577,6 +660,7 @@ fn read_whole_file(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
             creates: false,
             hunks: vec![Hunk {
                 old_start_hint: None,
+                maybe_cut_off: false,
                 lines: vec![HunkLine::WholeFile(body)],
             }],
         });
