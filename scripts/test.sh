@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: format and lints, unit and end-to-end tests (with the REAL local llama.cpp model server),
-# and an independent MCP client (the official Python SDK) listing the tools.
+# an independent MCP client (the official Python SDK) listing the tools, and the plugin installed and driven in the
+# real Claude Code and Codex CLIs (pinned, from npm) against scripted model endpoints.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -27,7 +28,13 @@ if [ ! -x "$CACHE/mcp-client/bin/python" ] || ! "$CACHE/mcp-client/bin/python" -
 fi
 "$CACHE/mcp-client/bin/python" tests/external/list_tools.py target/debug/local-llm-worker
 
+echo "== the plugin in the real host CLIs (Claude Code, Codex)"
+cargo build --release --locked --quiet
+HOSTS_LOG=$(mktemp)
+scripts/test-hosts.sh 2>&1 | tee "$HOSTS_LOG"
+
 # One closing line for the whole run (cargo's last line is the doc-tests' and counts 0).
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
-     END { printf "tests: %d passed, %d failed\n", p, f }' "$LOG"
-rm -f "$LOG"
+     /^hosts: [0-9]+ passed, [0-9]+ failed/ { p += $2; f += $4 }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$LOG" "$HOSTS_LOG"
+rm -f "$LOG" "$HOSTS_LOG"

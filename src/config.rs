@@ -23,6 +23,10 @@ pub enum ProviderKind {
     Huggingface,
     /// OpenRouter (OpenAI-compatible chat completions, GLM).
     Openrouter,
+    /// DeepSeek (the Responses API).
+    Deepseek,
+    /// Any other OpenAI-compatible chat completions server (vLLM, LM Studio, Ollama...): `base_url` required.
+    Openai,
 }
 
 impl ProviderKind {
@@ -31,6 +35,8 @@ impl ProviderKind {
             ProviderKind::Llamacpp => "llamacpp",
             ProviderKind::Huggingface => "huggingface",
             ProviderKind::Openrouter => "openrouter",
+            ProviderKind::Deepseek => "deepseek",
+            ProviderKind::Openai => "openai",
         }
     }
 
@@ -55,8 +61,62 @@ impl ProviderKind {
                 flash: "z-ai/glm-5.3-flash",
                 pro: "z-ai/glm-5.3",
             },
+            ProviderKind::Deepseek => ProviderDefaults {
+                base_url: "https://api.deepseek.com/v1",
+                api_key_env: Some("DEEPSEEK_API_KEY"),
+                flash: "deepseek-v4-flash",
+                pro: "deepseek-v4-pro",
+            },
+            ProviderKind::Openai => ProviderDefaults {
+                base_url: "http://127.0.0.1:8000/v1",
+                api_key_env: None,
+                flash: "local",
+                pro: "local",
+            },
         }
     }
+
+    /// The context window assumed when `[models] context_window` is not set, in tokens.
+    pub fn default_context_window(self) -> u64 {
+        match self {
+            ProviderKind::Llamacpp | ProviderKind::Openai => 8192,
+            _ => 128_000,
+        }
+    }
+}
+
+/// How hard a reasoning model should think; mapped per provider (`provider::reasoning_field`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Effort {
+    None,
+    Low,
+    Medium,
+    #[default]
+    High,
+    Max,
+}
+
+impl Effort {
+    pub fn name(self) -> &'static str {
+        match self {
+            Effort::None => "none",
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+            Effort::Max => "max",
+        }
+    }
+}
+
+/// One `{provider, model}` pair of `[models] active`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActivePair {
+    pub provider: ProviderKind,
+    pub model: String,
 }
 
 pub struct ProviderDefaults {
@@ -105,6 +165,9 @@ pub struct ProviderSection {
     /// Sampling temperature sent with every request.
     #[serde(default = "default_temperature")]
     pub temperature: f32,
+    /// Reasoning effort for models that reason: none | low | medium | high | max.
+    #[serde(default)]
+    pub reasoning_effort: Effort,
 }
 
 fn default_temperature() -> f32 {
@@ -118,6 +181,11 @@ pub struct Models {
     pub flash: Option<String>,
     /// Used for `complexity = "medium"`.
     pub pro: Option<String>,
+    /// The model's context window in tokens; a request whose estimated prompt plus output budget exceeds it is
+    /// refused before sending.
+    pub context_window: Option<u64>,
+    /// When set, only these {provider, model} pairs may be called; anything else is refused before any request.
+    pub active: Option<Vec<ActivePair>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -205,6 +273,7 @@ impl Policy {
                 base_url: None,
                 api_key_env: None,
                 temperature: default_temperature(),
+                reasoning_effort: Effort::default(),
             },
             models: Models::default(),
             paths: Paths::default(),
@@ -246,6 +315,49 @@ impl Policy {
         }
     }
 
+    /// Route a request to a model: complexity `low` always uses flash, whatever was asked; `medium` uses pro, or
+    /// the alias (`flash`, `pro`) or full model id asked for. The pair must be in `[models] active` when that is set.
+    pub fn route(&self, medium: bool, requested: Option<&str>) -> Result<String> {
+        let model = match (medium, requested.map(str::trim).filter(|m| !m.is_empty())) {
+            (false, _) | (true, Some("flash")) => self.model_for(false),
+            (true, None | Some("pro")) => self.model_for(true),
+            (true, Some(id)) => id.to_string(),
+        };
+        if let Some(active) = &self.models.active
+            && !active
+                .iter()
+                .any(|p| p.provider == self.provider.kind && p.model == model)
+        {
+            return Err(Error::Policy(format!(
+                "model {model:?} of provider {} is not in [models] active; add {{ provider = \"{}\", model = \"{model}\" }} \
+                 there, or ask for a listed model",
+                self.provider.kind.name(),
+                self.provider.kind.name()
+            )));
+        }
+        Ok(model)
+    }
+
+    /// The context window of the configured models, in tokens.
+    pub fn context_window(&self) -> u64 {
+        self.models
+            .context_window
+            .unwrap_or_else(|| self.provider.kind.default_context_window())
+    }
+
+    /// The same policy talking to another provider with that provider's defaults (the CLI's `--provider`).
+    pub fn with_provider(mut self, kind: ProviderKind) -> Policy {
+        if kind != self.provider.kind {
+            self.provider.kind = kind;
+            self.provider.base_url = None;
+            self.provider.api_key_env = None;
+            self.models.flash = None;
+            self.models.pro = None;
+            self.models.context_window = None;
+        }
+        self
+    }
+
     /// The answer format to ask for.
     pub fn answer_format(&self) -> crate::patch::reader::AnswerFormat {
         use crate::patch::reader::AnswerFormat;
@@ -261,6 +373,14 @@ impl Policy {
 
     fn check(&self, source: &str) -> Result<()> {
         let bad = |what: String| Err(Error::Policy(format!("{source}: {what}")));
+        if self.provider.kind == ProviderKind::Openai && self.provider.base_url.is_none() {
+            return bad("[provider] kind = \"openai\" needs base_url (for example \"http://127.0.0.1:8000/v1\")".into());
+        }
+        if self.models.context_window == Some(0) {
+            return bad(
+                "[models] context_window is 0; give the model's context size in tokens".into(),
+            );
+        }
         if self.paths.allowed.is_empty() {
             return bad(
                 "[paths] allowed is empty, so no file could be read; list globs such as \"src/**\""
@@ -457,7 +577,7 @@ pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
         Some(env) => format!(
             "# The NAME of the environment variable that holds the API key. Never put the key itself in this file.\napi_key_env = \"{env}\"\n"
         ),
-        None => "# No key: a local llama.cpp server needs none. Name a variable here if yours does.\n# api_key_env = \"LLAMA_API_KEY\"\n".to_string(),
+        None => "# No key: a local server needs none. Name a variable here if yours does.\n# api_key_env = \"LLAMA_API_KEY\"\n".to_string(),
     };
     let model_note = match kind {
         ProviderKind::Llamacpp => {
@@ -479,11 +599,17 @@ kind = "{kind}"
 base_url = "{base_url}"
 {key_line}# Sampling temperature for edits.
 temperature = 0.2
+# For models that reason: none | low | medium | high | max ({effort_note}).
+reasoning_effort = "high"
 
 [models]
 {model_note}# complexity = "low" always uses flash; "medium" uses pro.
 flash = "{flash}"
 pro = "{pro}"
+# Requests whose estimated prompt plus output budget exceed this many tokens are refused before sending.
+context_window = {context_window}
+# Uncomment to allow only these pairs; any other is refused before a request is made.
+# active = [{{ provider = "{kind}", model = "{flash}" }}, {{ provider = "{kind}", model = "{pro}" }}]
 
 [paths]
 # Files the model may see and edit: workspace-relative globs; `*` stays within a folder, `**` crosses folders.
@@ -515,6 +641,14 @@ format = "auto"
         project = project.name(),
         kind = kind.name(),
         base_url = d.base_url,
+        context_window = kind.default_context_window(),
+        effort_note = match kind {
+            ProviderKind::Openrouter =>
+                "GLM accepts low, high or max: none is sent as low, medium as high",
+            ProviderKind::Huggingface => "sent as reasoning_effort; max is sent as high",
+            ProviderKind::Deepseek => "sent as reasoning.effort; max is sent as high",
+            ProviderKind::Llamacpp | ProviderKind::Openai => "not sent to this provider",
+        },
         flash = d.flash,
         pro = d.pro,
         allowed = toml_list(project.allowed()),
@@ -552,6 +686,8 @@ mod tests {
             ProviderKind::Llamacpp,
             ProviderKind::Huggingface,
             ProviderKind::Openrouter,
+            ProviderKind::Deepseek,
+            ProviderKind::Openai,
         ] {
             for project in [
                 ProjectKind::Rust,

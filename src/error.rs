@@ -39,6 +39,9 @@ pub enum Error {
     /// The patch was applied but a validation command failed; the previous bytes were restored.
     #[error("validation failed, previous bytes restored: {0}")]
     ValidationFailed(String),
+    /// The caller cancelled the request; nothing was written.
+    #[error("cancelled by the caller; nothing was written")]
+    Cancelled,
     /// An I/O failure while reading or writing the workspace.
     #[error("io: {0}")]
     Io(String),
@@ -60,6 +63,7 @@ impl Error {
             Error::Proposal(_) => "proposal",
             Error::Stale(_) => "stale",
             Error::ValidationFailed(_) => "validation_failed",
+            Error::Cancelled => "cancelled",
             Error::Io(_) => "io",
         }
     }

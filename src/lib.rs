@@ -11,7 +11,9 @@
 pub mod checks;
 pub mod config;
 pub mod digest;
+pub mod doctor;
 pub mod error;
+pub mod ledger;
 pub mod mcp;
 pub mod patch;
 pub mod prompt;

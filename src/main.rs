@@ -7,8 +7,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use local_llm_delegator::config::{self, ProviderKind};
-use local_llm_delegator::service::{self, ApplyResult, ProposeRequest, ProposeResult, Service};
-use local_llm_delegator::{Error, mcp, scope};
+use local_llm_delegator::service::{
+    self, ApplyResult, Call, DelegateRequest, ProposeRequest, ProposeResult, Service,
+};
+use local_llm_delegator::{Error, doctor, ledger, mcp, scope};
 
 #[derive(Parser)]
 #[command(
@@ -59,13 +61,65 @@ enum Command {
         file: Vec<String>,
         #[arg(long)]
         context: Option<String>,
-        /// Model alias: flash or pro.
+        /// Model: the alias flash or pro, or a full model id (low complexity always uses flash).
         #[arg(long)]
         model: Option<String>,
+        /// Talk to this provider (with its defaults) instead of the policy's.
+        #[arg(long, value_enum)]
+        provider: Option<ProviderKind>,
         /// Also write the exact patch bytes to this file (for `apply --patch`).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Print the same JSON object as the MCP tool.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read-only delegation of non-patch work; prints the model's answer.
+    Delegate {
+        #[arg(long)]
+        workspace_root: String,
+        /// summarize | extract | classify | routine_transform | draft_documentation | draft_tests |
+        /// routine_code_draft | routine_review
+        #[arg(long)]
+        task_kind: String,
+        #[arg(long)]
+        task: String,
+        /// An acceptance criterion (repeat: 1 to 20).
+        #[arg(long = "accept")]
+        accept: Vec<String>,
+        #[arg(long = "constraint")]
+        constraint: Vec<String>,
+        #[arg(long = "plan")]
+        plan: Vec<String>,
+        #[arg(long)]
+        complexity: String,
+        /// A workspace-relative file the model reads (repeat).
+        #[arg(long = "file")]
+        file: Vec<String>,
+        #[arg(long)]
+        context: Option<String>,
+        /// text | markdown | json | patch
+        #[arg(long)]
+        output_format: Option<String>,
+        #[arg(long)]
+        max_output_tokens: Option<u32>,
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long, value_enum)]
+        provider: Option<ProviderKind>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the policy, key, endpoint and routing of a workspace, one line each.
+    Doctor {
+        /// The project folder (default: the current folder).
+        #[arg(long)]
+        workspace_root: Option<PathBuf>,
+        #[arg(long, value_enum)]
+        provider: Option<ProviderKind>,
+    },
+    /// Summarise the ledger: tokens delegated, proposals applied and refused.
+    Stats {
         #[arg(long)]
         json: bool,
     },
@@ -129,6 +183,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             file,
             context,
             model,
+            provider,
             out,
             json,
         } => {
@@ -143,7 +198,11 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
                 context,
                 model,
             };
-            let r = Service::new().propose(&req).map_err(|e| (e, json))?;
+            let call = Call {
+                provider,
+                ..Call::default()
+            };
+            let r = Service::new().propose(&req, &call).map_err(|e| (e, json))?;
             if let Some(out) = out {
                 std::fs::write(&out, r.patch.as_bytes()).map_err(|e| {
                     (
@@ -156,6 +215,121 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
                 print_json(&r);
             } else {
                 print_proposal(&r);
+            }
+            Ok(())
+        }
+        Command::Delegate {
+            workspace_root,
+            task_kind,
+            task,
+            accept,
+            constraint,
+            plan,
+            complexity,
+            file,
+            context,
+            output_format,
+            max_output_tokens,
+            model,
+            provider,
+            json,
+        } => {
+            let req = DelegateRequest {
+                workspace_root,
+                task_kind,
+                task,
+                acceptance_criteria: accept,
+                constraints: constraint,
+                plan,
+                complexity,
+                files: file,
+                context,
+                output_format,
+                max_output_tokens,
+                model,
+            };
+            let call = Call {
+                provider,
+                ..Call::default()
+            };
+            let r = Service::new()
+                .delegate(&req, &call)
+                .map_err(|e| (e, json))?;
+            if json {
+                print_json(&r);
+            } else {
+                println!("{}", r.content);
+                eprintln!(
+                    "[{} / {}: {} input + {} output tokens, {} ms; files read: {}]",
+                    r.provider,
+                    r.model,
+                    r.usage.input_tokens,
+                    r.usage.output_tokens,
+                    r.elapsed_ms,
+                    if r.files_read.is_empty() {
+                        "none".to_string()
+                    } else {
+                        r.files_read.join(", ")
+                    }
+                );
+            }
+            Ok(())
+        }
+        Command::Doctor {
+            workspace_root,
+            provider,
+        } => {
+            let root = match workspace_root {
+                Some(p) => p,
+                None => std::env::current_dir().map_err(|e| (Error::Io(e.to_string()), false))?,
+            };
+            let checks = doctor::run(&root.to_string_lossy(), provider);
+            for c in &checks {
+                println!("{c}");
+            }
+            match checks.iter().filter(|c| !c.ok).count() {
+                0 => Ok(()),
+                n => Err((
+                    Error::InvalidArgument(format!(
+                        "{n} check(s) failed; see the FAIL lines above"
+                    )),
+                    false,
+                )),
+            }
+        }
+        Command::Stats { json } => {
+            let Some(path) = ledger::path() else {
+                return Err((
+                    Error::Io("no ledger location: set LOCAL_LLM_LEDGER or HOME".into()),
+                    json,
+                ));
+            };
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let s = ledger::summarise(&text);
+            if json {
+                print_json(&s);
+            } else {
+                println!("ledger              {}", path.display());
+                println!(
+                    "proposals           {} made, {} refused",
+                    s.proposals, s.proposals_refused
+                );
+                println!(
+                    "applies             {} applied, {} refused or rolled back",
+                    s.applied, s.applies_refused
+                );
+                println!(
+                    "delegations         {} answered, {} refused",
+                    s.delegations, s.delegations_refused
+                );
+                println!(
+                    "tokens delegated    {} input + {} output",
+                    s.input_tokens, s.output_tokens
+                );
+                println!(
+                    "files read for you  {} bytes: about {} primary-model tokens not spent reading them",
+                    s.bytes_read, s.primary_tokens_saved
+                );
             }
             Ok(())
         }

@@ -1,14 +1,22 @@
-//! The stdio MCP server: two tools over the [`Service`], nothing more. Arguments are translated, the service is
-//! called on a blocking thread (it does file and network I/O), and its refusals become `isError` results.
+//! The stdio MCP server: three tools over the [`Service`], nothing more. Arguments are translated, the service is
+//! called on a blocking thread (it does file and network I/O), progress notifications are sent while the model
+//! answers (when the client asked with a progress token), `notifications/cancelled` aborts the model request, and
+//! refusals become `isError` results.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{Json, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::model::{Implementation, ProgressNotificationParam, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
+use rmcp::{Json, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
-use crate::service::{ApplyRequest, ApplyResult, ProposeRequest, ProposeResult, Service};
+use crate::provider::Watch;
+use crate::service::{
+    ApplyRequest, ApplyResult, Call, DelegateRequest, DelegateResult, ProposeRequest,
+    ProposeResult, Service,
+};
 
 /// What the server tells the primary model about when and how to use it.
 pub const INSTRUCTIONS: &str = "This server hands small code changes to a cheap model and applies only what you approve.
@@ -21,7 +29,9 @@ How to delegate:
 3. To accept it, call apply_patch with the proposal_id AND the digest. Exactly those bytes are written, only if the
    files are unchanged since the proposal; the project's validation commands then run, and a failure restores the
    previous bytes.
-4. Re-read the changed files afterwards. Commits, pushes and commands stay with you.";
+4. Re-read the changed files afterwards. Commits, pushes and commands stay with you.
+delegate_task does read-only work (summaries, extraction, classification, drafts, routine reviews) and returns text:
+treat it as an untrusted draft too.";
 
 #[derive(Clone)]
 pub struct WorkerServer {
@@ -29,10 +39,48 @@ pub struct WorkerServer {
     tool_router: ToolRouter<Self>,
 }
 
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> crate::Result<T> + Send + 'static,
+/// Run `f` on a blocking thread with a [`Call`] wired to the request's progress token and cancellation.
+async fn with_call<T: Send + 'static>(
+    ctx: RequestContext<RoleServer>,
+    f: impl FnOnce(Call) -> crate::Result<T> + Send + 'static,
 ) -> Result<T, String> {
-    match tokio::task::spawn_blocking(f).await {
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+    let call = Call {
+        provider: None,
+        watch: Watch {
+            on_progress: Arc::new(move |n| {
+                let _ = tx.send(n);
+            }),
+            cancelled: cancelled.clone(),
+        },
+    };
+    let token = ctx.meta.get_progress_token();
+    let peer = ctx.peer.clone();
+    let forward = tokio::spawn(async move {
+        let mut last_sent = 0;
+        while let Some(n) = rx.recv().await {
+            // At most one notification per 16 chunks: enough to show life, little traffic.
+            if let Some(t) = &token
+                && (last_sent == 0 || n >= last_sent + 16)
+            {
+                last_sent = n;
+                let mut p = ProgressNotificationParam::new(t.clone(), n as f64);
+                p.message = Some(format!("the model has written {n} chunks"));
+                let _ = peer.notify_progress(p).await;
+            }
+        }
+    });
+    let ct = ctx.ct.clone();
+    let flag = cancelled.clone();
+    let watcher = tokio::spawn(async move {
+        ct.cancelled().await;
+        flag.store(true, Ordering::Relaxed);
+    });
+    let result = tokio::task::spawn_blocking(move || f(call)).await;
+    watcher.abort();
+    let _ = forward.await;
+    match result {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(e.to_string()),
         Err(e) => Err(format!("internal error: the worker thread failed: {e}")),
@@ -62,9 +110,12 @@ impl WorkerServer {
     async fn propose_patch(
         &self,
         Parameters(req): Parameters<ProposeRequest>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<Json<ProposeResult>, String> {
         let service = self.service.clone();
-        blocking(move || service.propose(&req)).await.map(Json)
+        with_call(ctx, move |call| service.propose(&req, &call))
+            .await
+            .map(Json)
     }
 
     /// Apply a proposal you reviewed: pass its proposal_id and digest. Writes exactly the approved bytes if the files
@@ -82,9 +133,32 @@ impl WorkerServer {
     async fn apply_patch(
         &self,
         Parameters(req): Parameters<ApplyRequest>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<Json<ApplyResult>, String> {
         let service = self.service.clone();
-        blocking(move || service.apply_proposal(&req))
+        with_call(ctx, move |_| service.apply_proposal(&req))
+            .await
+            .map(Json)
+    }
+
+    /// Read-only delegation of bounded non-patch work (summaries, extraction, classification, routine transforms,
+    /// drafts of docs/tests/code, routine reviews). Returns text to verify; never writes anything.
+    #[tool(
+        name = "delegate_task",
+        annotations(
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn delegate_task(
+        &self,
+        Parameters(req): Parameters<DelegateRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<Json<DelegateResult>, String> {
+        let service = self.service.clone();
+        with_call(ctx, move |call| service.delegate(&req, &call))
             .await
             .map(Json)
     }

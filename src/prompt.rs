@@ -246,6 +246,69 @@ pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> 
     }))
 }
 
+/// Build the chat messages for a read-only delegation.
+pub fn delegate_messages(
+    task_kind: &str,
+    output_format: &str,
+    spec: &TaskSpec<'_>,
+    files: &BTreeMap<String, Option<PreImage>>,
+) -> Vec<Message> {
+    let shape = match output_format {
+        "markdown" => "Answer in Markdown.",
+        "json" => "Answer with JSON only: no prose, no code fence.",
+        "patch" => "Answer with a unified diff only (--- a/PATH, +++ b/PATH, @@ hunks).",
+        _ => "Answer in plain text.",
+    };
+    let system = format!(
+        "You are a careful assistant doing one bounded task ({}) for an engineer who will verify your work. \
+         Do exactly what is asked, follow the acceptance criteria, and say so plainly when something cannot be \
+         done from what you were given. {shape}",
+        task_kind.replace('_', " ")
+    );
+    let mut u = String::new();
+    for (path, pre) in files {
+        if let Some(p) = pre {
+            let fence = fence_for(&p.text);
+            u.push_str(&format!("File {path}:\n{fence}\n{}", p.text));
+            if !p.text.ends_with('\n') {
+                u.push('\n');
+            }
+            u.push_str(&format!("{fence}\n\n"));
+        }
+    }
+    u.push_str(&format!("Task: {}\n", spec.task.trim()));
+    for (title, items, numbered) in [
+        ("Acceptance criteria", spec.acceptance_criteria, false),
+        ("Constraints", spec.constraints, false),
+        ("Plan", spec.plan, true),
+    ] {
+        if items.is_empty() {
+            continue;
+        }
+        u.push_str(&format!("{title}:\n"));
+        for (i, it) in items.iter().enumerate() {
+            if numbered {
+                u.push_str(&format!("{}. {}\n", i + 1, it.trim()));
+            } else {
+                u.push_str(&format!("- {}\n", it.trim()));
+            }
+        }
+    }
+    if let Some(ctx) = spec.context.filter(|c| !c.trim().is_empty()) {
+        u.push_str(&format!("Context:\n{}\n", ctx.trim()));
+    }
+    vec![
+        Message {
+            role: "system",
+            content: system,
+        },
+        Message {
+            role: "user",
+            content: u,
+        },
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

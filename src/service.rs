@@ -15,10 +15,11 @@ use crate::checks::{self, CheckResult};
 use crate::config::{self, LoadedPolicy};
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
+use crate::ledger;
 use crate::patch::{self, HunkReport, PreImage};
 use crate::prompt::{self, TaskSpec};
 use crate::proposal::ProposalStore;
-use crate::provider::{self, ChatRequest, Usage};
+use crate::provider::{self, ChatRequest, Usage, Watch};
 use crate::scope::{self, Workspace};
 use crate::txn::{self, PatchLimits};
 
@@ -50,7 +51,8 @@ pub struct ProposeRequest {
     /// Optional extra context for the model (conventions, related signatures...).
     #[serde(default)]
     pub context: Option<String>,
-    /// Optional model alias: "flash" or "pro". Low complexity always uses flash.
+    /// Optional model: the alias "flash" or "pro", or a full model id (checked against [models] active).
+    /// Low complexity always uses flash.
     #[serde(default)]
     pub model: Option<String>,
 }
@@ -91,6 +93,8 @@ pub struct ProposeResult {
     pub model_ms: u64,
     /// Unix time (seconds) after which the proposal can no longer be applied.
     pub expires_at_unix: u64,
+    /// Bytes of the selected files the worker read and sent (the primary did not have to read them).
+    pub bytes_read: u64,
 }
 
 /// Input of `apply_patch`.
@@ -113,6 +117,73 @@ pub struct ApplyResult {
     pub elapsed_ms: u64,
     /// Applying calls no model: always zero.
     pub usage: Usage,
+}
+
+/// How one call is made: a provider override (the CLI's `--provider`), progress reporting and cancellation.
+#[derive(Clone, Default)]
+pub struct Call {
+    pub provider: Option<crate::config::ProviderKind>,
+    pub watch: Watch,
+}
+
+impl Call {
+    fn policy_for(&self, policy: &config::Policy) -> config::Policy {
+        match self.provider {
+            Some(kind) => policy.clone().with_provider(kind),
+            None => policy.clone(),
+        }
+    }
+}
+
+/// A rough token count of `text`: 3 bytes per token, on the safe side for code.
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(3)
+}
+
+/// Send `chat` after checking it fits the context window; refuse a cut-off answer. Returns (provider name,
+/// completion, milliseconds waited).
+fn ask(
+    policy: &config::Policy,
+    chat: &ChatRequest,
+    call: &Call,
+    entry: &mut ledger::Entry,
+) -> Result<(String, provider::Completion, u64)> {
+    let prompt_tokens: u64 = chat
+        .messages
+        .iter()
+        .map(|m| estimate_tokens(&m.content))
+        .sum::<u64>()
+        + chat
+            .json_schema
+            .as_ref()
+            .map(|s| estimate_tokens(&s.to_string()))
+            .unwrap_or(0);
+    let window = policy.context_window();
+    if prompt_tokens + u64::from(chat.max_tokens) > window {
+        return Err(Error::InvalidArgument(format!(
+            "the prompt is about {prompt_tokens} tokens and the answer may take {}: over [models] context_window = \
+             {window}; select fewer or smaller files (a model that silently drops context returns confident, \
+             destructive edits)",
+            chat.max_tokens
+        )));
+    }
+    let provider = provider::for_policy(policy)?;
+    let start = Instant::now();
+    entry.provider = provider.name().to_string();
+    entry.model = chat.model.clone();
+    let completion = provider.complete(chat, &call.watch)?;
+    let ms = start.elapsed().as_millis() as u64;
+    // Tokens spent are recorded even when the answer is refused afterwards.
+    entry.model = completion.model.clone();
+    entry.usage = completion.usage;
+    if completion.finish_reason.as_deref() == Some("length") {
+        return Err(Error::ModelAnswer(format!(
+            "the answer was cut off at {} output tokens ({} used), so it cannot be trusted; raise the limit or \
+             narrow the task",
+            chat.max_tokens, completion.usage.output_tokens
+        )));
+    }
+    Ok((provider.name().to_string(), completion, ms))
 }
 
 /// The service both transports share.
@@ -178,13 +249,6 @@ pub fn check_request(r: &ProposeRequest) -> Result<bool> {
             "complexity \"medium\" needs a plan: give the steps the model should follow",
         ));
     }
-    if let Some(m) = &r.model
-        && !matches!(m.as_str(), "flash" | "pro")
-    {
-        return Err(invalid(format!(
-            "model {m:?} is not an alias this worker knows; use \"flash\" or \"pro\""
-        )));
-    }
     if r.files.is_empty() {
         return Err(invalid(
             "files is empty; select the file(s) the model should see and edit",
@@ -213,12 +277,36 @@ impl Service {
     }
 
     /// Propose a patch: never writes to the workspace.
-    pub fn propose(&self, req: &ProposeRequest) -> Result<ProposeResult> {
+    pub fn propose(&self, req: &ProposeRequest, call: &Call) -> Result<ProposeResult> {
+        let started = Instant::now();
+        let mut entry = ledger::Entry::new("propose", &req.workspace_root, started);
+        let result = self.propose_inner(req, call, &mut entry);
+        entry.duration_ms = started.elapsed().as_millis() as u64;
+        match &result {
+            Ok(r) => entry.digest = Some(r.digest.clone()),
+            Err(e) => entry.outcome = format!("refused:{}", e.kind()),
+        }
+        ledger::record(&entry);
+        result
+    }
+
+    fn propose_inner(
+        &self,
+        req: &ProposeRequest,
+        call: &Call,
+        entry: &mut ledger::Entry,
+    ) -> Result<ProposeResult> {
         let started = Instant::now();
         let medium = check_request(req)?;
         let (ws, loaded) = open_workspace(&req.workspace_root)?;
-        let policy = &loaded.policy;
+        let policy = &call.policy_for(&loaded.policy);
+        let model = policy.route(medium, req.model.as_deref())?;
         let pre_images = ws.read_selected(&req.files, &policy.limits)?;
+        let bytes_read: u64 = pre_images
+            .values()
+            .flatten()
+            .map(|p| p.text.len() as u64)
+            .sum();
 
         let mut format = policy.answer_format();
         let schema = match format {
@@ -239,25 +327,16 @@ impl Service {
             plan: &req.plan,
             context: req.context.as_deref(),
         };
-        let use_pro = medium && req.model.as_deref() != Some("flash");
         let chat = ChatRequest {
-            model: policy.model_for(use_pro),
+            model,
             messages: prompt::messages(&spec, &pre_images, format),
             max_tokens: policy.limits.max_output_tokens,
             temperature: policy.provider.temperature,
+            reasoning: policy.provider.reasoning_effort,
             json_schema: schema,
         };
-        let provider = provider::for_policy(policy)?;
-        let model_start = Instant::now();
-        let completion = provider.complete(&chat)?;
-        let model_ms = model_start.elapsed().as_millis() as u64;
-        if completion.finish_reason.as_deref() == Some("length") {
-            return Err(Error::ModelAnswer(format!(
-                "the answer was cut off at [limits] max_output_tokens = {} ({} tokens used), so it cannot be trusted; \
-                 raise the limit or narrow the task",
-                policy.limits.max_output_tokens, completion.usage.output_tokens
-            )));
-        }
+        entry.bytes_read = bytes_read;
+        let (provider_name, completion, model_ms) = ask(policy, &chat, call, entry)?;
 
         let changes = patch::changes_from_answer(&completion.content, format, &pre_images)?;
         if changes.len() > policy.limits.max_files_per_patch {
@@ -300,11 +379,12 @@ impl Service {
             dry_run_ok: true,
             validation_commands: policy.validation.commands.clone(),
             repaired: false,
-            provider: provider.name().to_string(),
+            provider: provider_name,
             model: completion.model,
             usage: completion.usage,
             elapsed_ms: started.elapsed().as_millis() as u64,
             model_ms,
+            bytes_read,
             expires_at_unix: (SystemTime::now() + ttl)
                 .duration_since(UNIX_EPOCH)
                 .map(|d| d.as_secs())
@@ -340,6 +420,22 @@ impl Service {
 
 /// Apply exact patch bytes (from a proposal or a saved file) whose digest the caller approved.
 pub fn apply_bytes(workspace_root: &str, patch_bytes: &[u8], digest: &str) -> Result<ApplyResult> {
+    let started = Instant::now();
+    let result = apply_bytes_inner(workspace_root, patch_bytes, digest);
+    let mut entry = ledger::Entry::new("apply", workspace_root, started);
+    entry.digest = Some(digest.trim().to_string());
+    if let Err(e) = &result {
+        entry.outcome = format!("refused:{}", e.kind());
+    }
+    ledger::record(&entry);
+    result
+}
+
+fn apply_bytes_inner(
+    workspace_root: &str,
+    patch_bytes: &[u8],
+    digest: &str,
+) -> Result<ApplyResult> {
     let started = Instant::now();
     let actual = sha256_hex(patch_bytes);
     if !crate::digest::digests_equal(&actual, digest.trim()) {
@@ -421,4 +517,195 @@ fn dry_run(
         }
     }
     Ok(())
+}
+
+/// The kinds of read-only work `delegate_task` takes.
+pub const TASK_KINDS: &[&str] = &[
+    "summarize",
+    "extract",
+    "classify",
+    "routine_transform",
+    "draft_documentation",
+    "draft_tests",
+    "routine_code_draft",
+    "routine_review",
+];
+
+/// The most output tokens a delegation may ask for.
+pub const MAX_DELEGATE_OUTPUT_TOKENS: u32 = 16_000;
+
+/// Input of `delegate_task` / `local-llm-worker delegate`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DelegateRequest {
+    /// Absolute path of the project; it must hold local-llm-worker.toml (or lie under LOCAL_LLM_ALLOWED_ROOTS).
+    pub workspace_root: String,
+    /// summarize | extract | classify | routine_transform | draft_documentation | draft_tests |
+    /// routine_code_draft | routine_review
+    pub task_kind: String,
+    /// What to do, self-contained: the model sees nothing but this request and the selected files.
+    pub task: String,
+    /// 1-20 checkable statements the result must satisfy.
+    pub acceptance_criteria: Vec<String>,
+    #[serde(default)]
+    pub constraints: Vec<String>,
+    /// Required when complexity is "medium".
+    #[serde(default)]
+    pub plan: Vec<String>,
+    /// "low" or "medium".
+    pub complexity: String,
+    /// Workspace-relative files the model reads (may be empty).
+    #[serde(default)]
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub context: Option<String>,
+    /// text (default) | markdown | json (checked to parse) | patch (text for you to read; never applied)
+    #[serde(default)]
+    pub output_format: Option<String>,
+    /// Answer budget, at most 16000 (default: the policy's max_output_tokens).
+    #[serde(default)]
+    pub max_output_tokens: Option<u32>,
+    /// Optional model: "flash", "pro" or a full id. Low complexity always uses flash.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// Output of `delegate_task`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DelegateResult {
+    /// The model's answer: an untrusted draft to verify.
+    pub content: String,
+    pub output_format: String,
+    pub files_read: Vec<String>,
+    pub provider: String,
+    pub model: String,
+    pub usage: Usage,
+    pub elapsed_ms: u64,
+    pub model_ms: u64,
+}
+
+impl Service {
+    /// Read-only delegation of non-patch work. Never writes to the workspace.
+    pub fn delegate(&self, req: &DelegateRequest, call: &Call) -> Result<DelegateResult> {
+        let started = Instant::now();
+        let mut entry = ledger::Entry::new("delegate", &req.workspace_root, started);
+        let result = delegate_inner(req, call, &mut entry);
+        entry.duration_ms = started.elapsed().as_millis() as u64;
+        if let Err(e) = &result {
+            entry.outcome = format!("refused:{}", e.kind());
+        }
+        ledger::record(&entry);
+        result
+    }
+}
+
+fn delegate_inner(
+    req: &DelegateRequest,
+    call: &Call,
+    entry: &mut ledger::Entry,
+) -> Result<DelegateResult> {
+    let started = Instant::now();
+    if !TASK_KINDS.contains(&req.task_kind.trim()) {
+        return Err(invalid(format!(
+            "task_kind {:?} is not one of {}; code changes go through propose_patch",
+            req.task_kind,
+            TASK_KINDS.join(", ")
+        )));
+    }
+    let format = req
+        .output_format
+        .as_deref()
+        .unwrap_or("text")
+        .trim()
+        .to_string();
+    if !matches!(format.as_str(), "text" | "markdown" | "json" | "patch") {
+        return Err(invalid(format!(
+            "output_format {format:?} is not one of text, markdown, json, patch"
+        )));
+    }
+    if let Some(n) = req.max_output_tokens
+        && (n == 0 || n > MAX_DELEGATE_OUTPUT_TOKENS)
+    {
+        return Err(invalid(format!(
+            "max_output_tokens {n} is out of range 1..={MAX_DELEGATE_OUTPUT_TOKENS}"
+        )));
+    }
+    // The shared checks of a propose request (task, criteria, plan, complexity), files aside.
+    let as_propose = ProposeRequest {
+        workspace_root: req.workspace_root.clone(),
+        task: req.task.clone(),
+        acceptance_criteria: req.acceptance_criteria.clone(),
+        constraints: req.constraints.clone(),
+        plan: req.plan.clone(),
+        complexity: req.complexity.clone(),
+        files: vec![String::from("-")],
+        context: None,
+        model: None,
+    };
+    let medium = check_request(&as_propose)?;
+    let (ws, loaded) = open_workspace(&req.workspace_root)?;
+    let policy = &call.policy_for(&loaded.policy);
+    let model = policy.route(medium, req.model.as_deref())?;
+    let files = if req.files.is_empty() {
+        BTreeMap::new()
+    } else {
+        ws.read_selected(&req.files, &policy.limits)?
+    };
+    if let Some((missing, _)) = files.iter().find(|(_, f)| f.is_none()) {
+        return Err(Error::Scope(format!(
+            "{missing} does not exist; delegate_task only reads existing files"
+        )));
+    }
+    let bytes_read: u64 = files.values().flatten().map(|p| p.text.len() as u64).sum();
+    let spec = TaskSpec {
+        task: &req.task,
+        acceptance_criteria: &req.acceptance_criteria,
+        constraints: &req.constraints,
+        plan: &req.plan,
+        context: req.context.as_deref(),
+    };
+    let chat = ChatRequest {
+        model,
+        messages: prompt::delegate_messages(req.task_kind.trim(), &format, &spec, &files),
+        max_tokens: req
+            .max_output_tokens
+            .unwrap_or(policy.limits.max_output_tokens),
+        temperature: policy.provider.temperature,
+        reasoning: policy.provider.reasoning_effort,
+        json_schema: None,
+    };
+    entry.bytes_read = bytes_read;
+    let (provider_name, completion, model_ms) = ask(policy, &chat, call, entry)?;
+    let mut content = completion.content.trim().to_string();
+    if content.is_empty() {
+        return Err(Error::ModelAnswer(
+            "the model returned an empty answer; retry or rephrase the task".into(),
+        ));
+    }
+    if format == "json" {
+        let body = content
+            .strip_prefix("```json")
+            .or_else(|| content.strip_prefix("```"))
+            .and_then(|s| s.trim_end().strip_suffix("```"))
+            .unwrap_or(&content)
+            .trim()
+            .to_string();
+        if let Err(e) = serde_json::from_str::<serde_json::Value>(&body) {
+            return Err(Error::ModelAnswer(format!(
+                "output_format is json but the answer does not parse ({e}): {:?}",
+                crate::error::excerpt(&content, 300)
+            )));
+        }
+        content = body;
+    }
+    Ok(DelegateResult {
+        content,
+        output_format: format,
+        files_read: files.keys().cloned().collect(),
+        provider: provider_name,
+        model: completion.model,
+        usage: completion.usage,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        model_ms,
+    })
 }

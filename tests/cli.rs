@@ -420,27 +420,12 @@ fn refuses_unusable_model_answers_with_an_excerpt() {
             "cut off",
         ),
         (Reply::chat(""), "empty answer"),
+        (Reply::status(500, "{\"error\":\"boom\"}"), "HTTP 500"),
         (
-            Reply {
-                status: 500,
-                body: "{\"error\":\"boom\"}".into(),
-            },
-            "HTTP 500",
-        ),
-        (
-            Reply {
-                status: 404,
-                body: "{\"error\":\"no model\"}".into(),
-            },
+            Reply::status(404, "{\"error\":\"no model\"}"),
             "model \"local\" or the endpoint was not found",
         ),
-        (
-            Reply {
-                status: 200,
-                body: "<html>".into(),
-            },
-            "not a chat completion",
-        ),
+        (Reply::status(200, "<html>"), "not a chat completion"),
     ] {
         let s = scripted(vec![reply]);
         let ws = sample(&s.base_url, "");

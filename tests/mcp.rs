@@ -17,6 +17,7 @@ type Client = RunningService<rmcp::RoleClient, ()>;
 async fn client() -> Client {
     let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
         c.arg("mcp")
+            .env("LOCAL_LLM_LEDGER", test_ledger())
             .env_remove("LOCAL_LLM_CONFIG")
             .env_remove("LOCAL_LLM_ALLOWED_ROOTS");
     }))
@@ -57,7 +58,7 @@ fn sample(base_url: &str, extra: &str) -> Ws {
 }
 
 #[tokio::test]
-async fn lists_both_tools_with_annotations_schemas_and_instructions() {
+async fn lists_the_three_tools_with_annotations_schemas_and_instructions() {
     let c = client().await;
     let info = c.peer_info().unwrap();
     assert!(
@@ -68,7 +69,13 @@ async fn lists_both_tools_with_annotations_schemas_and_instructions() {
     );
     let tools = c.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names.len(), 3, "{names:?}");
+    let delegate = tools.iter().find(|t| t.name == "delegate_task").unwrap();
+    let da = delegate.annotations.as_ref().unwrap();
+    assert_eq!(
+        (da.read_only_hint, da.destructive_hint),
+        (Some(true), Some(false))
+    );
     let propose = tools.iter().find(|t| t.name == "propose_patch").unwrap();
     let apply = tools.iter().find(|t| t.name == "apply_patch").unwrap();
     let pa = propose.annotations.as_ref().unwrap();

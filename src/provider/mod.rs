@@ -1,13 +1,23 @@
 //! Model providers: one small trait, so the service never knows which server it talks to.
 //!
 //! A provider takes a [`ChatRequest`] and returns the model's text with normalised token usage, or an
-//! [`Error::Provider`](crate::Error::Provider) that names the server URL (never a key) and the fix.
+//! [`Error::Provider`](crate::Error::Provider) that names the server URL (never a key) and the fix. While it waits
+//! it reports progress and honours cancellation through a [`Watch`].
+//!
+//! Adapters: [`openai::OpenAiChat`] (`/chat/completions`: llama.cpp, Hugging Face router, OpenRouter, any
+//! OpenAI-compatible server) and [`responses::Responses`] (`/responses`: DeepSeek). [`http`] holds what they share:
+//! the key, retries with backoff, and error messages.
 
+pub mod http;
 pub mod openai;
+pub mod responses;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use crate::config::Policy;
+use crate::config::{Effort, Policy, ProviderKind};
 use crate::error::Result;
 
 /// One message of a chat.
@@ -24,6 +34,7 @@ pub struct ChatRequest {
     pub messages: Vec<Message>,
     pub max_tokens: u32,
     pub temperature: f32,
+    pub reasoning: Effort,
     /// When set, the answer is constrained to this JSON schema (where the provider supports it).
     pub json_schema: Option<serde_json::Value>,
 }
@@ -40,22 +51,51 @@ pub struct Usage {
 #[derive(Debug, Clone)]
 pub struct Completion {
     pub content: String,
-    /// `stop`, `length`, ... as the server reported it.
+    /// `stop`, `length`, ... as the server reported it (`length` also for the Responses API's
+    /// `max_output_tokens`).
     pub finish_reason: Option<String>,
     pub usage: Usage,
     /// The model name the server reported, else the one requested.
     pub model: String,
 }
 
+/// Progress reporting and cancellation for one request.
+#[derive(Clone)]
+pub struct Watch {
+    /// Called with the number of answer chunks received so far (roughly tokens) while the answer streams.
+    pub on_progress: Arc<dyn Fn(u64) + Send + Sync>,
+    /// Set to abort the request; the provider returns [`crate::Error::Cancelled`] at the next chunk.
+    pub cancelled: Arc<AtomicBool>,
+}
+
+impl Default for Watch {
+    /// No progress reporting, never cancelled.
+    fn default() -> Watch {
+        Watch {
+            on_progress: Arc::new(|_| {}),
+            cancelled: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+impl Watch {
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+}
+
 /// A model server.
 pub trait Provider: Send + Sync {
     /// Short provider name for results and logs (`llamacpp`, `openrouter`...).
     fn name(&self) -> &str;
-    /// Send one chat request and wait for the whole answer.
-    fn complete(&self, request: &ChatRequest) -> Result<Completion>;
+    /// Send one request and wait for the whole answer.
+    fn complete(&self, request: &ChatRequest, watch: &Watch) -> Result<Completion>;
 }
 
 /// The provider a policy names.
 pub fn for_policy(policy: &Policy) -> Result<Box<dyn Provider>> {
-    Ok(Box::new(openai::OpenAiChat::from_policy(policy)?))
+    Ok(match policy.provider.kind {
+        ProviderKind::Deepseek => Box::new(responses::Responses::from_policy(policy)?),
+        _ => Box::new(openai::OpenAiChat::from_policy(policy)?),
+    })
 }

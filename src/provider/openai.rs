@@ -1,62 +1,70 @@
-//! OpenAI-compatible `POST {base_url}/chat/completions` over ureq: llama.cpp, the Hugging Face router, OpenRouter.
+//! OpenAI-compatible `POST {base_url}/chat/completions`: llama.cpp, the Hugging Face router, OpenRouter, and any
+//! OpenAI-compatible server.
 //!
-//! The key, when the policy names a variable for it, is read from the environment once and sent only in the
-//! `Authorization` header; no error message here can contain it.
+//! The answer is streamed (`stream: true` with `stream_options.include_usage`), so progress can be reported and a
+//! cancellation takes effect at the next chunk; a server that answers with one JSON body instead is read as such.
+//! Reasoning effort is sent where the provider takes it: OpenRouter `reasoning.effort` (low, high or max only:
+//! none→low, medium→high), Hugging Face `reasoning_effort` (low, medium, high: none→low, max→high).
 
-use std::time::Duration;
+use std::io::{BufRead, BufReader};
 
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::{ChatRequest, Completion, Provider, Usage};
-use crate::config::Policy;
+use super::http::{Answer, Endpoint};
+use super::{ChatRequest, Completion, Provider, Usage, Watch};
+use crate::config::{Effort, Policy, ProviderKind};
 use crate::error::{Error, Result, excerpt};
 
-/// The largest answer body read from a server.
-const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
-
 pub struct OpenAiChat {
-    name: &'static str,
-    base_url: String,
-    key: Option<String>,
-    key_env: Option<String>,
-    timeout: Duration,
-    agent: ureq::Agent,
+    kind: ProviderKind,
+    endpoint: Endpoint,
 }
 
 impl OpenAiChat {
     pub fn from_policy(policy: &Policy) -> Result<OpenAiChat> {
-        let key_env = policy.api_key_env();
-        let key = match &key_env {
-            None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(v) if !v.trim().is_empty() => Some(v.trim().to_string()),
-                _ => {
-                    return Err(Error::Provider(format!(
-                        "the environment variable {var} (named by [provider] api_key_env) is not set; \
-                         export it in the environment that starts the worker"
-                    )));
-                }
-            },
-        };
-        let timeout = Duration::from_secs(policy.limits.request_timeout_secs);
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
         Ok(OpenAiChat {
-            name: policy.provider.kind.name(),
-            base_url: policy.base_url(),
-            key,
-            key_env,
-            timeout,
-            agent,
+            kind: policy.provider.kind,
+            endpoint: Endpoint::from_policy(policy)?,
         })
     }
 
-    fn url(&self) -> String {
-        format!("{}/chat/completions", self.base_url)
+    /// The exact request body (tests pin it).
+    pub fn body(&self, req: &ChatRequest) -> Value {
+        let mut body = json!({
+            "model": req.model,
+            "messages": req.messages,
+            "max_tokens": req.max_tokens,
+            "temperature": req.temperature,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        match (self.kind, req.reasoning) {
+            (ProviderKind::Openrouter, e) => {
+                let effort = match e {
+                    Effort::None | Effort::Low => "low",
+                    Effort::Medium | Effort::High => "high",
+                    Effort::Max => "max",
+                };
+                body["reasoning"] = json!({"effort": effort});
+            }
+            (ProviderKind::Huggingface, e) => {
+                let effort = match e {
+                    Effort::None | Effort::Low => "low",
+                    Effort::Medium => "medium",
+                    Effort::High | Effort::Max => "high",
+                };
+                body["reasoning_effort"] = json!(effort);
+            }
+            _ => {}
+        }
+        if let Some(schema) = &req.json_schema {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {"name": "edits", "strict": true, "schema": schema},
+            });
+        }
+        body
     }
 }
 
@@ -72,13 +80,16 @@ struct ChatResponse {
 
 #[derive(Deserialize)]
 struct Choice {
-    message: Option<ChoiceMessage>,
+    #[serde(default)]
+    message: Option<Content>,
+    #[serde(default)]
+    delta: Option<Content>,
     #[serde(default)]
     finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
-struct ChoiceMessage {
+struct Content {
     #[serde(default)]
     content: Option<String>,
 }
@@ -93,127 +104,128 @@ struct RawUsage {
     total_tokens: Option<u64>,
 }
 
+impl RawUsage {
+    fn normalise(&self) -> Usage {
+        Usage {
+            input_tokens: self.prompt_tokens,
+            output_tokens: self.completion_tokens,
+            total_tokens: self
+                .total_tokens
+                .unwrap_or(self.prompt_tokens + self.completion_tokens),
+        }
+    }
+}
+
 impl Provider for OpenAiChat {
     fn name(&self) -> &str {
-        self.name
+        self.kind.name()
     }
 
-    fn complete(&self, req: &ChatRequest) -> Result<Completion> {
-        let url = self.url();
-        let mut body = json!({
-            "model": req.model,
-            "messages": req.messages,
-            "max_tokens": req.max_tokens,
-            "temperature": req.temperature,
-            "stream": false,
-        });
-        if let Some(schema) = &req.json_schema {
-            body["response_format"] = json!({
-                "type": "json_schema",
-                "json_schema": {"name": "edits", "strict": true, "schema": schema},
-            });
+    fn complete(&self, req: &ChatRequest, watch: &Watch) -> Result<Completion> {
+        let mut answer =
+            self.endpoint
+                .post("chat/completions", &self.body(req), &req.model, watch)?;
+        if answer.is_event_stream {
+            return self.read_stream(&mut answer, req, watch);
         }
-        let mut call = self
-            .agent
-            .post(&url)
-            .header("Content-Type", "application/json");
-        if let Some(key) = &self.key {
-            call = call.header("Authorization", format!("Bearer {key}"));
-        }
-        let mut resp = call
-            .send_json(&body)
-            .map_err(|e| self.transport_error(&url, e))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
-            .with_config()
-            .limit(MAX_RESPONSE_BYTES)
-            .read_to_string()
-            .map_err(|e| self.transport_error(&url, e))?;
-        if !(200..300).contains(&status) {
-            return Err(self.status_error(&url, status, &req.model, &text));
-        }
-        let parsed: ChatResponse = serde_json::from_str(&text).map_err(|e| {
-            Error::Provider(format!(
-                "{url} answered with JSON that is not a chat completion ({e}): {:?}; check [provider] base_url",
-                excerpt(&self.redact(&text), 200)
-            ))
-        })?;
-        let choice = parsed.choices.into_iter().next().ok_or_else(|| {
-            Error::Provider(format!(
-                "{url} answered with no choices: {:?}",
-                excerpt(&self.redact(&text), 200)
-            ))
-        })?;
-        let content = choice.message.and_then(|m| m.content).unwrap_or_default();
+        let text = self.endpoint.read_all(&mut answer)?;
+        let parsed: ChatResponse =
+            serde_json::from_str(&text).map_err(|e| self.not_chat(&answer.url, &e, &text))?;
         let usage = parsed
             .usage
-            .map(|u| Usage {
-                input_tokens: u.prompt_tokens,
-                output_tokens: u.completion_tokens,
-                total_tokens: u
-                    .total_tokens
-                    .unwrap_or(u.prompt_tokens + u.completion_tokens),
-            })
+            .as_ref()
+            .map(RawUsage::normalise)
             .unwrap_or_default();
+        let choice = parsed.choices.into_iter().next().ok_or_else(|| {
+            Error::Provider(format!(
+                "{} answered with no choices: {:?}",
+                answer.url,
+                excerpt(&self.endpoint.redact(&text), 200)
+            ))
+        })?;
         Ok(Completion {
-            content,
+            content: choice.message.and_then(|m| m.content).unwrap_or_default(),
             finish_reason: choice.finish_reason,
             usage,
-            model: parsed
-                .model
-                .filter(|m| !m.is_empty() && m != "-")
-                .unwrap_or_else(|| req.model.clone()),
+            model: reported_model(parsed.model, &req.model),
         })
     }
 }
 
 impl OpenAiChat {
-    fn transport_error(&self, url: &str, e: ureq::Error) -> Error {
-        match e {
-            ureq::Error::Timeout(_) => Error::Provider(format!(
-                "{url} did not answer within [limits] request_timeout_secs = {}; the model may be overloaded, \
-                 or raise the limit",
-                self.timeout.as_secs()
-            )),
-            ureq::Error::ConnectionFailed | ureq::Error::HostNotFound | ureq::Error::Io(_) => {
-                Error::Provider(format!(
-                    "cannot reach the model server at {url} ({e}); start it, or fix [provider] base_url in the policy"
-                ))
-            }
-            ureq::Error::BodyExceedsLimit(n) => Error::Provider(format!(
-                "{url} sent an answer larger than {n} bytes; refused"
-            )),
-            other => Error::Provider(format!("request to {url} failed: {other}")),
-        }
-    }
-
-    fn status_error(&self, url: &str, status: u16, model: &str, body: &str) -> Error {
-        let hint = match status {
-            401 | 403 => match &self.key_env {
-                Some(var) => format!("the key in {var} was rejected; check that variable"),
-                None => "the server wants a key; name its variable in [provider] api_key_env"
-                    .to_string(),
-            },
-            404 => format!(
-                "model {model:?} or the endpoint was not found; check [models] and [provider] base_url"
-            ),
-            429 => "rate limited; wait and retry".to_string(),
-            500..=599 => "the server failed; retry later".to_string(),
-            _ => "unexpected status".to_string(),
-        };
-        let body = self.redact(body);
+    fn not_chat(&self, url: &str, e: &serde_json::Error, text: &str) -> Error {
         Error::Provider(format!(
-            "{url} answered HTTP {status}: {hint}. Body: {:?}",
-            excerpt(body.trim(), 300)
+            "{url} answered with JSON that is not a chat completion ({e}): {:?}; check [provider] base_url",
+            excerpt(&self.endpoint.redact(text), 200)
         ))
     }
 
-    /// A server that echoes the request must not make us print the key.
-    fn redact(&self, text: &str) -> String {
-        match &self.key {
-            Some(k) if k.len() >= 4 => text.replace(k.as_str(), "[redacted]"),
-            _ => text.to_string(),
+    /// Read a server-sent event stream of chat completion chunks.
+    fn read_stream(
+        &self,
+        answer: &mut Answer,
+        req: &ChatRequest,
+        watch: &Watch,
+    ) -> Result<Completion> {
+        let url = answer.url.clone();
+        let reader = BufReader::new(&mut answer.body);
+        let mut content = String::new();
+        let mut finish_reason = None;
+        let mut usage = None;
+        let mut model = None;
+        let mut chunks = 0u64;
+        for line in reader.lines() {
+            if watch.is_cancelled() {
+                return Err(Error::Cancelled);
+            }
+            let line = line.map_err(|e| {
+                Error::Provider(format!("the answer stream of {url} broke off: {e}"))
+            })?;
+            let Some(data) = line.strip_prefix("data:").map(str::trim) else {
+                continue;
+            };
+            if data == "[DONE]" {
+                break;
+            }
+            let chunk: ChatResponse =
+                serde_json::from_str(data).map_err(|e| self.not_chat(&url, &e, data))?;
+            if let Some(u) = &chunk.usage {
+                usage = Some(u.normalise());
+            }
+            if chunk.model.is_some() {
+                model = chunk.model;
+            }
+            for c in chunk.choices {
+                if let Some(text) = c
+                    .delta
+                    .and_then(|d| d.content)
+                    .or_else(|| c.message.and_then(|m| m.content))
+                {
+                    content.push_str(&text);
+                    chunks += 1;
+                    (watch.on_progress)(chunks);
+                }
+                if c.finish_reason.is_some() {
+                    finish_reason = c.finish_reason;
+                }
+            }
         }
+        Ok(Completion {
+            content,
+            finish_reason,
+            usage: usage.unwrap_or(Usage {
+                input_tokens: 0,
+                output_tokens: chunks,
+                total_tokens: chunks,
+            }),
+            model: reported_model(model, &req.model),
+        })
     }
+}
+
+/// The model name the server reported, unless it is empty or a placeholder.
+pub fn reported_model(reported: Option<String>, requested: &str) -> String {
+    reported
+        .filter(|m| !m.is_empty() && m != "-")
+        .unwrap_or_else(|| requested.to_string())
 }

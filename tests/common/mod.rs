@@ -15,6 +15,10 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_local-llm-worker");
 pub struct Reply {
     pub status: u16,
     pub body: String,
+    /// Extra response headers (name, value).
+    pub headers: Vec<(String, String)>,
+    /// When set, the body is sent as a server-sent event stream of these chunks, this many ms apart.
+    pub stream: Option<(Vec<String>, u64)>,
 }
 
 impl Reply {
@@ -34,8 +38,54 @@ impl Reply {
         Reply {
             status: 200,
             body: body.to_string(),
+            headers: vec![],
+            stream: None,
         }
     }
+
+    /// A plain reply with a status and body.
+    pub fn status(status: u16, body: &str) -> Reply {
+        Reply {
+            status,
+            body: body.into(),
+            headers: vec![],
+            stream: None,
+        }
+    }
+
+    /// A streamed chat completion: one chunk per piece of `content`, `delay_ms` apart, then usage and [DONE].
+    pub fn streamed(pieces: &[&str], delay_ms: u64) -> Reply {
+        let mut chunks: Vec<String> = pieces
+            .iter()
+            .map(|p| {
+                serde_json::json!({"model": "scripted-model", "choices": [{"index": 0, "delta": {"content": p}}]})
+                    .to_string()
+            })
+            .collect();
+        chunks.push(
+            serde_json::json!({"model": "scripted-model", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                .to_string(),
+        );
+        chunks.push(
+            serde_json::json!({"model": "scripted-model", "choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": pieces.len(), "total_tokens": 50 + pieces.len()}})
+                .to_string(),
+        );
+        Reply {
+            status: 200,
+            body: String::new(),
+            headers: vec![],
+            stream: Some((chunks, delay_ms)),
+        }
+    }
+}
+
+/// One request the scripted endpoint received.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: serde_json::Value,
 }
 
 /// A scripted OpenAI-compatible endpoint on 127.0.0.1: it answers requests with the given replies in order (the last
@@ -43,49 +93,118 @@ impl Reply {
 pub struct Scripted {
     pub base_url: String,
     pub requests: Arc<Mutex<Vec<serde_json::Value>>>,
+    /// Every request with its method, path and headers.
+    pub seen: Arc<Mutex<Vec<Seen>>>,
+    /// Set when a streamed reply could not be written to the end (the client hung up).
+    pub hung_up: Arc<std::sync::atomic::AtomicBool>,
 }
 
 pub fn scripted(replies: Vec<Reply>) -> Scripted {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
     let requests = Arc::new(Mutex::new(Vec::new()));
-    let seen = requests.clone();
+    let seen_all = Arc::new(Mutex::new(Vec::new()));
+    let hung_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (seen, seen2, hung) = (requests.clone(), seen_all.clone(), hung_up.clone());
     std::thread::spawn(move || {
         let mut n = 0;
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut len = 0usize;
+            let mut request_line = String::new();
+            let _ = reader.read_line(&mut request_line);
+            let mut parts = request_line.split_whitespace();
+            let (method, path) = (
+                parts.next().unwrap_or("").to_string(),
+                parts.next().unwrap_or("").to_string(),
+            );
+            let mut headers = Vec::new();
             loop {
                 let mut line = String::new();
                 if reader.read_line(&mut line).unwrap_or(0) == 0 {
                     break;
                 }
-                let l = line.trim_end().to_ascii_lowercase();
+                let l = line.trim_end();
                 if l.is_empty() {
                     break;
                 }
-                if let Some(v) = l.strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
+                if let Some((k, v)) = l.split_once(':') {
+                    let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
+                    if k == "content-length" {
+                        len = v.parse().unwrap_or(0);
+                    }
+                    headers.push((k, v));
                 }
             }
             let mut body = vec![0; len];
             let _ = reader.read_exact(&mut body);
-            if let Ok(v) = serde_json::from_slice(&body) {
-                seen.lock().unwrap().push(v);
+            let value: serde_json::Value =
+                serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+            if method == "POST" {
+                seen.lock().unwrap().push(value.clone());
+            }
+            seen2.lock().unwrap().push(Seen {
+                method: method.clone(),
+                path,
+                headers,
+                body: value,
+            });
+            if method != "POST" {
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\nConnection: close\r\n\r\n{{\"data\": []}}"
+                );
+                continue;
             }
             let reply = replies[n.min(replies.len() - 1)].clone();
             n += 1;
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                reply.status,
-                reply.body.len(),
-                reply.body
-            );
+            let extra: String = reply
+                .headers
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}\r\n"))
+                .collect();
+            match reply.stream {
+                None => {
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{}",
+                        reply.status,
+                        reply.body.len(),
+                        reply.body
+                    );
+                }
+                Some((chunks, delay)) => {
+                    let hung = hung.clone();
+                    std::thread::spawn(move || {
+                        let mut ok = write!(
+                            stream,
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n{extra}Connection: close\r\n\r\n"
+                        )
+                        .is_ok();
+                        for c in chunks.iter().map(String::as_str).chain(["[DONE]"]) {
+                            if !ok {
+                                break;
+                            }
+                            std::thread::sleep(std::time::Duration::from_millis(delay));
+                            ok = write!(stream, "data: {c}\n\n")
+                                .and_then(|_| stream.flush())
+                                .is_ok();
+                        }
+                        if !ok {
+                            hung.store(true, std::sync::atomic::Ordering::SeqCst);
+                        }
+                    });
+                }
+            }
         }
     });
-    Scripted { base_url, requests }
+    Scripted {
+        base_url,
+        requests,
+        seen: seen_all,
+        hung_up,
+    }
 }
 
 /// A temporary workspace with files and a policy pointing at `base_url`.
@@ -169,8 +288,14 @@ pub fn cli(args: &[&str]) -> Output {
         .args(args)
         .env_remove("LOCAL_LLM_CONFIG")
         .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+        .env("LOCAL_LLM_LEDGER", test_ledger())
         .output()
         .unwrap()
+}
+
+/// The ledger file the tests' worker processes write (never the user's).
+pub fn test_ledger() -> PathBuf {
+    std::env::temp_dir().join(format!("llw-test-ledger-{}.jsonl", std::process::id()))
 }
 
 pub fn stdout(o: &Output) -> String {

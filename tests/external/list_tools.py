@@ -1,7 +1,8 @@
 """List the worker's MCP tools with an independent client: the official Python `mcp` SDK.
 
 Usage: python3 tests/external/list_tools.py target/release/local-llm-worker
-Exits non-zero unless exactly propose_patch (read-only) and apply_patch (destructive) are listed with their schemas.
+Exits non-zero unless exactly propose_patch and delegate_task (read-only) and apply_patch (destructive) are listed
+with their output schemas.
 """
 
 import asyncio
@@ -19,12 +20,14 @@ async def main(binary: str) -> int:
             tools = (await session.list_tools()).tools
     by_name = {t.name: t for t in tools}
     problems = []
-    if sorted(by_name) != ["apply_patch", "propose_patch"]:
+    if sorted(by_name) != ["apply_patch", "delegate_task", "propose_patch"]:
         problems.append(f"unexpected tools: {sorted(by_name)}")
     else:
         p, a = by_name["propose_patch"].annotations, by_name["apply_patch"].annotations
-        if not (p and p.read_only_hint is True and p.destructive_hint is False):
-            problems.append(f"propose_patch annotations: {p}")
+        for name in ["propose_patch", "delegate_task"]:
+            r = by_name[name].annotations
+            if not (r and r.read_only_hint is True and r.destructive_hint is False):
+                problems.append(f"{name} annotations: {r}")
         if not (a and a.read_only_hint is False and a.destructive_hint is True):
             problems.append(f"apply_patch annotations: {a}")
         for t in tools:

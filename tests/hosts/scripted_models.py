@@ -15,6 +15,7 @@ The server writes its port to FILE once it listens, and stops after --lifetime s
 
 import argparse
 import json
+import os
 import re
 import threading
 import time
@@ -43,12 +44,7 @@ def find_proposal(text):
         dig = re.search(r'"digest"\s*:\s*"([0-9a-f]{64})"', text)
         if pid and dig:
             return pid.group(1), dig.group(1)
-        try:
-            text = json.loads(text) if text.startswith('"') else text.encode().decode("unicode_escape")
-        except Exception:
-            return None
-        if not isinstance(text, str):
-            text = json.dumps(text)
+        text = text.replace('\\"', '"')
     return None
 
 
@@ -74,21 +70,19 @@ class State:
 
 
 def next_step(user_text, tool_outputs):
-    """What the scripted host model does next: ("text", str) or ("call", tool, arguments_dict)."""
+    """What the scripted host model does next: ("text", str) or ("call", tool, arguments or None for propose)."""
     if MARKER not in user_text:
         return ("text", "ok")
-    apply_done = any('"applied"' in t or "applied" in t for t in tool_outputs if find_proposal(t) is None)
-    proposal = None
-    for t in tool_outputs:
-        proposal = find_proposal(t) or proposal
     if not tool_outputs:
         return ("call", "propose_patch", None)
-    if proposal and len(tool_outputs) == 1:
-        pid, digest = proposal
-        return ("call", "apply_patch", {"proposal_id": pid, "digest": digest})
-    if apply_done or len(tool_outputs) >= 2:
+    if len(tool_outputs) == 1:
+        proposal = find_proposal(tool_outputs[0])
+        if proposal is None:
+            return ("text", "propose_patch gave no proposal: " + tool_outputs[0][:2000])
+        return ("call", "apply_patch", {"proposal_id": proposal[0], "digest": proposal[1]})
+    if re.search(r'\\*"applied\\*"\s*:\s*true', tool_outputs[1]):
         return ("text", FINAL_TEXT)
-    return ("text", "The proposal failed: " + tool_outputs[-1][:2000])
+    return ("text", "apply_patch did not apply: " + tool_outputs[1][:2000])
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -130,17 +124,18 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         self.state.log(path, {"user-agent": self.headers.get("user-agent", "")}, body)
         if path.endswith("/chat/completions"):
-            return self.chat(body)
+            return self.chat_api(body)
         if path.endswith("/responses"):
-            return self.responses(body)
+            return self.responses_api(body)
         if path.endswith("/messages/count_tokens"):
             return self._send(200, json.dumps({"input_tokens": 1}))
         if path.endswith("/messages"):
-            return self.messages(body)
+            return self.messages_api(body)
         return self._send(404, json.dumps({"error": {"message": f"no scripted answer for {path}"}}))
 
     # The worker's model: an OpenAI-compatible chat completion.
-    def chat(self, body):
+    def chat_api(self, body):
+        time.sleep(self.state.args.chat_delay)
         reply = {
             "id": "chatcmpl-scripted",
             "object": "chat.completion",
@@ -153,7 +148,7 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, json.dumps(reply))
 
     # Codex: the Responses API over SSE.
-    def responses(self, body):
+    def responses_api(self, body):
         items = (body or {}).get("input") or []
         user_text = "\n".join(
             all_text(i.get("content")) for i in items if isinstance(i, dict) and i.get("role") == "user"
@@ -213,7 +208,7 @@ class Handler(BaseHTTPRequestHandler):
                    "text/event-stream")
 
     # Claude Code: the Messages API over SSE.
-    def messages(self, body):
+    def messages_api(self, body):
         msgs = (body or {}).get("messages") or []
         user_text, outputs = "", []
         for m in msgs:
@@ -273,6 +268,7 @@ def main():
                    help="Codex: the namespace of the MCP tools in function_call items ('' for flat names)")
     p.add_argument("--tool-prefix", default="", help="Codex with --namespace '': prefix of flat tool names")
     p.add_argument("--claude-tool-prefix", default="mcp__plugin_local-llm-delegator_local-llm-worker__")
+    p.add_argument("--chat-delay", type=float, default=0, help="seconds the worker's model takes to answer")
     p.add_argument("--lifetime", type=float, default=900)
     args = p.parse_args()
     Handler.state = State(args)
@@ -280,7 +276,6 @@ def main():
     server.daemon_threads = True
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
-    import os
     os.replace(args.port_file + ".tmp", args.port_file)
     threading.Timer(args.lifetime, server.shutdown).start()
     server.serve_forever()

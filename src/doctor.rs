@@ -1,0 +1,118 @@
+//! `local-llm-worker doctor`: checks a workspace's setup one line at a time, each failure with its fix.
+//!
+//! Checks: the policy file is found and valid; the key variable it names is set (its value is never printed); the
+//! endpoint answers `GET {base_url}/models`; routing of low and medium complexity, and the `[models] active`
+//! allowlist for those routes.
+
+use crate::config::{self, Policy};
+use crate::provider::http::Endpoint;
+use crate::scope;
+
+/// One check's outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub ok: bool,
+    pub name: &'static str,
+    pub detail: String,
+}
+
+impl std::fmt::Display for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:<5} {:<9} {}",
+            if self.ok { "ok" } else { "FAIL" },
+            self.name,
+            self.detail
+        )
+    }
+}
+
+fn check(ok: bool, name: &'static str, detail: String) -> Check {
+    Check { ok, name, detail }
+}
+
+/// Run every check for the workspace at `root_arg` (optionally as another provider).
+pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check> {
+    let mut out = Vec::new();
+    let root = match scope::root_from_arg(root_arg) {
+        Ok(r) => r,
+        Err(e) => return vec![check(false, "workspace", e.to_string())],
+    };
+    let loaded = match config::load(&root) {
+        Ok(l) => l,
+        Err(e) => return vec![check(false, "policy", e.to_string())],
+    };
+    out.push(check(
+        true,
+        "policy",
+        match &loaded.path {
+            Some(p) => format!("{} is valid", p.display()),
+            None => "no policy file; the default policy of LOCAL_LLM_ALLOWED_ROOTS applies".into(),
+        },
+    ));
+    let policy: Policy = match provider {
+        Some(k) => loaded.policy.clone().with_provider(k),
+        None => loaded.policy.clone(),
+    };
+    match policy.api_key_env() {
+        None => out.push(check(
+            true,
+            "key",
+            "no key needed (no [provider] api_key_env)".into(),
+        )),
+        Some(var) => match std::env::var(&var) {
+            Ok(v) if !v.trim().is_empty() => out.push(check(true, "key", format!("{var} is set"))),
+            _ => out.push(check(
+                false,
+                "key",
+                format!("{var} is not set; export it in the environment that starts the worker"),
+            )),
+        },
+    }
+    match Endpoint::from_policy(&policy) {
+        Err(_) => out.push(check(
+            false,
+            "endpoint",
+            format!("{} not checked: no key", policy.base_url()),
+        )),
+        Ok(ep) => match ep.get_status("models") {
+            Ok(s) if (200..300).contains(&s) => out.push(check(
+                true,
+                "endpoint",
+                format!("{}/models answered HTTP {s}", ep.base_url),
+            )),
+            Ok(s @ (401 | 403)) => out.push(check(
+                false,
+                "endpoint",
+                format!(
+                    "{}/models answered HTTP {s}: the key was rejected; check it",
+                    ep.base_url
+                ),
+            )),
+            Ok(s) => out.push(check(
+                false,
+                "endpoint",
+                format!(
+                    "{}/models answered HTTP {s}; check [provider] base_url",
+                    ep.base_url
+                ),
+            )),
+            Err(e) => out.push(check(false, "endpoint", e.to_string())),
+        },
+    }
+    for (label, medium) in [("low", false), ("medium", true)] {
+        match policy.route(medium, None) {
+            Ok(m) => out.push(check(
+                true,
+                "routing",
+                format!(
+                    "complexity {label} -> {} / {m}",
+                    policy.provider.kind.name()
+                ),
+            )),
+            Err(e) => out.push(check(false, "routing", format!("complexity {label}: {e}"))),
+        }
+    }
+    out
+}

@@ -1,0 +1,173 @@
+//! The ledger: one JSON line per proposal, apply and delegation, and the summary `local-llm-worker stats` prints.
+//!
+//! A line holds the time, the kind, the workspace path, provider, model, token usage, duration, outcome, digest and
+//! the bytes of files the worker read; never file contents, prompts or keys. It lives in, in order:
+//! `LOCAL_LLM_LEDGER` (a file path), `$CLAUDE_PLUGIN_DATA/ledger.jsonl` (the host plugin's data folder),
+//! `$XDG_STATE_HOME/local-llm-delegator/ledger.jsonl`, `~/.local/state/local-llm-delegator/ledger.jsonl`.
+//! Writing it is best effort: a ledger that cannot be written never fails a tool call (a note goes to stderr).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::provider::Usage;
+
+/// One ledger line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entry {
+    /// Unix time in seconds.
+    pub time: u64,
+    /// `propose`, `apply` or `delegate`.
+    pub kind: String,
+    pub workspace: String,
+    pub provider: String,
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_tokens: u64,
+    pub duration_ms: u64,
+    /// `ok` or `refused:<error kind>`.
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// Bytes of the selected files the worker read for the model.
+    #[serde(default)]
+    pub bytes_read: u64,
+    #[serde(skip)]
+    pub usage: Usage,
+}
+
+impl Entry {
+    pub fn new(kind: &str, workspace: &str, started: Instant) -> Entry {
+        Entry {
+            time: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            kind: kind.into(),
+            workspace: workspace.into(),
+            provider: String::new(),
+            model: String::new(),
+            input_tokens: 0,
+            output_tokens: 0,
+            total_tokens: 0,
+            duration_ms: started.elapsed().as_millis() as u64,
+            outcome: "ok".into(),
+            digest: None,
+            bytes_read: 0,
+            usage: Usage::default(),
+        }
+    }
+}
+
+/// Where the ledger is kept (see the module doc); `None` when no home is known.
+pub fn path() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("LOCAL_LLM_LEDGER")
+        .or_else(|| var("CLAUDE_PLUGIN_DATA").map(|d| d.join("ledger.jsonl")))
+        .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("local-llm-delegator/ledger.jsonl")))
+        .or_else(|| var("HOME").map(|d| d.join(".local/state/local-llm-delegator/ledger.jsonl")))
+}
+
+/// Append one entry (best effort).
+pub fn record(entry: &Entry) {
+    let Some(path) = path() else { return };
+    let mut e = entry.clone();
+    e.input_tokens = e.usage.input_tokens;
+    e.output_tokens = e.usage.output_tokens;
+    e.total_tokens = e.usage.total_tokens;
+    let write = || -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut line = serde_json::to_vec(&e).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        // One write of one line in append mode: concurrent servers do not interleave lines.
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?
+            .write_all(&line)
+    };
+    if let Err(err) = write() {
+        eprintln!(
+            "local-llm-worker: could not write the ledger {}: {err}",
+            path.display()
+        );
+    }
+}
+
+/// What `stats` prints.
+#[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]
+pub struct Stats {
+    pub proposals: u64,
+    pub proposals_refused: u64,
+    pub applied: u64,
+    pub applies_refused: u64,
+    pub delegations: u64,
+    pub delegations_refused: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub bytes_read: u64,
+    /// Primary-model tokens not spent reading the files the worker read (bytes / 4).
+    pub primary_tokens_saved: u64,
+    pub unreadable_lines: u64,
+}
+
+/// Summarise the ledger's text.
+pub fn summarise(text: &str) -> Stats {
+    let mut s = Stats::default();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(e) = serde_json::from_str::<Entry>(line) else {
+            s.unreadable_lines += 1;
+            continue;
+        };
+        let ok = e.outcome == "ok";
+        match (e.kind.as_str(), ok) {
+            ("propose", true) => s.proposals += 1,
+            ("propose", false) => s.proposals_refused += 1,
+            ("apply", true) => s.applied += 1,
+            ("apply", false) => s.applies_refused += 1,
+            ("delegate", true) => s.delegations += 1,
+            ("delegate", false) => s.delegations_refused += 1,
+            _ => s.unreadable_lines += 1,
+        }
+        s.input_tokens += e.input_tokens;
+        s.output_tokens += e.output_tokens;
+        s.bytes_read += e.bytes_read;
+    }
+    s.primary_tokens_saved = s.bytes_read / 4;
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summarises_outcomes_tokens_and_bytes() {
+        let text = r#"{"time":1,"kind":"propose","workspace":"/w","provider":"p","model":"m","input_tokens":100,"output_tokens":10,"total_tokens":110,"duration_ms":5,"outcome":"ok","bytes_read":400}
+{"time":2,"kind":"propose","workspace":"/w","provider":"p","model":"m","input_tokens":0,"output_tokens":0,"total_tokens":0,"duration_ms":5,"outcome":"refused:model_answer"}
+{"time":3,"kind":"apply","workspace":"/w","provider":"","model":"","input_tokens":0,"output_tokens":0,"total_tokens":0,"duration_ms":5,"outcome":"ok"}
+not json
+"#;
+        let s = summarise(text);
+        assert_eq!((s.proposals, s.proposals_refused, s.applied), (1, 1, 1));
+        assert_eq!(
+            (
+                s.input_tokens,
+                s.output_tokens,
+                s.bytes_read,
+                s.primary_tokens_saved
+            ),
+            (100, 10, 400, 100)
+        );
+        assert_eq!(s.unreadable_lines, 1);
+    }
+}

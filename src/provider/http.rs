@@ -1,0 +1,230 @@
+//! What the adapters share: the key from the environment variable the policy names, POST with bounded retries
+//! (429 honouring `Retry-After`, 5xx with backoff), and errors that name the URL and the fix but never the key.
+
+use std::io::Read;
+use std::time::Duration;
+
+use super::Watch;
+use crate::config::Policy;
+use crate::error::{Error, Result, excerpt};
+
+/// The largest answer body read from a server.
+pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+/// Attempts for one request when the server answers 429 or 5xx.
+pub const MAX_ATTEMPTS: u32 = 3;
+/// The longest wait honoured from a `Retry-After` header.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(20);
+
+/// A configured endpoint: base URL, key, timeout.
+pub struct Endpoint {
+    pub provider: &'static str,
+    pub base_url: String,
+    key: Option<String>,
+    key_env: Option<String>,
+    timeout: Duration,
+    agent: ureq::Agent,
+}
+
+/// A successful answer: its body as a reader, and whether it is a server-sent event stream.
+pub struct Answer {
+    pub url: String,
+    pub body: Box<dyn Read + Send>,
+    pub is_event_stream: bool,
+}
+
+impl Endpoint {
+    pub fn from_policy(policy: &Policy) -> Result<Endpoint> {
+        let key_env = policy.api_key_env();
+        let key = match &key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(v) if !v.trim().is_empty() => Some(v.trim().to_string()),
+                _ => {
+                    return Err(Error::Provider(format!(
+                        "the environment variable {var} (named by [provider] api_key_env) is not set; export it in \
+                         the environment that starts the worker"
+                    )));
+                }
+            },
+        };
+        let timeout = Duration::from_secs(policy.limits.request_timeout_secs);
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Ok(Endpoint {
+            provider: policy.provider.kind.name(),
+            base_url: policy.base_url(),
+            key,
+            key_env,
+            timeout,
+            agent,
+        })
+    }
+
+    /// GET `{base_url}/{path}` (for `doctor`): the HTTP status, or a transport error.
+    pub fn get_status(&self, path: &str) -> Result<u16> {
+        let url = format!("{}/{path}", self.base_url);
+        let mut call = self.agent.get(&url);
+        if let Some(key) = &self.key {
+            call = call.header("Authorization", format!("Bearer {key}"));
+        }
+        call.call()
+            .map(|r| r.status().as_u16())
+            .map_err(|e| self.transport_error(&url, e))
+    }
+
+    /// POST `body` to `{base_url}/{path}`, retrying 429 and 5xx a bounded number of times.
+    pub fn post(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        model: &str,
+        watch: &Watch,
+    ) -> Result<Answer> {
+        let url = format!("{}/{path}", self.base_url);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            if watch.is_cancelled() {
+                return Err(Error::Cancelled);
+            }
+            let mut call = self
+                .agent
+                .post(&url)
+                .header("Content-Type", "application/json");
+            if let Some(key) = &self.key {
+                call = call.header("Authorization", format!("Bearer {key}"));
+            }
+            let resp = call
+                .send_json(body)
+                .map_err(|e| self.transport_error(&url, e))?;
+            let status = resp.status().as_u16();
+            if (200..300).contains(&status) {
+                let is_event_stream = resp
+                    .headers()
+                    .get("content-type")
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|v| v.starts_with("text/event-stream"));
+                let body = resp
+                    .into_body()
+                    .into_with_config()
+                    .limit(MAX_RESPONSE_BYTES)
+                    .reader();
+                return Ok(Answer {
+                    url,
+                    body: Box::new(body),
+                    is_event_stream,
+                });
+            }
+            let retry_after = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            let mut resp = resp;
+            let text = resp
+                .body_mut()
+                .with_config()
+                .limit(64 * 1024)
+                .read_to_string()
+                .unwrap_or_default();
+            let wait = match status {
+                429 => Some(
+                    retry_after
+                        .unwrap_or(Duration::from_secs(2))
+                        .min(MAX_RETRY_AFTER),
+                ),
+                500..=599 => Some(Duration::from_millis(500 << (attempt - 1))),
+                _ => None,
+            };
+            match wait {
+                Some(w) if attempt < MAX_ATTEMPTS => sleep_unless_cancelled(w, watch)?,
+                _ => return Err(self.status_error(&url, status, model, &text, attempt)),
+            }
+        }
+    }
+
+    /// A transport failure, worded for the person who will fix it.
+    pub fn transport_error(&self, url: &str, e: ureq::Error) -> Error {
+        match e {
+            ureq::Error::Timeout(_) => Error::Provider(format!(
+                "{url} did not answer within [limits] request_timeout_secs = {}; the model may be overloaded, or \
+                 raise the limit",
+                self.timeout.as_secs()
+            )),
+            ureq::Error::ConnectionFailed | ureq::Error::HostNotFound | ureq::Error::Io(_) => {
+                Error::Provider(format!(
+                    "cannot reach the model server at {url} ({e}); start it, or fix [provider] base_url in the policy"
+                ))
+            }
+            ureq::Error::BodyExceedsLimit(n) => Error::Provider(format!(
+                "{url} sent an answer larger than {n} bytes; refused"
+            )),
+            other => Error::Provider(format!(
+                "request to {url} failed: {}",
+                self.redact(&other.to_string())
+            )),
+        }
+    }
+
+    fn status_error(
+        &self,
+        url: &str,
+        status: u16,
+        model: &str,
+        body: &str,
+        attempts: u32,
+    ) -> Error {
+        let hint = match status {
+            401 | 403 => match &self.key_env {
+                Some(var) => format!("the key in {var} was rejected; check that variable"),
+                None => "the server wants a key; name its variable in [provider] api_key_env"
+                    .to_string(),
+            },
+            404 => format!(
+                "model {model:?} or the endpoint was not found; check [models] and [provider] base_url"
+            ),
+            429 => format!("rate limited ({attempts} attempts); wait and retry"),
+            500..=599 => format!("the server failed ({attempts} attempts); retry later"),
+            _ => "unexpected status".to_string(),
+        };
+        let body = self.redact(body);
+        Error::Provider(format!(
+            "{url} answered HTTP {status}: {hint}. Body: {:?}",
+            excerpt(body.trim(), 300)
+        ))
+    }
+
+    /// A server that echoes the request must not make us print the key.
+    pub fn redact(&self, text: &str) -> String {
+        match &self.key {
+            Some(k) if k.len() >= 4 => text.replace(k.as_str(), "[redacted]"),
+            _ => text.to_string(),
+        }
+    }
+
+    /// Read a whole (non-streamed) answer body as text.
+    pub fn read_all(&self, answer: &mut Answer) -> Result<String> {
+        let mut text = String::new();
+        answer.body.read_to_string(&mut text).map_err(|e| {
+            Error::Provider(format!("reading the answer of {} failed: {e}", answer.url))
+        })?;
+        Ok(text)
+    }
+}
+
+fn sleep_unless_cancelled(total: Duration, watch: &Watch) -> Result<()> {
+    let step = Duration::from_millis(50);
+    let mut waited = Duration::ZERO;
+    while waited < total {
+        if watch.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        std::thread::sleep(step.min(total - waited));
+        waited += step;
+    }
+    Ok(())
+}
