@@ -615,7 +615,7 @@ context_window = {context_window}
 # Files the model may see and edit: workspace-relative globs; `*` stays within a folder, `**` crosses folders.
 allowed = {allowed}
 # Never read or written, on top of the built-in denials (.git/, this file, .env*, *.pem, *.key, id_rsa*,
-# *credentials*, .aws/, .ssh/).
+# id_ed25519*, *credentials*, .aws/, .ssh/, and any path through a symlink).
 denied = []
 
 [limits]

@@ -125,3 +125,47 @@ fn the_real_model_yields_a_valid_patch_or_a_clear_refusal() {
     }
     eprintln!("real model outcomes: {outcomes:#?}");
 }
+
+#[test]
+fn delegate_task_answers_from_the_real_model_with_usage() {
+    let Some(url) = real_url() else { return };
+    let ws = Ws::new(&url, "");
+    ws.write(
+        "notes.txt",
+        "The deploy runs every Friday at 17:00. Owner: the platform team.\n",
+    );
+    let before = ws.snapshot();
+    let root = ws.root_str();
+    let out = cli(&[
+        "delegate",
+        "--workspace-root",
+        &root,
+        "--task-kind",
+        "summarize",
+        "--task",
+        "Summarize notes.txt in one sentence.",
+        "--accept",
+        "one sentence",
+        "--complexity",
+        "low",
+        "--file",
+        "notes.txt",
+        "--max-output-tokens",
+        "80",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(ws.snapshot(), before, "delegate must not write");
+    if out.status.success() {
+        assert!(!v["content"].as_str().unwrap().trim().is_empty());
+        assert_eq!(v["files_read"], serde_json::json!(["notes.txt"]));
+        assert!(v["usage"]["input_tokens"].as_u64().unwrap() > 0);
+        assert_eq!(v["provider"], "llamacpp");
+    } else {
+        // The tiny model may ramble past the budget: that must be a clear cut-off refusal.
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains("cut off"),
+            "{v}"
+        );
+    }
+}
