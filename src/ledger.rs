@@ -1,9 +1,9 @@
 //! The ledger: one JSON line per proposal, apply and delegation, and the summary `local-llm-worker stats` prints.
 //!
 //! A line holds the time, the kind, the workspace path, provider, model, token usage, duration, outcome, digest and
-//! the bytes of files the worker read; never file contents, prompts or keys. It lives in, in order:
-//! `LOCAL_LLM_LEDGER` (a file path), `$CLAUDE_PLUGIN_DATA/ledger.jsonl` (the host plugin's data folder),
-//! `$XDG_STATE_HOME/local-llm-delegator/ledger.jsonl`, `~/.local/state/local-llm-delegator/ledger.jsonl`.
+//! the bytes of files the worker read; never file contents, prompts or keys. It lives at `LOCAL_LLM_LEDGER` (a file
+//! path), else `ledger.jsonl` in the worker's state folder ([`state_dir`]: `LOCAL_LLM_STATE_DIR`, the host plugin's
+//! data folder, `$XDG_STATE_HOME/local-llm-delegator`, or `~/.local/state/local-llm-delegator`).
 //! Writing it is best effort: a ledger that cannot be written never fails a tool call (a note goes to stderr).
 
 use std::io::Write;
@@ -62,17 +62,27 @@ impl Entry {
     }
 }
 
-/// Where the ledger is kept (see the module doc); `None` when no home is known.
-pub fn path() -> Option<PathBuf> {
+/// The worker's own state folder (ledger, apply journals, workspace locks), outside every workspace:
+/// `LOCAL_LLM_STATE_DIR`, else `$CLAUDE_PLUGIN_DATA`, else `$XDG_STATE_HOME/local-llm-delegator`, else
+/// `~/.local/state/local-llm-delegator`.
+pub fn state_dir() -> Option<PathBuf> {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    var("LOCAL_LLM_LEDGER")
-        .or_else(|| var("CLAUDE_PLUGIN_DATA").map(|d| d.join("ledger.jsonl")))
-        .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("local-llm-delegator/ledger.jsonl")))
-        .or_else(|| var("HOME").map(|d| d.join(".local/state/local-llm-delegator/ledger.jsonl")))
+    var("LOCAL_LLM_STATE_DIR")
+        .or_else(|| var("CLAUDE_PLUGIN_DATA"))
+        .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("local-llm-delegator")))
+        .or_else(|| var("HOME").map(|d| d.join(".local/state/local-llm-delegator")))
+}
+
+/// Where the ledger is kept: `LOCAL_LLM_LEDGER`, else `ledger.jsonl` in [`state_dir`].
+pub fn path() -> Option<PathBuf> {
+    std::env::var_os("LOCAL_LLM_LEDGER")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| state_dir().map(|d| d.join("ledger.jsonl")))
 }
 
 /// Append one entry (best effort).

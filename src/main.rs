@@ -10,7 +10,7 @@ use local_llm_delegator::config::{self, ProviderKind};
 use local_llm_delegator::service::{
     self, ApplyResult, Call, DelegateRequest, ProposeRequest, ProposeResult, Service,
 };
-use local_llm_delegator::{Error, doctor, ledger, mcp, scope};
+use local_llm_delegator::{Error, doctor, ledger, mcp, scope, txn};
 
 #[derive(Parser)]
 #[command(
@@ -117,6 +117,11 @@ enum Command {
         workspace_root: Option<PathBuf>,
         #[arg(long, value_enum)]
         provider: Option<ProviderKind>,
+    },
+    /// Finish or undo applies a crash interrupted (the MCP server also does this when it starts).
+    Recover {
+        #[arg(long)]
+        json: bool,
     },
     /// Summarise the ledger: tokens delegated, proposals applied and refused.
     Stats {
@@ -294,6 +299,34 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
                         "{n} check(s) failed; see the FAIL lines above"
                     )),
                     false,
+                )),
+            }
+        }
+        Command::Recover { json } => {
+            let Some(state) = ledger::state_dir() else {
+                return Err((
+                    Error::Io("no state folder: set LOCAL_LLM_STATE_DIR or HOME".into()),
+                    json,
+                ));
+            };
+            let done = txn::recover_all(&state);
+            if json {
+                print_json(&done);
+            } else if done.is_empty() {
+                println!("nothing to recover in {}", state.display());
+            } else {
+                for r in &done {
+                    println!("{} {}: {}", r.outcome, r.workspace, r.files.join(", "));
+                    for p in &r.problems {
+                        println!("  problem: {p}");
+                    }
+                }
+            }
+            match done.iter().any(|r| !r.problems.is_empty()) {
+                false => Ok(()),
+                true => Err((
+                    Error::Io("some files could not be recovered; see above".into()),
+                    json,
                 )),
             }
         }

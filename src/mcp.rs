@@ -181,6 +181,22 @@ pub fn serve_stdio() -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    // Finish or undo any apply a crash interrupted, before serving (one readdir when there is none).
+    if let Some(state) = crate::ledger::state_dir() {
+        for r in crate::txn::recover_all(&state) {
+            eprintln!(
+                "local-llm-worker: recovered an interrupted apply in {}: {} ({}){}",
+                r.workspace,
+                r.outcome,
+                r.files.join(", "),
+                if r.problems.is_empty() {
+                    String::new()
+                } else {
+                    format!("; problems: {}", r.problems.join("; "))
+                }
+            );
+        }
+    }
     rt.block_on(async {
         let server = WorkerServer::new(Arc::new(Service::new()));
         let running = server.serve(rmcp::transport::stdio()).await?;

@@ -449,23 +449,30 @@ fn apply_bytes_inner(
     let commands = policy.validation.commands.clone();
     let timeout = Duration::from_secs(policy.validation.timeout_secs);
     let hidden: Vec<String> = policy.api_key_env().into_iter().collect();
-    let applied = txn::apply(&ws, patch_bytes, patch_limits(policy), |root: &Path| {
-        let results = checks::run_all(&commands, root, timeout, &hidden);
-        match results.iter().find(|r| !r.passed) {
-            None => Ok(results),
-            Some(f) => Err(format!(
-                "`{}` {} after {} ms. Output tail:\n{}",
-                f.command,
-                if f.timed_out {
-                    "timed out".to_string()
-                } else {
-                    format!("exited with {:?}", f.exit_code)
-                },
-                f.duration_ms,
-                f.output_tail
-            )),
-        }
-    })?;
+    let state = ledger::state_dir();
+    let applied = txn::apply(
+        &ws,
+        patch_bytes,
+        patch_limits(policy),
+        state.as_deref(),
+        |root: &Path| {
+            let results = checks::run_all(&commands, root, timeout, &hidden);
+            match results.iter().find(|r| !r.passed) {
+                None => Ok(results),
+                Some(f) => Err(format!(
+                    "`{}` {} after {} ms. Output tail:\n{}",
+                    f.command,
+                    if f.timed_out {
+                        "timed out".to_string()
+                    } else {
+                        format!("exited with {:?}", f.exit_code)
+                    },
+                    f.duration_ms,
+                    f.output_tail
+                )),
+            }
+        },
+    )?;
     Ok(ApplyResult {
         applied: true,
         digest: actual,
@@ -504,9 +511,7 @@ fn dry_run(
         }
     }
     let tws = Workspace::new(troot.clone(), &loaded.policy.paths, None)?;
-    txn::apply(&tws, patch_bytes, patch_limits(&loaded.policy), |_| {
-        Ok::<(), String>(())
-    })?;
+    txn::apply_scratch(&tws, patch_bytes, patch_limits(&loaded.policy))?;
     for c in changes {
         let got = std::fs::read(troot.join(&c.path)).map_err(io)?;
         if got != c.post {

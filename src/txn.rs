@@ -1,24 +1,33 @@
 //! The apply transaction: the ONLY code that writes to a workspace.
 //!
 //! Given the exact canonical patch bytes the primary approved, it:
-//! 1. parses them strictly and re-resolves every target under the current policy (component by component, no
+//! 1. takes the workspace's lock (an `flock` in the worker's state folder), so two applies never interleave;
+//! 2. parses the patch strictly and re-resolves every target under the current policy (component by component, no
 //!    symlinks, inside `paths.allowed`, never `.git/`);
-//! 2. checks every pre-image: the file's current git blob id and mode must equal the patch's (a file to create must
+//! 3. checks every pre-image: the file's current git blob id and mode must equal the patch's (a file to create must
 //!    still be absent); computes every post-image in memory and checks its promised blob id;
-//! 3. writes each post-image to a temporary file beside its target (same folder, same permissions, fsynced), then
+//! 4. writes a journal (the pre-images, the promised post-image ids, the folders it will create) to the state
+//!    folder and flushes it, before the first byte of the workspace changes;
+//! 5. writes each post-image to a temporary file beside its target (same folder, same permissions, fsynced), then
 //!    renames them over the targets; any failure puts back the files already renamed;
-//! 4. reads every target back and checks its blob id;
-//! 5. runs the caller's validation; when it fails, restores the exact previous bytes (and removes created files and
-//!    folders) and reports it.
+//! 6. reads every target back and checks its blob id;
+//! 7. runs the caller's validation; when it fails, restores the exact previous bytes (and removes created files and
+//!    folders) and reports it;
+//! 8. deletes the journal.
 //!
-//! All files or none: a refusal in steps 1-2 writes nothing; a failure in 3-5 restores the pre-images.
+//! All files or none: a refusal in steps 1-3 writes nothing; a failure in 5-7 restores the pre-images. A kill at any
+//! moment leaves a journal; [`recover_all`] (run when the MCP server starts, and by `local-llm-worker recover`)
+//! then puts the workspace back to exactly the pre-images, or, when every file already holds its post-image, keeps
+//! that, and says which. Leftover temporary files are removed.
 
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::digest::git_blob_id;
+use serde::{Deserialize, Serialize};
+
+use crate::digest::{git_blob_id, sha256_hex};
 use crate::error::{Error, Result};
 use crate::patch::MODE_EXECUTABLE;
 use crate::patch::canonical::{self, CanonicalFile};
@@ -111,27 +120,57 @@ fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
     })
 }
 
-/// Apply `patch` to the workspace, then run `validate` (given the workspace root). See the module doc.
+/// Apply `patch` to the workspace durably (lock, journal), then run `validate` (given the workspace root).
+/// `state` is the worker's state folder; without one (no HOME), the apply is refused rather than made unrecoverable.
 pub fn apply<T>(
     ws: &Workspace,
     patch: &[u8],
     limits: PatchLimits,
+    state: Option<&Path>,
     validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
 ) -> Result<Applied<T>> {
+    let state = state.ok_or_else(|| {
+        Error::Io(
+            "no state folder for the apply journal: set LOCAL_LLM_STATE_DIR (or HOME) so a crash stays recoverable"
+                .into(),
+        )
+    })?;
+    let _lock = WorkspaceLock::take(state, ws.root())?;
     let planned = plan_files(ws, patch, limits)?;
+    let journal = Journal::write(state, ws.root(), &planned)?;
+    crash_point();
+    let result = apply_planned(ws, &planned, &journal.created_dirs, validate);
+    journal.finish();
+    result
+}
+
+/// Apply `patch` to a scratch copy (the dry run): the same steps, without lock or journal.
+pub fn apply_scratch(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<String>> {
+    let planned = plan_files(ws, patch, limits)?;
+    let dirs = missing_dirs(ws.root(), &planned);
+    apply_planned(ws, &planned, &dirs, |_| Ok::<(), String>(())).map(|a| a.files)
+}
+
+fn apply_planned<T>(
+    ws: &Workspace,
+    planned: &[Planned],
+    dirs: &[PathBuf],
+    validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+) -> Result<Applied<T>> {
     let mut undo = Undo::default();
-    if let Err(e) = write_all(ws, &planned, &mut undo) {
-        return Err(restore_after(ws, &planned, &undo, e));
+    if let Err(e) = write_all(ws, planned, dirs, &mut undo) {
+        return Err(restore_after(ws, planned, &undo, e));
     }
-    for p in &planned {
+    for p in planned {
         let back = fs::read(&p.abs)
             .map(|b| git_blob_id(&b))
             .unwrap_or_default();
         if back != p.new_id {
             let e = Error::Io(format!("{} does not read back as the written bytes", p.rel));
-            return Err(restore_after(ws, &planned, &undo, e));
+            return Err(restore_after(ws, planned, &undo, e));
         }
     }
+    crash_point();
     match validate(ws.root()) {
         Ok(validation) => Ok(Applied {
             files: planned.iter().map(|p| p.rel.clone()).collect(),
@@ -139,7 +178,7 @@ pub fn apply<T>(
         }),
         Err(report) => Err(restore_after(
             ws,
-            &planned,
+            planned,
             &undo,
             Error::ValidationFailed(report),
         )),
@@ -155,7 +194,49 @@ struct Undo {
     created_dirs: Vec<PathBuf>,
 }
 
-fn write_all(ws: &Workspace, planned: &[Planned], undo: &mut Undo) -> Result<()> {
+/// The folders (outermost first) that must be created for the planned files.
+fn missing_dirs(root: &Path, planned: &[Planned]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in planned {
+        let Some(dir) = p.abs.parent() else { continue };
+        let Ok(rel) = dir.strip_prefix(root) else {
+            continue;
+        };
+        let mut cur = root.to_path_buf();
+        for comp in rel.components() {
+            cur.push(comp);
+            if fs::symlink_metadata(&cur).is_err() && !out.contains(&cur) {
+                out.push(cur.clone());
+            }
+        }
+    }
+    out
+}
+
+fn write_all(ws: &Workspace, planned: &[Planned], dirs: &[PathBuf], undo: &mut Undo) -> Result<()> {
+    for d in dirs {
+        if !d.starts_with(ws.root()) {
+            return Err(Error::Scope(format!(
+                "{} is outside the workspace",
+                d.display()
+            )));
+        }
+        match fs::symlink_metadata(d) {
+            Ok(m) if m.file_type().is_dir() => {}
+            Ok(_) => {
+                return Err(Error::Scope(format!(
+                    "{} is not a plain folder",
+                    d.display()
+                )));
+            }
+            Err(_) => {
+                fs::create_dir(d)
+                    .map_err(|e| Error::Io(format!("cannot create {}: {e}", d.display())))?;
+                undo.created_dirs.push(d.clone());
+                crash_point();
+            }
+        }
+    }
     // Stage every post-image beside its target first, so a failure here changes no target.
     let mut staged = Vec::with_capacity(planned.len());
     for p in planned {
@@ -163,14 +244,14 @@ fn write_all(ws: &Workspace, planned: &[Planned], undo: &mut Undo) -> Result<()>
             .abs
             .parent()
             .ok_or_else(|| Error::Io(format!("{} has no parent folder", p.rel)))?;
-        create_dirs(ws.root(), dir, undo)?;
         staged.push(
             stage(dir, &p.post, &p.perms)
                 .map_err(|e| Error::Io(format!("cannot stage {}: {e}", p.rel)))?,
         );
+        crash_point();
     }
     for (i, (p, tmp)) in planned.iter().zip(staged).enumerate() {
-        // Re-check right before the rename: the target must still be what the plan saw.
+        // Re-check right before the rename: the target must still be what the plan saw, through no symlink.
         match ws.resolve(&p.rel)? {
             OnDisk::File { abs, .. } if p.pre.is_some() => {
                 let now =
@@ -193,46 +274,25 @@ fn write_all(ws: &Workspace, planned: &[Planned], undo: &mut Undo) -> Result<()>
         tmp.persist(&p.abs)
             .map_err(|e| Error::Io(format!("cannot write {}: {}", p.rel, e.error)))?;
         undo.renamed.push(i);
+        crash_point();
     }
     sync_dirs(planned);
     Ok(())
 }
 
+/// The prefix of every temporary file the transaction stages in a workspace.
+pub const TEMP_PREFIX: &str = ".llw-";
+
 /// Write `bytes` to a new temporary file in `dir` with `perms`, flushed to disk.
 fn stage(dir: &Path, bytes: &[u8], perms: &fs::Permissions) -> std::io::Result<tempfile::TempPath> {
     let mut tmp = tempfile::Builder::new()
-        .prefix(".llw-")
+        .prefix(TEMP_PREFIX)
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().set_permissions(perms.clone())?;
     tmp.as_file().sync_all()?;
     Ok(tmp.into_temp_path())
-}
-
-fn create_dirs(root: &Path, dir: &Path, undo: &mut Undo) -> Result<()> {
-    let rel = dir
-        .strip_prefix(root)
-        .map_err(|_| Error::Scope(format!("{} is outside the workspace", dir.display())))?;
-    let mut cur = root.to_path_buf();
-    for comp in rel.components() {
-        cur.push(comp);
-        match fs::symlink_metadata(&cur) {
-            Ok(m) if m.file_type().is_dir() => {}
-            Ok(_) => {
-                return Err(Error::Scope(format!(
-                    "{} is not a plain folder",
-                    cur.display()
-                )));
-            }
-            Err(_) => {
-                fs::create_dir(&cur)
-                    .map_err(|e| Error::Io(format!("cannot create {}: {e}", cur.display())))?;
-                undo.created_dirs.push(cur.clone());
-            }
-        }
-    }
-    Ok(())
 }
 
 fn sync_dirs(planned: &[Planned]) {
@@ -250,25 +310,10 @@ fn restore_after(ws: &Workspace, planned: &[Planned], undo: &Undo, cause: Error)
     let mut problems = Vec::new();
     for &i in undo.renamed.iter().rev() {
         let p = &planned[i];
-        let r = match &p.pre {
-            Some(pre) => p
-                .abs
-                .parent()
-                .ok_or_else(|| std::io::Error::other("no parent"))
-                .and_then(|dir| stage(dir, pre, &p.perms))
-                .and_then(|tmp| tmp.persist(&p.abs).map_err(|e| e.error)),
-            None => fs::remove_file(&p.abs),
-        };
-        if let Err(e) = r {
+        if let Err(e) = put_back(&p.abs, p.pre.as_deref(), &p.perms) {
             problems.push(format!("{}: {e}", p.rel));
-        } else if let Some(pre) = &p.pre
-            && fs::read(&p.abs).ok().as_ref() != Some(pre)
-        {
-            problems.push(format!(
-                "{}: does not read back as its previous bytes",
-                p.rel
-            ));
         }
+        crash_point();
     }
     for d in undo.created_dirs.iter().rev() {
         let _ = fs::remove_dir(d);
@@ -278,8 +323,298 @@ fn restore_after(ws: &Workspace, planned: &[Planned], undo: &Undo, cause: Error)
         return cause;
     }
     Error::Io(format!(
-        "{cause}; RESTORING FAILED for {} in {}: check these files by hand",
+        "{cause}; RESTORING FAILED for {} in {}: run `local-llm-worker recover` or check these files by hand",
         problems.join("; "),
         ws.root().display()
     ))
+}
+
+/// Make `abs` hold exactly `pre` again (or not exist, for `None`), checking it reads back.
+fn put_back(abs: &Path, pre: Option<&[u8]>, perms: &fs::Permissions) -> std::io::Result<()> {
+    match pre {
+        Some(pre) => {
+            let dir = abs
+                .parent()
+                .ok_or_else(|| std::io::Error::other("no parent"))?;
+            stage(dir, pre, perms)?.persist(abs).map_err(|e| e.error)?;
+            if fs::read(abs)? != pre {
+                return Err(std::io::Error::other(
+                    "does not read back as its previous bytes",
+                ));
+            }
+            Ok(())
+        }
+        None => match fs::remove_file(abs) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        },
+    }
+}
+
+/// Crash injection for the crash tests: in debug builds only, `LLW_CRASH_AT=N` aborts the process at the N-th
+/// write step of an apply (counted across this process). Release builds compile this to nothing.
+fn crash_point() {
+    #[cfg(debug_assertions)]
+    {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static STEP: AtomicU32 = AtomicU32::new(0);
+        if let Some(at) = std::env::var("LLW_CRASH_AT")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+        {
+            let n = STEP.fetch_add(1, Ordering::SeqCst) + 1;
+            if n == at {
+                eprintln!("local-llm-worker: crash injected at write step {n}");
+                std::process::abort();
+            }
+        }
+    }
+}
+
+/// An exclusive `flock` on a per-workspace lock file in the state folder, released on drop.
+struct WorkspaceLock {
+    _file: fs::File,
+}
+
+impl WorkspaceLock {
+    fn take(state: &Path, root: &Path) -> Result<WorkspaceLock> {
+        let dir = state.join("locks");
+        fs::create_dir_all(&dir)
+            .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+        let path = dir.join(format!(
+            "{}.lock",
+            &sha256_hex(root.as_os_str().as_encoded_bytes())[..24]
+        ));
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::Io(format!("cannot open {}: {e}", path.display())))?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a file descriptor we own; no memory is shared.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(Error::Io(format!(
+                "cannot lock {}: {}",
+                path.display(),
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(WorkspaceLock { _file: file })
+    }
+}
+
+/// The journal document: enough to restore the pre-images or confirm the post-images after a crash.
+#[derive(Serialize, Deserialize)]
+struct JournalDoc {
+    version: u32,
+    workspace: PathBuf,
+    files: Vec<JournalFile>,
+    /// Folders the apply creates, outermost first.
+    created_dirs: Vec<PathBuf>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct JournalFile {
+    rel: String,
+    /// Whether the file existed; its bytes are in `pre-<index>` beside the document.
+    existed: bool,
+    pre_id: Option<String>,
+    post_id: String,
+    mode: u32,
+}
+
+/// A written journal; deleted by [`Journal::finish`].
+struct Journal {
+    dir: PathBuf,
+    created_dirs: Vec<PathBuf>,
+}
+
+impl Journal {
+    fn write(state: &Path, root: &Path, planned: &[Planned]) -> Result<Journal> {
+        let io = |e: std::io::Error| {
+            Error::Io(format!(
+                "cannot write the apply journal in {}: {e}",
+                state.display()
+            ))
+        };
+        let journals = state.join("journals");
+        fs::create_dir_all(&journals).map_err(io)?;
+        let dir = tempfile::Builder::new()
+            .prefix("apply-")
+            .tempdir_in(&journals)
+            .map_err(io)?
+            .keep();
+        let created_dirs = missing_dirs(root, planned);
+        let mut files = Vec::new();
+        for (i, p) in planned.iter().enumerate() {
+            if let Some(pre) = &p.pre {
+                write_synced(&dir.join(format!("pre-{i}")), pre).map_err(io)?;
+            }
+            files.push(JournalFile {
+                rel: p.rel.clone(),
+                existed: p.pre.is_some(),
+                pre_id: p.pre.as_deref().map(git_blob_id),
+                post_id: p.new_id.clone(),
+                mode: p.perms.mode(),
+            });
+        }
+        let doc = JournalDoc {
+            version: 1,
+            workspace: root.to_path_buf(),
+            files,
+            created_dirs: created_dirs.clone(),
+        };
+        let bytes = serde_json::to_vec_pretty(&doc).map_err(|e| Error::Io(e.to_string()))?;
+        // The journal counts only once `journal.json` exists: written aside, then renamed.
+        write_synced(&dir.join("journal.json.tmp"), &bytes).map_err(io)?;
+        fs::rename(dir.join("journal.json.tmp"), dir.join("journal.json")).map_err(io)?;
+        if let Ok(d) = fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(Journal { dir, created_dirs })
+    }
+
+    fn finish(self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = fs::File::create(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// What recovery did for one interrupted apply.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Recovery {
+    pub workspace: String,
+    /// `restored` (every file back to its pre-image), `completed` (every file already held its post-image) or
+    /// `incomplete` (some file could not be restored: see `problems`).
+    pub outcome: String,
+    pub files: Vec<String>,
+    pub problems: Vec<String>,
+}
+
+/// Finish or undo every interrupted apply recorded in the state folder's journals.
+pub fn recover_all(state: &Path) -> Vec<Recovery> {
+    let Ok(entries) = fs::read_dir(state.join("journals")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let dir = e.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let doc: Option<JournalDoc> = fs::read(dir.join("journal.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let Some(doc) = doc else {
+            // Killed before the journal was complete: nothing in the workspace had changed yet.
+            let _ = fs::remove_dir_all(&dir);
+            continue;
+        };
+        let _lock = WorkspaceLock::take(state, &doc.workspace).ok();
+        let r = recover_one(&dir, &doc);
+        if r.problems.is_empty() {
+            let _ = fs::remove_dir_all(&dir);
+        }
+        out.push(r);
+    }
+    out
+}
+
+/// `root/rel`, refusing any symlink on the way (recovery never writes through one).
+fn plain_path(root: &Path, rel: &str) -> std::result::Result<PathBuf, String> {
+    let mut cur = root.to_path_buf();
+    let comps: Vec<&str> = rel.split('/').collect();
+    for (i, c) in comps.iter().enumerate() {
+        if c.is_empty() || *c == "." || *c == ".." {
+            return Err(format!("{rel}: not a plain relative path"));
+        }
+        cur.push(c);
+        if let Ok(m) = fs::symlink_metadata(&cur)
+            && (m.file_type().is_symlink() || (i + 1 < comps.len() && !m.is_dir()))
+        {
+            return Err(format!(
+                "{rel}: {} is a symlink or not a folder",
+                cur.display()
+            ));
+        }
+    }
+    Ok(cur)
+}
+
+fn recover_one(dir: &Path, doc: &JournalDoc) -> Recovery {
+    let root = &doc.workspace;
+    let mut problems = Vec::new();
+    let mut paths = Vec::new();
+    for f in &doc.files {
+        match plain_path(root, &f.rel) {
+            Ok(p) => paths.push(Some(p)),
+            Err(e) => {
+                problems.push(e);
+                paths.push(None);
+            }
+        }
+    }
+    // Temporary files staged by the interrupted apply.
+    for p in paths.iter().flatten() {
+        let Some(parent) = p.parent() else { continue };
+        let Ok(entries) = fs::read_dir(parent) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(TEMP_PREFIX) && name.ends_with(".tmp") {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+    let current_id = |p: &Path| fs::read(p).ok().map(|b| git_blob_id(&b));
+    let all_post = doc.files.iter().zip(&paths).all(|(f, p)| {
+        p.as_ref()
+            .is_some_and(|p| current_id(p).as_deref() == Some(f.post_id.as_str()))
+    });
+    let outcome = if all_post && problems.is_empty() {
+        "completed"
+    } else {
+        for (i, (f, p)) in doc.files.iter().zip(&paths).enumerate() {
+            let Some(p) = p else { continue };
+            let pre = if f.existed {
+                match fs::read(dir.join(format!("pre-{i}"))) {
+                    Ok(b) => Some(b),
+                    Err(e) => {
+                        problems.push(format!("{}: the journal's copy is unreadable: {e}", f.rel));
+                        continue;
+                    }
+                }
+            } else {
+                None
+            };
+            if current_id(p) == f.pre_id && (f.existed || !p.exists()) {
+                continue;
+            }
+            if let Err(e) = put_back(p, pre.as_deref(), &fs::Permissions::from_mode(f.mode)) {
+                problems.push(format!("{}: {e}", f.rel));
+            }
+        }
+        for d in doc.created_dirs.iter().rev() {
+            let _ = fs::remove_dir(d);
+        }
+        if problems.is_empty() {
+            "restored"
+        } else {
+            "incomplete"
+        }
+    };
+    Recovery {
+        workspace: root.display().to_string(),
+        outcome: outcome.to_string(),
+        files: doc.files.iter().map(|f| f.rel.clone()).collect(),
+        problems,
+    }
 }

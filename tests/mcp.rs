@@ -18,6 +18,7 @@ async fn client() -> Client {
     let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
         c.arg("mcp")
             .env("LOCAL_LLM_LEDGER", test_ledger())
+            .env("LOCAL_LLM_STATE_DIR", test_state())
             .env_remove("LOCAL_LLM_CONFIG")
             .env_remove("LOCAL_LLM_ALLOWED_ROOTS");
     }))

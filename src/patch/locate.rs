@@ -62,6 +62,12 @@ pub fn locate_all(
             )));
         };
         let change = locate_file(edit, pre.as_ref())?;
+        if change.post.contains(&0) {
+            return Err(Error::ModelAnswer(format!(
+                "the answer writes NUL bytes into {}; only text edits are accepted",
+                edit.path
+            )));
+        }
         if change.pre.as_deref() != Some(change.post.as_slice()) {
             changes.push(change);
         }

@@ -289,8 +289,14 @@ pub fn cli(args: &[&str]) -> Output {
         .env_remove("LOCAL_LLM_CONFIG")
         .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
         .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap()
+}
+
+/// The state folder (journals, locks) of the tests' worker processes (never the user's).
+pub fn test_state() -> PathBuf {
+    std::env::temp_dir().join(format!("llw-test-state-{}", std::process::id()))
 }
 
 /// The ledger file the tests' worker processes write (never the user's).
