@@ -198,6 +198,10 @@ pub struct Paths {
     /// Globs that are never read or written, on top of the built-in ones (`.git/`, the policy file, secrets).
     #[serde(default)]
     pub denied: Vec<String>,
+    /// The explicit override of the built-in secret denials: globs of secret-looking files that may be read and
+    /// written anyway (for example `"**/.env.example"`). `.git/` and the policy file can never be unlocked.
+    #[serde(default)]
+    pub unlock_secrets: Vec<String>,
 }
 
 fn default_allowed() -> Vec<String> {
@@ -209,6 +213,7 @@ impl Default for Paths {
         Paths {
             allowed: default_allowed(),
             denied: Vec::new(),
+            unlock_secrets: Vec::new(),
         }
     }
 }
@@ -617,6 +622,8 @@ allowed = {allowed}
 # Never read or written, on top of the built-in denials (.git/, this file, .env*, *.pem, *.key, id_rsa*,
 # id_ed25519*, *credentials*, .aws/, .ssh/, and any path through a symlink).
 denied = []
+# Secret-looking files stay denied unless listed here explicitly, e.g. ["**/.env.example"].
+unlock_secrets = []
 
 [limits]
 max_file_bytes = 1000000      # per selected file

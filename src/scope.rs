@@ -19,12 +19,10 @@ use crate::error::{Error, Result};
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
 
 /// Globs that are never read or written, whatever the policy says.
-pub const BUILTIN_DENIED: &[&str] = &[
-    ".git",
-    ".git/**",
-    "**/.git",
-    "**/.git/**",
-    POLICY_FILE,
+pub const ALWAYS_DENIED: &[&str] = &[".git", ".git/**", "**/.git", "**/.git/**", POLICY_FILE];
+
+/// Secret-looking files: denied unless `[paths] unlock_secrets` names them explicitly.
+pub const SECRET_DENIED: &[&str] = &[
     "**/.env",
     "**/.env.*",
     "**/*.pem",
@@ -44,6 +42,9 @@ pub const MAX_SELECTED_FILES: usize = 100;
 pub struct Workspace {
     root: PathBuf,
     allowed: GlobSet,
+    always_denied: GlobSet,
+    secrets: GlobSet,
+    unlocked: GlobSet,
     denied: GlobSet,
     extra_denied: Vec<String>,
 }
@@ -97,9 +98,7 @@ fn compile(globs: &[&str], what: &str) -> Result<GlobSet> {
 impl Workspace {
     /// `root` must come from [`root_from_arg`]. `policy_file` is denied too when it lies inside the workspace.
     pub fn new(root: PathBuf, paths: &Paths, policy_file: Option<&Path>) -> Result<Workspace> {
-        let allowed: Vec<&str> = paths.allowed.iter().map(String::as_str).collect();
-        let mut denied: Vec<String> = BUILTIN_DENIED.iter().map(|s| s.to_string()).collect();
-        denied.extend(paths.denied.iter().cloned());
+        let mut always: Vec<String> = ALWAYS_DENIED.iter().map(|s| s.to_string()).collect();
         if let Some(rel) = policy_file
             .and_then(|p| p.canonicalize().ok())
             .and_then(|p| {
@@ -108,12 +107,18 @@ impl Workspace {
                     .and_then(|r| r.to_str().map(str::to_string))
             })
         {
-            denied.push(globset::escape(&rel));
+            always.push(globset::escape(&rel));
         }
-        let denied_refs: Vec<&str> = denied.iter().map(String::as_str).collect();
+        fn strs(v: &[String]) -> Vec<&str> {
+            v.iter().map(String::as_str).collect()
+        }
+        let (allowed, denied, unlocked) = (&paths.allowed, &paths.denied, &paths.unlock_secrets);
         Ok(Workspace {
-            allowed: compile(&allowed, "[paths] allowed")?,
-            denied: compile(&denied_refs, "[paths] denied")?,
+            allowed: compile(&strs(allowed), "[paths] allowed")?,
+            always_denied: compile(&strs(&always), "built-in denied")?,
+            secrets: compile(SECRET_DENIED, "built-in secret")?,
+            unlocked: compile(&strs(unlocked), "[paths] unlock_secrets")?,
+            denied: compile(&strs(denied), "[paths] denied")?,
             extra_denied: paths.denied.clone(),
             root,
         })
@@ -151,20 +156,22 @@ impl Workspace {
                 _ => {}
             }
         }
+        if self.always_denied.is_match(rel) {
+            return refuse(
+                "is always denied (.git or the policy file); the worker never reads or writes it",
+            );
+        }
+        if self.secrets.is_match(rel) && !self.unlocked.is_match(rel) {
+            return refuse(
+                "looks like a secret (.env*, *.pem, *.key, id_rsa*, *credentials*, .aws/, .ssh/...) and is always \
+                 denied; name it in [paths] unlock_secrets if the model may really see it",
+            );
+        }
         if self.denied.is_match(rel) {
-            return if BUILTIN_DENIED
-                .iter()
-                .any(|g| compile(&[g], "").is_ok_and(|s| s.is_match(rel)))
-            {
-                refuse(
-                    "is always denied (.git, the policy file, or a secret-looking file); the worker never reads or writes it",
-                )
-            } else {
-                refuse(&format!(
-                    "is denied by [paths] denied {:?} in the policy",
-                    self.extra_denied
-                ))
-            };
+            return refuse(&format!(
+                "is denied by [paths] denied {:?} in the policy",
+                self.extra_denied
+            ));
         }
         if !self.allowed.is_match(rel) {
             return refuse(
@@ -308,6 +315,7 @@ mod tests {
         let paths = Paths {
             allowed: allowed.iter().map(|s| s.to_string()).collect(),
             denied: denied.iter().map(|s| s.to_string()).collect(),
+            unlock_secrets: vec![],
         };
         Workspace::new(std::env::temp_dir(), &paths, None).unwrap()
     }
@@ -355,9 +363,6 @@ mod tests {
             ".git/config",
             ".git/hooks/pre-commit",
             "sub/.git/x",
-            ".env",
-            "a/.env.local",
-            "k.pem",
             "local-llm-worker.toml",
         ] {
             let err = w.check_path(p).unwrap_err().to_string();
@@ -365,6 +370,41 @@ mod tests {
         }
         let err = w.check_path("secret/a.txt").unwrap_err().to_string();
         assert!(err.contains("denied by [paths] denied"), "{err}");
+        for p in [
+            ".env",
+            "a/.env.local",
+            "k.pem",
+            "deploy/id_rsa",
+            ".aws/config",
+            "my-credentials.json",
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(
+                err.contains("looks like a secret") && err.contains("unlock_secrets"),
+                "{p}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn secrets_need_an_explicit_unlock_and_git_never_unlocks() {
+        let paths = Paths {
+            allowed: vec!["**".into()],
+            denied: vec![],
+            unlock_secrets: vec!["**/.env.example".into(), ".git/**".into()],
+        };
+        let w = Workspace::new(std::env::temp_dir(), &paths, None).unwrap();
+        assert!(w.check_path("app/.env.example").is_ok());
+        assert!(
+            w.check_path("app/.env").is_err(),
+            "only the named file is unlocked"
+        );
+        assert!(
+            w.check_path(".git/config")
+                .unwrap_err()
+                .to_string()
+                .contains("always denied")
+        );
     }
 
     #[test]
@@ -372,6 +412,7 @@ mod tests {
         let paths = Paths {
             allowed: vec!["src/[".into()],
             denied: vec![],
+            unlock_secrets: vec![],
         };
         let err = Workspace::new(std::env::temp_dir(), &paths, None).unwrap_err();
         assert!(

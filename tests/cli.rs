@@ -371,7 +371,7 @@ fn refuses_paths_outside_scope() {
         ("../outside.py", "`..`"),
         ("/etc/passwd", "is absolute"),
         (".git/config", "always denied"),
-        ("src/.env", "always denied"),
+        ("src/.env", "looks like a secret"),
         ("src/private/k.py", "denied by [paths] denied"),
         ("src/link.py", "is a symlink"),
         ("src/linkdir/secret.py", "src/linkdir is a symlink"),
