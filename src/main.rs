@@ -25,7 +25,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the MCP tools propose_patch and apply_patch on stdin/stdout.
+    /// Serve the MCP tools propose_patch, apply_patch and delegate_task on stdin/stdout.
     Mcp,
     /// Write a commented local-llm-worker.toml for a workspace.
     #[command(alias = "init_project")]
