@@ -14,6 +14,9 @@
 
 use super::{FileChange, MODE_EXECUTABLE, MODE_REGULAR};
 use crate::digest::{NULL_BLOB_ID, git_blob_id};
+
+/// The git blob id of empty content.
+const EMPTY_BLOB_ID: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
 use crate::error::{Error, Result};
 
 /// Render the canonical patch for `changes`. Files are sorted by path, so the same change always has the same bytes.
@@ -43,6 +46,10 @@ pub fn render(changes: &[FileChange]) -> Vec<u8> {
                 );
                 opts.set_original_filename(format!("a/{p}"));
             }
+        }
+        if c.pre.is_none() && c.post.is_empty() {
+            // An empty new file: git writes no `---`/`+++` lines and no hunk for it.
+            continue;
         }
         opts.set_modified_filename(format!("b/{p}"));
         let pre: &[u8] = c.pre.as_deref().unwrap_or(b"");
@@ -154,6 +161,23 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<CanonicalFile>> {
             }
         };
         i += 1;
+        if created_mode.is_some()
+            && new == EMPTY_BLOB_ID
+            && lines.get(i).is_none_or(|l| l.1.starts_with("diff --git "))
+        {
+            // An empty new file has no body.
+            if files.iter().any(|f| f.path == path) {
+                return Err(malformed(n, &format!("{path} appears twice")));
+            }
+            files.push(CanonicalFile {
+                path,
+                old_id: None,
+                new_id: new.to_string(),
+                mode,
+                body: Vec::new(),
+            });
+            continue;
+        }
         let body_start = lines
             .get(i)
             .map(|l| l.0)
@@ -236,6 +260,14 @@ pub fn apply_file(file: &CanonicalFile, current: Option<&[u8]>) -> Result<Vec<u8
         }
         (None, None) => {}
     }
+    if file.body.is_empty() {
+        // Only an empty new file has no body (checked by `parse`).
+        return if file.new_id == EMPTY_BLOB_ID {
+            Ok(Vec::new())
+        } else {
+            Err(Error::Patch(format!("the section of {p} has no hunk")))
+        };
+    }
     let patch = diffy::Patch::from_bytes(&file.body)
         .map_err(|e| Error::Patch(format!("the hunks of {p} cannot be parsed: {e}")))?;
     let post = diffy::apply_bytes(current.unwrap_or(b""), &patch).map_err(|e| {
@@ -300,6 +332,18 @@ mod tests {
             apply_file(&files[0], Some(b"x\n\ny\n")).unwrap(),
             b"X\n\ny\n"
         );
+    }
+
+    #[test]
+    fn an_empty_new_file_round_trips() {
+        let patch = render(&[
+            change("pkg/__init__.py", None, ""),
+            change("a", Some("x\n"), "y\n"),
+        ]);
+        let files = parse(&patch).unwrap();
+        assert_eq!(files.len(), 2);
+        assert_eq!(apply_file(&files[1], None).unwrap(), b"");
+        assert!(String::from_utf8(patch).unwrap().ends_with("new file mode 100644\nindex 0000000000000000000000000000000000000000..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n"));
     }
 
     #[test]

@@ -33,7 +33,10 @@ type Normalise = fn(&str) -> std::borrow::Cow<'_, str>;
 
 /// The matching tiers, strictest first, with the comparison each uses.
 const TIERS: [(MatchTier, Normalise); 4] = [
-    (MatchTier::Exact, |s| std::borrow::Cow::Borrowed(s)),
+    // A byte-order mark the model copied from the prompt is not part of any line (the file keeps its own).
+    (MatchTier::Exact, |s| {
+        std::borrow::Cow::Borrowed(s.strip_prefix('\u{feff}').unwrap_or(s))
+    }),
     (MatchTier::TrailingWhitespace, |s| {
         std::borrow::Cow::Borrowed(s.trim_end())
     }),
@@ -114,6 +117,9 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
     };
 
     let whole_file = matches!(edit.hunks.as_slice(), [Hunk { lines, .. }] if matches!(lines.as_slice(), [HunkLine::WholeFile(_)]));
+    if whole_file {
+        whole_file_guards(path, &keys, &edit.hunks)?;
+    }
     let hunks: Vec<Hunk> = match edit.hunks.as_slice() {
         [Hunk { lines: hl, .. }] if whole_file => match hl.as_slice() {
             [HunkLine::WholeFile(new)] => hunks_between(&keys, new),
@@ -246,9 +252,10 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
                 }
                 HunkLine::Remove(_) => at += 1,
                 HunkLine::Add(s) => {
+                    let s = s.strip_prefix('\u{feff}').unwrap_or(s);
                     let mut s = match &reindent {
                         Some(r) => r.apply(s),
-                        None => s.clone(),
+                        None => s.to_string(),
                     };
                     if p.tier == MatchTier::UnicodeFolded {
                         s = fold_foreign(&s, text);
@@ -286,6 +293,39 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
         mode,
         hunks: reports,
     })
+}
+
+/// Refuse whole-file answers that cannot be trusted: files over the whole-file limit, files whose own lines open
+/// code fences (the answer's block cannot be delimited), and answers that drop most of a file (a cut-off block).
+fn whole_file_guards(path: &str, keys: &[&str], hunks: &[Hunk]) -> Result<()> {
+    use super::reader::WHOLE_FILE_MAX_LINES;
+    let Some(HunkLine::WholeFile(new)) = hunks.first().and_then(|h| h.lines.first()) else {
+        return Ok(());
+    };
+    if keys.len() > WHOLE_FILE_MAX_LINES {
+        return Err(Error::ModelAnswer(format!(
+            "{path} has {} lines; whole files are accepted up to {WHOLE_FILE_MAX_LINES} lines: ask for a diff instead",
+            keys.len()
+        )));
+    }
+    // A file with its own ``` lines, answered inside a ``` fence, ends at its first inner fence.
+    let fences =
+        |v: &mut dyn Iterator<Item = &str>| v.filter(|k| k.trim_start().starts_with("```")).count();
+    if fences(&mut keys.iter().copied()) > fences(&mut new.iter().map(String::as_str)) {
+        return Err(Error::ModelAnswer(format!(
+            "{path} holds ``` lines that the whole-file answer lacks: its code block was probably closed early by \
+             one of them; ask for a diff, or for the file inside a longer fence (````)"
+        )));
+    }
+    let kept = keys.iter().filter(|k| !k.trim().is_empty()).count();
+    let written = new.iter().filter(|k| !k.trim().is_empty()).count();
+    if kept >= 20 && written * 2 < kept {
+        return Err(Error::ModelAnswer(format!(
+            "the whole-file answer for {path} has {written} non-blank lines where the file has {kept}: it looks cut \
+             off or abridged; ask for a diff, or for the complete file"
+        )));
+    }
+    Ok(())
 }
 
 /// Find the one place `needle` matches in `keys`: (start, tier, whether the line-number hint broke a tie).

@@ -56,11 +56,14 @@ pub fn read_answer(answer: &str, format: AnswerFormat, selected: &[&str]) -> Res
                 .into(),
         ));
     }
+    let mut json_error = None;
     let mut edits = if format == AnswerFormat::Json || looks_like_json(&answer) {
         match read_json(&answer, selected) {
             Ok(e) => e,
-            Err(e) if format == AnswerFormat::Json => return Err(e),
-            Err(_) => Vec::new(),
+            Err(e) => {
+                json_error = Some(e);
+                Vec::new()
+            }
         }
     } else {
         Vec::new()
@@ -73,6 +76,12 @@ pub fn read_answer(answer: &str, format: AnswerFormat, selected: &[&str]) -> Res
     }
     if edits.is_empty() && format == AnswerFormat::WholeFile {
         edits = read_whole_file(&lines, selected)?;
+    }
+    if edits.is_empty()
+        && format == AnswerFormat::Json
+        && let Some(e) = json_error
+    {
+        return Err(e);
     }
     if edits.is_empty() {
         let what = match format {
@@ -97,22 +106,56 @@ fn no_edit(what: &str, answer: &str) -> Error {
 
 /// Remove `<think>…</think>` blocks. An answer that is all reasoning (unclosed) is refused.
 fn strip_reasoning(answer: &str) -> Result<String> {
-    let mut out = String::with_capacity(answer.len());
+    // Reasoning blocks open at the start of a line (a `<think>` inside code or a diff line is content).
+    // Chat templates of some reasoning models drop the opening tag: a closing tag with no opening before it ends
+    // reasoning that began with the answer.
     let mut rest = answer;
-    while let Some(start) = rest.find("<think>") {
-        out.push_str(&rest[..start]);
-        match rest[start..].find("</think>") {
-            Some(end) => rest = &rest[start + end + "</think>".len()..],
+    for (open, close) in [("<think>", "</think>"), ("<thinking>", "</thinking>")] {
+        // An orphan closing tag at the start of a line, with no opening tag line before it.
+        let mut offset = 0;
+        for line in rest.split_inclusive('\n') {
+            if line.starts_with(open) {
+                break;
+            }
+            if line.trim_start().starts_with(close) {
+                let at = offset + line.find(close).unwrap_or(0) + close.len();
+                rest = &rest[at..];
+                break;
+            }
+            offset += line.len();
+        }
+    }
+    let mut out = String::with_capacity(rest.len());
+    let mut in_block: Option<&str> = None;
+    for line in rest.split_inclusive('\n') {
+        match in_block {
+            Some(close) => {
+                if let Some(i) = line.find(close) {
+                    in_block = None;
+                    out.push_str(&line[i + close.len()..]);
+                }
+            }
             None => {
-                return Err(Error::ModelAnswer(
-                    "the answer is reasoning that never finished (`<think>` without `</think>`); raise \
-                     [limits] max_output_tokens or use a model that answers directly"
-                        .into(),
-                ));
+                let open = [("<think>", "</think>"), ("<thinking>", "</thinking>")]
+                    .into_iter()
+                    .find(|(o, _)| line.starts_with(o));
+                match open {
+                    Some((o, close)) => match line[o.len()..].find(close) {
+                        Some(i) => out.push_str(&line[o.len() + i + close.len()..]),
+                        None => in_block = Some(close),
+                    },
+                    None => out.push_str(line),
+                }
             }
         }
     }
-    out.push_str(rest);
+    if in_block.is_some() {
+        return Err(Error::ModelAnswer(
+            "the answer is reasoning that never finished (`<think>` without `</think>`); raise \
+             [limits] max_output_tokens or use a model that answers directly"
+                .into(),
+        ));
+    }
     Ok(out)
 }
 
@@ -370,7 +413,6 @@ fn is_marker_any(line: &str, c: char) -> bool {
 
 fn has_search_replace(lines: &[&str]) -> bool {
     lines.iter().any(|l| is_marker(l, '<', "SEARCH"))
-        && lines.iter().any(|l| is_marker(l, '>', "REPLACE"))
 }
 
 fn read_search_replace(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
@@ -440,9 +482,11 @@ fn path_above(lines: &[&str], i: usize, selected: &[&str]) -> Option<String> {
         if t.is_empty() || t.starts_with("```") {
             continue;
         }
-        let t = t
-            .strip_prefix("File:")
-            .or_else(|| t.strip_prefix("file:"))
+        // `path`, `File: path`, `File path:` (the prompt's own style), `### path`, `**path**`.
+        let t = t.trim_start_matches('#').trim();
+        let t = ["File:", "file:", "File ", "file "]
+            .iter()
+            .find_map(|p| t.strip_prefix(p))
             .unwrap_or(t)
             .trim()
             .trim_end_matches(':');
@@ -537,16 +581,17 @@ pub fn read_json(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
             answer,
         )
     })?;
-    let end = answer
-        .rfind('}')
-        .filter(|&e| e > start)
-        .ok_or_else(|| no_edit("the JSON edit list is not closed", answer))?;
-    let parsed: JsonAnswer = serde_json::from_str(&answer[start..=end]).map_err(|e| {
-        no_edit(
-            &format!("the answer is not the JSON edit list that was asked for ({e})"),
-            answer,
-        )
-    })?;
+    // The first JSON value from the first `{`: prose after it (braces included) is ignored.
+    let parsed: JsonAnswer = serde_json::Deserializer::from_str(&answer[start..])
+        .into_iter::<JsonAnswer>()
+        .next()
+        .ok_or_else(|| no_edit("the JSON edit list is not closed", answer))?
+        .map_err(|e| {
+            no_edit(
+                &format!("the answer is not the JSON edit list that was asked for ({e})"),
+                answer,
+            )
+        })?;
     let mut files: Vec<FileEdit> = Vec::new();
     let mut seen: Vec<(String, String, String)> = Vec::new();
     for (n, edit) in parsed.edits.into_iter().enumerate() {
@@ -632,6 +677,21 @@ fn read_whole_file(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
     let mut files: Vec<FileEdit> = Vec::new();
     let named: Vec<&(Option<String>, Vec<String>)> =
         blocks.iter().filter(|b| b.0.is_some()).collect();
+    if !named.is_empty() && named.len() < blocks.len() {
+        return Err(Error::ModelAnswer(format!(
+            "a code block does not name its file ({} of {}), so the answer cannot be applied in full; the line \
+             above each block must be its path",
+            blocks.len() - named.len(),
+            blocks.len()
+        )));
+    }
+    if named.is_empty() && selected.len() > 1 && !blocks.is_empty() {
+        return Err(Error::ModelAnswer(
+            "several files are selected and a code block does not name its file; the line above each block must \
+             be its path"
+                .into(),
+        ));
+    }
     let chosen: Vec<(String, Vec<String>)> = if !named.is_empty() {
         named
             .into_iter()
@@ -646,7 +706,13 @@ fn read_whole_file(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
     } else {
         Vec::new()
     };
-    for (path, body) in chosen {
+    for (path, mut body) in chosen {
+        // A byte-order mark echoed from the prompt belongs to the file, not to its first line.
+        if let Some(first) = body.first_mut()
+            && let Some(rest) = first.strip_prefix('\u{feff}')
+        {
+            *first = rest.to_string();
+        }
         if body.len() > WHOLE_FILE_MAX_LINES {
             return Err(Error::ModelAnswer(format!(
                 "the whole-file answer for {path} has {} lines; whole files are accepted up to {WHOLE_FILE_MAX_LINES} lines: \
@@ -671,9 +737,10 @@ fn read_whole_file(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
 /// Whether an added line stands for code the model left out ("... rest unchanged", "// existing code here").
 pub fn is_elision(line: &str) -> bool {
     let t = line.trim();
-    let body = ["//", "#", "/*", "<!--", "--", ";", "*"]
+    let comment = ["//", "#", "/*", "<!--", "--", ";", "*"]
         .iter()
-        .find_map(|p| t.strip_prefix(p))
+        .find_map(|p| t.strip_prefix(p));
+    let body = comment
         .unwrap_or(t)
         .trim()
         .trim_end_matches("*/")
@@ -701,12 +768,20 @@ pub fn is_elision(line: &str) -> bool {
         "keep existing",
         "as before",
     ];
+    // Beyond a bare `...`, only a comment can stand for left-out code (`...rest` is JavaScript spread syntax).
+    if comment.is_none() {
+        return false;
+    }
     let phrase = phrases.iter().any(|p| body.contains(p));
+    let words: Vec<&str> = body
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
     phrase && (dots || body.len() < 60)
         || dots
             && ["unchanged", "existing", "rest", "omitted", "remaining"]
                 .iter()
-                .any(|w| body.contains(w))
+                .any(|w| words.contains(w))
 }
 
 #[cfg(test)]
