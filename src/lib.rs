@@ -19,6 +19,7 @@ pub mod patch;
 pub mod prompt;
 pub mod proposal;
 pub mod provider;
+pub mod sandbox;
 pub mod scope;
 pub mod service;
 pub mod txn;
