@@ -136,7 +136,7 @@ impl WorkerServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<ApplyResult>, String> {
         let service = self.service.clone();
-        with_call(ctx, move |_| service.apply_proposal(&req))
+        with_call(ctx, move |call| service.apply_proposal(&req, &call))
             .await
             .map(Json)
     }
