@@ -694,7 +694,6 @@ async fn a_task_repaired_on_propose_gets_no_second_round_at_apply_time() {
         (v["repaired"].clone(), v["validation_passed"].clone()),
         (true.into(), true.into())
     );
-    let before = ws.snapshot();
     let r = call(
         &c,
         "apply_patch",
