@@ -156,6 +156,9 @@ pub fn create_in(parent: &Path, root: &Path, skip: &[String], watch: &Watch) -> 
         .filter(|s| !s.is_empty())
         .collect();
     let filter_root = root.to_path_buf();
+    // When the sandbox folder lies inside the workspace (LOCAL_LLM_SANDBOX_DIR there, or a workspace holding the
+    // temporary folder), the walk must not copy the copy into itself.
+    let own = dst_root.clone();
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .parents(false)
@@ -166,6 +169,9 @@ pub fn create_in(parent: &Path, root: &Path, skip: &[String], watch: &Watch) -> 
         .require_git(false)
         .follow_links(false)
         .filter_entry(move |e| {
+            if e.path() == own {
+                return false;
+            }
             let rel = e.path().strip_prefix(&filter_root).unwrap_or(e.path());
             let name = e.file_name().to_string_lossy();
             !skip_names.iter().any(|s| {
@@ -186,7 +192,8 @@ pub fn create_in(parent: &Path, root: &Path, skip: &[String], watch: &Watch) -> 
         }
         let entry = entry.map_err(|e| {
             Error::Io(format!(
-                "validation sandbox: cannot read the workspace: {e}"
+                "validation sandbox: cannot read the workspace: {e}; fix its permissions, or leave it out of the \
+                 copy with [validation] sandbox_skip"
             ))
         })?;
         if entry.depth() == 0 {
@@ -275,11 +282,7 @@ fn copy_all(jobs: &[Job], watch: &Watch) -> Result<u64> {
                         Err(e) => {
                             stop.store(true, Ordering::Relaxed);
                             let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
-                            f.get_or_insert(Error::Io(format!(
-                                "validation sandbox: cannot copy {}: {e} (set {DIR_ENV} to a writable folder with \
-                                 room for a copy of the workspace)",
-                                job.src.display()
-                            )));
+                            f.get_or_insert(Error::Io(format!("validation sandbox: {e}")));
                             return;
                         }
                     }
@@ -295,13 +298,25 @@ fn copy_all(jobs: &[Job], watch: &Watch) -> Result<u64> {
 
 /// Copy one regular file to a new file `dst` with permission bits `mode`: a copy-on-write clone when the filesystem
 /// has them (and `try_clone` still says so), else a plain copy. Returns whether it was cloned. Never a hard link.
-fn copy_file(src: &Path, dst: &Path, mode: u32, try_clone: &AtomicBool) -> std::io::Result<bool> {
-    let mut from = File::open(src)?;
+fn copy_file(src: &Path, dst: &Path, mode: u32, try_clone: &AtomicBool) -> Result<bool, String> {
+    let mut from = File::open(src).map_err(|e| {
+        format!(
+            "cannot read {}: {e}; fix its permissions, or leave it out of the copy with [validation] sandbox_skip",
+            src.display()
+        )
+    })?;
+    let write_err = |e: std::io::Error| {
+        format!(
+            "cannot write {}: {e}; set {DIR_ENV} to a writable folder with room for a copy of the workspace",
+            dst.display()
+        )
+    };
     let mut to = OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .open(dst)?;
+        .open(dst)
+        .map_err(write_err)?;
     let mut cloned = false;
     #[cfg(target_os = "linux")]
     if try_clone.load(Ordering::Relaxed) {
@@ -324,9 +339,10 @@ fn copy_file(src: &Path, dst: &Path, mode: u32, try_clone: &AtomicBool) -> std::
     #[cfg(not(target_os = "linux"))]
     let _ = try_clone;
     if !cloned {
-        std::io::copy(&mut from, &mut to)?;
+        std::io::copy(&mut from, &mut to).map_err(write_err)?;
     }
-    to.set_permissions(Permissions::from_mode(mode))?;
+    to.set_permissions(Permissions::from_mode(mode))
+        .map_err(write_err)?;
     Ok(cloned)
 }
 
@@ -516,6 +532,20 @@ mod tests {
             );
         }
         assert_eq!(sb.report().left_out, 6);
+    }
+
+    #[test]
+    fn a_sandbox_folder_inside_the_workspace_is_not_copied_into_itself() {
+        let (_d, root) = ws();
+        write(&root, "a.txt", "x");
+        let parent = root.join("tmp");
+        fs::create_dir(&parent).unwrap();
+        let sb = create_in(&parent, &root, &skip(), &Watch::default()).unwrap();
+        let s = sb.root();
+        assert_eq!(fs::read_to_string(s.join("a.txt")).unwrap(), "x");
+        let own = s.strip_prefix(&root).unwrap();
+        assert!(!s.join(own).exists(), "the sandbox holds a copy of itself");
+        assert_eq!(sb.report().files, 1);
     }
 
     #[test]

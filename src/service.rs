@@ -412,14 +412,17 @@ impl Service {
                 let msgs = prompt::repair_messages(&messages, &cand.patch_text, &report);
                 let mut second = ledger::Entry::new("propose", &req.workspace_root, started);
                 let attempt = ask(policy, &chat(msgs), call, &mut second).and_then(|(_, c, ms)| {
-                    usage = add_usage(usage, c.usage);
                     model_ms += ms;
-                    served_by = c.model.clone();
                     candidate(&c.content, format, &pre_images, policy, &loaded)
+                        .map(|k| (k, c.model))
                 });
+                // Tokens spent count even when the repair answer is refused.
+                usage = add_usage(usage, second.usage);
+                entry.usage = usage;
                 match attempt {
-                    Ok(c) => {
+                    Ok((c, m)) => {
                         cand = c;
+                        served_by = m;
                         repaired = true;
                         validation = validate_in_sandbox(
                             &ws,
