@@ -49,6 +49,8 @@ pub struct Report {
     pub symlinks: u64,
     /// Symlinks and special files left out.
     pub left_out: u64,
+    /// Time spent walking the workspace and making folders and symlinks, included in `elapsed_ms`.
+    pub walk_ms: u64,
     pub elapsed_ms: u64,
 }
 
@@ -233,6 +235,7 @@ pub fn create_in(parent: &Path, root: &Path, skip: &[String], watch: &Watch) -> 
         }
     }
 
+    sandbox.report.walk_ms = started.elapsed().as_millis() as u64;
     let cloned = copy_all(&jobs, watch)?;
     sandbox.report.files = jobs.len() as u64;
     sandbox.report.cloned = cloned;
