@@ -64,12 +64,17 @@ fn generate(root: &Path) -> std::io::Result<u64> {
 }
 
 fn fs_type(dir: &Path) -> String {
-    Command::new("stat")
-        .args(["-f", "-c", "%T"])
+    Command::new("df")
+        .arg("--output=fstype")
         .arg(dir)
         .output()
         .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .nth(1)
+                .map(|l| l.trim().to_string())
+        })
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "unknown".into())
 }
