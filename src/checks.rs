@@ -1,5 +1,6 @@
 //! Validation commands from the policy file: run with `sh -c` in the workspace, each in its own process group, with a
-//! timeout that kills the whole group, and their combined output captured to a bounded tail.
+//! timeout that kills the whole group, and their combined output captured to a bounded tail. Cancelling the call
+//! (the [`Watch`]) kills the running command's group too.
 //!
 //! Only commands from the policy file reach this module; nothing a model wrote or a tool argument said is executed.
 
@@ -10,6 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+use crate::provider::Watch;
 
 /// The last bytes of a command's output kept in a result.
 pub const OUTPUT_TAIL_BYTES: u64 = 4000;
@@ -28,16 +31,21 @@ pub struct CheckResult {
 }
 
 /// Run `commands` in order in `dir`, stopping at the first failure. `hidden_env` names variables (provider keys)
-/// removed from the commands' environment.
+/// removed from the commands' environment. When `watch` is cancelled, the running command's whole group is killed,
+/// its result fails, and no further command starts.
 pub fn run_all(
     commands: &[String],
     dir: &Path,
     timeout: Duration,
     hidden_env: &[String],
+    watch: &Watch,
 ) -> Vec<CheckResult> {
     let mut out = Vec::new();
     for c in commands {
-        let r = run_one(c, dir, timeout, hidden_env);
+        if watch.is_cancelled() {
+            break;
+        }
+        let r = run_one(c, dir, timeout, hidden_env, watch);
         let failed = !r.passed;
         out.push(r);
         if failed {
@@ -47,7 +55,31 @@ pub fn run_all(
     out
 }
 
-fn run_one(command: &str, dir: &Path, timeout: Duration, hidden_env: &[String]) -> CheckResult {
+/// The text of a failed check for people and models: what ran, how it ended, and the output tail.
+pub fn failure_report(r: &CheckResult) -> String {
+    format!(
+        "`{}` {} after {} ms. Output tail:\n{}",
+        r.command,
+        if r.timed_out {
+            "timed out".to_string()
+        } else {
+            match r.exit_code {
+                Some(c) => format!("exited with {c}"),
+                None => "was stopped before it exited".to_string(),
+            }
+        },
+        r.duration_ms,
+        r.output_tail
+    )
+}
+
+fn run_one(
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+    hidden_env: &[String],
+    watch: &Watch,
+) -> CheckResult {
     let start = Instant::now();
     let fail = |why: String| CheckResult {
         command: command.to_string(),
@@ -82,11 +114,13 @@ fn run_one(command: &str, dir: &Path, timeout: Duration, hidden_env: &[String]) 
     };
     let pgid = child.id() as i32;
     let mut timed_out = false;
+    let mut cancelled = false;
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
-            Ok(None) if start.elapsed() >= timeout => {
-                timed_out = true;
+            Ok(None) if start.elapsed() >= timeout || watch.is_cancelled() => {
+                timed_out = start.elapsed() >= timeout;
+                cancelled = !timed_out;
                 // SAFETY: kill(2) with a negative pid signals the process group the child leads; no memory involved.
                 unsafe { libc::kill(-pgid, libc::SIGKILL) };
                 break child.wait().ok();
@@ -106,9 +140,12 @@ fn run_one(command: &str, dir: &Path, timeout: Duration, hidden_env: &[String]) 
             timeout.as_secs()
         ));
     }
+    if cancelled {
+        tail.push_str("\n[killed: the call was cancelled]");
+    }
     CheckResult {
         command: command.to_string(),
-        passed: !timed_out && exit_code == Some(0),
+        passed: !timed_out && !cancelled && exit_code == Some(0),
         exit_code,
         timed_out,
         duration_ms: start.elapsed().as_millis() as u64,
@@ -146,6 +183,7 @@ mod tests {
             &dir,
             Duration::from_secs(10),
             &[],
+            &Watch::default(),
         );
         assert_eq!(r.len(), 2);
         assert!(r[0].passed);
@@ -159,7 +197,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("child-alive");
         let cmd = format!("(sleep 2; touch {}) & sleep 30", marker.display());
-        let r = run_all(&[cmd], dir.path(), Duration::from_millis(300), &[]);
+        let r = run_all(
+            &[cmd],
+            dir.path(),
+            Duration::from_millis(300),
+            &[],
+            &Watch::default(),
+        );
         assert!(r[0].timed_out && !r[0].passed);
         std::thread::sleep(Duration::from_millis(2500));
         assert!(!marker.exists(), "a background child survived the timeout");
@@ -172,6 +216,7 @@ mod tests {
             &std::env::temp_dir(),
             Duration::from_secs(10),
             &[],
+            &Watch::default(),
         );
         assert!(r[0].output_tail.len() < OUTPUT_TAIL_BYTES as usize + 100);
         assert!(r[0].output_tail.starts_with("[96000 earlier bytes cut]"));
@@ -186,7 +231,40 @@ mod tests {
             &std::env::temp_dir(),
             Duration::from_secs(10),
             &["LLW_TEST_SECRET_VAR".into()],
+            &Watch::default(),
         );
         assert!(r[0].passed, "{:?}", r[0]);
+    }
+
+    #[test]
+    fn cancelling_kills_the_whole_group_and_starts_nothing_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("child-alive");
+        let after = dir.path().join("next-ran");
+        let cmd = format!("(sleep 2; touch {}) & sleep 30", marker.display());
+        let watch = Watch::default();
+        let flag = watch.cancelled.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        let start = Instant::now();
+        let r = run_all(
+            &[cmd, format!("touch {}", after.display())],
+            dir.path(),
+            Duration::from_secs(60),
+            &[],
+            &watch,
+        );
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(r.len(), 1);
+        assert!(!r[0].passed && !r[0].timed_out, "{:?}", r[0]);
+        assert!(r[0].output_tail.contains("cancelled"), "{:?}", r[0]);
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(
+            !marker.exists(),
+            "a background child survived the cancellation"
+        );
+        assert!(!after.exists(), "a command started after the cancellation");
     }
 }

@@ -153,6 +153,8 @@ pub struct Policy {
     pub validation: Validation,
     #[serde(default)]
     pub edit: Edit,
+    #[serde(default)]
+    pub repair: Repair,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -249,16 +251,35 @@ impl Default for Limits {
 pub struct Validation {
     /// Commands run with `sh -c` in the workspace after an apply; any non-zero exit restores the previous bytes.
     pub commands: Vec<String>,
+    /// Per command.
     pub timeout_secs: u64,
+    /// Also run the commands on every proposal before returning it, in a sandbox copy of the workspace.
+    pub on_propose: bool,
+    /// Left out of the sandbox copy: a name matches a file or folder of that name at any depth, a name with `/` that
+    /// workspace-relative path.
+    pub sandbox_skip: Vec<String>,
 }
+
+/// The folders a sandbox copy leaves out by default.
+pub const DEFAULT_SANDBOX_SKIP: &[&str] = &["target", "node_modules", ".git"];
 
 impl Default for Validation {
     fn default() -> Self {
         Validation {
             commands: Vec::new(),
             timeout_secs: 300,
+            on_propose: false,
+            sandbox_skip: DEFAULT_SANDBOX_SKIP.iter().map(|s| s.to_string()).collect(),
         }
     }
+}
+
+/// The one bounded repair round.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Repair {
+    /// 0: never; 1: when validation fails, the model sees its edit and the failing output once and may fix it.
+    pub attempts: i64,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -285,6 +306,7 @@ impl Policy {
             limits: Limits::default(),
             validation: Validation::default(),
             edit: Edit::default(),
+            repair: Repair::default(),
         }
     }
 
@@ -428,6 +450,28 @@ impl Policy {
             if c.trim().is_empty() {
                 return bad("[validation] commands holds an empty command; remove it".into());
             }
+        }
+        if self.validation.timeout_secs == 0 {
+            return bad(
+                "[validation] timeout_secs is 0; give a positive number of seconds or remove the line for the default"
+                    .into(),
+            );
+        }
+        for s in &self.validation.sandbox_skip {
+            let t = s.trim().trim_end_matches('/');
+            if t.is_empty() || t.starts_with('/') || t.split('/').any(|c| c == ".." || c == ".") {
+                return bad(format!(
+                    "[validation] sandbox_skip entry {s:?} is not a name or a workspace-relative path; write a \
+                     folder name such as \"target\" or a path such as \"web/dist\""
+                ));
+            }
+        }
+        if !(0..=1).contains(&self.repair.attempts) {
+            return bad(format!(
+                "[repair] attempts = {} is not supported: use 0 (no repair) or 1 (one bounded repair round); more \
+                 rounds are never made",
+                self.repair.attempts
+            ));
         }
         Ok(())
     }
@@ -638,7 +682,19 @@ proposal_ttl_secs = 900       # a proposal not applied within this time expires
 # Run with `sh -c` in the workspace after a patch is applied; if one fails, the previous bytes are restored.
 # These come only from this file, never from a model or a tool argument.
 {checks}
-timeout_secs = 300
+timeout_secs = 300            # per command; the command's whole process group is killed after it
+# true: also validate every proposal before returning it, in a temporary copy of the workspace (.gitignore
+# respected, the names below left out, copy-on-write clones where the filesystem has them). A proposal never
+# writes to the workspace itself.
+on_propose = false
+# Left out of that copy: a name matches at any depth, a name with / is a workspace-relative path.
+sandbox_skip = ["target", "node_modules", ".git"]
+
+[repair]
+# 1: when validation fails, the model is shown its edit and the failing output once and may fix it. On propose
+# (with on_propose = true) the fixed edit is returned marked repaired; at apply time (the previous bytes are
+# restored first) it comes back as a NEW proposal that needs its own approval. 0: never. Never more than 1.
+attempts = 0
 
 [edit]
 # How the model writes its edit: "auto" (JSON constrained by a schema on llama.cpp, unified diff elsewhere),
@@ -727,6 +783,41 @@ mod tests {
             "{err}"
         );
         assert!(!err.to_string().contains("abcdef"), "the key leaked: {err}");
+    }
+
+    #[test]
+    fn repair_attempts_are_zero_or_one_and_sandbox_skips_are_checked() {
+        let p = parse("[provider]\nkind = \"llamacpp\"\n", Path::new("p.toml")).unwrap();
+        assert_eq!(p.repair.attempts, 0);
+        assert!(!p.validation.on_propose);
+        assert_eq!(
+            p.validation.sandbox_skip,
+            ["target", "node_modules", ".git"]
+        );
+        let p = parse(
+            "[provider]\nkind = \"llamacpp\"\n[validation]\non_propose = true\n[repair]\nattempts = 1\n",
+            Path::new("p.toml"),
+        )
+        .unwrap();
+        assert!(p.validation.on_propose && p.repair.attempts == 1);
+        for n in ["2", "-1", "10"] {
+            let err = parse(
+                &format!("[provider]\nkind = \"llamacpp\"\n[repair]\nattempts = {n}\n"),
+                Path::new("p.toml"),
+            )
+            .unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains(&format!("[repair] attempts = {n} is not supported: use 0")),
+                "{err}"
+            );
+        }
+        let err = parse(
+            "[provider]\nkind = \"llamacpp\"\n[validation]\nsandbox_skip = [\"../x\"]\n",
+            Path::new("p.toml"),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("sandbox_skip entry"), "{err}");
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! - pure: [`patch`] (model output -> located edits -> canonical diff, and canonical diff -> post-images),
 //!   [`digest`], [`prompt`];
 //! - shell: [`scope`] (reads the workspace), [`provider`] (talks to the model), [`txn`] (the ONLY code that writes to a
-//!   workspace), [`checks`] (runs the policy's validation commands), [`service`] (orchestration), and the two thin
-//!   transports [`mcp`] and the CLI in `main.rs`.
+//!   workspace), [`checks`] (runs the policy's validation commands), [`sandbox`] (temporary copies to validate
+//!   proposals in), [`service`] (orchestration), and the two thin transports [`mcp`] and the CLI in `main.rs`.
 
 pub mod checks;
 pub mod config;
@@ -19,6 +19,7 @@ pub mod patch;
 pub mod prompt;
 pub mod proposal;
 pub mod provider;
+pub mod sandbox;
 pub mod scope;
 pub mod service;
 pub mod txn;

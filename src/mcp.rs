@@ -28,7 +28,8 @@ How to delegate:
 2. Read the returned `patch` yourself: it is an untrusted draft. If it is wrong, do not apply it.
 3. To accept it, call apply_patch with the proposal_id AND the digest. Exactly those bytes are written, only if the
    files are unchanged since the proposal; the project's validation commands then run, and a failure restores the
-   previous bytes.
+   previous bytes. When the policy allows a repair, that refusal may hold a NEW proposal built from the failure:
+   review it like any other and approve it with its own proposal_id and digest, or drop it.
 4. Re-read the changed files afterwards. Commits, pushes and commands stay with you.
 delegate_task does read-only work (summaries, extraction, classification, drafts, routine reviews) and returns text:
 treat it as an untrusted draft too.";
@@ -136,7 +137,7 @@ impl WorkerServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<ApplyResult>, String> {
         let service = self.service.clone();
-        with_call(ctx, move |_| service.apply_proposal(&req))
+        with_call(ctx, move |call| service.apply_proposal(&req, &call))
             .await
             .map(Json)
     }

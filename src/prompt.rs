@@ -169,6 +169,53 @@ pub fn messages(
     ]
 }
 
+/// The most bytes of failing validation output shown to the model in a repair round (its last bytes).
+pub const REPAIR_OUTPUT_BYTES: usize = 4000;
+
+/// The last `max` bytes of `text` (cut on a char boundary), marked when cut.
+pub fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("[{start} earlier bytes cut]\n{}", &text[start..])
+}
+
+/// The messages of the one repair round: the original request (same files, same answer format), then the previous
+/// edit as a unified diff and the failing validation output (its last [`REPAIR_OUTPUT_BYTES`]), asking for one new
+/// edit of the same original files.
+pub fn repair_messages(original: &[Message], previous_patch: &str, failure: &str) -> Vec<Message> {
+    let mut out = original.to_vec();
+    let failure = tail(failure, REPAIR_OUTPUT_BYTES);
+    let section = format!(
+        "A previous edit for this task, shown here as a unified diff of the files above, was applied to a copy of \
+         the project and the project's validation then failed.\nPrevious edit:\n{pf}\n{previous_patch}{nl}{pf}\n\
+         Validation output (last bytes):\n{ff}\n{failure}{nl2}{ff}\n\
+         Write a new edit of the files above (they are shown as they are, without the previous edit) that does the \
+         task and makes the validation pass. Use the same answer format as asked above.\nAnswer:",
+        pf = fence_for(previous_patch),
+        nl = if previous_patch.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        },
+        ff = fence_for(&failure),
+        nl2 = if failure.ends_with('\n') { "" } else { "\n" },
+    );
+    if let Some(last) = out.iter_mut().rev().find(|m| m.role == "user") {
+        let body = last
+            .content
+            .strip_suffix("Answer:")
+            .unwrap_or(&last.content)
+            .to_string();
+        last.content = format!("{body}\n{section}");
+    }
+    out
+}
+
 /// A code fence longer than any backtick run in `text`.
 fn fence_for(text: &str) -> String {
     let mut longest = 0;
@@ -340,6 +387,38 @@ mod tests {
         };
         let m = messages(&spec, &files(), AnswerFormat::Udiff);
         insta::assert_snapshot!(m[1].content);
+    }
+
+    #[test]
+    fn the_repair_prompt_shows_the_previous_edit_and_the_bounded_failure() {
+        let crit = vec!["y is 3".to_string()];
+        let spec = TaskSpec {
+            task: "Set y to 3",
+            acceptance_criteria: &crit,
+            constraints: &[],
+            plan: &[],
+            context: None,
+        };
+        let original = messages(&spec, &files(), AnswerFormat::Json);
+        let failure = format!("{}\nSyntaxError: invalid syntax\n", "x".repeat(10_000));
+        let m = repair_messages(
+            &original,
+            "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = (\n",
+            &failure,
+        );
+        assert_eq!(m.len(), 2);
+        let u = &m[1].content;
+        assert!(u.starts_with(original[1].content.strip_suffix("Answer:").unwrap()));
+        assert!(u.contains("Previous edit:\n```\n--- a/a.py\n"), "{u}");
+        assert!(u.contains("SyntaxError: invalid syntax"));
+        assert!(u.contains("earlier bytes cut]"));
+        assert!(u.len() < original[1].content.len() + REPAIR_OUTPUT_BYTES + 1000);
+        assert!(u.ends_with("Answer:"));
+        assert_eq!(
+            u.matches("Answer:").count(),
+            2,
+            "the worked example's and the final one"
+        );
     }
 
     #[test]

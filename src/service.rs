@@ -1,11 +1,17 @@
 //! The service: propose and apply, orchestrated once for both transports (MCP and CLI).
 //!
 //! It checks the request, reads the selected files through [`scope`], asks the [`provider`], turns the answer into a
-//! canonical patch with the pure [`patch`] engine, dry-runs it through [`txn::plan`] on a temporary copy, and holds
+//! canonical patch with the pure [`patch`] engine, dry-runs it through [`txn::apply`] on a temporary copy, and holds
 //! it in the [`proposal`] store. Applying goes through [`txn::apply`] alone.
+//!
+//! With `[validation] on_propose`, a proposal is also applied in a [`sandbox`] copy of the workspace (through the
+//! same transaction) and the validation commands run there. With `[repair] attempts = 1`, one failure (on propose,
+//! or after an apply whose previous bytes were restored) earns one more model call with the previous edit and the
+//! failing output; never more than one per task, and the result is always a proposal to approve, never a write.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use schemars::JsonSchema;
@@ -18,9 +24,10 @@ use crate::error::{Error, Result};
 use crate::ledger;
 use crate::patch::{self, HunkReport, PreImage};
 use crate::prompt::{self, TaskSpec};
-use crate::proposal::ProposalStore;
-use crate::provider::{self, ChatRequest, Usage, Watch};
-use crate::scope::{self, Workspace};
+use crate::proposal::{self, ProposalStore};
+use crate::provider::{self, ChatRequest, Message, Usage, Watch};
+use crate::sandbox;
+use crate::scope::{self, OnDisk, Workspace};
 use crate::txn::{self, PatchLimits};
 
 /// Limits on the request itself.
@@ -83,8 +90,18 @@ pub struct ProposeResult {
     pub dry_run_ok: bool,
     /// The validation commands that apply_patch will run after writing (from the policy file).
     pub validation_commands: Vec<String>,
-    /// Whether a repair round was used (never, in this version).
+    /// With `[validation] on_propose = true`: the commands' results on this patch in a sandbox copy of the workspace
+    /// (stopping at the first failure). Empty when they did not run.
+    pub validation: Vec<CheckResult>,
+    /// Whether those commands passed; null when they did not run. False: the patch is returned anyway, with the
+    /// output above, for you to decide (after the one repair round, when `[repair] attempts = 1`).
+    pub validation_passed: Option<bool>,
+    /// Whether this patch came from the one repair round (the model was shown a previous edit and its failing
+    /// validation output). The round is never repeated.
     pub repaired: bool,
+    /// When a repair round was tried but gave no usable edit: why (the patch returned is then the unrepaired one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_error: Option<String>,
     pub provider: String,
     pub model: String,
     pub usage: Usage,
@@ -190,6 +207,24 @@ fn ask(
 #[derive(Debug, Default)]
 pub struct Service {
     store: ProposalStore,
+    /// The request behind each held proposal, for the repair round at apply time.
+    origins: Mutex<HashMap<String, Origin>>,
+}
+
+/// What a held proposal was made from.
+#[derive(Debug, Clone)]
+struct Origin {
+    req: ProposeRequest,
+    provider: Option<config::ProviderKind>,
+    /// Repair rounds left for this task: 0 once one was used (on propose or at apply time).
+    repairs_left: u8,
+    expires: Instant,
+}
+
+/// A previous edit and how it failed validation, for the repair round.
+struct Failure<'a> {
+    patch: &'a str,
+    report: &'a str,
 }
 
 fn invalid(msg: impl Into<String>) -> Error {
@@ -278,9 +313,18 @@ impl Service {
 
     /// Propose a patch: never writes to the workspace.
     pub fn propose(&self, req: &ProposeRequest, call: &Call) -> Result<ProposeResult> {
+        self.propose_logged(req, call, None)
+    }
+
+    fn propose_logged(
+        &self,
+        req: &ProposeRequest,
+        call: &Call,
+        repair_of: Option<&Failure<'_>>,
+    ) -> Result<ProposeResult> {
         let started = Instant::now();
         let mut entry = ledger::Entry::new("propose", &req.workspace_root, started);
-        let result = self.propose_inner(req, call, &mut entry);
+        let result = self.propose_inner(req, call, &mut entry, repair_of);
         entry.duration_ms = started.elapsed().as_millis() as u64;
         match &result {
             Ok(r) => entry.digest = Some(r.digest.clone()),
@@ -290,11 +334,14 @@ impl Service {
         result
     }
 
+    /// Make a proposal. `repair_of`: the apply-time repair round (the first model call already shows the failed
+    /// edit, and no further round follows).
     fn propose_inner(
         &self,
         req: &ProposeRequest,
         call: &Call,
         entry: &mut ledger::Entry,
+        repair_of: Option<&Failure<'_>>,
     ) -> Result<ProposeResult> {
         let started = Instant::now();
         let medium = check_request(req)?;
@@ -327,31 +374,77 @@ impl Service {
             plan: &req.plan,
             context: req.context.as_deref(),
         };
-        let chat = ChatRequest {
-            model,
-            messages: prompt::messages(&spec, &pre_images, format),
+        let messages = prompt::messages(&spec, &pre_images, format);
+        let chat = |messages: Vec<Message>| ChatRequest {
+            model: model.clone(),
+            messages,
             max_tokens: policy.limits.max_output_tokens,
             temperature: policy.provider.temperature,
             reasoning: policy.provider.reasoning_effort,
-            json_schema: schema,
+            json_schema: schema.clone(),
         };
         entry.bytes_read = bytes_read;
-        let (provider_name, completion, model_ms) = ask(policy, &chat, call, entry)?;
+        let first = match repair_of {
+            Some(f) => prompt::repair_messages(&messages, f.patch, f.report),
+            None => messages.clone(),
+        };
+        let (provider_name, completion, mut model_ms) = ask(policy, &chat(first), call, entry)?;
+        let mut usage = completion.usage;
+        let mut served_by = completion.model.clone();
+        let mut cand = candidate(&completion.content, format, &pre_images, policy, &loaded)?;
+        let mut repaired = repair_of.is_some();
+        let mut repair_error = None;
 
-        let changes = patch::changes_from_answer(&completion.content, format, &pre_images)?;
-        if changes.len() > policy.limits.max_files_per_patch {
-            return Err(Error::ModelAnswer(format!(
-                "the answer edits {} files, over [limits] max_files_per_patch = {}",
-                changes.len(),
-                policy.limits.max_files_per_patch
-            )));
+        let commands = &policy.validation.commands;
+        let mut validation = Vec::new();
+        let mut validation_passed = None;
+        if policy.validation.on_propose && !commands.is_empty() {
+            validation =
+                validate_in_sandbox(&ws, policy, &pre_images, &cand.patch_bytes, &call.watch)?;
+            let mut passed = validation.iter().all(|r| r.passed);
+            if !passed && repair_of.is_none() && policy.repair.attempts == 1 {
+                // The one repair round: the previous edit and its failing output, one more model call.
+                let report = validation
+                    .iter()
+                    .find(|r| !r.passed)
+                    .map(checks::failure_report)
+                    .unwrap_or_default();
+                let msgs = prompt::repair_messages(&messages, &cand.patch_text, &report);
+                let mut second = ledger::Entry::new("propose", &req.workspace_root, started);
+                let attempt = ask(policy, &chat(msgs), call, &mut second).and_then(|(_, c, ms)| {
+                    model_ms += ms;
+                    candidate(&c.content, format, &pre_images, policy, &loaded)
+                        .map(|k| (k, c.model))
+                });
+                // Tokens spent count even when the repair answer is refused.
+                usage = add_usage(usage, second.usage);
+                entry.usage = usage;
+                match attempt {
+                    Ok((c, m)) => {
+                        cand = c;
+                        served_by = m;
+                        repaired = true;
+                        validation = validate_in_sandbox(
+                            &ws,
+                            policy,
+                            &pre_images,
+                            &cand.patch_bytes,
+                            &call.watch,
+                        )?;
+                        passed = validation.iter().all(|r| r.passed);
+                    }
+                    Err(Error::Cancelled) => return Err(Error::Cancelled),
+                    Err(e) => repair_error = Some(e.to_string()),
+                }
+            }
+            validation_passed = Some(passed);
         }
-        let patch_bytes = patch::canonical::render(&changes);
-        dry_run(&loaded, &pre_images, &changes, &patch_bytes)?;
+        entry.usage = usage;
 
-        let digest = sha256_hex(&patch_bytes);
+        let digest = sha256_hex(&cand.patch_bytes);
         let ttl = Duration::from_secs(policy.limits.proposal_ttl_secs);
-        let files = changes
+        let files = cand
+            .changes
             .iter()
             .map(|c| FileSummary {
                 path: c.path.clone(),
@@ -366,22 +459,35 @@ impl Service {
                 hunks: c.hunks.clone(),
             })
             .collect();
-        let patch_text = String::from_utf8(patch_bytes.clone())
-            .map_err(|_| Error::Patch("the rendered patch is not UTF-8".into()))?;
-        let proposal_id =
-            self.store
-                .insert(ws.root().to_path_buf(), patch_bytes, digest.clone(), ttl);
+        let proposal_id = self.store.insert(
+            ws.root().to_path_buf(),
+            cand.patch_bytes.clone(),
+            digest.clone(),
+            ttl,
+        );
+        self.remember(
+            &proposal_id,
+            Origin {
+                req: req.clone(),
+                provider: call.provider,
+                repairs_left: if repaired { 0 } else { 1 },
+                expires: Instant::now() + ttl,
+            },
+        );
         Ok(ProposeResult {
             proposal_id,
             digest,
-            patch: patch_text,
+            patch: cand.patch_text,
             files,
             dry_run_ok: true,
-            validation_commands: policy.validation.commands.clone(),
-            repaired: false,
+            validation_commands: commands.clone(),
+            validation,
+            validation_passed,
+            repaired,
+            repair_error,
             provider: provider_name,
-            model: completion.model,
-            usage: completion.usage,
+            model: served_by,
+            usage,
             elapsed_ms: started.elapsed().as_millis() as u64,
             model_ms,
             bytes_read,
@@ -392,8 +498,41 @@ impl Service {
         })
     }
 
-    /// Apply a held proposal, only with its digest.
-    pub fn apply_proposal(&self, req: &ApplyRequest) -> Result<ApplyResult> {
+    /// Keep what a held proposal was made from (bounded like the proposal store).
+    fn remember(&self, id: &str, origin: Origin) {
+        let mut map = self.origins.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        map.retain(|_, o| o.expires > now);
+        while map.len() >= proposal::MAX_HELD {
+            let oldest = map
+                .iter()
+                .min_by_key(|(_, o)| o.expires)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => map.remove(&k),
+                None => break,
+            };
+        }
+        map.insert(id.to_string(), origin);
+    }
+
+    /// Take the origin of a proposal when it still has its repair round.
+    fn take_repair(&self, id: &str) -> Option<Origin> {
+        let mut map = self.origins.lock().unwrap_or_else(|p| p.into_inner());
+        let o = map.get_mut(id)?;
+        if o.repairs_left == 0 {
+            return None;
+        }
+        o.repairs_left = 0;
+        Some(o.clone())
+    }
+
+    /// Apply a held proposal, only with its digest. When validation fails after the approved bytes were written, the
+    /// previous bytes are restored; then, when the policy has `[repair] attempts = 1` and the proposal's task has its
+    /// repair round left, one model call with the failing output makes a NEW proposal (new id, new digest, a patch
+    /// against the restored files), held for its own approval and returned inside the refusal. The original stays
+    /// used.
+    pub fn apply_proposal(&self, req: &ApplyRequest, call: &Call) -> Result<ApplyResult> {
         let id = req.proposal_id.trim();
         if id.is_empty() {
             return Err(invalid(
@@ -407,21 +546,94 @@ impl Service {
         }
         let claimed = self.store.claim(id, &req.digest)?;
         let root = claimed.root.to_string_lossy().into_owned();
-        let result = apply_bytes(&root, &claimed.patch, &req.digest);
+        let mut result = apply_bytes_watched(&root, &claimed.patch, &req.digest, &call.watch);
+        if matches!(result, Err(Error::ValidationFailed(_))) && call.watch.is_cancelled() {
+            // The checks were stopped by the cancellation and the previous bytes are back: nothing changed.
+            result = Err(Error::Cancelled);
+        }
         let used = match &result {
             Ok(_) => Some("applied"),
             Err(Error::ValidationFailed(_)) => Some("applied, validation failed, rolled back"),
             Err(_) => None,
         };
         self.store.finish(id, used);
-        result
+        match result {
+            Err(Error::ValidationFailed(report)) => {
+                let note = self.repair_after_apply(id, &claimed, &report, call);
+                Err(Error::ValidationFailed(match note {
+                    Some(note) => format!("{report}\n\n{note}"),
+                    None => report,
+                }))
+            }
+            other => other,
+        }
+    }
+
+    /// The apply-time repair round; returns the text to add to the refusal, `None` when no round is due.
+    fn repair_after_apply(
+        &self,
+        id: &str,
+        claimed: &proposal::Claimed,
+        report: &str,
+        call: &Call,
+    ) -> Option<String> {
+        let attempts = config::load(&claimed.root)
+            .map(|l| l.policy.repair.attempts)
+            .unwrap_or(0);
+        if attempts != 1 {
+            return None;
+        }
+        let origin = self.take_repair(id)?;
+        let patch_text = String::from_utf8_lossy(&claimed.patch).into_owned();
+        let failure = Failure {
+            patch: &patch_text,
+            report,
+        };
+        let repair_call = Call {
+            provider: origin.provider,
+            watch: call.watch.clone(),
+        };
+        Some(
+            match self.propose_logged(&origin.req, &repair_call, Some(&failure)) {
+                Ok(r) => format!(
+                    "REPAIR PROPOSAL (the one repair round, built from this failure; NOT applied: review the patch, \
+                     then call apply_patch with this proposal_id and digest to apply it)\n\
+                     proposal_id: {}\ndigest: {}\nvalidation_passed: {}\nexpires_at_unix: {}\npatch:\n{}",
+                    r.proposal_id,
+                    r.digest,
+                    match r.validation_passed {
+                        Some(true) => "true (in a sandbox copy)",
+                        Some(false) =>
+                            "false (in a sandbox copy; see the output above for the previous edit)",
+                        None =>
+                            "not run (set [validation] on_propose = true to check repairs before you see them)",
+                    },
+                    r.expires_at_unix,
+                    r.patch
+                ),
+                Err(e) => {
+                    format!("No repair proposal could be made (the one repair round is used): {e}")
+                }
+            },
+        )
     }
 }
 
 /// Apply exact patch bytes (from a proposal or a saved file) whose digest the caller approved.
 pub fn apply_bytes(workspace_root: &str, patch_bytes: &[u8], digest: &str) -> Result<ApplyResult> {
+    apply_bytes_watched(workspace_root, patch_bytes, digest, &Watch::default())
+}
+
+/// [`apply_bytes`] whose validation commands are killed when `watch` is cancelled (the previous bytes are then
+/// restored as for any failed check).
+pub fn apply_bytes_watched(
+    workspace_root: &str,
+    patch_bytes: &[u8],
+    digest: &str,
+    watch: &Watch,
+) -> Result<ApplyResult> {
     let started = Instant::now();
-    let result = apply_bytes_inner(workspace_root, patch_bytes, digest);
+    let result = apply_bytes_inner(workspace_root, patch_bytes, digest, watch);
     let mut entry = ledger::Entry::new("apply", workspace_root, started);
     entry.digest = Some(digest.trim().to_string());
     if let Err(e) = &result {
@@ -435,6 +647,7 @@ fn apply_bytes_inner(
     workspace_root: &str,
     patch_bytes: &[u8],
     digest: &str,
+    watch: &Watch,
 ) -> Result<ApplyResult> {
     let started = Instant::now();
     let actual = sha256_hex(patch_bytes);
@@ -456,20 +669,13 @@ fn apply_bytes_inner(
         patch_limits(policy),
         state.as_deref(),
         |root: &Path| {
-            let results = checks::run_all(&commands, root, timeout, &hidden);
+            let results = checks::run_all(&commands, root, timeout, &hidden, watch);
             match results.iter().find(|r| !r.passed) {
-                None => Ok(results),
-                Some(f) => Err(format!(
-                    "`{}` {} after {} ms. Output tail:\n{}",
-                    f.command,
-                    if f.timed_out {
-                        "timed out".to_string()
-                    } else {
-                        format!("exited with {:?}", f.exit_code)
-                    },
-                    f.duration_ms,
-                    f.output_tail
-                )),
+                None if results.len() == commands.len() => Ok(results),
+                None => {
+                    Err("the call was cancelled before every validation command ran".to_string())
+                }
+                Some(f) => Err(checks::failure_report(f)),
             }
         },
     )?;
@@ -481,6 +687,100 @@ fn apply_bytes_inner(
         elapsed_ms: started.elapsed().as_millis() as u64,
         usage: Usage::default(),
     })
+}
+
+fn add_usage(a: Usage, b: Usage) -> Usage {
+    Usage {
+        input_tokens: a.input_tokens + b.input_tokens,
+        output_tokens: a.output_tokens + b.output_tokens,
+        total_tokens: a.total_tokens + b.total_tokens,
+    }
+}
+
+/// One model answer turned into a checked, dry-run canonical patch.
+struct Candidate {
+    changes: Vec<patch::FileChange>,
+    patch_bytes: Vec<u8>,
+    patch_text: String,
+}
+
+fn candidate(
+    answer: &str,
+    format: patch::reader::AnswerFormat,
+    pre_images: &BTreeMap<String, Option<PreImage>>,
+    policy: &config::Policy,
+    loaded: &LoadedPolicy,
+) -> Result<Candidate> {
+    let changes = patch::changes_from_answer(answer, format, pre_images)?;
+    if changes.len() > policy.limits.max_files_per_patch {
+        return Err(Error::ModelAnswer(format!(
+            "the answer edits {} files, over [limits] max_files_per_patch = {}",
+            changes.len(),
+            policy.limits.max_files_per_patch
+        )));
+    }
+    let patch_bytes = patch::canonical::render(&changes);
+    dry_run(loaded, pre_images, &changes, &patch_bytes)?;
+    let patch_text = String::from_utf8(patch_bytes.clone())
+        .map_err(|_| Error::Patch("the rendered patch is not UTF-8".into()))?;
+    Ok(Candidate {
+        changes,
+        patch_bytes,
+        patch_text,
+    })
+}
+
+/// Validation on propose: copy the workspace into a [`sandbox`], put the selected files there exactly as the patch
+/// was made against them, apply the patch there through the same transaction as a real apply, and run the
+/// validation commands there (provider key variables removed). The workspace is only read; the copy is removed when
+/// this returns, whatever happened.
+fn validate_in_sandbox(
+    ws: &Workspace,
+    policy: &config::Policy,
+    pre_images: &BTreeMap<String, Option<PreImage>>,
+    patch_bytes: &[u8],
+    watch: &Watch,
+) -> Result<Vec<CheckResult>> {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = sandbox::create(ws.root(), &policy.validation.sandbox_skip, watch)?;
+    let sws = Workspace::new(sb.root().to_path_buf(), &policy.paths, None)?;
+    let io = |e: std::io::Error| Error::Io(format!("validation sandbox: {e}"));
+    // The copy may lack a selected file (ignored, skipped) or hold a newer one: the patch is checked against the
+    // bytes the model saw.
+    for (rel, pre) in pre_images {
+        match (sws.resolve(rel)?, pre) {
+            (OnDisk::File { abs, .. }, Some(p)) => {
+                if std::fs::read(&abs).map_err(io)? != p.text.as_bytes() {
+                    std::fs::write(&abs, p.text.as_bytes()).map_err(io)?;
+                }
+            }
+            (OnDisk::Absent { abs }, Some(p)) => {
+                if let Some(d) = abs.parent() {
+                    std::fs::create_dir_all(d).map_err(io)?;
+                }
+                std::fs::write(&abs, p.text.as_bytes()).map_err(io)?;
+                let mode = if p.mode == patch::MODE_EXECUTABLE {
+                    0o755
+                } else {
+                    0o644
+                };
+                std::fs::set_permissions(&abs, std::fs::Permissions::from_mode(mode))
+                    .map_err(io)?;
+            }
+            (OnDisk::File { abs, .. }, None) => std::fs::remove_file(&abs).map_err(io)?,
+            (OnDisk::Absent { .. }, None) => {}
+        }
+    }
+    let timeout = Duration::from_secs(policy.validation.timeout_secs);
+    let hidden: Vec<String> = policy.api_key_env().into_iter().collect();
+    let commands = &policy.validation.commands;
+    let applied = txn::apply_throwaway(&sws, patch_bytes, patch_limits(policy), |root: &Path| {
+        Ok::<_, String>(checks::run_all(commands, root, timeout, &hidden, watch))
+    })?;
+    if watch.is_cancelled() {
+        return Err(Error::Cancelled);
+    }
+    Ok(applied.validation)
 }
 
 /// The dry run: write the touched files' pre-images to a temporary folder, apply the canonical patch there through

@@ -146,9 +146,20 @@ pub fn apply<T>(
 
 /// Apply `patch` to a scratch copy (the dry run): the same steps, without lock or journal.
 pub fn apply_scratch(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<String>> {
+    apply_throwaway(ws, patch, limits, |_| Ok::<(), String>(())).map(|a| a.files)
+}
+
+/// Apply `patch` to a throwaway copy (the dry run, the validation sandbox) and run `validate` there: the same steps
+/// and checks, without lock or journal, since nothing of value is at stake in a copy.
+pub fn apply_throwaway<T>(
+    ws: &Workspace,
+    patch: &[u8],
+    limits: PatchLimits,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+) -> Result<Applied<T>> {
     let planned = plan_files(ws, patch, limits)?;
     let dirs = missing_dirs(ws.root(), &planned);
-    apply_planned(ws, &planned, &dirs, |_| Ok::<(), String>(())).map(|a| a.files)
+    apply_planned(ws, &planned, &dirs, validate)
 }
 
 fn apply_planned<T>(

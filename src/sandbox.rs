@@ -1,0 +1,581 @@
+//! The validation sandbox: a temporary copy of what validation needs, made fast, removed afterwards.
+//!
+//! [`create`] walks the workspace with the `ignore` crate (`.gitignore` files and `.git/info/exclude` are respected,
+//! the global git ignore file is not, hidden files are kept), skips the folders `[validation] sandbox_skip` names,
+//! and copies every regular file with its permission bits: a copy-on-write clone (Linux `FICLONE`) where the
+//! filesystem has them, else an ordinary copy (the kernel's `copy_file_range`). A file is never hard-linked: a
+//! check that writes in the sandbox would otherwise write into the workspace.
+//!
+//! Symlinks are copied as symlinks only when following them from where they are never leaves the workspace, at any
+//! step (each symlink met on the way is followed, `..` included); an absolute one is rewritten as the equivalent
+//! relative link, so no link in the sandbox leads back into the workspace or anywhere else. Every other symlink,
+//! and every special file (fifo, socket, device), is left out.
+//!
+//! The copy lives in a folder named `llw-sandbox-*` under `LOCAL_LLM_SANDBOX_DIR` (default: the system's temporary
+//! folder; point it at the workspace's filesystem for copy-on-write clones). The [`Sandbox`] value owns it and
+//! deletes it when dropped: after success, on error, on cancellation and on panic.
+
+use std::fs::{self, File, OpenOptions, Permissions};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::provider::Watch;
+
+/// The prefix of every sandbox folder's name.
+pub const PREFIX: &str = "llw-sandbox-";
+
+/// The environment variable naming the folder sandboxes are made in.
+pub const DIR_ENV: &str = "LOCAL_LLM_SANDBOX_DIR";
+
+/// At most this many symlinks are followed while checking where one symlink leads (as Linux's `MAXSYMLINKS`).
+const MAX_LINK_HOPS: usize = 40;
+
+/// What making a sandbox did.
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct Report {
+    /// Regular files copied.
+    pub files: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Files copied as copy-on-write clones (0 when the filesystem has none).
+    pub cloned: u64,
+    /// Symlinks copied (they lead inside the workspace).
+    pub symlinks: u64,
+    /// Symlinks and special files left out.
+    pub left_out: u64,
+    /// Time spent walking the workspace and making folders and symlinks, included in `elapsed_ms`.
+    pub walk_ms: u64,
+    pub elapsed_ms: u64,
+}
+
+/// A temporary copy of a workspace; the folder is deleted when this is dropped.
+#[derive(Debug)]
+pub struct Sandbox {
+    root: PathBuf,
+    report: Report,
+}
+
+impl Sandbox {
+    /// The copy's root folder (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        remove_tree(&self.root);
+    }
+}
+
+/// Delete `dir` and everything in it, making read-only folders writable first when that is what stops it.
+fn remove_tree(dir: &Path) {
+    if fs::remove_dir_all(dir).is_ok() || fs::symlink_metadata(dir).is_err() {
+        return;
+    }
+    // A check may have left read-only folders (a Go module cache does): open them up, then try again.
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let _ = fs::set_permissions(&d, Permissions::from_mode(0o700));
+        if let Ok(rd) = fs::read_dir(&d) {
+            for e in rd.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(e.path());
+                }
+            }
+        }
+    }
+    let _ = fs::remove_dir_all(dir);
+}
+
+/// The folder sandboxes are made in: `LOCAL_LLM_SANDBOX_DIR`, else the system's temporary folder.
+pub fn parent_dir() -> Result<PathBuf> {
+    match std::env::var_os(DIR_ENV).filter(|v| !v.is_empty()) {
+        Some(d) => {
+            let p = PathBuf::from(d);
+            if !p.is_absolute() || !p.is_dir() {
+                return Err(Error::Io(format!(
+                    "{DIR_ENV} names {}, which is not an absolute path to an existing folder; fix or unset it",
+                    p.display()
+                )));
+            }
+            Ok(p)
+        }
+        None => Ok(std::env::temp_dir()),
+    }
+}
+
+/// One regular file to copy.
+struct Job {
+    src: PathBuf,
+    dst: PathBuf,
+    mode: u32,
+}
+
+/// Make a sandbox copy of the workspace at `root` (canonical), leaving out the entries named in `skip` (a name
+/// matches an entry of that name at any depth; a name with `/` matches that workspace-relative path). Stops with
+/// [`Error::Cancelled`] when `watch` is cancelled; the partial copy is deleted.
+pub fn create(root: &Path, skip: &[String], watch: &Watch) -> Result<Sandbox> {
+    create_in(&parent_dir()?, root, skip, watch)
+}
+
+/// [`create`] in the folder `parent`.
+pub fn create_in(parent: &Path, root: &Path, skip: &[String], watch: &Watch) -> Result<Sandbox> {
+    let started = Instant::now();
+    let io = |what: &str, e: std::io::Error| {
+        Error::Io(format!(
+            "validation sandbox: {what}: {e} (set {DIR_ENV} to a writable folder with room for a copy of the workspace)"
+        ))
+    };
+    let made = tempfile::Builder::new()
+        .prefix(PREFIX)
+        .tempdir_in(parent)
+        .map_err(|e| io(&format!("cannot make a folder in {}", parent.display()), e))?
+        .keep();
+    // From here on the folder is owned by the guard, whatever happens.
+    let mut sandbox = Sandbox {
+        root: made.clone(),
+        report: Report::default(),
+    };
+    sandbox.root = made
+        .canonicalize()
+        .map_err(|e| io("cannot resolve its folder", e))?;
+    let dst_root = sandbox.root.clone();
+
+    let skip_names: Vec<String> = skip
+        .iter()
+        .map(|s| s.trim().trim_end_matches('/').to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let filter_root = root.to_path_buf();
+    // When the sandbox folder lies inside the workspace (LOCAL_LLM_SANDBOX_DIR there, or a workspace holding the
+    // temporary folder), the walk must not copy the copy into itself.
+    let own = dst_root.clone();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_global(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(move |e| {
+            if e.path() == own {
+                return false;
+            }
+            let rel = e.path().strip_prefix(&filter_root).unwrap_or(e.path());
+            let name = e.file_name().to_string_lossy();
+            !skip_names.iter().any(|s| {
+                if s.contains('/') {
+                    rel == Path::new(s)
+                } else {
+                    name == s.as_str()
+                }
+            })
+        })
+        .build();
+
+    let mut jobs = Vec::new();
+    let mut dirs: Vec<(PathBuf, u32)> = Vec::new();
+    for entry in walker {
+        if watch.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let entry = entry.map_err(|e| {
+            Error::Io(format!(
+                "validation sandbox: cannot read the workspace: {e}; fix its permissions, or leave it out of the \
+                 copy with [validation] sandbox_skip"
+            ))
+        })?;
+        if entry.depth() == 0 {
+            continue;
+        }
+        let src = entry.path();
+        let Ok(rel) = src.strip_prefix(root) else {
+            continue;
+        };
+        let dst = dst_root.join(rel);
+        let meta = fs::symlink_metadata(src)
+            .map_err(|e| io(&format!("cannot inspect {}", rel.display()), e))?;
+        let ft = meta.file_type();
+        if ft.is_dir() {
+            fs::create_dir(&dst).map_err(|e| io(&format!("cannot make {}", rel.display()), e))?;
+            dirs.push((dst, meta.permissions().mode() & 0o777));
+        } else if ft.is_file() {
+            sandbox.report.bytes += meta.len();
+            jobs.push(Job {
+                src: src.to_path_buf(),
+                dst,
+                mode: meta.permissions().mode() & 0o777,
+            });
+        } else if ft.is_symlink() {
+            let target = fs::read_link(src)
+                .map_err(|e| io(&format!("cannot read the link {}", rel.display()), e))?;
+            match inside_link(root, rel, &target) {
+                Some(link) => {
+                    std::os::unix::fs::symlink(&link, &dst)
+                        .map_err(|e| io(&format!("cannot make the link {}", rel.display()), e))?;
+                    sandbox.report.symlinks += 1;
+                }
+                None => sandbox.report.left_out += 1,
+            }
+        } else {
+            sandbox.report.left_out += 1;
+        }
+    }
+
+    sandbox.report.walk_ms = started.elapsed().as_millis() as u64;
+    let cloned = copy_all(&jobs, watch)?;
+    sandbox.report.files = jobs.len() as u64;
+    sandbox.report.cloned = cloned;
+    // Folder modes last (deepest first), so a read-only folder could still be filled.
+    for (d, mode) in dirs.iter().rev() {
+        if *mode != 0o755 {
+            fs::set_permissions(d, Permissions::from_mode(*mode))
+                .map_err(|e| io(&format!("cannot set the mode of {}", d.display()), e))?;
+        }
+    }
+    sandbox.report.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(sandbox)
+}
+
+/// Copy every job on a few threads; returns how many were cloned.
+fn copy_all(jobs: &[Job], watch: &Watch) -> Result<u64> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8)
+        .min(jobs.len().div_ceil(64).max(1));
+    let next = AtomicUsize::new(0);
+    let cloned = AtomicU64::new(0);
+    let try_clone = AtomicBool::new(cfg!(target_os = "linux"));
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    if watch.is_cancelled() {
+                        stop.store(true, Ordering::Relaxed);
+                        let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
+                        f.get_or_insert(Error::Cancelled);
+                        return;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { return };
+                    match copy_file(&job.src, &job.dst, job.mode, &try_clone) {
+                        Ok(true) => {
+                            cloned.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(false) => {}
+                        Err(e) => {
+                            stop.store(true, Ordering::Relaxed);
+                            let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
+                            f.get_or_insert(Error::Io(format!("validation sandbox: {e}")));
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(cloned.into_inner()),
+    }
+}
+
+/// Copy one regular file to a new file `dst` with permission bits `mode`: a copy-on-write clone when the filesystem
+/// has them (and `try_clone` still says so), else a plain copy. Returns whether it was cloned. Never a hard link.
+fn copy_file(src: &Path, dst: &Path, mode: u32, try_clone: &AtomicBool) -> Result<bool, String> {
+    let mut from = File::open(src).map_err(|e| {
+        format!(
+            "cannot read {}: {e}; fix its permissions, or leave it out of the copy with [validation] sandbox_skip",
+            src.display()
+        )
+    })?;
+    let write_err = |e: std::io::Error| {
+        format!(
+            "cannot write {}: {e}; set {DIR_ENV} to a writable folder with room for a copy of the workspace",
+            dst.display()
+        )
+    };
+    let mut to = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(dst)
+        .map_err(write_err)?;
+    let mut cloned = false;
+    #[cfg(target_os = "linux")]
+    if try_clone.load(Ordering::Relaxed) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: FICLONE takes two open file descriptors, both owned by live `File`s here; no memory is passed.
+        let r = unsafe { libc::ioctl(to.as_raw_fd(), libc::FICLONE, from.as_raw_fd()) };
+        if r == 0 {
+            cloned = true;
+        } else {
+            let e = std::io::Error::last_os_error();
+            // The filesystem (or the pair of filesystems) has no clones: stop asking for the rest of this copy.
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EXDEV | libc::EINVAL | libc::ENOTTY | libc::ENOSYS)
+            ) {
+                try_clone.store(false, Ordering::Relaxed);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = try_clone;
+    if !cloned {
+        std::io::copy(&mut from, &mut to).map_err(write_err)?;
+    }
+    to.set_permissions(Permissions::from_mode(mode))
+        .map_err(write_err)?;
+    Ok(cloned)
+}
+
+/// Where the symlink at workspace-relative `rel` (target `target`) may be recreated in the sandbox: `Some(link)`
+/// when following it from where it is never leaves the workspace at any step, `None` otherwise (outside, dangling
+/// through a missing folder, a loop, or an absolute path that does not start with the workspace root).
+fn inside_link(root: &Path, rel: &Path, target: &Path) -> Option<PathBuf> {
+    let dir: Vec<String> = rel.parent().map(components).unwrap_or(Some(Vec::new()))?;
+    let mut hops = 0;
+    resolve(root, dir.clone(), target, &mut hops)?;
+    if target.is_absolute() {
+        // Rewrite as the equivalent relative link: up to the copy's root, then down the same names.
+        let below = target.strip_prefix(root).ok()?;
+        let mut link = PathBuf::new();
+        for _ in 0..dir.len() {
+            link.push("..");
+        }
+        link.push(below);
+        if link.as_os_str().is_empty() {
+            link.push(".");
+        }
+        Some(link)
+    } else {
+        Some(target.to_path_buf())
+    }
+}
+
+/// The plain names of a relative path; `None` when it holds anything else.
+fn components(p: &Path) -> Option<Vec<String>> {
+    p.components()
+        .map(|c| match c {
+            Component::Normal(n) => n.to_str().map(str::to_string),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Follow `target` from the workspace folder `dir` (names below `root`) the way the kernel would, following every
+/// symlink met on the way, and return where it ends; `None` as soon as a step would leave the workspace.
+fn resolve(root: &Path, dir: Vec<String>, target: &Path, hops: &mut usize) -> Option<Vec<String>> {
+    *hops += 1;
+    if *hops > MAX_LINK_HOPS {
+        return None;
+    }
+    // An absolute target leads inside only through the workspace root's own spelling.
+    let (mut at, rest): (Vec<String>, &Path) = if target.is_absolute() {
+        (Vec::new(), target.strip_prefix(root).ok()?)
+    } else {
+        (dir, target)
+    };
+    for c in rest.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                at.pop()?;
+            }
+            Component::Normal(name) => {
+                at.push(name.to_str()?.to_string());
+                let here = root.join(at.join("/"));
+                match fs::symlink_metadata(&here) {
+                    Ok(m) if m.file_type().is_symlink() => {
+                        let next = fs::read_link(&here).ok()?;
+                        at.pop();
+                        at = resolve(root, at, &next, hops)?;
+                    }
+                    Ok(_) => {}
+                    // A missing step cannot be followed further; `..` after it fails in the kernel too.
+                    Err(_) => {}
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, symlink};
+
+    fn ws() -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        (d, root)
+    }
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    fn skip() -> Vec<String> {
+        vec!["target".into(), "node_modules".into(), ".git".into()]
+    }
+
+    #[test]
+    fn copies_files_with_modes_and_respects_gitignore_and_skips() {
+        let (_d, root) = ws();
+        write(&root, "src/lib.rs", "fn a() {}\n");
+        write(&root, ".gitignore", "/build/\n*.log\n");
+        write(&root, "build/out.bin", "x");
+        write(&root, "debug.log", "x");
+        write(&root, "target/debug/big", "x");
+        write(&root, "web/node_modules/m/index.js", "x");
+        write(&root, ".git/HEAD", "ref: x\n");
+        write(&root, ".hidden/keep.txt", "kept\n");
+        write(&root, "run.sh", "#!/bin/sh\n");
+        fs::set_permissions(root.join("run.sh"), Permissions::from_mode(0o750)).unwrap();
+        let sb = create(&root, &skip(), &Watch::default()).unwrap();
+        let s = sb.root();
+        assert!(s.file_name().unwrap().to_string_lossy().starts_with(PREFIX));
+        assert_eq!(
+            fs::read_to_string(s.join("src/lib.rs")).unwrap(),
+            "fn a() {}\n"
+        );
+        assert_eq!(
+            fs::read_to_string(s.join(".hidden/keep.txt")).unwrap(),
+            "kept\n"
+        );
+        assert!(s.join(".gitignore").is_file());
+        for gone in ["build", "debug.log", "target", "web/node_modules", ".git"] {
+            assert!(!s.join(gone).exists(), "{gone} was copied");
+        }
+        let m = fs::metadata(s.join("run.sh")).unwrap();
+        assert_eq!(m.permissions().mode() & 0o777, 0o750);
+        // Never a hard link: a separate inode, one link.
+        let orig = fs::metadata(root.join("src/lib.rs")).unwrap();
+        let copy = fs::metadata(s.join("src/lib.rs")).unwrap();
+        assert_ne!(orig.ino(), copy.ino());
+        assert_eq!(copy.nlink(), 1);
+        fs::write(s.join("src/lib.rs"), "changed").unwrap();
+        assert_eq!(
+            fs::read_to_string(root.join("src/lib.rs")).unwrap(),
+            "fn a() {}\n"
+        );
+        let path = s.to_path_buf();
+        drop(sb);
+        assert!(!path.exists(), "the sandbox was not removed");
+    }
+
+    #[test]
+    fn symlinks_are_kept_only_when_they_lead_inside() {
+        let (_d, root) = ws();
+        let (_o, outside) = ws();
+        write(&outside, "secret.txt", "outside\n");
+        write(&root, "data.txt", "data\n");
+        write(&root, "a/b/c.txt", "c\n");
+        symlink("data.txt", root.join("rel-in")).unwrap();
+        symlink(root.join("data.txt"), root.join("abs-in")).unwrap();
+        symlink("../b/c.txt", root.join("a/b/up-in")).unwrap();
+        symlink(outside.join("secret.txt"), root.join("abs-out")).unwrap();
+        symlink("../../etc/passwd", root.join("rel-out")).unwrap();
+        // `hop` leads to the root; `hop/..` then leaves it, although the text alone looks inside.
+        symlink("../..", root.join("a/b/hop")).unwrap();
+        symlink("b/hop/..", root.join("a/trick")).unwrap();
+        // Out of the workspace and back in by its folder name: physically it lands inside, in the sandbox it
+        // would not.
+        let name = root.file_name().unwrap().to_string_lossy().into_owned();
+        symlink(format!("../{name}/data.txt"), root.join("via-parent")).unwrap();
+        symlink("loop2", root.join("loop1")).unwrap();
+        symlink("loop1", root.join("loop2")).unwrap();
+        let sb = create(&root, &skip(), &Watch::default()).unwrap();
+        let s = sb.root();
+        assert_eq!(fs::read_to_string(s.join("rel-in")).unwrap(), "data\n");
+        assert_eq!(fs::read_to_string(s.join("a/b/up-in")).unwrap(), "c\n");
+        // The absolute link is rewritten to stay in the sandbox.
+        assert_eq!(
+            fs::read_link(s.join("abs-in")).unwrap(),
+            Path::new("data.txt")
+        );
+        fs::write(s.join("abs-in"), "written in the sandbox\n").unwrap();
+        assert_eq!(fs::read_to_string(root.join("data.txt")).unwrap(), "data\n");
+        assert!(fs::symlink_metadata(s.join("a/b/hop")).is_ok());
+        for gone in [
+            "abs-out",
+            "rel-out",
+            "a/trick",
+            "via-parent",
+            "loop1",
+            "loop2",
+        ] {
+            assert!(
+                fs::symlink_metadata(s.join(gone)).is_err(),
+                "{gone} was copied"
+            );
+        }
+        assert_eq!(sb.report().left_out, 6);
+    }
+
+    #[test]
+    fn a_sandbox_folder_inside_the_workspace_is_not_copied_into_itself() {
+        let (_d, root) = ws();
+        write(&root, "a.txt", "x");
+        let parent = root.join("tmp");
+        fs::create_dir(&parent).unwrap();
+        let sb = create_in(&parent, &root, &skip(), &Watch::default()).unwrap();
+        let s = sb.root();
+        assert_eq!(fs::read_to_string(s.join("a.txt")).unwrap(), "x");
+        let own = s.strip_prefix(&root).unwrap();
+        assert!(!s.join(own).exists(), "the sandbox holds a copy of itself");
+        assert_eq!(sb.report().files, 1);
+    }
+
+    #[test]
+    fn cancellation_stops_and_removes_the_copy() {
+        let (_d, root) = ws();
+        for i in 0..50 {
+            write(&root, &format!("f{i}.txt"), "x");
+        }
+        let parent = tempfile::tempdir().unwrap();
+        let w = Watch::default();
+        w.cancelled.store(true, Ordering::Relaxed);
+        let r = create_in(parent.path(), &root, &skip(), &w);
+        assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");
+        assert_eq!(fs::read_dir(parent.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn read_only_folders_left_by_a_check_are_removed_too() {
+        let (_d, root) = ws();
+        write(&root, "a.txt", "x");
+        let sb = create(&root, &skip(), &Watch::default()).unwrap();
+        let ro = sb.root().join("cache/mod");
+        fs::create_dir_all(&ro).unwrap();
+        fs::write(ro.join("f"), "x").unwrap();
+        fs::set_permissions(&ro, Permissions::from_mode(0o555)).unwrap();
+        let path = sb.root().to_path_buf();
+        drop(sb);
+        assert!(!path.exists());
+    }
+}
