@@ -227,6 +227,7 @@ pub struct Limits {
     pub max_total_bytes: u64,
     pub max_patch_bytes: u64,
     pub max_files_per_patch: usize,
+    pub max_hunks_per_patch: usize,
     pub max_output_tokens: u32,
     pub request_timeout_secs: u64,
     pub proposal_ttl_secs: u64,
@@ -239,6 +240,7 @@ impl Default for Limits {
             max_total_bytes: 4_000_000,
             max_patch_bytes: 1_000_000,
             max_files_per_patch: 20,
+            max_hunks_per_patch: 200,
             max_output_tokens: 2048,
             request_timeout_secs: 300,
             proposal_ttl_secs: 900,
@@ -423,6 +425,7 @@ impl Policy {
             ("proposal_ttl_secs", l.proposal_ttl_secs),
             ("max_output_tokens", u64::from(l.max_output_tokens)),
             ("max_files_per_patch", l.max_files_per_patch as u64),
+            ("max_hunks_per_patch", l.max_hunks_per_patch as u64),
         ] {
             if v == 0 {
                 return bad(format!(
@@ -674,6 +677,7 @@ max_file_bytes = 1000000      # per selected file
 max_total_bytes = 4000000     # all selected files together
 max_patch_bytes = 1000000
 max_files_per_patch = 20
+max_hunks_per_patch = 200
 max_output_tokens = 2048      # the model's answer is cut here (and then refused as truncated)
 request_timeout_secs = 300
 proposal_ttl_secs = 900       # a proposal not applied within this time expires

@@ -303,6 +303,7 @@ fn patch_limits(p: &config::Policy) -> PatchLimits {
     PatchLimits {
         max_patch_bytes: p.limits.max_patch_bytes,
         max_files: p.limits.max_files_per_patch,
+        max_hunks: p.limits.max_hunks_per_patch,
     }
 }
 

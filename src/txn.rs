@@ -55,6 +55,7 @@ pub struct Applied<T> {
 pub struct PatchLimits {
     pub max_patch_bytes: u64,
     pub max_files: usize,
+    pub max_hunks: usize,
 }
 
 /// Parse and check `patch` against the workspace without writing anything: the post-image of every file.
@@ -74,6 +75,16 @@ fn plan_files(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<P
         )));
     }
     let files = canonical::parse(patch)?;
+    let hunks = patch
+        .split(|&b| b == b'\n')
+        .filter(|l| l.starts_with(b"@@ "))
+        .count();
+    if hunks > limits.max_hunks {
+        return Err(Error::Patch(format!(
+            "the patch has {hunks} hunks, over [limits] max_hunks_per_patch = {}",
+            limits.max_hunks
+        )));
+    }
     if files.len() > limits.max_files {
         return Err(Error::Patch(format!(
             "the patch touches {} files, over [limits] max_files_per_patch = {}",
@@ -225,86 +236,84 @@ fn missing_dirs(root: &Path, planned: &[Planned]) -> Vec<PathBuf> {
 }
 
 fn write_all(ws: &Workspace, planned: &[Planned], dirs: &[PathBuf], undo: &mut Undo) -> Result<()> {
+    let root = ws.root();
+    let rel_of = |p: &Path| -> Result<String> {
+        p.strip_prefix(root)
+            .ok()
+            .and_then(|r| r.to_str())
+            .map(str::to_string)
+            .ok_or_else(|| Error::Scope(format!("{} is outside the workspace", p.display())))
+    };
     for d in dirs {
-        if !d.starts_with(ws.root()) {
-            return Err(Error::Scope(format!(
-                "{} is outside the workspace",
-                d.display()
-            )));
-        }
-        match fs::symlink_metadata(d) {
-            Ok(m) if m.file_type().is_dir() => {}
-            Ok(_) => {
-                return Err(Error::Scope(format!(
-                    "{} is not a plain folder",
-                    d.display()
-                )));
-            }
-            Err(_) => {
-                fs::create_dir(d)
-                    .map_err(|e| Error::Io(format!("cannot create {}: {e}", d.display())))?;
-                undo.created_dirs.push(d.clone());
-                crash_point();
-            }
+        let rel = rel_of(d)?;
+        let (parent, name) = beneath::open_parent(root, &rel)
+            .map_err(|e| Error::Scope(format!("cannot create {rel}: {e}")))?;
+        if parent
+            .mkdir(&name)
+            .map_err(|e| Error::Io(format!("cannot create {rel}: {e}")))?
+        {
+            undo.created_dirs.push(d.clone());
+            crash_point();
         }
     }
-    // Stage every post-image beside its target first, so a failure here changes no target.
-    let mut staged = Vec::with_capacity(planned.len());
+    // Stage every post-image beside its target first, so a failure here changes no target. Every write goes
+    // through a handle on the target's folder, opened component by component without following symlinks.
+    let mut staged: Vec<(beneath::Dir, String, String)> = Vec::with_capacity(planned.len());
+    let cleanup = |staged: &[(beneath::Dir, String, String)]| {
+        for (dir, _, tmp) in staged {
+            let _ = dir.unlink(tmp);
+        }
+    };
     for p in planned {
-        let dir = p
-            .abs
-            .parent()
-            .ok_or_else(|| Error::Io(format!("{} has no parent folder", p.rel)))?;
-        staged.push(
-            stage(dir, &p.post, &p.perms)
-                .map_err(|e| Error::Io(format!("cannot stage {}: {e}", p.rel)))?,
-        );
+        let step = beneath::open_parent(root, &p.rel).and_then(|(dir, name)| {
+            let tmp = dir.write_temp(&p.post, p.perms.mode())?;
+            Ok((dir, name, tmp))
+        });
+        match step {
+            Ok(s) => staged.push(s),
+            Err(e) => {
+                cleanup(&staged);
+                return Err(Error::Io(format!("cannot stage {}: {e}", p.rel)));
+            }
+        }
         crash_point();
     }
-    for (i, (p, tmp)) in planned.iter().zip(staged).enumerate() {
-        // Re-check right before the rename: the target must still be what the plan saw, through no symlink.
-        match ws.resolve(&p.rel)? {
-            OnDisk::File { abs, .. } if p.pre.is_some() => {
-                let now =
-                    fs::read(&abs).map_err(|e| Error::Io(format!("cannot read {}: {e}", p.rel)))?;
-                if Some(&now) != p.pre.as_ref() {
-                    return Err(Error::Stale(format!(
-                        "{} changed while the patch was being applied",
-                        p.rel
-                    )));
-                }
+    for (i, p) in planned.iter().enumerate() {
+        let (dir, name, tmp) = &staged[i];
+        // Re-check right before the rename, through the same folder handle: the target must still be what the plan
+        // saw, and not a symlink.
+        let now = dir
+            .read_file(name)
+            .map_err(|e| Error::Scope(format!("{}: {e}", p.rel)));
+        let fresh = match now {
+            Ok(now) => now.as_ref() == p.pre.as_ref(),
+            Err(e) => {
+                cleanup(&staged[i..]);
+                return Err(e);
             }
-            OnDisk::Absent { .. } if p.pre.is_none() => {}
-            _ => {
-                return Err(Error::Stale(format!(
-                    "{} appeared or vanished while the patch was being applied",
-                    p.rel
-                )));
-            }
+        };
+        if !fresh {
+            cleanup(&staged[i..]);
+            return Err(Error::Stale(format!(
+                "{} changed while the patch was being applied",
+                p.rel
+            )));
         }
-        tmp.persist(&p.abs)
-            .map_err(|e| Error::Io(format!("cannot write {}: {}", p.rel, e.error)))?;
+        if let Err(e) = dir.rename(tmp, name) {
+            cleanup(&staged[i..]);
+            return Err(Error::Io(format!("cannot write {}: {e}", p.rel)));
+        }
         undo.renamed.push(i);
         crash_point();
     }
-    sync_dirs(planned);
+    for (dir, _, _) in &staged {
+        dir.sync();
+    }
     Ok(())
 }
 
 /// The prefix of every temporary file the transaction stages in a workspace.
 pub const TEMP_PREFIX: &str = ".llw-";
-
-/// Write `bytes` to a new temporary file in `dir` with `perms`, flushed to disk.
-fn stage(dir: &Path, bytes: &[u8], perms: &fs::Permissions) -> std::io::Result<tempfile::TempPath> {
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().set_permissions(perms.clone())?;
-    tmp.as_file().sync_all()?;
-    Ok(tmp.into_temp_path())
-}
 
 fn sync_dirs(planned: &[Planned]) {
     for p in planned {
@@ -321,7 +330,7 @@ fn restore_after(ws: &Workspace, planned: &[Planned], undo: &Undo, cause: Error)
     let mut problems = Vec::new();
     for &i in undo.renamed.iter().rev() {
         let p = &planned[i];
-        if let Err(e) = put_back(&p.abs, p.pre.as_deref(), &p.perms) {
+        if let Err(e) = put_back(ws.root(), &p.rel, p.pre.as_deref(), &p.perms) {
             problems.push(format!("{}: {e}", p.rel));
         }
         crash_point();
@@ -340,25 +349,202 @@ fn restore_after(ws: &Workspace, planned: &[Planned], undo: &Undo, cause: Error)
     ))
 }
 
-/// Make `abs` hold exactly `pre` again (or not exist, for `None`), checking it reads back.
-fn put_back(abs: &Path, pre: Option<&[u8]>, perms: &fs::Permissions) -> std::io::Result<()> {
+/// Make `root/rel` hold exactly `pre` again (or not exist, for `None`), checking it reads back; never through a
+/// symlink.
+fn put_back(
+    root: &Path,
+    rel: &str,
+    pre: Option<&[u8]>,
+    perms: &fs::Permissions,
+) -> std::io::Result<()> {
+    let (dir, name) = beneath::open_parent(root, rel)?;
     match pre {
         Some(pre) => {
-            let dir = abs
-                .parent()
-                .ok_or_else(|| std::io::Error::other("no parent"))?;
-            stage(dir, pre, perms)?.persist(abs).map_err(|e| e.error)?;
-            if fs::read(abs)? != pre {
+            let tmp = dir.write_temp(pre, perms.mode())?;
+            if let Err(e) = dir.rename(&tmp, &name) {
+                let _ = dir.unlink(&tmp);
+                return Err(e);
+            }
+            dir.sync();
+            if dir.read_file(&name)?.as_deref() != Some(pre) {
                 return Err(std::io::Error::other(
                     "does not read back as its previous bytes",
                 ));
             }
             Ok(())
         }
-        None => match fs::remove_file(abs) {
+        None => match dir.unlink(&name) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         },
+    }
+}
+
+/// Writes relative to folder handles: every component opened with `O_NOFOLLOW`, so a symlink swapped in anywhere
+/// on the path (a file or a parent folder) makes the write fail instead of following it.
+mod beneath {
+    use std::ffi::CString;
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+
+    use super::TEMP_PREFIX;
+
+    pub struct Dir(OwnedFd);
+
+    fn cstr(s: &[u8]) -> io::Result<CString> {
+        CString::new(s).map_err(|_| io::Error::other("a path holds a NUL byte"))
+    }
+
+    fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
+        if rc < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(rc)
+        }
+    }
+
+    fn symlink_error(e: io::Error, name: &str) -> io::Error {
+        match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::ENOTDIR) => io::Error::other(format!(
+                "{name} is a symlink or not a folder; the worker never writes through one"
+            )),
+            _ => e,
+        }
+    }
+
+    /// The folder that holds `rel`, opened from `root` one component at a time, and the file's name in it.
+    pub fn open_parent(root: &Path, rel: &str) -> io::Result<(Dir, String)> {
+        let c = cstr(root.as_os_str().as_bytes())?;
+        // SAFETY: a valid NUL-terminated path; the fd returned is owned below.
+        let fd = check(unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        })?;
+        // SAFETY: `fd` is a fresh descriptor nobody else owns.
+        let mut dir = Dir(unsafe { OwnedFd::from_raw_fd(fd) });
+        let comps: Vec<&str> = rel.split('/').collect();
+        let (name, folders) = comps
+            .split_last()
+            .ok_or_else(|| io::Error::other("empty path"))?;
+        for comp in folders {
+            if comp.is_empty() || *comp == "." || *comp == ".." {
+                return Err(io::Error::other(format!(
+                    "{rel} is not a plain relative path"
+                )));
+            }
+            dir = dir.open_sub(comp)?;
+        }
+        Ok((dir, name.to_string()))
+    }
+
+    impl Dir {
+        fn fd(&self) -> libc::c_int {
+            self.0.as_raw_fd()
+        }
+
+        pub fn open_sub(&self, name: &str) -> io::Result<Dir> {
+            let c = cstr(name.as_bytes())?;
+            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            // SAFETY: openat on a descriptor we own with a valid name.
+            let fd = check(unsafe { libc::openat(self.fd(), c.as_ptr(), flags) })
+                .map_err(|e| symlink_error(e, name))?;
+            // SAFETY: fresh descriptor.
+            Ok(Dir(unsafe { OwnedFd::from_raw_fd(fd) }))
+        }
+
+        /// Create the folder `name`; `false` when a folder (not a symlink) is already there.
+        pub fn mkdir(&self, name: &str) -> io::Result<bool> {
+            let c = cstr(name.as_bytes())?;
+            // SAFETY: mkdirat on a descriptor we own.
+            match check(unsafe { libc::mkdirat(self.fd(), c.as_ptr(), 0o755) }) {
+                Ok(_) => Ok(true),
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+                    self.open_sub(name).map(|_| false)
+                }
+                Err(e) => Err(e),
+            }
+        }
+
+        /// The bytes of the file `name` (`None` if absent); a symlink there is an error.
+        pub fn read_file(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
+            use std::io::Read;
+            let c = cstr(name.as_bytes())?;
+            // SAFETY: openat on a descriptor we own.
+            let fd = match check(unsafe {
+                libc::openat(
+                    self.fd(),
+                    c.as_ptr(),
+                    libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                )
+            }) {
+                Ok(fd) => fd,
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
+                Err(e) => return Err(symlink_error(e, name)),
+            };
+            // SAFETY: fresh descriptor, owned by the File.
+            let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+            if !f.metadata()?.is_file() {
+                return Err(io::Error::other(format!("{name} is not a regular file")));
+            }
+            let mut bytes = Vec::new();
+            f.read_to_end(&mut bytes)?;
+            Ok(Some(bytes))
+        }
+
+        /// Write `bytes` to a new temporary file in this folder with `mode`, flushed; returns its name.
+        pub fn write_temp(&self, bytes: &[u8], mode: u32) -> io::Result<String> {
+            use std::io::Write;
+            let mut rnd = [0u8; 8];
+            getrandom::fill(&mut rnd).map_err(|e| io::Error::other(e.to_string()))?;
+            let name = format!(
+                "{TEMP_PREFIX}{}.tmp",
+                rnd.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            );
+            let c = cstr(name.as_bytes())?;
+            let flags =
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            // SAFETY: openat on a descriptor we own; a fresh name that must not exist yet.
+            let fd = check(unsafe {
+                libc::openat(self.fd(), c.as_ptr(), flags, 0o600 as libc::c_uint)
+            })?;
+            // SAFETY: fresh descriptor, owned by the File.
+            let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+            let written = f
+                .write_all(bytes)
+                .and_then(|_| {
+                    // SAFETY: fchmod on the descriptor the File owns.
+                    check(unsafe { libc::fchmod(f.as_raw_fd(), (mode & 0o7777) as libc::mode_t) })
+                        .map(|_| ())
+                })
+                .and_then(|_| f.sync_all());
+            if let Err(e) = written {
+                let _ = self.unlink(&name);
+                return Err(e);
+            }
+            Ok(name)
+        }
+
+        pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+            let (a, b) = (cstr(from.as_bytes())?, cstr(to.as_bytes())?);
+            // SAFETY: renameat within the folder we hold.
+            check(unsafe { libc::renameat(self.fd(), a.as_ptr(), self.fd(), b.as_ptr()) })
+                .map(|_| ())
+        }
+
+        pub fn unlink(&self, name: &str) -> io::Result<()> {
+            let c = cstr(name.as_bytes())?;
+            // SAFETY: unlinkat within the folder we hold.
+            check(unsafe { libc::unlinkat(self.fd(), c.as_ptr(), 0) }).map(|_| ())
+        }
+
+        pub fn sync(&self) {
+            // SAFETY: fsync on a descriptor we own.
+            unsafe { libc::fsync(self.fd()) };
+        }
     }
 }
 
@@ -609,7 +795,12 @@ fn recover_one(dir: &Path, doc: &JournalDoc) -> Recovery {
             if current_id(p) == f.pre_id && (f.existed || !p.exists()) {
                 continue;
             }
-            if let Err(e) = put_back(p, pre.as_deref(), &fs::Permissions::from_mode(f.mode)) {
+            if let Err(e) = put_back(
+                root,
+                &f.rel,
+                pre.as_deref(),
+                &fs::Permissions::from_mode(f.mode),
+            ) {
                 problems.push(format!("{}: {e}", f.rel));
             }
         }
@@ -627,5 +818,52 @@ fn recover_one(dir: &Path, doc: &JournalDoc) -> Recovery {
         outcome: outcome.to_string(),
         files: doc.files.iter().map(|f| f.rel.clone()).collect(),
         problems,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folder_handles_never_follow_a_symlink_on_the_way() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::create_dir(root.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("f"), root.path().join("real/f")).unwrap();
+        let err = beneath::open_parent(root.path(), "link/f").err().unwrap();
+        assert!(err.to_string().contains("is a symlink"), "{err}");
+        let (dir, name) = beneath::open_parent(root.path(), "real/f").unwrap();
+        assert!(
+            dir.read_file(&name)
+                .unwrap_err()
+                .to_string()
+                .contains("is a symlink")
+        );
+        // Writing beside it is fine; the symlink itself is never written through.
+        let tmp = dir.write_temp(b"x", 0o644).unwrap();
+        dir.rename(&tmp, "g").unwrap();
+        assert_eq!(fs::read(root.path().join("real/g")).unwrap(), b"x");
+        assert!(
+            fs::read_dir(outside.path()).unwrap().next().is_none(),
+            "nothing was written outside"
+        );
+    }
+
+    #[test]
+    fn put_back_refuses_a_symlinked_parent() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("src")).unwrap();
+        let err = put_back(
+            root.path(),
+            "src/a.py",
+            Some(b"x"),
+            &fs::Permissions::from_mode(0o644),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("is a symlink"), "{err}");
+        assert!(fs::read_dir(outside.path()).unwrap().next().is_none());
     }
 }

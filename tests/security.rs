@@ -243,6 +243,42 @@ fn crafted_patches_are_refused_at_apply_time() {
 }
 
 #[test]
+fn patches_over_the_hunk_and_file_limits_are_refused() {
+    let arena = Arena::new("http://127.0.0.1:1/v1");
+    std::fs::write(
+        arena.ws.dir.path().join("local-llm-worker.toml"),
+        "[provider]\nkind = \"llamacpp\"\n[paths]\nallowed = [\"src/**\"]\n[limits]\nmax_hunks_per_patch = 2\nmax_files_per_patch = 1\n",
+    )
+    .unwrap();
+    let long: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    arena.ws.write("src/long.txt", &long);
+    let before = arena.snap();
+    let edited = long
+        .replace("line 1\n", "LINE 1\n")
+        .replace("line 20\n", "LINE 20\n")
+        .replace("line 38\n", "LINE 38\n");
+    let three_hunks = canonical::render(&[change("src/long.txt", Some(&long), &edited)]);
+    let out = arena.apply_patch(&three_hunks, &[]);
+    assert_refused_unchanged(
+        &arena,
+        &before,
+        &out,
+        "3 hunks, over [limits] max_hunks_per_patch = 2",
+    );
+    let two_files = canonical::render(&[
+        change("src/value.py", Some("VALUE = 1\n"), "VALUE = 2\n"),
+        change("src/other.py", Some("OTHER = 1\n"), "OTHER = 2\n"),
+    ]);
+    let out = arena.apply_patch(&two_files, &[]);
+    assert_refused_unchanged(
+        &arena,
+        &before,
+        &out,
+        "2 files, over [limits] max_files_per_patch = 1",
+    );
+}
+
+#[test]
 fn symlinks_swapped_in_between_propose_and_apply_are_refused() {
     // A file replaced by a symlink, and a parent folder replaced by a symlink, after the patch was made.
     for swap_dir in [false, true] {
