@@ -224,3 +224,36 @@ async fn refusals_are_is_error_results_that_say_why() {
     assert_eq!(ws.read("src/value.py"), "VALUE = 1  # concurrent edit\n");
     c.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_digest_of_another_proposal_is_refused() {
+    let s = scripted(vec![
+        Reply::chat(EDIT_JSON),
+        Reply::chat(r#"{"edits":[{"path":"src/value.py","old":"VALUE = 1","new":"VALUE = 3"}]}"#),
+    ]);
+    let ws = sample(&s.base_url, "");
+    let c = client().await;
+    let a = call(&c, "propose_patch", propose_args(&ws))
+        .await
+        .structured_content
+        .unwrap();
+    let b = call(&c, "propose_patch", propose_args(&ws))
+        .await
+        .structured_content
+        .unwrap();
+    assert_ne!(a["digest"], b["digest"]);
+    let r = call(
+        &c,
+        "apply_patch",
+        serde_json::json!({"proposal_id": a["proposal_id"], "digest": b["digest"]}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        text_of(&r).contains("digest does not match"),
+        "{}",
+        text_of(&r)
+    );
+    assert_eq!(ws.read("src/value.py"), "VALUE = 1\n");
+    c.cancel().await.unwrap();
+}

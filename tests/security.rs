@@ -162,15 +162,14 @@ fn hostile_answers_are_refused_and_change_nothing() {
 fn a_huge_or_undecodable_answer_is_refused() {
     let huge = Reply::chat(&"x".repeat(50 * 1024 * 1024));
     let mut bad_utf8 = Reply::chat("ok");
-    bad_utf8.body =
-        String::from_utf8_lossy(b"{\"choices\":[{\"message\":{\"content\":\"\xff\xfe\"}}]}")
-            .into_owned();
+    bad_utf8.raw = Some(b"{\"choices\":[{\"message\":{\"content\":\"\xff\xfe\"}}]}".to_vec());
     for (reply, needle) in [
         (huge, "larger than"),
         (
             Reply::status(200, "\u{0}\u{1}not json"),
             "not a chat completion",
         ),
+        (bad_utf8, "reading the answer"),
     ] {
         let s = scripted(vec![reply]);
         let arena = Arena::new(&s.base_url);

@@ -19,6 +19,8 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     /// When set, the body is sent as a server-sent event stream of these chunks, this many ms apart.
     pub stream: Option<(Vec<String>, u64)>,
+    /// When set, these exact bytes are sent as the body instead of `body` (for invalid UTF-8).
+    pub raw: Option<Vec<u8>>,
 }
 
 impl Reply {
@@ -40,6 +42,7 @@ impl Reply {
             body: body.to_string(),
             headers: vec![],
             stream: None,
+            raw: None,
         }
     }
 
@@ -50,6 +53,7 @@ impl Reply {
             body: body.into(),
             headers: vec![],
             stream: None,
+            raw: None,
         }
     }
 
@@ -75,6 +79,7 @@ impl Reply {
             body: String::new(),
             headers: vec![],
             stream: Some((chunks, delay_ms)),
+            raw: None,
         }
     }
 }
@@ -166,13 +171,17 @@ pub fn scripted(replies: Vec<Reply>) -> Scripted {
                 .collect();
             match reply.stream {
                 None => {
+                    let body = reply
+                        .raw
+                        .clone()
+                        .unwrap_or_else(|| reply.body.clone().into_bytes());
                     let _ = write!(
                         stream,
-                        "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{}",
+                        "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
                         reply.status,
-                        reply.body.len(),
-                        reply.body
+                        body.len(),
                     );
+                    let _ = stream.write_all(&body);
                 }
                 Some((chunks, delay)) => {
                     let hung = hung.clone();
