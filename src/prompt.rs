@@ -116,46 +116,8 @@ pub fn messages(
         AnswerFormat::WholeFile => WHOLE_FILE_RULES,
     });
     u.push_str("\nNow the real task.\n\n");
-    for (path, pre) in files {
-        match pre {
-            Some(p) => {
-                let fence = fence_for(&p.text);
-                u.push_str(&format!("File {path}:\n{fence}\n{}", p.text));
-                if !p.text.ends_with('\n') {
-                    u.push('\n');
-                }
-                u.push_str(&format!("{fence}\n\n"));
-            }
-            None => u.push_str(&format!(
-                "File {path}: does not exist yet; create it if the task needs it.\n\n"
-            )),
-        }
-    }
-    u.push_str(&format!("Task: {}\n", spec.task.trim()));
-    let list = |title: &str, items: &[String], numbered: bool, out: &mut String| {
-        if items.is_empty() {
-            return;
-        }
-        out.push_str(&format!("{title}:\n"));
-        for (i, it) in items.iter().enumerate() {
-            if numbered {
-                out.push_str(&format!("{}. {}\n", i + 1, it.trim()));
-            } else {
-                out.push_str(&format!("- {}\n", it.trim()));
-            }
-        }
-    };
-    list(
-        "Acceptance criteria",
-        spec.acceptance_criteria,
-        false,
-        &mut u,
-    );
-    list("Constraints", spec.constraints, false, &mut u);
-    list("Plan", spec.plan, true, &mut u);
-    if let Some(ctx) = spec.context.filter(|c| !c.trim().is_empty()) {
-        u.push_str(&format!("Context:\n{}\n", ctx.trim()));
-    }
+    push_files(&mut u, files, true);
+    push_spec(&mut u, spec);
     u.push_str("Answer:");
     vec![
         Message {
@@ -214,6 +176,52 @@ pub fn repair_messages(original: &[Message], previous_patch: &str, failure: &str
         last.content = format!("{body}\n{section}");
     }
     out
+}
+
+/// The selected files, each in a fence longer than any backtick run it holds. Files that do not exist yet are
+/// announced when `announce_new` (a proposal may create them).
+fn push_files(u: &mut String, files: &BTreeMap<String, Option<PreImage>>, announce_new: bool) {
+    for (path, pre) in files {
+        match pre {
+            Some(p) => {
+                let fence = fence_for(&p.text);
+                u.push_str(&format!("File {path}:\n{fence}\n{}", p.text));
+                if !p.text.ends_with('\n') {
+                    u.push('\n');
+                }
+                u.push_str(&format!("{fence}\n\n"));
+            }
+            None if announce_new => u.push_str(&format!(
+                "File {path}: does not exist yet; create it if the task needs it.\n\n"
+            )),
+            None => {}
+        }
+    }
+}
+
+/// The task, its acceptance criteria, constraints, plan and context.
+fn push_spec(u: &mut String, spec: &TaskSpec<'_>) {
+    u.push_str(&format!("Task: {}\n", spec.task.trim()));
+    for (title, items, numbered) in [
+        ("Acceptance criteria", spec.acceptance_criteria, false),
+        ("Constraints", spec.constraints, false),
+        ("Plan", spec.plan, true),
+    ] {
+        if items.is_empty() {
+            continue;
+        }
+        u.push_str(&format!("{title}:\n"));
+        for (i, it) in items.iter().enumerate() {
+            if numbered {
+                u.push_str(&format!("{}. {}\n", i + 1, it.trim()));
+            } else {
+                u.push_str(&format!("- {}\n", it.trim()));
+            }
+        }
+    }
+    if let Some(ctx) = spec.context.filter(|c| !c.trim().is_empty()) {
+        u.push_str(&format!("Context:\n{}\n", ctx.trim()));
+    }
 }
 
 /// A code fence longer than any backtick run in `text`.
@@ -313,37 +321,8 @@ pub fn delegate_messages(
         task_kind.replace('_', " ")
     );
     let mut u = String::new();
-    for (path, pre) in files {
-        if let Some(p) = pre {
-            let fence = fence_for(&p.text);
-            u.push_str(&format!("File {path}:\n{fence}\n{}", p.text));
-            if !p.text.ends_with('\n') {
-                u.push('\n');
-            }
-            u.push_str(&format!("{fence}\n\n"));
-        }
-    }
-    u.push_str(&format!("Task: {}\n", spec.task.trim()));
-    for (title, items, numbered) in [
-        ("Acceptance criteria", spec.acceptance_criteria, false),
-        ("Constraints", spec.constraints, false),
-        ("Plan", spec.plan, true),
-    ] {
-        if items.is_empty() {
-            continue;
-        }
-        u.push_str(&format!("{title}:\n"));
-        for (i, it) in items.iter().enumerate() {
-            if numbered {
-                u.push_str(&format!("{}. {}\n", i + 1, it.trim()));
-            } else {
-                u.push_str(&format!("- {}\n", it.trim()));
-            }
-        }
-    }
-    if let Some(ctx) = spec.context.filter(|c| !c.trim().is_empty()) {
-        u.push_str(&format!("Context:\n{}\n", ctx.trim()));
-    }
+    push_files(&mut u, files, false);
+    push_spec(&mut u, spec);
     vec![
         Message {
             role: "system",
