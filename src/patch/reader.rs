@@ -321,12 +321,22 @@ fn ends_hunk(lines: &[&str], i: usize) -> bool {
 /// follows it. When a hunk has such a line, its lines that start with a space are read whole too: the model dropped
 /// the prefixes, so that space is indentation.
 fn read_hunk_body(lines: &[&str], start: usize) -> (Vec<HunkLine>, usize) {
+    // `changed_after[k - start]`: a changed line follows line k before the hunk ends (one backward pass).
+    let limit = (start..lines.len())
+        .find(|&k| ends_hunk(lines, k))
+        .unwrap_or(lines.len());
+    let mut changed_after = vec![false; limit - start + 1];
+    for k in (start..limit).rev() {
+        let l = lines[k];
+        let changed = l.starts_with(['+', '-']) && !l.starts_with("--- ") && !l.starts_with("+++ ");
+        changed_after[k - start] = changed || changed_after[k - start + 1];
+    }
     let mut end = start;
     let mut unprefixed = false;
     while end < lines.len() && !ends_hunk(lines, end) {
         match lines[end].as_bytes().first() {
             None | Some(b' ' | b'-' | b'+' | b'\\') => {}
-            Some(_) if continues_hunk(lines, end + 1) => unprefixed = true,
+            Some(_) if changed_after[end + 1 - start] => unprefixed = true,
             Some(_) => break,
         }
         end += 1;
@@ -349,16 +359,6 @@ fn read_hunk_body(lines: &[&str], start: usize) -> (Vec<HunkLine>, usize) {
         body.pop();
     }
     (body.into_iter().map(|(l, _)| l).collect(), end)
-}
-
-/// Whether a change (`+`/`-` line) of the same hunk comes at or after `i`, before anything that ends a hunk.
-fn continues_hunk(lines: &[&str], i: usize) -> bool {
-    (i..lines.len())
-        .take_while(|&k| !ends_hunk(lines, k))
-        .any(|k| {
-            let l = lines[k];
-            l.starts_with(['+', '-']) && !l.starts_with("--- ") && !l.starts_with("+++ ")
-        })
 }
 
 /// The path in a `---`/`+++` header: up to a tab, without the `a/` or `b/` prefix.
