@@ -41,32 +41,8 @@ enum Command {
     },
     /// Ask the model for a patch; prints it with its digest. Never writes to the workspace.
     Propose {
-        #[arg(long)]
-        workspace_root: String,
-        #[arg(long)]
-        task: String,
-        /// An acceptance criterion (repeat: 1 to 20).
-        #[arg(long = "accept")]
-        accept: Vec<String>,
-        /// A constraint (repeat: up to 20).
-        #[arg(long = "constraint")]
-        constraint: Vec<String>,
-        /// A plan step (repeat: up to 30; required for medium).
-        #[arg(long = "plan")]
-        plan: Vec<String>,
-        #[arg(long)]
-        complexity: String,
-        /// A workspace-relative file the model sees and may edit (repeat).
-        #[arg(long = "file")]
-        file: Vec<String>,
-        #[arg(long)]
-        context: Option<String>,
-        /// Model: the alias flash or pro, or a full model id (low complexity always uses flash).
-        #[arg(long)]
-        model: Option<String>,
-        /// Talk to this provider (with its defaults) instead of the policy's.
-        #[arg(long, value_enum)]
-        provider: Option<ProviderKind>,
+        #[command(flatten)]
+        task: TaskArgs,
         /// Also write the exact patch bytes to this file (for `apply --patch`).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -76,37 +52,18 @@ enum Command {
     },
     /// Read-only delegation of non-patch work; prints the model's answer.
     Delegate {
-        #[arg(long)]
-        workspace_root: String,
         /// summarize | extract | classify | routine_transform | draft_documentation | draft_tests |
         /// routine_code_draft | routine_review
         #[arg(long)]
         task_kind: String,
-        #[arg(long)]
-        task: String,
-        /// An acceptance criterion (repeat: 1 to 20).
-        #[arg(long = "accept")]
-        accept: Vec<String>,
-        #[arg(long = "constraint")]
-        constraint: Vec<String>,
-        #[arg(long = "plan")]
-        plan: Vec<String>,
-        #[arg(long)]
-        complexity: String,
-        /// A workspace-relative file the model reads (repeat).
-        #[arg(long = "file")]
-        file: Vec<String>,
-        #[arg(long)]
-        context: Option<String>,
+        #[command(flatten)]
+        task: TaskArgs,
         /// text | markdown | json | patch
         #[arg(long)]
         output_format: Option<String>,
         #[arg(long)]
         max_output_tokens: Option<u32>,
-        #[arg(long)]
-        model: Option<String>,
-        #[arg(long, value_enum)]
-        provider: Option<ProviderKind>,
+        /// Print the same JSON object as the MCP tool.
         #[arg(long)]
         json: bool,
     },
@@ -141,6 +98,47 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The scoped task, as `propose` and `delegate` both take it.
+#[derive(clap::Args)]
+struct TaskArgs {
+    #[arg(long)]
+    workspace_root: String,
+    #[arg(long)]
+    task: String,
+    /// An acceptance criterion (repeat: 1 to 20).
+    #[arg(long = "accept")]
+    accept: Vec<String>,
+    /// A constraint (repeat: up to 20).
+    #[arg(long = "constraint")]
+    constraint: Vec<String>,
+    /// A plan step (repeat: up to 30; required for medium).
+    #[arg(long = "plan")]
+    plan: Vec<String>,
+    /// low | medium
+    #[arg(long)]
+    complexity: String,
+    /// A workspace-relative file the model sees (repeat); `propose` may edit it or create it.
+    #[arg(long = "file")]
+    file: Vec<String>,
+    #[arg(long)]
+    context: Option<String>,
+    /// Model: the alias flash or pro, or a full model id (low complexity always uses flash).
+    #[arg(long)]
+    model: Option<String>,
+    /// Talk to this provider (with its defaults) instead of the policy's.
+    #[arg(long, value_enum)]
+    provider: Option<ProviderKind>,
+}
+
+impl TaskArgs {
+    fn call(&self) -> Call {
+        Call {
+            provider: self.provider,
+            ..Call::default()
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -178,34 +176,18 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             println!("review [paths] allowed and [validation] commands before the first propose.");
             Ok(())
         }
-        Command::Propose {
-            workspace_root,
-            task,
-            accept,
-            constraint,
-            plan,
-            complexity,
-            file,
-            context,
-            model,
-            provider,
-            out,
-            json,
-        } => {
+        Command::Propose { task: t, out, json } => {
+            let call = t.call();
             let req = ProposeRequest {
-                workspace_root,
-                task,
-                acceptance_criteria: accept,
-                constraints: constraint,
-                plan,
-                complexity,
-                files: file,
-                context,
-                model,
-            };
-            let call = Call {
-                provider,
-                ..Call::default()
+                workspace_root: t.workspace_root,
+                task: t.task,
+                acceptance_criteria: t.accept,
+                constraints: t.constraint,
+                plan: t.plan,
+                complexity: t.complexity,
+                files: t.file,
+                context: t.context,
+                model: t.model,
             };
             let r = Service::new().propose(&req, &call).map_err(|e| (e, json))?;
             if let Some(out) = out {
@@ -224,38 +206,26 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             Ok(())
         }
         Command::Delegate {
-            workspace_root,
             task_kind,
-            task,
-            accept,
-            constraint,
-            plan,
-            complexity,
-            file,
-            context,
+            task: t,
             output_format,
             max_output_tokens,
-            model,
-            provider,
             json,
         } => {
+            let call = t.call();
             let req = DelegateRequest {
-                workspace_root,
+                workspace_root: t.workspace_root,
                 task_kind,
-                task,
-                acceptance_criteria: accept,
-                constraints: constraint,
-                plan,
-                complexity,
-                files: file,
-                context,
+                task: t.task,
+                acceptance_criteria: t.accept,
+                constraints: t.constraint,
+                plan: t.plan,
+                complexity: t.complexity,
+                files: t.file,
+                context: t.context,
                 output_format,
                 max_output_tokens,
-                model,
-            };
-            let call = Call {
-                provider,
-                ..Call::default()
+                model: t.model,
             };
             let r = Service::new()
                 .delegate(&req, &call)
