@@ -19,8 +19,8 @@
 //! also timed in process, to tell computation from I/O.
 //!
 //! `local-llm-worker apply --workspace-root DIR --patch FILE --digest HEX` runs with the tree's policy file
-//! (`[paths] allowed = ["src/**"]`, `max_files_per_patch = 100`), no validation commands, its ledger in a scratch
-//! folder. `git apply FILE` runs in DIR.
+//! (`[paths] allowed = ["src/**"]`, `max_files_per_patch = 100`, `max_hunks_per_patch = 1000`), no validation
+//! commands, its ledger in a scratch folder. `git apply FILE` runs in DIR.
 //!
 //! Run it with:
 //!
@@ -143,7 +143,7 @@ fn build_case(
     std::fs::write(
         template.join("local-llm-worker.toml"),
         "[provider]\nkind = \"llamacpp\"\n\n[paths]\nallowed = [\"src/**\"]\n\n[limits]\nmax_files_per_patch = 100\n\
-         max_patch_bytes = 10000000\n",
+         max_hunks_per_patch = 1000\nmax_patch_bytes = 10000000\n",
     )
     .map_err(io)?;
     sh(Command::new("git")

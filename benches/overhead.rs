@@ -14,9 +14,10 @@
 //!    every POST at once with a fixed JSON edit list), the same 3 selected files in workspaces of 10, 10,000 and
 //!    100,000 files, round robin over the sizes: (a) `propose --json` as a process: `elapsed_ms - model_ms` from its
 //!    JSON (whole ms) and the wall time from spawn to exit; (b) `propose_patch` through one running `mcp` server:
-//!    the round trip of the `tools/call` request (it includes the instant model's loopback round trip); and, to show
-//!    what the disk costs, the same through a second server whose `TMPDIR` is a tmpfs (`/dev/shm`, when mounted),
-//!    where the dry run's temporary folder then lives.
+//!    the round trip of the `tools/call` request (it includes the instant model's loopback round trip); and the
+//!    same through a second server whose `TMPDIR` is a tmpfs (`/dev/shm`, when mounted): the dry run once worked in a
+//!    temporary folder and this pair showed what the disk cost; it now runs in memory, and the pair shows that no
+//!    temporary folder is left on the path.
 //!
 //! Wall times move with the load of the machine; the CPU time (user + system, from `getrusage(RUSAGE_CHILDREN)`
 //! around each child's whole life) of the cold-started servers and of the `propose` processes is printed beside them,
@@ -882,7 +883,7 @@ fn propose_overhead(env: &Env) -> BenchResult<()> {
         Mcp::spawn(cmd)?
     };
     server.handshake()?;
-    // The same server with its temporary folders (the dry run's) on a tmpfs: what the disk costs.
+    // The same server with its temporary folders on a tmpfs: the propose path should no longer use any.
     let tmpfs = tmpfs_dir();
     let mut shm_server = match &tmpfs {
         Some(dir) => {

@@ -392,7 +392,7 @@ impl Service {
         let (provider_name, completion, mut model_ms) = ask(policy, &chat(first), call, entry)?;
         let mut usage = completion.usage;
         let mut served_by = completion.model.clone();
-        let mut cand = candidate(&completion.content, format, &pre_images, policy, &loaded)?;
+        let mut cand = candidate(&completion.content, format, &pre_images, policy, &ws)?;
         let mut repaired = repair_of.is_some();
         let mut repair_error = None;
 
@@ -414,8 +414,7 @@ impl Service {
                 let mut second = ledger::Entry::new("propose", &req.workspace_root, started);
                 let attempt = ask(policy, &chat(msgs), call, &mut second).and_then(|(_, c, ms)| {
                     model_ms += ms;
-                    candidate(&c.content, format, &pre_images, policy, &loaded)
-                        .map(|k| (k, c.model))
+                    candidate(&c.content, format, &pre_images, policy, &ws).map(|k| (k, c.model))
                 });
                 // Tokens spent count even when the repair answer is refused.
                 usage = add_usage(usage, second.usage);
@@ -710,7 +709,7 @@ fn candidate(
     format: patch::reader::AnswerFormat,
     pre_images: &BTreeMap<String, Option<PreImage>>,
     policy: &config::Policy,
-    loaded: &LoadedPolicy,
+    ws: &Workspace,
 ) -> Result<Candidate> {
     let changes = patch::changes_from_answer(answer, format, pre_images)?;
     if changes.len() > policy.limits.max_files_per_patch {
@@ -721,7 +720,7 @@ fn candidate(
         )));
     }
     let patch_bytes = patch::canonical::render(&changes);
-    dry_run(loaded, pre_images, &changes, &patch_bytes)?;
+    dry_run(ws, policy, pre_images, &changes, &patch_bytes)?;
     let patch_text = String::from_utf8(patch_bytes.clone())
         .map_err(|_| Error::Patch("the rendered patch is not UTF-8".into()))?;
     Ok(Candidate {
@@ -784,41 +783,50 @@ fn validate_in_sandbox(
     Ok(applied.validation)
 }
 
-/// The dry run: write the touched files' pre-images to a temporary folder, apply the canonical patch there through
-/// the same transaction that applies for real, and check that every file then holds exactly the intended post-image.
+/// The dry run, in memory: parse the canonical patch with the transaction's strict parser and limits, check its paths
+/// against the policy, apply it to copies of the pre-images already read with the same applier (pre- and post-image
+/// blob ids included), and check that every file then holds exactly the intended post-image. Nothing touches a
+/// disk; the transaction repeats all of it against the files themselves at apply time.
 fn dry_run(
-    loaded: &LoadedPolicy,
+    ws: &Workspace,
+    policy: &config::Policy,
     pre_images: &BTreeMap<String, Option<PreImage>>,
     changes: &[patch::FileChange],
     patch_bytes: &[u8],
 ) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let io = |e: std::io::Error| Error::Io(format!("dry run in a temporary folder: {e}"));
-    let tmp = tempfile::tempdir().map_err(io)?;
-    let troot = tmp.path().canonicalize().map_err(io)?;
-    for c in changes {
-        if let Some(Some(pre)) = pre_images.get(&c.path) {
-            let dst = troot.join(&c.path);
-            if let Some(d) = dst.parent() {
-                std::fs::create_dir_all(d).map_err(io)?;
-            }
-            std::fs::write(&dst, pre.text.as_bytes()).map_err(io)?;
-            let mode = if pre.mode == patch::MODE_EXECUTABLE {
-                0o755
-            } else {
-                0o644
-            };
-            std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(mode)).map_err(io)?;
-        }
+    let bug =
+        |what: String| Error::Patch(format!("dry run: {what}; this is a bug, please report it"));
+    let files = txn::parse_within(patch_bytes, patch_limits(policy))?;
+    if files.len() != changes.len() {
+        return Err(bug(format!(
+            "the canonical patch has {} files for {} changes",
+            files.len(),
+            changes.len()
+        )));
     }
-    let tws = Workspace::new(troot.clone(), &loaded.policy.paths, None)?;
-    txn::apply_scratch(&tws, patch_bytes, patch_limits(&loaded.policy))?;
-    for c in changes {
-        let got = std::fs::read(troot.join(&c.path)).map_err(io)?;
-        if got != c.post {
-            return Err(Error::Patch(format!(
-                "dry run: the canonical patch does not reproduce the intended {}; this is a bug, please report it",
-                c.path
+    for f in &files {
+        ws.check_path(&f.path)?;
+        let change = changes.iter().find(|c| c.path == f.path).ok_or_else(|| {
+            bug(format!(
+                "the canonical patch names {}, which no change does",
+                f.path
+            ))
+        })?;
+        let pre = pre_images.get(&f.path).and_then(|p| p.as_ref());
+        if let Some(pre) = pre
+            && !f.creates()
+            && pre.mode != f.mode
+        {
+            return Err(bug(format!(
+                "the canonical patch gives {} another mode",
+                f.path
+            )));
+        }
+        let post = patch::canonical::apply_file(f, pre.map(|p| p.text.as_bytes()))?;
+        if post != change.post {
+            return Err(bug(format!(
+                "the canonical patch does not reproduce the intended {}",
+                f.path
             )));
         }
     }

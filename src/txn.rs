@@ -7,13 +7,14 @@
 //! 3. checks every pre-image: the file's current git blob id and mode must equal the patch's (a file to create must
 //!    still be absent); computes every post-image in memory and checks its promised blob id;
 //! 4. writes a journal (the pre-images, the promised post-image ids, the folders it will create) to the state
-//!    folder and flushes it, before the first byte of the workspace changes;
-//! 5. writes each post-image to a temporary file beside its target (same folder, same permissions, fsynced), then
-//!    renames them over the targets; any failure puts back the files already renamed;
-//! 6. reads every target back and checks its blob id;
+//!    folder as one file and flushes it and its folder, before the first byte of the workspace changes;
+//! 5. writes each post-image to a temporary file beside its target (same folder, same permissions), then renames
+//!    them over the targets; any failure puts back the files already renamed;
+//! 6. reads every target back and compares it with the post-image;
 //! 7. runs the caller's validation; when it fails, restores the exact previous bytes (and removes created files and
 //!    folders) and reports it;
-//! 8. deletes the journal.
+//! 8. flushes every written file, then each changed folder once, and only then deletes the journal: until the
+//!    flush, a power loss is undone from the journal like a kill.
 //!
 //! All files or none: a refusal in steps 1-3 writes nothing; a failure in 5-7 restores the pre-images. A kill at any
 //! moment leaves a journal; [`recover_all`] (run when the MCP server starts, and by `local-llm-worker recover`)
@@ -24,6 +25,7 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +40,8 @@ struct Planned {
     rel: String,
     abs: PathBuf,
     pre: Option<Vec<u8>>,
+    /// The git blob id of `pre`, checked against the file when planned.
+    pre_id: Option<String>,
     post: Vec<u8>,
     new_id: String,
     perms: fs::Permissions,
@@ -66,7 +70,8 @@ pub fn plan(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<(St
         .collect())
 }
 
-fn plan_files(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<Planned>> {
+/// Parse `patch` strictly and check it against `limits`, without looking at any file.
+pub fn parse_within(patch: &[u8], limits: PatchLimits) -> Result<Vec<CanonicalFile>> {
     if patch.len() as u64 > limits.max_patch_bytes {
         return Err(Error::Patch(format!(
             "the patch is {} bytes, over [limits] max_patch_bytes = {}",
@@ -92,8 +97,42 @@ fn plan_files(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<P
             limits.max_files
         )));
     }
-    files.iter().map(|f| plan_one(ws, f)).collect()
+    Ok(files)
 }
+
+fn plan_files(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<Planned>> {
+    let files = parse_within(patch, limits)?;
+    // Reading, checking and applying are independent per file: with several files, on every core.
+    let lanes = match files.len() {
+        0..PARALLEL_PLAN_FROM => 1,
+        n => std::thread::available_parallelism().map_or(1, |p| p.get().min(n).min(8)),
+    };
+    if lanes == 1 {
+        return files.iter().map(|f| plan_one(ws, f)).collect();
+    }
+    let per_lane = files.len().div_ceil(lanes);
+    std::thread::scope(|s| {
+        let mut chunks = files.chunks(per_lane);
+        let plan = |c: &[CanonicalFile]| {
+            c.iter()
+                .map(|f| plan_one(ws, f))
+                .collect::<Result<Vec<_>>>()
+        };
+        let first = chunks.next().unwrap_or_default();
+        let others: Vec<_> = chunks.map(|c| s.spawn(move || plan(c))).collect();
+        let mut planned = plan(first)?;
+        for h in others {
+            planned.extend(
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Io("a planning thread panicked".into())))?,
+            );
+        }
+        Ok(planned)
+    })
+}
+
+/// From how many files on planning runs on several threads.
+const PARALLEL_PLAN_FROM: usize = 4;
 
 fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
     let rel = f.path.clone();
@@ -107,16 +146,22 @@ fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
             (abs, None, perms)
         }
         OnDisk::File { abs, mode } => {
-            let bytes = fs::read(&abs).map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
             if !f.creates() && mode != f.mode {
                 return Err(Error::Stale(format!(
                     "{rel} has mode {mode:o} but the patch was made for {:o}; make a new proposal",
                     f.mode
                 )));
             }
-            let perms = fs::metadata(&abs)
-                .map_err(|e| Error::Io(format!("cannot inspect {rel}: {e}")))?
-                .permissions();
+            let read = || -> std::io::Result<(Vec<u8>, fs::Permissions)> {
+                use std::io::Read;
+                let mut file = fs::File::open(&abs)?;
+                let meta = file.metadata()?;
+                let mut bytes = Vec::with_capacity(meta.len() as usize);
+                file.read_to_end(&mut bytes)?;
+                Ok((bytes, meta.permissions()))
+            };
+            let (bytes, perms) =
+                read().map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
             (abs, Some(bytes), perms)
         }
     };
@@ -125,6 +170,8 @@ fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
         rel,
         abs,
         pre: current,
+        // `apply_file` has just checked the current bytes against it.
+        pre_id: f.old_id.clone(),
         post,
         new_id: f.new_id.clone(),
         perms,
@@ -147,20 +194,40 @@ pub fn apply<T>(
         )
     })?;
     let _lock = WorkspaceLock::take(state, ws.root())?;
+    let mut journal = Journal::open(state, ws.root())?;
     let planned = plan_files(ws, patch, limits)?;
-    let journal = Journal::write(state, ws.root(), &planned)?;
+    journal.write(ws.root(), &planned)?;
     crash_point();
-    let result = apply_planned(ws, &planned, &journal.created_dirs, validate);
-    journal.finish();
-    result
+    let result = apply_planned(
+        ws,
+        &planned,
+        &journal.created_dirs,
+        Durability::Flushed,
+        validate,
+    );
+    crash_point();
+    match journal.clear() {
+        Ok(()) => result,
+        Err(e) => Err(Error::Io(format!(
+            "{}; then its journal could not be cleared ({e}): run `local-llm-worker recover`",
+            match &result {
+                Ok(_) => "the patch was applied".to_string(),
+                Err(cause) => format!("the apply failed ({cause})"),
+            }
+        ))),
+    }
 }
 
-/// Apply `patch` to a scratch copy (the dry run): the same steps, without lock or journal.
-pub fn apply_scratch(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<String>> {
-    apply_throwaway(ws, patch, limits, |_| Ok::<(), String>(())).map(|a| a.files)
+/// Whether an apply flushes what it wrote before it reports success.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    /// The workspace: every written file and changed folder is flushed before the journal goes.
+    Flushed,
+    /// A throwaway copy: nothing of value is at stake, and nothing is flushed.
+    Throwaway,
 }
 
-/// Apply `patch` to a throwaway copy (the dry run, the validation sandbox) and run `validate` there: the same steps
+/// Apply `patch` to a throwaway copy (the validation sandbox) and run `validate` there: the same steps
 /// and checks, without lock or journal, since nothing of value is at stake in a copy.
 pub fn apply_throwaway<T>(
     ws: &Workspace,
@@ -170,34 +237,41 @@ pub fn apply_throwaway<T>(
 ) -> Result<Applied<T>> {
     let planned = plan_files(ws, patch, limits)?;
     let dirs = missing_dirs(ws.root(), &planned);
-    apply_planned(ws, &planned, &dirs, validate)
+    apply_planned(ws, &planned, &dirs, Durability::Throwaway, validate)
 }
 
 fn apply_planned<T>(
     ws: &Workspace,
     planned: &[Planned],
     dirs: &[PathBuf],
+    durability: Durability,
     validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
 ) -> Result<Applied<T>> {
     let mut undo = Undo::default();
-    if let Err(e) = write_all(ws, planned, dirs, &mut undo) {
-        return Err(restore_after(ws, planned, &undo, e));
-    }
-    for p in planned {
-        let back = fs::read(&p.abs)
-            .map(|b| git_blob_id(&b))
-            .unwrap_or_default();
-        if back != p.new_id {
+    let written = match write_all(ws, planned, dirs, &mut undo) {
+        Ok(written) => written,
+        Err(e) => return Err(restore_after(ws, planned, &undo, e)),
+    };
+    for (p, w) in planned.iter().zip(&written) {
+        // The post-image was checked against its promised blob id when planned: equal bytes are enough here.
+        if w.dir.read_file(&w.name).ok().flatten().as_deref() != Some(p.post.as_slice()) {
             let e = Error::Io(format!("{} does not read back as the written bytes", p.rel));
             return Err(restore_after(ws, planned, &undo, e));
         }
     }
     crash_point();
     match validate(ws.root()) {
-        Ok(validation) => Ok(Applied {
-            files: planned.iter().map(|p| p.rel.clone()).collect(),
-            validation,
-        }),
+        Ok(validation) => {
+            if durability == Durability::Flushed
+                && let Err(e) = flush(planned, &written)
+            {
+                return Err(restore_after(ws, planned, &undo, e));
+            }
+            Ok(Applied {
+                files: planned.iter().map(|p| p.rel.clone()).collect(),
+                validation,
+            })
+        }
         Err(report) => Err(restore_after(
             ws,
             planned,
@@ -207,11 +281,61 @@ fn apply_planned<T>(
     }
 }
 
+/// A target written by `write_all`, with the handle on its folder.
+struct Written {
+    dir: Rc<beneath::Dir>,
+    name: String,
+    file: fs::File,
+    created: bool,
+}
+
+/// How many files are flushed at the same time (each lane but the first is a thread).
+const FLUSH_LANES: usize = 16;
+
+/// Flush every written file, then each folder that gained an entry (a new file, a new folder), once: after this,
+/// the apply survives a power loss, and its journal may go. Until then the journal, flushed before the first
+/// write, can undo it.
+fn flush(planned: &[Planned], written: &[Written]) -> Result<()> {
+    // The bytes and the length (the times need not survive a power loss), several files at once: the disk gets
+    // one batch of writes instead of one file's at a time.
+    let files: Vec<(&str, &fs::File)> = planned
+        .iter()
+        .zip(written)
+        .map(|(p, w)| (p.rel.as_str(), &w.file))
+        .collect();
+    let sync = |chunk: &[(&str, &fs::File)]| -> Result<()> {
+        for (rel, f) in chunk {
+            f.sync_data()
+                .map_err(|e| Error::Io(format!("cannot flush {rel} to disk: {e}")))?;
+        }
+        Ok(())
+    };
+    let per_lane = files.len().div_ceil(FLUSH_LANES).max(1);
+    std::thread::scope(|s| {
+        let mut chunks = files.chunks(per_lane);
+        let first = chunks.next().unwrap_or_default();
+        let others: Vec<_> = chunks.map(|c| s.spawn(move || sync(c))).collect();
+        sync(first)?;
+        others.into_iter().try_for_each(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(Error::Io("a flush thread panicked".into())))
+        })
+    })?;
+    let mut flushed: Vec<*const beneath::Dir> = Vec::new();
+    for w in written.iter().filter(|w| w.created) {
+        if !flushed.contains(&Rc::as_ptr(&w.dir)) {
+            flushed.push(Rc::as_ptr(&w.dir));
+            w.dir.sync();
+        }
+    }
+    Ok(())
+}
+
 /// What has been done so far, to undo it.
 #[derive(Default)]
 struct Undo {
-    /// Indexes into the plan of files already renamed into place.
-    renamed: Vec<usize>,
+    /// Indexes into the plan of files already (perhaps partly) written.
+    written: Vec<usize>,
     /// Folders created for new files, outermost first.
     created_dirs: Vec<PathBuf>,
 }
@@ -235,7 +359,12 @@ fn missing_dirs(root: &Path, planned: &[Planned]) -> Vec<PathBuf> {
     out
 }
 
-fn write_all(ws: &Workspace, planned: &[Planned], dirs: &[PathBuf], undo: &mut Undo) -> Result<()> {
+fn write_all(
+    ws: &Workspace,
+    planned: &[Planned],
+    dirs: &[PathBuf],
+    undo: &mut Undo,
+) -> Result<Vec<Written>> {
     let root = ws.root();
     let rel_of = |p: &Path| -> Result<String> {
         p.strip_prefix(root)
@@ -256,71 +385,97 @@ fn write_all(ws: &Workspace, planned: &[Planned], dirs: &[PathBuf], undo: &mut U
             crash_point();
         }
     }
-    // Stage every post-image beside its target first, so a failure here changes no target. Every write goes
-    // through a handle on the target's folder, opened component by component without following symlinks.
-    let mut staged: Vec<(beneath::Dir, String, String)> = Vec::with_capacity(planned.len());
-    let cleanup = |staged: &[(beneath::Dir, String, String)]| {
-        for (dir, _, tmp) in staged {
-            let _ = dir.unlink(tmp);
-        }
-    };
+    // Open every existing target through a handle on its folder (opened from the root one component at a time,
+    // without following symlinks; one handle per folder) and re-check it right before any target changes: it must
+    // still hold exactly the bytes the plan saw.
+    let mut folders: Vec<(&str, Rc<beneath::Dir>)> = Vec::new();
+    let mut opened: Vec<(Rc<beneath::Dir>, String, Option<fs::File>)> =
+        Vec::with_capacity(planned.len());
     for p in planned {
-        let step = beneath::open_parent(root, &p.rel).and_then(|(dir, name)| {
-            let tmp = dir.write_temp(&p.post, p.perms.mode())?;
-            Ok((dir, name, tmp))
-        });
-        match step {
-            Ok(s) => staged.push(s),
-            Err(e) => {
-                cleanup(&staged);
-                return Err(Error::Io(format!("cannot stage {}: {e}", p.rel)));
-            }
-        }
-        crash_point();
-    }
-    for (i, p) in planned.iter().enumerate() {
-        let (dir, name, tmp) = &staged[i];
-        // Re-check right before the rename, through the same folder handle: the target must still be what the plan
-        // saw, and not a symlink.
-        let now = dir
-            .read_file(name)
-            .map_err(|e| Error::Scope(format!("{}: {e}", p.rel)));
-        let fresh = match now {
-            Ok(now) => now.as_ref() == p.pre.as_ref(),
-            Err(e) => {
-                cleanup(&staged[i..]);
-                return Err(e);
+        let (folder, name) = p.rel.rsplit_once('/').unwrap_or(("", &p.rel));
+        let dir = match folders.iter().find(|(f, _)| *f == folder) {
+            Some((_, d)) => Rc::clone(d),
+            None => {
+                let (d, _) = beneath::open_parent(root, &p.rel)
+                    .map_err(|e| Error::Scope(format!("{}: {e}", p.rel)))?;
+                let d = Rc::new(d);
+                folders.push((folder, Rc::clone(&d)));
+                d
             }
         };
-        if !fresh {
-            cleanup(&staged[i..]);
-            return Err(Error::Stale(format!(
-                "{} changed while the patch was being applied",
-                p.rel
-            )));
+        let file = match &p.pre {
+            Some(pre) => {
+                let (file, now) = dir.open_for_rewrite(name).map_err(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => Error::Stale(format!(
+                        "{} was removed while the patch was being applied",
+                        p.rel
+                    )),
+                    _ => Error::Scope(format!("{}: {e}", p.rel)),
+                })?;
+                if now != *pre {
+                    return Err(Error::Stale(format!(
+                        "{} changed while the patch was being applied",
+                        p.rel
+                    )));
+                }
+                Some(file)
+            }
+            None => None,
+        };
+        opened.push((dir, name.to_string(), file));
+    }
+    // Write. Existing files are rewritten in place (same inode, owner and permissions); new files are created
+    // under their final name, never over anything. Nothing is flushed one by one: until `flush` has run, the
+    // journal can undo any of it.
+    let mut written = Vec::with_capacity(planned.len());
+    for (i, (p, (dir, name, file))) in planned.iter().zip(opened).enumerate() {
+        let step = match file {
+            Some(file) => beneath::rewrite(&file, &p.post).map(|_| file),
+            None => dir.create_new(&name, &p.post, p.perms.mode()),
+        };
+        match step {
+            Ok(file) => {
+                undo.written.push(i);
+                written.push(Written {
+                    dir,
+                    name,
+                    file,
+                    created: p.pre.is_none(),
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(Error::Stale(format!(
+                    "{} was created while the patch was being applied",
+                    p.rel
+                )));
+            }
+            Err(e) => {
+                // A partial write may have changed the file: it is put back with the others.
+                if p.pre.is_some() {
+                    undo.written.push(i);
+                }
+                return Err(Error::Io(format!("cannot write {}: {e}", p.rel)));
+            }
         }
-        if let Err(e) = dir.rename(tmp, name) {
-            cleanup(&staged[i..]);
-            return Err(Error::Io(format!("cannot write {}: {e}", p.rel)));
-        }
-        undo.renamed.push(i);
         crash_point();
     }
-    for (dir, _, _) in &staged {
-        dir.sync();
-    }
-    Ok(())
+    Ok(written)
 }
 
 /// The prefix of every temporary file the transaction stages in a workspace.
 pub const TEMP_PREFIX: &str = ".llw-";
 
+/// Flush the folder of every planned file, each folder once.
 fn sync_dirs(planned: &[Planned]) {
+    let mut done: Vec<&Path> = Vec::new();
     for p in planned {
         if let Some(dir) = p.abs.parent()
-            && let Ok(d) = fs::File::open(dir)
+            && !done.contains(&dir)
         {
-            let _ = d.sync_all();
+            done.push(dir);
+            if let Ok(d) = fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
         }
     }
 }
@@ -328,7 +483,7 @@ fn sync_dirs(planned: &[Planned]) {
 /// Put back every file already renamed, remove created files and folders, and return `cause` with what happened.
 fn restore_after(ws: &Workspace, planned: &[Planned], undo: &Undo, cause: Error) -> Error {
     let mut problems = Vec::new();
-    for &i in undo.renamed.iter().rev() {
+    for &i in undo.written.iter().rev() {
         let p = &planned[i];
         if let Err(e) = put_back(ws.root(), &p.rel, p.pre.as_deref(), &p.perms) {
             problems.push(format!("{}: {e}", p.rel));
@@ -360,8 +515,8 @@ fn put_back(
     let (dir, name) = beneath::open_parent(root, rel)?;
     match pre {
         Some(pre) => {
-            let tmp = dir.write_temp(pre, perms.mode())?;
-            if let Err(e) = dir.rename(&tmp, &name) {
+            let (tmp, file) = dir.write_temp(pre, perms.mode())?;
+            if let Err(e) = file.sync_all().and_then(|_| dir.rename(&tmp, &name)) {
                 let _ = dir.unlink(&tmp);
                 return Err(e);
             }
@@ -495,37 +650,61 @@ mod beneath {
             Ok(Some(bytes))
         }
 
-        /// Write `bytes` to a new temporary file in this folder with `mode`, flushed; returns its name.
-        pub fn write_temp(&self, bytes: &[u8], mode: u32) -> io::Result<String> {
+        /// Open the existing regular file `name` for reading and writing (never through a symlink), with its bytes.
+        pub fn open_for_rewrite(&self, name: &str) -> io::Result<(std::fs::File, Vec<u8>)> {
+            use std::io::Read;
+            let c = cstr(name.as_bytes())?;
+            let flags = libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            // SAFETY: openat on a descriptor we own with a valid name.
+            let fd = check(unsafe { libc::openat(self.fd(), c.as_ptr(), flags) })
+                .map_err(|e| symlink_error(e, name))?;
+            // SAFETY: fresh descriptor, owned by the File.
+            let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+            let meta = f.metadata()?;
+            if !meta.is_file() {
+                return Err(io::Error::other(format!("{name} is not a regular file")));
+            }
+            let mut bytes = Vec::with_capacity(meta.len() as usize);
+            f.read_to_end(&mut bytes)?;
+            Ok((f, bytes))
+        }
+
+        /// Create the file `name` (which must not exist, not even as a symlink) holding `bytes`, with `mode`; on a
+        /// failure after creating it, it is removed again.
+        pub fn create_new(&self, name: &str, bytes: &[u8], mode: u32) -> io::Result<std::fs::File> {
             use std::io::Write;
+            let c = cstr(name.as_bytes())?;
+            let flags =
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            // SAFETY: openat on a descriptor we own; O_EXCL refuses anything already there.
+            let fd = check(unsafe {
+                libc::openat(self.fd(), c.as_ptr(), flags, 0o600 as libc::c_uint)
+            })?;
+            // SAFETY: fresh descriptor, owned by the File.
+            let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+            let written = f.write_all(bytes).and_then(|_| {
+                // SAFETY: fchmod on the descriptor the File owns.
+                check(unsafe { libc::fchmod(f.as_raw_fd(), (mode & 0o7777) as libc::mode_t) })
+                    .map(|_| ())
+            });
+            if let Err(e) = written {
+                let _ = self.unlink(name);
+                return Err(e);
+            }
+            Ok(f)
+        }
+
+        /// Write `bytes` to a new temporary file in this folder with `mode` (not flushed); returns its name and the
+        /// open file.
+        pub fn write_temp(&self, bytes: &[u8], mode: u32) -> io::Result<(String, std::fs::File)> {
             let mut rnd = [0u8; 8];
             getrandom::fill(&mut rnd).map_err(|e| io::Error::other(e.to_string()))?;
             let name = format!(
                 "{TEMP_PREFIX}{}.tmp",
                 rnd.iter().map(|b| format!("{b:02x}")).collect::<String>()
             );
-            let c = cstr(name.as_bytes())?;
-            let flags =
-                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-            // SAFETY: openat on a descriptor we own; a fresh name that must not exist yet.
-            let fd = check(unsafe {
-                libc::openat(self.fd(), c.as_ptr(), flags, 0o600 as libc::c_uint)
-            })?;
-            // SAFETY: fresh descriptor, owned by the File.
-            let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
-            let written = f
-                .write_all(bytes)
-                .and_then(|_| {
-                    // SAFETY: fchmod on the descriptor the File owns.
-                    check(unsafe { libc::fchmod(f.as_raw_fd(), (mode & 0o7777) as libc::mode_t) })
-                        .map(|_| ())
-                })
-                .and_then(|_| f.sync_all());
-            if let Err(e) = written {
-                let _ = self.unlink(&name);
-                return Err(e);
-            }
-            Ok(name)
+            let f = self.create_new(&name, bytes, mode)?;
+            Ok((name, f))
         }
 
         pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
@@ -545,6 +724,13 @@ mod beneath {
             // SAFETY: fsync on a descriptor we own.
             unsafe { libc::fsync(self.fd()) };
         }
+    }
+
+    /// Make the open file `file` hold exactly `bytes`: written over from the start, then cut to their length.
+    pub fn rewrite(file: &std::fs::File, bytes: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        file.write_all_at(bytes, 0)?;
+        file.set_len(bytes.len() as u64)
     }
 }
 
@@ -568,20 +754,33 @@ fn crash_point() {
     }
 }
 
-/// An exclusive `flock` on a per-workspace lock file in the state folder, released on drop.
+/// The name a workspace's lock and journal files share in the state folder.
+fn workspace_key(root: &Path) -> String {
+    sha256_hex(root.as_os_str().as_encoded_bytes())[..24].to_string()
+}
+
+/// An exclusive `flock` on a per-workspace lock file in the state folder (`locks/<key>.lock`), released on drop.
 struct WorkspaceLock {
     _file: fs::File,
 }
 
 impl WorkspaceLock {
+    /// Wait for the workspace's lock.
     fn take(state: &Path, root: &Path) -> Result<WorkspaceLock> {
+        Ok(WorkspaceLock::open(state, &workspace_key(root), true)?
+            .expect("a blocking lock is always taken"))
+    }
+
+    /// The lock of the workspace whose key is `key`, or `None` when another process holds it.
+    fn try_take(state: &Path, key: &str) -> Result<Option<WorkspaceLock>> {
+        WorkspaceLock::open(state, key, false)
+    }
+
+    fn open(state: &Path, key: &str, wait: bool) -> Result<Option<WorkspaceLock>> {
         let dir = state.join("locks");
         fs::create_dir_all(&dir)
             .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
-        let path = dir.join(format!(
-            "{}.lock",
-            &sha256_hex(root.as_os_str().as_encoded_bytes())[..24]
-        ));
+        let path = dir.join(format!("{key}.lock"));
         let file = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -589,19 +788,36 @@ impl WorkspaceLock {
             .open(&path)
             .map_err(|e| Error::Io(format!("cannot open {}: {e}", path.display())))?;
         use std::os::fd::AsRawFd;
+        let op = if wait {
+            libc::LOCK_EX
+        } else {
+            libc::LOCK_EX | libc::LOCK_NB
+        };
         // SAFETY: flock on a file descriptor we own; no memory is shared.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(Error::Io(format!(
-                "cannot lock {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            )));
+        let locked = match unsafe { libc::flock(file.as_raw_fd(), op) } {
+            0 => Ok(true),
+            _ => match std::io::Error::last_os_error() {
+                e if e.raw_os_error() == Some(libc::EWOULDBLOCK) => Ok(false),
+                e => Err(e),
+            },
+        };
+        match locked {
+            Ok(true) => Ok(Some(WorkspaceLock { _file: file })),
+            Ok(false) => Ok(None),
+            Err(e) => Err(Error::Io(format!("cannot lock {}: {e}", path.display()))),
         }
-        Ok(WorkspaceLock { _file: file })
     }
 }
 
 /// The journal document: enough to restore the pre-images or confirm the post-images after a crash.
+///
+/// Version 2 (written now): each workspace has one journal file, `journals/<key>.journal` beside its lock
+/// `locks/<key>.lock`, empty between applies. An apply, holding the lock, writes this document as one line of JSON,
+/// a newline, then the pre-image of every file that existed, in order, `len` bytes each, and flushes it before the
+/// first byte of the workspace changes; once the written files are flushed it empties the file and flushes that.
+/// A file shorter or longer than its document says is a journal cut off while being written, when nothing had
+/// changed yet. Version 1 (read for recovery only) was a folder `journals/apply-*` holding `journal.json` and a
+/// `pre-<index>` file per pre-image.
 #[derive(Serialize, Deserialize)]
 struct JournalDoc {
     version: u32,
@@ -614,73 +830,164 @@ struct JournalDoc {
 #[derive(Serialize, Deserialize)]
 struct JournalFile {
     rel: String,
-    /// Whether the file existed; its bytes are in `pre-<index>` beside the document.
+    /// Whether the file existed (its bytes are then in the journal).
     existed: bool,
     pre_id: Option<String>,
     post_id: String,
     mode: u32,
+    /// Version 2: the length of the pre-image's bytes in the journal file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    len: Option<u64>,
 }
 
-/// A written journal; deleted by [`Journal::finish`].
+/// A workspace's journal file, opened by an apply that holds the workspace's lock.
 struct Journal {
-    dir: PathBuf,
+    file: fs::File,
+    path: PathBuf,
     created_dirs: Vec<PathBuf>,
 }
 
 impl Journal {
-    fn write(state: &Path, root: &Path, planned: &[Planned]) -> Result<Journal> {
+    /// Open (creating it the first time) the workspace's journal; refuses when it still holds an interrupted apply.
+    fn open(state: &Path, root: &Path) -> Result<Journal> {
+        let journals = state.join("journals");
+        let path = journals.join(format!("{}.journal", workspace_key(root)));
         let io = |e: std::io::Error| {
             Error::Io(format!(
-                "cannot write the apply journal in {}: {e}",
-                state.display()
+                "cannot open the apply journal {}: {e}",
+                path.display()
             ))
         };
-        let journals = state.join("journals");
-        fs::create_dir_all(&journals).map_err(io)?;
-        let dir = tempfile::Builder::new()
-            .prefix("apply-")
-            .tempdir_in(&journals)
-            .map_err(io)?
-            .keep();
-        let created_dirs = missing_dirs(root, planned);
-        let mut files = Vec::new();
-        for (i, p) in planned.iter().enumerate() {
-            if let Some(pre) = &p.pre {
-                write_synced(&dir.join(format!("pre-{i}")), pre).map_err(io)?;
+        let file = match fs::OpenOptions::new().read(true).write(true).open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir_all(&journals).map_err(io)?;
+                let file = fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .map_err(io)?;
+                // The file's name must survive a power loss as much as what will be written in it.
+                fs::File::open(&journals)
+                    .and_then(|d| d.sync_all())
+                    .map_err(io)?;
+                file
             }
-            files.push(JournalFile {
-                rel: p.rel.clone(),
-                existed: p.pre.is_some(),
-                pre_id: p.pre.as_deref().map(git_blob_id),
-                post_id: p.new_id.clone(),
-                mode: p.perms.mode(),
-            });
-        }
-        let doc = JournalDoc {
-            version: 1,
-            workspace: root.to_path_buf(),
-            files,
-            created_dirs: created_dirs.clone(),
+            Err(e) => return Err(io(e)),
         };
-        let bytes = serde_json::to_vec_pretty(&doc).map_err(|e| Error::Io(e.to_string()))?;
-        // The journal counts only once `journal.json` exists: written aside, then renamed.
-        write_synced(&dir.join("journal.json.tmp"), &bytes).map_err(io)?;
-        fs::rename(dir.join("journal.json.tmp"), dir.join("journal.json")).map_err(io)?;
-        if let Ok(d) = fs::File::open(&dir) {
-            let _ = d.sync_all();
+        if file.metadata().map_err(io)?.len() > 0 {
+            return Err(Error::Io(format!(
+                "an earlier apply to {} was interrupted and has not been recovered yet ({}); run `local-llm-worker recover` (the MCP server does it when it starts), then apply again",
+                root.display(),
+                path.display()
+            )));
         }
-        Ok(Journal { dir, created_dirs })
+        Ok(Journal {
+            file,
+            path,
+            created_dirs: Vec::new(),
+        })
     }
 
-    fn finish(self) {
-        let _ = fs::remove_dir_all(&self.dir);
+    /// Record `planned` and flush it: from here on a crash can be undone.
+    fn write(&mut self, root: &Path, planned: &[Planned]) -> Result<()> {
+        let io = |e: std::io::Error| {
+            Error::Io(format!(
+                "cannot write the apply journal {}: {e}",
+                self.path.display()
+            ))
+        };
+        self.created_dirs = missing_dirs(root, planned);
+        let files = planned
+            .iter()
+            .map(|p| JournalFile {
+                rel: p.rel.clone(),
+                existed: p.pre.is_some(),
+                pre_id: p.pre_id.clone(),
+                post_id: p.new_id.clone(),
+                mode: p.perms.mode(),
+                len: Some(p.pre.as_ref().map_or(0, |b| b.len() as u64)),
+            })
+            .collect();
+        let doc = JournalDoc {
+            version: 2,
+            workspace: root.to_path_buf(),
+            files,
+            created_dirs: self.created_dirs.clone(),
+        };
+        let mut header = serde_json::to_vec(&doc).map_err(|e| Error::Io(e.to_string()))?;
+        header.push(b'\n');
+        let mut file = &self.file;
+        let written = (|| {
+            file.write_all(&header)?;
+            crash_point();
+            for p in planned {
+                if let Some(pre) = &p.pre {
+                    file.write_all(pre)?;
+                }
+            }
+            file.sync_data()
+        })();
+        if let Err(e) = written {
+            let _ = self.file.set_len(0);
+            return Err(io(e));
+        }
+        Ok(())
+    }
+
+    /// Empty the journal and flush that: the apply is over, whatever happens next.
+    fn clear(self) -> std::io::Result<()> {
+        self.file.set_len(0)?;
+        self.file.sync_data()
     }
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = fs::File::create(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
+/// A journal found in the state folder, with the pre-image bytes of every file (`None`: it did not exist; an
+/// error: the journal's copy cannot be read).
+struct FoundJournal {
+    doc: JournalDoc,
+    pres: Vec<std::result::Result<Option<Vec<u8>>, String>>,
+}
+
+/// Read a version 1 journal folder; `None` when it is incomplete (killed before its document was written, when
+/// nothing in the workspace had changed yet).
+fn read_journal_v1(dir: &Path) -> Option<FoundJournal> {
+    let doc: JournalDoc = serde_json::from_slice(&fs::read(dir.join("journal.json")).ok()?).ok()?;
+    let pres = doc
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match f.existed {
+            false => Ok(None),
+            true => fs::read(dir.join(format!("pre-{i}")))
+                .map(Some)
+                .map_err(|e| format!("{}: the journal's copy is unreadable: {e}", f.rel)),
+        })
+        .collect();
+    Some(FoundJournal { doc, pres })
+}
+
+/// Parse the bytes of a version 2 journal file; `None` when they are not a whole journal (cut off while written).
+fn parse_journal(bytes: &[u8]) -> Option<FoundJournal> {
+    let split = bytes.iter().position(|&b| b == b'\n')?;
+    let doc: JournalDoc = serde_json::from_slice(&bytes[..split]).ok()?;
+    let mut rest = &bytes[split + 1..];
+    let mut pres = Vec::with_capacity(doc.files.len());
+    for f in &doc.files {
+        let len = usize::try_from(f.len?).ok()?;
+        if !f.existed {
+            pres.push(Ok(None));
+            continue;
+        }
+        if rest.len() < len {
+            return None;
+        }
+        let (pre, tail) = rest.split_at(len);
+        pres.push(Ok(Some(pre.to_vec())));
+        rest = tail;
+    }
+    rest.is_empty().then_some(FoundJournal { doc, pres })
 }
 
 /// What recovery did for one interrupted apply.
@@ -694,29 +1001,68 @@ pub struct Recovery {
     pub problems: Vec<String>,
 }
 
-/// Finish or undo every interrupted apply recorded in the state folder's journals.
+/// Finish or undo every interrupted apply recorded in the state folder's journals. The journal of a workspace
+/// whose lock another process holds (an apply still running) is left alone.
 pub fn recover_all(state: &Path) -> Vec<Recovery> {
     let Ok(entries) = fs::read_dir(state.join("journals")) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for e in entries.flatten() {
-        let dir = e.path();
-        if !dir.is_dir() {
+        let path = e.path();
+        if path.is_dir() {
+            // Version 1: a folder per apply.
+            match read_journal_v1(&path) {
+                None => {
+                    let _ = fs::remove_dir_all(&path);
+                }
+                Some(found) => {
+                    let _lock = WorkspaceLock::take(state, &found.doc.workspace).ok();
+                    let r = recover_one(&found);
+                    if r.problems.is_empty() {
+                        let _ = fs::remove_dir_all(&path);
+                    }
+                    out.push(r);
+                }
+            }
             continue;
         }
-        let doc: Option<JournalDoc> = fs::read(dir.join("journal.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        let Some(doc) = doc else {
-            // Killed before the journal was complete: nothing in the workspace had changed yet.
-            let _ = fs::remove_dir_all(&dir);
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(key) = name.strip_suffix(".journal") else {
             continue;
         };
-        let _lock = WorkspaceLock::take(state, &doc.workspace).ok();
-        let r = recover_one(&dir, &doc);
+        if e.metadata().is_ok_and(|m| m.len() == 0) {
+            // The usual case: no apply of that workspace was interrupted.
+            continue;
+        }
+        let Ok(Some(_lock)) = WorkspaceLock::try_take(state, key) else {
+            continue;
+        };
+        let Ok(file) = fs::OpenOptions::new().read(true).write(true).open(&path) else {
+            continue;
+        };
+        let bytes = {
+            use std::io::Read;
+            let mut bytes = Vec::new();
+            if (&file).read_to_end(&mut bytes).is_err() {
+                continue;
+            }
+            bytes
+        };
+        if bytes.is_empty() {
+            continue;
+        }
+        let clear = || {
+            let _ = file.set_len(0).and_then(|_| file.sync_data());
+        };
+        let Some(found) = parse_journal(&bytes) else {
+            // Killed before the journal was complete: nothing in the workspace had changed yet.
+            clear();
+            continue;
+        };
+        let r = recover_one(&found);
         if r.problems.is_empty() {
-            let _ = fs::remove_dir_all(&dir);
+            clear();
         }
         out.push(r);
     }
@@ -744,7 +1090,8 @@ fn plain_path(root: &Path, rel: &str) -> std::result::Result<PathBuf, String> {
     Ok(cur)
 }
 
-fn recover_one(dir: &Path, doc: &JournalDoc) -> Recovery {
+fn recover_one(found: &FoundJournal) -> Recovery {
+    let doc = &found.doc;
     let root = &doc.workspace;
     let mut problems = Vec::new();
     let mut paths = Vec::new();
@@ -781,26 +1128,24 @@ fn recover_one(dir: &Path, doc: &JournalDoc) -> Recovery {
     } else {
         for (i, (f, p)) in doc.files.iter().zip(&paths).enumerate() {
             let Some(p) = p else { continue };
-            let pre = if f.existed {
-                match fs::read(dir.join(format!("pre-{i}"))) {
-                    Ok(b) => Some(b),
-                    Err(e) => {
-                        problems.push(format!("{}: the journal's copy is unreadable: {e}", f.rel));
-                        continue;
-                    }
+            let pre = match &found.pres[i] {
+                Ok(pre) => pre.as_deref(),
+                Err(e) => {
+                    problems.push(e.clone());
+                    continue;
                 }
-            } else {
-                None
             };
+            if pre.map(git_blob_id) != f.pre_id {
+                problems.push(format!(
+                    "{}: the journal's copy is damaged (its blob id is not the recorded one); the file was left as it is",
+                    f.rel
+                ));
+                continue;
+            }
             if current_id(p) == f.pre_id && (f.existed || !p.exists()) {
                 continue;
             }
-            if let Err(e) = put_back(
-                root,
-                &f.rel,
-                pre.as_deref(),
-                &fs::Permissions::from_mode(f.mode),
-            ) {
+            if let Err(e) = put_back(root, &f.rel, pre, &fs::Permissions::from_mode(f.mode)) {
                 problems.push(format!("{}: {e}", f.rel));
             }
         }
@@ -842,7 +1187,7 @@ mod tests {
                 .contains("is a symlink")
         );
         // Writing beside it is fine; the symlink itself is never written through.
-        let tmp = dir.write_temp(b"x", 0o644).unwrap();
+        let (tmp, _) = dir.write_temp(b"x", 0o644).unwrap();
         dir.rename(&tmp, "g").unwrap();
         assert_eq!(fs::read(root.path().join("real/g")).unwrap(), b"x");
         assert!(
@@ -865,5 +1210,196 @@ mod tests {
         .unwrap_err();
         assert!(err.to_string().contains("is a symlink"), "{err}");
         assert!(fs::read_dir(outside.path()).unwrap().next().is_none());
+    }
+
+    fn workspace_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+        let root = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            let p = root.path().join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+        let ws = Workspace::new(
+            root.path().canonicalize().unwrap(),
+            &crate::config::Paths::default(),
+            None,
+        )
+        .unwrap();
+        (root, ws)
+    }
+
+    fn limits() -> PatchLimits {
+        PatchLimits {
+            max_patch_bytes: 1 << 20,
+            max_files: 10,
+            max_hunks: 100,
+        }
+    }
+
+    fn two_file_patch() -> Vec<u8> {
+        use crate::patch::{FileChange, MODE_REGULAR};
+        let change = |path: &str, pre: Option<&str>, post: &str| FileChange {
+            path: path.into(),
+            pre: pre.map(|s| s.as_bytes().to_vec()),
+            post: post.as_bytes().to_vec(),
+            mode: MODE_REGULAR,
+            hunks: vec![],
+        };
+        canonical::render(&[
+            change("a.txt", Some("a\n"), "A\n"),
+            change("new/b.txt", None, "B\n"),
+        ])
+    }
+
+    /// Simulate a kill right after the journal is flushed and the first file is written: the journal is kept and
+    /// one target holds its post-image. Returns the workspace, its journal's path and the lock the "killed" apply
+    /// held (drop it to end that apply).
+    fn interrupted(state: &Path) -> (tempfile::TempDir, PathBuf, WorkspaceLock) {
+        let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+        let lock = WorkspaceLock::take(state, ws.root()).unwrap();
+        let mut journal = Journal::open(state, ws.root()).unwrap();
+        let planned = plan_files(&ws, &two_file_patch(), limits()).unwrap();
+        journal.write(ws.root(), &planned).unwrap();
+        fs::write(root.path().join("a.txt"), "A\n").unwrap();
+        let path = journal.path.clone();
+        (root, path, lock)
+    }
+
+    fn journal_len(path: &Path) -> u64 {
+        fs::metadata(path).unwrap().len()
+    }
+
+    #[test]
+    fn recovery_restores_from_the_journal_and_empties_it() {
+        let state = tempfile::tempdir().unwrap();
+        let (root, path, lock) = interrupted(state.path());
+        // The process died: its lock is gone with it.
+        drop(lock);
+        let done = recover_all(state.path());
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+        assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
+        assert!(!root.path().join("new").exists());
+        assert_eq!(journal_len(&path), 0);
+        assert!(recover_all(state.path()).is_empty());
+    }
+
+    #[test]
+    fn recovery_leaves_the_journal_of_a_live_apply_alone() {
+        let state = tempfile::tempdir().unwrap();
+        let (root, path, lock) = interrupted(state.path());
+        assert!(recover_all(state.path()).is_empty());
+        assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A\n");
+        assert!(journal_len(&path) > 0);
+        drop(lock);
+        assert_eq!(recover_all(state.path())[0].outcome, "restored");
+    }
+
+    #[test]
+    fn an_apply_refuses_while_an_interrupted_one_is_not_recovered() {
+        let state = tempfile::tempdir().unwrap();
+        let (root, path, lock) = interrupted(state.path());
+        drop(lock);
+        let ws = Workspace::new(
+            root.path().canonicalize().unwrap(),
+            &crate::config::Paths::default(),
+            None,
+        )
+        .unwrap();
+        let before = fs::read(root.path().join("a.txt")).unwrap();
+        let err = apply(&ws, &two_file_patch(), limits(), Some(state.path()), |_| {
+            Ok::<(), String>(())
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("local-llm-worker recover"),
+            "{err}"
+        );
+        assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), before);
+        assert!(journal_len(&path) > 0);
+    }
+
+    #[test]
+    fn a_journal_cut_off_while_written_is_dropped_without_touching_the_workspace() {
+        let state = tempfile::tempdir().unwrap();
+        let (root, path, lock) = interrupted(state.path());
+        drop(lock);
+        let bytes = fs::read(&path).unwrap();
+        fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(recover_all(state.path()).is_empty());
+        assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A\n");
+        assert_eq!(journal_len(&path), 0);
+    }
+
+    #[test]
+    fn a_damaged_copy_in_the_journal_is_never_written_back() {
+        let state = tempfile::tempdir().unwrap();
+        let (root, path, lock) = interrupted(state.path());
+        drop(lock);
+        let mut bytes = fs::read(&path).unwrap();
+        let last = bytes.len() - 2;
+        bytes[last] = b'Z';
+        fs::write(&path, &bytes).unwrap();
+        let done = recover_all(state.path());
+        assert_eq!(done[0].outcome, "incomplete");
+        assert!(
+            done[0].problems[0].contains("damaged"),
+            "{:?}",
+            done[0].problems
+        );
+        assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A\n");
+        // Kept for a person to look at.
+        assert_eq!(fs::read(&path).unwrap(), bytes);
+    }
+
+    #[test]
+    fn a_finished_apply_leaves_an_empty_journal_and_the_inode_in_place() {
+        use std::os::unix::fs::MetadataExt;
+        let state = tempfile::tempdir().unwrap();
+        let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+        let target = root.path().join("a.txt");
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
+        let ino = fs::metadata(&target).unwrap().ino();
+        let applied = apply(&ws, &two_file_patch(), limits(), Some(state.path()), |_| {
+            Ok::<(), String>(())
+        })
+        .unwrap();
+        assert_eq!(applied.files, ["a.txt", "new/b.txt"]);
+        assert_eq!(fs::read(&target).unwrap(), b"A\n");
+        assert_eq!(fs::read(root.path().join("new/b.txt")).unwrap(), b"B\n");
+        let meta = fs::metadata(&target).unwrap();
+        assert_eq!((meta.ino(), meta.mode() & 0o777), (ino, 0o640));
+        let journal = state
+            .path()
+            .join(format!("journals/{}.journal", workspace_key(ws.root())));
+        assert_eq!(journal_len(&journal), 0);
+        assert!(recover_all(state.path()).is_empty());
+    }
+
+    #[test]
+    fn recovery_still_reads_a_version_1_journal_folder() {
+        let state = tempfile::tempdir().unwrap();
+        let (root, _) = workspace_with(&[("a.txt", "A\n")]);
+        let dir = state.path().join("journals/apply-old");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("pre-0"), "a\n").unwrap();
+        let doc = serde_json::json!({
+            "version": 1,
+            "workspace": root.path().canonicalize().unwrap(),
+            "files": [{"rel": "a.txt", "existed": true, "pre_id": git_blob_id(b"a\n"),
+                       "post_id": git_blob_id(b"A\n"), "mode": 0o100644}],
+            "created_dirs": [],
+        });
+        fs::write(dir.join("journal.json"), doc.to_string()).unwrap();
+        let done = recover_all(state.path());
+        assert_eq!(done[0].outcome, "completed", "{:?}", done[0].problems);
+        assert!(!dir.exists());
+        fs::write(root.path().join("a.txt"), "half\n").unwrap();
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("pre-0"), "a\n").unwrap();
+        fs::write(dir.join("journal.json"), doc.to_string()).unwrap();
+        let done = recover_all(state.path());
+        assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+        assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
     }
 }

@@ -355,7 +355,14 @@ fn crash_everywhere(validation: &str) -> (u32, Vec<String>) {
             p.insert("src/new/".to_string(), (Vec::new(), 0o040000));
             p
         };
-        if said.starts_with("restored") {
+        if said.starts_with("nothing to recover") {
+            // Killed while the journal was being written: the workspace had not changed yet.
+            assert_same(
+                &after,
+                &pre,
+                &format!("step {k}: nothing to recover but the workspace is not the pre-image"),
+            );
+        } else if said.starts_with("restored") {
             assert_same(
                 &after,
                 &pre,
@@ -375,6 +382,16 @@ fn crash_everywhere(validation: &str) -> (u32, Vec<String>) {
         assert!(
             no_temp_files(arena.ws.dir.path()),
             "step {k}: temporary files left behind"
+        );
+        // Each workspace keeps one journal file, empty between applies.
+        let journals: Vec<_> = std::fs::read_dir(arena.state.path().join("journals"))
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        assert!(
+            journals
+                .iter()
+                .all(|j| j.is_file() && std::fs::metadata(j).unwrap().len() == 0),
+            "step {k}: a journal left behind after recovery: {journals:?}"
         );
         outcomes.push(format!(
             "{k}:{}",

@@ -268,11 +268,9 @@ pub fn apply_file(file: &CanonicalFile, current: Option<&[u8]>) -> Result<Vec<u8
             Err(Error::Patch(format!("the section of {p} has no hunk")))
         };
     }
-    let patch = diffy::Patch::from_bytes(&file.body)
-        .map_err(|e| Error::Patch(format!("the hunks of {p} cannot be parsed: {e}")))?;
-    let post = diffy::apply_bytes(current.unwrap_or(b""), &patch).map_err(|e| {
+    let post = apply_hunks(current.unwrap_or(b""), &file.body).map_err(|e| {
         Error::Patch(format!(
-            "the hunks of {p} do not apply to its pre-image: {e}"
+            "the hunks of {p} do not apply to its pre-image: {e}; pass the exact `patch` bytes that propose returned"
         ))
     })?;
     let got = git_blob_id(&post);
@@ -284,6 +282,121 @@ pub fn apply_file(file: &CanonicalFile, current: Option<&[u8]>) -> Result<Vec<u8
         )));
     }
     Ok(post)
+}
+
+/// Apply the hunks of one file's body (from its `---` line) to `pre`, each exactly where its header says: every
+/// context and removed line must be the pre-image's line at that place, byte for byte (`\r` included), and hunks
+/// must come in order without overlapping. No search, no fuzz: the canonical patch was made for exactly this
+/// pre-image, whose blob id the caller has checked. One pass over the pre-image and the body, slices copied whole.
+fn apply_hunks(pre: &[u8], body: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let mut lines = body.split_inclusive(|&b| b == b'\n').peekable();
+    for prefix in [&b"--- "[..], b"+++ "] {
+        if !lines.next().is_some_and(|l| l.starts_with(prefix)) {
+            return Err(format!(
+                "expected a `{}` line",
+                String::from_utf8_lossy(prefix).trim_end()
+            ));
+        }
+    }
+    let mut out = Vec::with_capacity(pre.len() + body.len());
+    // The next pre-image line to copy: its 0-based number and its byte offset.
+    let (mut line_no, mut at) = (0usize, 0usize);
+    // The pre-image line starting at byte `at`, with its `\n` (the last line may have none).
+    let line_at = |at: usize| -> &[u8] {
+        match memchr::memchr(b'\n', &pre[at..]) {
+            Some(i) => &pre[at..at + i + 1],
+            None => &pre[at..],
+        }
+    };
+    while let Some(header) = lines.next() {
+        let (old_start, old_len, new_len) =
+            hunk_header(header).ok_or("a hunk header is not `@@ -A,B +C,D @@`")?;
+        // A hunk that removes nothing and keeps no context (B = 0) goes after line A; otherwise it starts at line A.
+        let start = if old_len == 0 {
+            old_start
+        } else {
+            old_start.saturating_sub(1)
+        };
+        if start < line_no {
+            return Err(format!(
+                "the hunk at line {old_start} overlaps the previous one"
+            ));
+        }
+        // Copy the lines up to the hunk in one piece.
+        let from = at;
+        for _ in line_no..start {
+            if at == pre.len() {
+                return Err(format!("the hunk at line {old_start} lies past the end"));
+            }
+            at += line_at(at).len();
+        }
+        out.extend_from_slice(&pre[from..at]);
+        line_no = start;
+        let (mut seen_old, mut seen_new) = (0usize, 0usize);
+        while seen_old < old_len || seen_new < new_len {
+            let line = lines
+                .next()
+                .ok_or_else(|| format!("the hunk at line {old_start} ends early"))?;
+            let (kind, text) = line.split_first().ok_or("an empty hunk line")?;
+            // `\ No newline at end of file` right after a line: that line has no `\n`.
+            let content = if lines.peek().is_some_and(|n| n.starts_with(b"\\")) {
+                lines.next();
+                text.strip_suffix(b"\n").unwrap_or(text)
+            } else {
+                text
+            };
+            match kind {
+                b' ' | b'-' => {
+                    if at == pre.len() || line_at(at) != content {
+                        return Err(format!(
+                            "line {} is not the hunk's context or removed line",
+                            line_no + 1
+                        ));
+                    }
+                    at += content.len();
+                    line_no += 1;
+                    seen_old += 1;
+                    if *kind == b' ' {
+                        out.extend_from_slice(content);
+                        seen_new += 1;
+                    }
+                }
+                b'+' => {
+                    out.extend_from_slice(content);
+                    seen_new += 1;
+                }
+                _ => {
+                    return Err(format!(
+                        "the hunk at line {old_start} holds an unexpected line"
+                    ));
+                }
+            }
+            if seen_old > old_len || seen_new > new_len {
+                return Err(format!(
+                    "the hunk at line {old_start} does not match its line counts"
+                ));
+            }
+        }
+    }
+    out.extend_from_slice(&pre[at..]);
+    Ok(out)
+}
+
+/// `(A, B, D)` of a hunk header `@@ -A[,B] +C[,D] @@[ section]`; a missing count is 1.
+fn hunk_header(line: &[u8]) -> Option<(usize, usize, usize)> {
+    let line = std::str::from_utf8(line).ok()?;
+    let rest = line.strip_prefix("@@ -")?;
+    let (ranges, _) = rest.split_once(" @@")?;
+    let (old, new) = ranges.split_once(" +")?;
+    let range = |r: &str| -> Option<(usize, usize)> {
+        match r.split_once(',') {
+            Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+            None => Some((r.parse().ok()?, 1)),
+        }
+    };
+    let (a, b) = range(old)?;
+    let (_, d) = range(new)?;
+    Some((a, b, d))
 }
 
 #[cfg(test)]
@@ -389,6 +502,81 @@ mod tests {
                 matches!(parse(bad.as_bytes()), Err(Error::Patch(_))),
                 "accepted {bad:?}"
             );
+        }
+    }
+
+    /// Random pre- and post-images (lines from a small alphabet, so context repeats; CRLF, blank lines, missing
+    /// final newlines, empty files), rendered and applied back: the applier must give the post-image every time.
+    #[test]
+    fn rendered_patches_apply_back_exactly() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        const LINES: &[&str] = &["a\n", "b\n", "\n", "c\r\n", "  d\n", "a", "e\n"];
+        let make = |next: &mut dyn FnMut(u64) -> u64, len: u64| -> String {
+            let mut s = String::new();
+            for _ in 0..next(len) {
+                let l = LINES[next(LINES.len() as u64) as usize];
+                s.push_str(l.strip_suffix('\n').unwrap_or(l));
+                s.push('\n');
+            }
+            if next(4) == 0 && s.ends_with('\n') {
+                s.pop();
+            }
+            s
+        };
+        for round in 0..3000 {
+            let pre = make(&mut next, 40);
+            let mut post = String::new();
+            for l in pre.split_inclusive('\n') {
+                match next(6) {
+                    0 => {}
+                    1 => post.push_str(&make(&mut next, 3)),
+                    _ => post.push_str(l),
+                }
+            }
+            if next(3) == 0 {
+                post.push_str(&make(&mut next, 4));
+            }
+            if pre == post {
+                continue;
+            }
+            let patch = render(&[change("f", Some(&pre), &post)]);
+            let files = parse(&patch).unwrap();
+            let got = apply_file(&files[0], Some(pre.as_bytes())).unwrap_or_else(|e| {
+                panic!("round {round}: {e}\n{}", String::from_utf8_lossy(&patch))
+            });
+            assert_eq!(got, post.as_bytes(), "round {round}");
+        }
+    }
+
+    #[test]
+    fn refuses_hunks_whose_lines_or_places_do_not_fit() {
+        let pre = "1\n2\n3\n4\n5\n6\n7\n8\n9\n";
+        let patch = String::from_utf8(render(&[change(
+            "f",
+            Some(pre),
+            "1\n2\n3\n4\nV\n6\n7\n8\n9\n",
+        )]))
+        .unwrap();
+        let cases = [
+            ("@@ -2,7 +2,7 @@", "@@ -3,7 +3,7 @@"),
+            ("@@ -2,7 +2,7 @@", "@@ -2,6 +2,7 @@"),
+            ("@@ -2,7 +2,7 @@", "@@ -2,7 +2,8 @@"),
+            ("@@ -2,7 +2,7 @@", "@@ -x,7 +2,7 @@"),
+            ("@@ -2,7 +2,7 @@", "@@ -99,7 +99,7 @@"),
+            (" 3\n", " three\n"),
+        ];
+        for (from, to) in cases {
+            assert!(patch.contains(from), "{patch}");
+            let altered = patch.replace(from, to);
+            let files = parse(altered.as_bytes()).unwrap();
+            let err = apply_file(&files[0], Some(pre.as_bytes())).unwrap_err();
+            assert!(matches!(err, Error::Patch(_)), "{from} -> {to}: {err}");
         }
     }
 }
