@@ -515,12 +515,28 @@ fn put_back(
     let (dir, name) = beneath::open_parent(root, rel)?;
     match pre {
         Some(pre) => {
-            let (tmp, file) = dir.write_temp(pre, perms.mode())?;
-            if let Err(e) = file.sync_all().and_then(|_| dir.rename(&tmp, &name)) {
-                let _ = dir.unlink(&tmp);
-                return Err(e);
+            match dir.open_for_rewrite(&name) {
+                // Rewritten in place, like the apply wrote it: same inode, owner and hard links.
+                Ok((file, now)) => {
+                    if now != pre {
+                        beneath::rewrite(&file, pre)?;
+                    }
+                    if file.metadata()?.permissions().mode() & 0o7777 != perms.mode() & 0o7777 {
+                        file.set_permissions(perms.clone())?;
+                    }
+                    file.sync_data()?;
+                }
+                // Gone: created again beside, then renamed into place.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    let (tmp, file) = dir.write_temp(pre, perms.mode())?;
+                    if let Err(e) = file.sync_all().and_then(|_| dir.rename(&tmp, &name)) {
+                        let _ = dir.unlink(&tmp);
+                        return Err(e);
+                    }
+                    dir.sync();
+                }
+                Err(e) => return Err(e),
             }
-            dir.sync();
             if dir.read_file(&name)?.as_deref() != Some(pre) {
                 return Err(std::io::Error::other(
                     "does not read back as its previous bytes",
@@ -1374,6 +1390,34 @@ mod tests {
             .join(format!("journals/{}.journal", workspace_key(ws.root())));
         assert_eq!(journal_len(&journal), 0);
         assert!(recover_all(state.path()).is_empty());
+    }
+
+    #[test]
+    fn a_failed_validation_restores_in_place_and_removes_what_it_created() {
+        use std::os::unix::fs::MetadataExt;
+        let state = tempfile::tempdir().unwrap();
+        let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+        let target = root.path().join("a.txt");
+        let ino = fs::metadata(&target).unwrap().ino();
+        let err = apply(
+            &ws,
+            &two_file_patch(),
+            limits(),
+            Some(state.path()),
+            |root: &Path| {
+                assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"A\n");
+                Err::<(), String>("the check failed".into())
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::ValidationFailed(_)), "{err}");
+        assert_eq!(fs::read(&target).unwrap(), b"a\n");
+        assert_eq!(fs::metadata(&target).unwrap().ino(), ino);
+        assert!(!root.path().join("new").exists());
+        let journal = state
+            .path()
+            .join(format!("journals/{}.journal", workspace_key(ws.root())));
+        assert_eq!(journal_len(&journal), 0);
     }
 
     #[test]
