@@ -30,7 +30,7 @@
 //! included, whatever tier matched them).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::reader::is_elision;
 use super::{FileChange, FileEdit, Hunk, HunkLine, HunkReport, MODE_REGULAR, MatchTier, PreImage};
@@ -683,6 +683,7 @@ fn indent_unit(keys: &[&str]) -> usize {
 /// line indented like one of the model's matched lines gets that line's file indentation; otherwise the nearest
 /// pair is shifted by the difference in levels (the model's level step is the gcd of its indentation widths).
 struct Reindent {
+    /// (model width, file indentation): the first pair of each model width, removed lines' pairs first.
     pairs: Vec<(usize, String)>,
     model_unit: usize,
     file_unit: usize,
@@ -723,7 +724,7 @@ impl Reindent {
         }
         // Removed lines first: they are written with the same prefix discipline as the added lines, so when the
         // context lines drifted differently (a lost prefix space), an added line still finds its true level.
-        let removed: Vec<&str> = hunk
+        let removed: HashSet<&str> = hunk
             .lines
             .iter()
             .filter_map(|l| match l {
@@ -731,9 +732,10 @@ impl Reindent {
                 _ => None,
             })
             .collect();
-        let mut ordered = matched_pairs.clone();
-        ordered.sort_by_key(|(m, _)| !removed.contains(m));
-        let pairs: Vec<(usize, String)> = ordered
+        let (mut ordered, others): (Vec<_>, Vec<_>) =
+            matched_pairs.iter().partition(|(m, _)| removed.contains(m));
+        ordered.extend(others);
+        let mut pairs: Vec<(usize, String)> = ordered
             .iter()
             .map(|(m, f)| (width(leading_ws(m), 4), leading_ws(f).to_string()))
             .collect();
@@ -747,6 +749,9 @@ impl Reindent {
         });
         let model_unit = model_widths.fold(0, gcd);
         let use_tabs = pairs.iter().any(|(_, f)| f.contains('\t'));
+        // `apply` only ever uses the first pair of each model width.
+        let mut widths = HashSet::new();
+        pairs.retain(|(w, _)| widths.insert(*w));
         Some(Reindent {
             pairs,
             model_unit: if model_unit == 0 { 4 } else { model_unit },
@@ -944,6 +949,28 @@ mod tests {
             String::from_utf8(c.post).unwrap(),
             "def f():\n  x = 2\n  if x:\n    y()\n"
         );
+    }
+
+    #[test]
+    fn reindenting_prefers_the_removed_lines_and_the_first_pair_of_a_width() {
+        // The context line and the removed line have the same model width but different file indentation: added
+        // lines follow the removed line's, also when shifted by a level (2 columns, the file's step).
+        let e = edit(
+            "a",
+            vec![
+                C("def f():".into()),
+                C("\tx = 0".into()),
+                R("\ty = 1".into()),
+                Add("\tz = 2".into()),
+                Add("\t\tw = 3".into()),
+            ],
+        );
+        let c = locate_file(&e, Some(&pre("def f():\n  x = 0\n   y = 1\n"))).unwrap();
+        assert_eq!(
+            String::from_utf8(c.post).unwrap(),
+            "def f():\n  x = 0\n   z = 2\n     w = 3\n"
+        );
+        assert_eq!(c.hunks[0].tier, MatchTier::Indentation);
     }
 
     #[test]
