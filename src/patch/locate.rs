@@ -260,10 +260,11 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
 
     let file_indent_unit = indent_unit(&keys);
     let mut file_folds = FileFolds::new(text);
-    let mut out: Vec<String> = Vec::with_capacity(lines.len() + 8);
+    // The file's lines are borrowed; only added lines and a changed line ending own their text.
+    let mut out: Vec<Cow<'_, str>> = Vec::with_capacity(lines.len() + 8);
     let mut cursor = 0;
     for p in &placed {
-        out.extend(lines[cursor..p.start].iter().map(|l| l.to_string()));
+        out.extend(lines[cursor..p.start].iter().map(|l| Cow::Borrowed(*l)));
         let hunk = &hunks[p.hunk];
         let reindent = Reindent::new(
             hunk,
@@ -275,7 +276,7 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
         for line in &hunk.lines {
             match line {
                 HunkLine::Context(_) => {
-                    out.push(lines[at].to_string());
+                    out.push(Cow::Borrowed(lines[at]));
                     at += 1;
                 }
                 HunkLine::Remove(_) => at += 1,
@@ -288,14 +289,14 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
                     if p.tier == MatchTier::UnicodeFolded {
                         s = fold_foreign(&s, &mut file_folds);
                     }
-                    out.push(format!("{s}{eol}"));
+                    out.push(Cow::Owned(format!("{s}{eol}")));
                 }
                 HunkLine::WholeFile(_) => {}
             }
         }
         cursor = p.start + p.old_len;
     }
-    out.extend(lines[cursor..].iter().map(|l| l.to_string()));
+    out.extend(lines[cursor..].iter().map(|l| Cow::Borrowed(*l)));
 
     // Every line but the last ends with a terminator; the last keeps the file's final-newline state.
     let had_final_newline = body.is_empty() || body.ends_with('\n');
@@ -303,10 +304,10 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
     for (k, line) in out.iter_mut().enumerate() {
         let last = k + 1 == count;
         if !line.ends_with('\n') && (!last || had_final_newline) {
-            line.push_str(eol);
+            line.to_mut().push_str(eol);
         } else if last && !had_final_newline {
             let trimmed = content_of(line).len();
-            line.truncate(trimmed);
+            line.to_mut().truncate(trimmed);
         }
     }
     let mut post = String::with_capacity(text.len() + 64);
