@@ -4,7 +4,7 @@
 //! `json` format the schema pins `path` to the selected files and `old` to lines that really exist in that file: the
 //! model chooses which line to replace and writes only the replacement.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Value, json};
 
@@ -239,6 +239,35 @@ fn fence_for(text: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
+/// The distinct non-blank lines of each file, sorted, when there are at most [`MAX_ENUM_LINES`] of them in all
+/// (counting each file's lines apart); `None` as soon as there are more, without sorting anything.
+fn distinct_lines<'a>(files: &[(&String, &'a PreImage)]) -> Option<Vec<Vec<&'a str>>> {
+    let mut total = 0;
+    let mut per_file = Vec::with_capacity(files.len());
+    for (_, f) in files {
+        let mut seen = HashSet::new();
+        let lines = f
+            .text
+            .strip_prefix('\u{feff}')
+            .unwrap_or(&f.text)
+            .lines()
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+            .filter(|l| !l.trim().is_empty());
+        for line in lines {
+            if seen.insert(line) {
+                total += 1;
+                if total > MAX_ENUM_LINES {
+                    return None;
+                }
+            }
+        }
+        let mut lines: Vec<&str> = seen.into_iter().collect();
+        lines.sort_unstable();
+        per_file.push(lines);
+    }
+    Some(per_file)
+}
+
 /// The JSON schema for the `json` answer format; `None` when no selected file exists (nothing to replace).
 pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> {
     let existing: Vec<(&String, &PreImage)> = files
@@ -248,31 +277,15 @@ pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> 
     if existing.is_empty() {
         return None;
     }
-    let mut total = 0;
-    let per_file: Vec<(&String, Vec<&str>)> = existing
+    // The enum of existing lines is used only for a few lines in all: count them before sorting any.
+    let enum_lines = distinct_lines(&existing);
+    let variants: Vec<Value> = existing
         .iter()
-        .map(|(p, f)| {
-            let mut lines: Vec<&str> = f
-                .text
-                .strip_prefix('\u{feff}')
-                .unwrap_or(&f.text)
-                .lines()
-                .map(|l| l.strip_suffix('\r').unwrap_or(l))
-                .filter(|l| !l.trim().is_empty())
-                .collect();
-            lines.sort_unstable();
-            lines.dedup();
-            total += lines.len();
-            (*p, lines)
-        })
-        .collect();
-    let variants: Vec<Value> = per_file
-        .into_iter()
-        .map(|(path, lines)| {
-            let old = if total <= MAX_ENUM_LINES && !lines.is_empty() {
-                json!({"type": "string", "enum": lines})
-            } else {
-                json!({"type": "string", "minLength": 1})
+        .enumerate()
+        .map(|(i, (path, _))| {
+            let old = match enum_lines.as_ref().map(|e| &e[i]) {
+                Some(lines) if !lines.is_empty() => json!({"type": "string", "enum": lines}),
+                _ => json!({"type": "string", "minLength": 1}),
             };
             json!({
                 "type": "object",
@@ -283,10 +296,9 @@ pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> 
         })
         .collect();
     // Each line can be replaced once, so a schema with fewer lines than 20 also allows fewer edits.
-    let max_items = if total <= MAX_ENUM_LINES {
-        total.clamp(1, 20)
-    } else {
-        20
+    let max_items = match &enum_lines {
+        Some(e) => e.iter().map(Vec::len).sum::<usize>().clamp(1, 20),
+        None => 20,
     };
     let item = if variants.len() == 1 {
         variants.into_iter().next().unwrap_or_default()
@@ -409,5 +421,70 @@ mod tests {
             item["properties"]["old"]["enum"],
             json!(["x = 1", "y = ```2```"])
         );
+    }
+
+    #[test]
+    fn schema_lists_lines_only_when_few_distinct_lines_exist_in_all() {
+        let schema = |texts: &[String]| {
+            let files: BTreeMap<String, Option<PreImage>> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let f = PreImage {
+                        text: t.clone(),
+                        mode: MODE_REGULAR,
+                    };
+                    (format!("f{i}.py"), Some(f))
+                })
+                .collect();
+            edit_schema(&files).unwrap()
+        };
+        let lines = |from: usize, to: usize| {
+            (from..to)
+                .map(|i| format!("v{i} = {i}\n"))
+                .collect::<String>()
+        };
+        // 5,000 lines but 3 distinct ones (repeats count once, blank lines not at all): listed, sorted.
+        let s = schema(&[format!("b\r\n\n{}", "a\nc\n".repeat(2_500))]);
+        assert_eq!(
+            s["properties"]["edits"]["items"]["properties"]["old"]["enum"],
+            json!(["a", "b", "c"])
+        );
+        assert_eq!(s["properties"]["edits"]["maxItems"], json!(3));
+        // Exactly the limit in all over two files (a line in both counts for each): listed.
+        let s = schema(&[lines(0, 1_000), lines(999, 1_999)]);
+        let items = &s["properties"]["edits"]["items"]["anyOf"];
+        assert_eq!(
+            items[0]["properties"]["old"]["enum"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1_000
+        );
+        assert_eq!(
+            items[1]["properties"]["old"]["enum"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1_000
+        );
+        assert_eq!(s["properties"]["edits"]["maxItems"], json!(20));
+        // One more: no file lists its lines.
+        let s = schema(&[lines(0, 1_000), lines(999, 2_000)]);
+        let items = &s["properties"]["edits"]["items"]["anyOf"];
+        for item in items.as_array().unwrap() {
+            assert_eq!(
+                item["properties"]["old"],
+                json!({"type": "string", "minLength": 1})
+            );
+        }
+        assert_eq!(s["properties"]["edits"]["maxItems"], json!(20));
+        // A file of blank lines only.
+        let s = schema(&["\n  \n".to_string()]);
+        assert_eq!(
+            s["properties"]["edits"]["items"]["properties"]["old"],
+            json!({"type": "string", "minLength": 1})
+        );
+        assert_eq!(s["properties"]["edits"]["maxItems"], json!(1));
     }
 }

@@ -16,11 +16,21 @@
 //! Also refused: overlapping hunks, insertions without any context in a non-empty file, and added lines that stand
 //! for left-out code ("... rest unchanged") in a hunk that removes lines: applying them would delete code.
 //!
+//! Searching costs each hunk at most time linear in the file and the hunk, whatever their content, and usually
+//! much less. A tier's view of the file's lines is made once per file, when a hunk first reaches that tier, and
+//! shared by the file's later hunks. The first hunk to reach a tier scans those lines with Knuth-Morris-Pratt; the
+//! next one turns the view (once) into integer ids, equal lines sharing an id, for the lines that the old sides of
+//! the file's hunks hold (the other lines of the file can match none of them), with the positions of each id.
+//! Through these every later hunk checks only the places where its rarest line occurs (or runs Knuth-Morris-Pratt
+//! over the ids when even that line is frequent). Every match is found either way, so the refusals and tie-breaks
+//! above do not depend on the search.
+//!
 //! The post-image keeps what the file had: its line ending (CRLF or LF, from its first line), its final-newline
 //! state, a UTF-8 byte-order mark, and the exact bytes of every line the edit did not replace (context lines
 //! included, whatever tier matched them).
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::reader::is_elision;
 use super::{FileChange, FileEdit, Hunk, HunkLine, HunkReport, MODE_REGULAR, MatchTier, PreImage};
@@ -29,24 +39,35 @@ use crate::error::{Error, Result, excerpt};
 const BOM: &str = "\u{feff}";
 
 /// How a tier normalises a line before comparing.
-type Normalise = fn(&str) -> std::borrow::Cow<'_, str>;
+type Normalise = fn(&str) -> Cow<'_, str>;
 
 /// The matching tiers, strictest first, with the comparison each uses.
 const TIERS: [(MatchTier, Normalise); 4] = [
     // A byte-order mark the model copied from the prompt is not part of any line (the file keeps its own).
     (MatchTier::Exact, |s| {
-        std::borrow::Cow::Borrowed(s.strip_prefix('\u{feff}').unwrap_or(s))
+        Cow::Borrowed(s.strip_prefix('\u{feff}').unwrap_or(s))
     }),
     (MatchTier::TrailingWhitespace, |s| {
-        std::borrow::Cow::Borrowed(s.trim_end())
+        Cow::Borrowed(s.trim_end())
     }),
-    (MatchTier::Indentation, |s| {
-        std::borrow::Cow::Borrowed(s.trim())
-    }),
-    (MatchTier::UnicodeFolded, |s| {
-        std::borrow::Cow::Owned(fold_unicode(s.trim()).trim().to_string())
-    }),
+    (MatchTier::Indentation, |s| Cow::Borrowed(s.trim())),
+    (MatchTier::UnicodeFolded, unicode_folded),
 ];
+
+/// The Unicode tier's form of a line: trimmed, with [`FOLDS`] applied, trimmed again.
+fn unicode_folded(s: &str) -> Cow<'_, str> {
+    let s = s.trim();
+    // Every folded character is outside ASCII: an ASCII line is its own folded form.
+    if s.is_ascii() {
+        return Cow::Borrowed(s);
+    }
+    let folded = fold_unicode(s);
+    if folded.trim().len() == folded.len() {
+        Cow::Owned(folded)
+    } else {
+        Cow::Owned(folded.trim().to_string())
+    }
+}
 
 /// Locate every edit against `pre_images` (path -> current content, `None` when the file does not exist yet).
 /// Files whose post-image equals their pre-image are left out; an answer that changes nothing is a refusal.
@@ -136,17 +157,23 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
         )));
     }
 
+    let old_sides: Vec<Vec<&str>> = hunks
+        .iter()
+        .map(|hunk| {
+            hunk.lines
+                .iter()
+                .filter_map(|l| match l {
+                    HunkLine::Context(s) | HunkLine::Remove(s) => Some(s.as_str()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    let mut haystack = Haystack::new(&keys, &old_sides);
     let mut placed: Vec<Placed> = Vec::new();
     let mut reports = Vec::new();
     for (n, hunk) in hunks.iter().enumerate() {
-        let old_side: Vec<&str> = hunk
-            .lines
-            .iter()
-            .filter_map(|l| match l {
-                HunkLine::Context(s) | HunkLine::Remove(s) => Some(s.as_str()),
-                _ => None,
-            })
-            .collect();
+        let old_side = &old_sides[n];
         let added = hunk
             .lines
             .iter()
@@ -193,7 +220,7 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
             });
             continue;
         }
-        let (start, tier, tie_break) = find_unique(&keys, &old_side, hunk.old_start_hint, path, n)?;
+        let (start, tier, tie_break) = find_unique(&mut haystack, n, hunk.old_start_hint, path)?;
         if hunk.maybe_cut_off && start + old_side.len() != keys.len() {
             return Err(Error::ModelAnswer(format!(
                 "hunk {} of {path} ends the answer on a changed line, shorter than its header says and before \
@@ -232,10 +259,12 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
     }
 
     let file_indent_unit = indent_unit(&keys);
-    let mut out: Vec<String> = Vec::with_capacity(lines.len() + 8);
+    let mut file_folds = FileFolds::new(text);
+    // The file's lines are borrowed; only added lines and a changed line ending own their text.
+    let mut out: Vec<Cow<'_, str>> = Vec::with_capacity(lines.len() + 8);
     let mut cursor = 0;
     for p in &placed {
-        out.extend(lines[cursor..p.start].iter().map(|l| l.to_string()));
+        out.extend(lines[cursor..p.start].iter().map(|l| Cow::Borrowed(*l)));
         let hunk = &hunks[p.hunk];
         let reindent = Reindent::new(
             hunk,
@@ -247,7 +276,7 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
         for line in &hunk.lines {
             match line {
                 HunkLine::Context(_) => {
-                    out.push(lines[at].to_string());
+                    out.push(Cow::Borrowed(lines[at]));
                     at += 1;
                 }
                 HunkLine::Remove(_) => at += 1,
@@ -258,16 +287,16 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
                         None => s.to_string(),
                     };
                     if p.tier == MatchTier::UnicodeFolded {
-                        s = fold_foreign(&s, text);
+                        s = fold_foreign(&s, &mut file_folds);
                     }
-                    out.push(format!("{s}{eol}"));
+                    out.push(Cow::Owned(format!("{s}{eol}")));
                 }
                 HunkLine::WholeFile(_) => {}
             }
         }
         cursor = p.start + p.old_len;
     }
-    out.extend(lines[cursor..].iter().map(|l| l.to_string()));
+    out.extend(lines[cursor..].iter().map(|l| Cow::Borrowed(*l)));
 
     // Every line but the last ends with a terminator; the last keeps the file's final-newline state.
     let had_final_newline = body.is_empty() || body.ends_with('\n');
@@ -275,10 +304,10 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
     for (k, line) in out.iter_mut().enumerate() {
         let last = k + 1 == count;
         if !line.ends_with('\n') && (!last || had_final_newline) {
-            line.push_str(eol);
+            line.to_mut().push_str(eol);
         } else if last && !had_final_newline {
             let trimmed = content_of(line).len();
-            line.truncate(trimmed);
+            line.to_mut().truncate(trimmed);
         }
     }
     let mut post = String::with_capacity(text.len() + 64);
@@ -328,22 +357,21 @@ fn whole_file_guards(path: &str, keys: &[&str], hunks: &[Hunk]) -> Result<()> {
     Ok(())
 }
 
-/// Find the one place `needle` matches in `keys`: (start, tier, whether the line-number hint broke a tie).
+/// Find the one place the old side of hunk `n` matches in the file: (start, tier, whether the line-number hint broke
+/// a tie).
 fn find_unique(
-    keys: &[&str],
-    needle: &[&str],
+    haystack: &mut Haystack<'_>,
+    n: usize,
     hint: Option<usize>,
     path: &str,
-    n: usize,
 ) -> Result<(usize, MatchTier, bool)> {
-    for (tier, norm) in TIERS {
-        let hay: Vec<std::borrow::Cow<'_, str>> = keys.iter().map(|k| norm(k)).collect();
-        let pat: Vec<std::borrow::Cow<'_, str>> = needle.iter().map(|k| norm(k)).collect();
+    let needle = haystack.needles[n].as_slice();
+    for (t, (tier, norm)) in TIERS.into_iter().enumerate() {
         // An old side of only blank lines would match anywhere once whitespace is ignored.
-        if tier != MatchTier::Exact && pat.iter().all(|p| p.is_empty()) {
+        if tier != MatchTier::Exact && needle.iter().all(|k| norm(k).is_empty()) {
             break;
         }
-        let matches = find_all(&hay, &pat);
+        let matches = haystack.find_all(t, n);
         match matches.as_slice() {
             [] => continue,
             [one] => return Ok((*one, tier, false)),
@@ -375,14 +403,184 @@ fn find_unique(
     )))
 }
 
-/// Every index where `needle` occurs in `haystack` as consecutive lines.
+/// The lines of one file as the tiers see them, shared by all the hunks of the file. A tier's view is made when a
+/// hunk first reaches the tier, so a tier no hunk reaches costs nothing.
+struct Haystack<'a> {
+    keys: &'a [&'a str],
+    /// The old side of every hunk of the file.
+    needles: &'a [Vec<&'a str>],
+    tiers: [TierLines<'a>; TIERS.len()],
+}
+
+/// One tier's view of the file's lines.
+enum TierLines<'a> {
+    /// No hunk has reached the tier yet.
+    Unseen,
+    /// One hunk has: the normalised lines, which that hunk scanned (cheaper than indexing them for one search).
+    Lines(Vec<Cow<'a, str>>),
+    /// Several hunks have: the lines as ids.
+    Indexed(LineIndex),
+}
+
+impl<'a> Haystack<'a> {
+    fn new(keys: &'a [&'a str], needles: &'a [Vec<&'a str>]) -> Haystack<'a> {
+        Haystack {
+            keys,
+            needles,
+            tiers: std::array::from_fn(|_| TierLines::Unseen),
+        }
+    }
+
+    /// Every line index where the old side of hunk `n` occurs at tier `t`, in increasing order.
+    fn find_all(&mut self, t: usize, n: usize) -> Vec<usize> {
+        let norm = TIERS[t].1;
+        let slot = &mut self.tiers[t];
+        match std::mem::replace(slot, TierLines::Unseen) {
+            TierLines::Unseen => {
+                let lines: Vec<Cow<'a, str>> = self.keys.iter().map(|k| norm(k)).collect();
+                let pat: Vec<Cow<'_, str>> = self.needles[n].iter().map(|k| norm(k)).collect();
+                let found = find_all(&lines, &pat);
+                *slot = TierLines::Lines(lines);
+                found
+            }
+            TierLines::Lines(lines) => {
+                let needles: Vec<Vec<Cow<'_, str>>> = self
+                    .needles
+                    .iter()
+                    .map(|needle| needle.iter().map(|k| norm(k)).collect())
+                    .collect();
+                let index = LineIndex::new(&lines, &needles);
+                let found = index.find_all(n);
+                *slot = TierLines::Indexed(index);
+                found
+            }
+            TierLines::Indexed(index) => {
+                let found = index.find_all(n);
+                *slot = TierLines::Indexed(index);
+                found
+            }
+        }
+    }
+}
+
+/// A file's lines and its hunks' old sides as integer ids: lines equal at the tier share an id; a file line that no
+/// old side holds gets none. Ids count up from 0 in order of first occurrence in the old sides.
+struct LineIndex {
+    /// The id of every line of the file ([`LineIndex::NONE`] for a line no old side holds).
+    lines: Vec<usize>,
+    /// The old side of every hunk.
+    needles: Vec<Vec<usize>>,
+    /// The positions of id `i` in the file, increasing, are `positions[starts[i]..starts[i + 1]]`.
+    starts: Vec<usize>,
+    positions: Vec<usize>,
+}
+
+impl LineIndex {
+    const NONE: usize = usize::MAX;
+
+    /// The index of `lines` (a file's normalised lines) for `needles` (its hunks' normalised old sides).
+    fn new(lines: &[Cow<'_, str>], needles: &[Vec<Cow<'_, str>>]) -> LineIndex {
+        // Only the old sides' lines are interned: a small table, whatever the size of the file.
+        let mut ids: HashMap<&str, usize> = HashMap::new();
+        let needles: Vec<Vec<usize>> = needles
+            .iter()
+            .map(|needle| {
+                needle
+                    .iter()
+                    .map(|l| {
+                        let next = ids.len();
+                        *ids.entry(l.as_ref()).or_insert(next)
+                    })
+                    .collect()
+            })
+            .collect();
+        let lines: Vec<usize> = lines
+            .iter()
+            .map(|l| ids.get(l.as_ref()).copied().unwrap_or(Self::NONE))
+            .collect();
+        let mut starts = vec![0; ids.len() + 1];
+        for &id in lines.iter().filter(|&&id| id != Self::NONE) {
+            starts[id + 1] += 1;
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut next = starts.clone();
+        let mut positions = vec![0; starts[ids.len()]];
+        for (at, &id) in lines.iter().enumerate() {
+            if id != Self::NONE {
+                positions[next[id]] = at;
+                next[id] += 1;
+            }
+        }
+        LineIndex {
+            lines,
+            needles,
+            starts,
+            positions,
+        }
+    }
+
+    fn positions_of(&self, id: usize) -> &[usize] {
+        &self.positions[self.starts[id]..self.starts[id + 1]]
+    }
+
+    /// Every line index where the old side of hunk `n` occurs, in increasing order.
+    fn find_all(&self, n: usize) -> Vec<usize> {
+        let needle = &self.needles[n];
+        let (k, len) = (needle.len(), self.lines.len());
+        // Every match holds the needle's rarest line at the same offset: check only those places, unless that costs
+        // more than one linear scan.
+        let rarest = needle
+            .iter()
+            .enumerate()
+            .map(|(j, &id)| (j, self.positions_of(id)))
+            .min_by_key(|(_, at)| at.len());
+        match rarest {
+            Some((j, at)) if at.len().saturating_mul(k) <= len + k => at
+                .iter()
+                .filter_map(|&p| p.checked_sub(j))
+                .filter(|&s| s + k <= len && self.lines[s..s + k] == needle[..])
+                .collect(),
+            _ => find_all(&self.lines, needle),
+        }
+    }
+}
+
+/// Every index where `needle` occurs in `haystack` as consecutive items, overlapping occurrences included, in
+/// increasing order; none for an empty needle. Knuth-Morris-Pratt: at most 2 (N + K) comparisons.
 fn find_all<T: PartialEq>(haystack: &[T], needle: &[T]) -> Vec<usize> {
-    if needle.is_empty() || needle.len() > haystack.len() {
+    let k = needle.len();
+    if k == 0 || k > haystack.len() {
         return Vec::new();
     }
-    (0..=haystack.len() - needle.len())
-        .filter(|&i| haystack[i] == needle[0] && haystack[i..i + needle.len()] == *needle)
-        .collect()
+    // border[i]: the length of the longest proper prefix of needle[..=i] that is also its suffix.
+    let mut border = vec![0; k];
+    let mut b = 0;
+    for i in 1..k {
+        while b > 0 && needle[i] != needle[b] {
+            b = border[b - 1];
+        }
+        if needle[i] == needle[b] {
+            b += 1;
+        }
+        border[i] = b;
+    }
+    let mut found = Vec::new();
+    let mut m = 0;
+    for (i, item) in haystack.iter().enumerate() {
+        while m > 0 && *item != needle[m] {
+            m = border[m - 1];
+        }
+        if *item == needle[m] {
+            m += 1;
+        }
+        if m == k {
+            found.push(i + 1 - k);
+            m = border[k - 1];
+        }
+    }
+    found
 }
 
 /// A line without its `\n` or `\r\n` terminator.
@@ -429,12 +627,32 @@ fn fold_unicode(s: &str) -> String {
     out
 }
 
+/// Whether the file uses each of the [`FOLDS`] characters, looked up once per file and character.
+struct FileFolds<'a> {
+    text: &'a str,
+    uses: [Option<bool>; FOLDS.len()],
+}
+
+impl<'a> FileFolds<'a> {
+    fn new(text: &'a str) -> FileFolds<'a> {
+        FileFolds {
+            text,
+            uses: [None; FOLDS.len()],
+        }
+    }
+
+    /// Whether the file uses `FOLDS[i].0`.
+    fn uses(&mut self, i: usize) -> bool {
+        *self.uses[i].get_or_insert_with(|| self.text.contains(FOLDS[i].0))
+    }
+}
+
 /// Fold, in a line the model added, the Unicode punctuation that the file itself never uses.
-fn fold_foreign(line: &str, file: &str) -> String {
+fn fold_foreign(line: &str, file: &mut FileFolds<'_>) -> String {
     let mut out = String::with_capacity(line.len());
     for c in line.chars() {
-        match FOLDS.iter().find(|(u, _)| *u == c) {
-            Some((_, a)) if !file.contains(c) => out.push_str(a),
+        match FOLDS.iter().position(|(u, _)| *u == c) {
+            Some(i) if !file.uses(i) => out.push_str(FOLDS[i].1),
             _ => out.push(c),
         }
     }
@@ -466,6 +684,7 @@ fn indent_unit(keys: &[&str]) -> usize {
 /// line indented like one of the model's matched lines gets that line's file indentation; otherwise the nearest
 /// pair is shifted by the difference in levels (the model's level step is the gcd of its indentation widths).
 struct Reindent {
+    /// (model width, file indentation): the first pair of each model width, removed lines' pairs first.
     pairs: Vec<(usize, String)>,
     model_unit: usize,
     file_unit: usize,
@@ -506,7 +725,7 @@ impl Reindent {
         }
         // Removed lines first: they are written with the same prefix discipline as the added lines, so when the
         // context lines drifted differently (a lost prefix space), an added line still finds its true level.
-        let removed: Vec<&str> = hunk
+        let removed: HashSet<&str> = hunk
             .lines
             .iter()
             .filter_map(|l| match l {
@@ -514,9 +733,10 @@ impl Reindent {
                 _ => None,
             })
             .collect();
-        let mut ordered = matched_pairs.clone();
-        ordered.sort_by_key(|(m, _)| !removed.contains(m));
-        let pairs: Vec<(usize, String)> = ordered
+        let (mut ordered, others): (Vec<_>, Vec<_>) =
+            matched_pairs.iter().partition(|(m, _)| removed.contains(m));
+        ordered.extend(others);
+        let mut pairs: Vec<(usize, String)> = ordered
             .iter()
             .map(|(m, f)| (width(leading_ws(m), 4), leading_ws(f).to_string()))
             .collect();
@@ -530,6 +750,9 @@ impl Reindent {
         });
         let model_unit = model_widths.fold(0, gcd);
         let use_tabs = pairs.iter().any(|(_, f)| f.contains('\t'));
+        // `apply` only ever uses the first pair of each model width.
+        let mut widths = HashSet::new();
+        pairs.retain(|(w, _)| widths.insert(*w));
         Some(Reindent {
             pairs,
             model_unit: if model_unit == 0 { 4 } else { model_unit },
@@ -730,6 +953,28 @@ mod tests {
     }
 
     #[test]
+    fn reindenting_prefers_the_removed_lines_and_the_first_pair_of_a_width() {
+        // The context line and the removed line have the same model width but different file indentation: added
+        // lines follow the removed line's, also when shifted by a level (2 columns, the file's step).
+        let e = edit(
+            "a",
+            vec![
+                C("def f():".into()),
+                C("\tx = 0".into()),
+                R("\ty = 1".into()),
+                Add("\tz = 2".into()),
+                Add("\t\tw = 3".into()),
+            ],
+        );
+        let c = locate_file(&e, Some(&pre("def f():\n  x = 0\n   y = 1\n"))).unwrap();
+        assert_eq!(
+            String::from_utf8(c.post).unwrap(),
+            "def f():\n  x = 0\n   z = 2\n     w = 3\n"
+        );
+        assert_eq!(c.hunks[0].tier, MatchTier::Indentation);
+    }
+
+    #[test]
     fn unicode_punctuation_is_folded_when_the_file_does_not_use_it() {
         let e = edit(
             "a",
@@ -814,6 +1059,289 @@ mod tests {
             err.to_string().contains("without any context line"),
             "{err}"
         );
+    }
+
+    /// The naive search `find_all` replaced: every start where the needle matches item by item.
+    fn naive<T: PartialEq>(haystack: &[T], needle: &[T]) -> Vec<usize> {
+        if needle.is_empty() || needle.len() > haystack.len() {
+            return Vec::new();
+        }
+        (0..=haystack.len() - needle.len())
+            .filter(|&i| haystack[i..i + needle.len()] == *needle)
+            .collect()
+    }
+
+    #[test]
+    fn find_all_finds_overlapping_and_periodic_needles() {
+        let hay = [1, 1, 1, 1, 1];
+        assert_eq!(find_all(&hay, &[1, 1]), [0, 1, 2, 3]);
+        assert_eq!(find_all(&hay, &[1; 5]), [0]);
+        assert_eq!(find_all(&hay, &[1; 6]), Vec::<usize>::new());
+        let hay = [1, 2, 1, 2, 1, 2, 1];
+        assert_eq!(find_all(&hay, &[1, 2, 1]), [0, 2, 4]);
+        assert_eq!(find_all(&hay, &[2, 1, 2]), [1, 3]);
+        // A border that must fall back twice (a a b inside a a a b).
+        assert_eq!(find_all(&[1, 1, 1, 2, 1, 1, 2], &[1, 1, 2]), [1, 4]);
+        assert_eq!(find_all(&[3, 1, 2], &[3]), [0], "at the start");
+        assert_eq!(find_all(&[1, 2, 3], &[2, 3]), [1], "at the end");
+        assert_eq!(
+            find_all::<i32>(&[1, 2], &[]),
+            Vec::<usize>::new(),
+            "empty needle"
+        );
+        assert_eq!(
+            find_all::<i32>(&[], &[1]),
+            Vec::<usize>::new(),
+            "empty haystack"
+        );
+    }
+
+    #[test]
+    fn find_all_and_the_index_agree_with_the_naive_search() {
+        // Every needle of up to 5 items over {0, 1, 2}, against a few periodic and mixed haystacks.
+        let hays: [&[u8]; 4] = [
+            &[0, 0, 1, 0, 0, 1, 0, 0, 0, 1],
+            &[0, 1, 0, 1, 0, 1, 2, 0, 1, 0],
+            &[2, 2, 2, 2, 2, 2],
+            &[0, 1, 2, 0, 1, 2, 2, 1, 0],
+        ];
+        let needles: Vec<Vec<u8>> = (1..=5)
+            .flat_map(|len| {
+                (0..3usize.pow(len))
+                    .map(move |code| (0..len).map(|d| (code / 3usize.pow(d) % 3) as u8).collect())
+            })
+            .collect();
+        let as_lines = |v: &[u8]| -> Vec<Cow<'_, str>> {
+            v.iter().map(|b| Cow::Owned(b.to_string())).collect()
+        };
+        let pats: Vec<Vec<Cow<'_, str>>> = needles.iter().map(|n| as_lines(n)).collect();
+        for hay in hays {
+            let lines = as_lines(hay);
+            let index = LineIndex::new(&lines, &pats);
+            for (n, needle) in needles.iter().enumerate() {
+                let expected = naive(hay, needle);
+                assert_eq!(find_all(hay, needle), expected, "{hay:?} {needle:?}");
+                assert_eq!(find_all(&lines, &pats[n]), expected, "{hay:?} {needle:?}");
+                assert_eq!(index.find_all(n), expected, "{hay:?} {needle:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_tier_finds_what_the_naive_search_finds_for_every_hunk_of_a_file() {
+        // Lines that tiers tell apart or not (whitespace, a byte-order mark, Unicode punctuation, blank lines).
+        const LINES: [&str; 12] = [
+            "a",
+            " a",
+            "a ",
+            "\ta",
+            "\u{feff}a",
+            "b",
+            "\u{201c}b\u{201d}",
+            "\"b\"",
+            "\u{200b}b",
+            "",
+            "  ",
+            "\u{a0}",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |below: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % below as u64) as usize
+        };
+        for _ in 0..300 {
+            // Few kinds of lines make long runs and frequent lines (the index's linear scan); many, rare ones.
+            let kinds = 1 + next(LINES.len());
+            let keys: Vec<&str> = (0..next(40)).map(|_| LINES[next(kinds)]).collect();
+            // Several hunks per file, so that each tier goes from unseen to scanned to indexed; parts of the file,
+            // and lines drawn at random (which may be missing from it).
+            let needles: Vec<Vec<&str>> = (0..6)
+                .map(|_| {
+                    if !keys.is_empty() && next(2) == 0 {
+                        let from = next(keys.len());
+                        let to = from + 1 + next((keys.len() - from).min(6));
+                        keys[from..to].to_vec()
+                    } else {
+                        (0..1 + next(4)).map(|_| LINES[next(kinds)]).collect()
+                    }
+                })
+                .collect();
+            let mut hay = Haystack::new(&keys, &needles);
+            for (n, needle) in needles.iter().enumerate() {
+                for (t, (_, norm)) in TIERS.into_iter().enumerate() {
+                    let lines: Vec<Cow<'_, str>> = keys.iter().map(|k| norm(k)).collect();
+                    let pat: Vec<Cow<'_, str>> = needle.iter().map(|k| norm(k)).collect();
+                    assert_eq!(
+                        hay.find_all(t, n),
+                        naive(&lines, &pat),
+                        "tier {t}, {keys:?}, {needle:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_index_checks_candidates_at_the_edges_of_the_file() {
+        let cows = |p: &[&'static str]| p.iter().map(|s| Cow::Borrowed(*s)).collect::<Vec<_>>();
+        let lines = cows(&["a", "x", "b", "c", "x", "d"]);
+        let needles: Vec<Vec<Cow<'_, str>>> = [
+            &["a", "x"][..],
+            &["x", "d"],
+            &["x"],
+            // The rarest line (`d` or `a`) first in the needle, or last, with the needle running off either end.
+            &["d", "x"],
+            &["x", "a"],
+            &["a", "x", "b", "c", "x", "d"],
+            &["a", "x", "b", "c", "x", "d", "x"],
+            &["nope"],
+            &["x", "nope"],
+            &[],
+        ]
+        .iter()
+        .map(|n| cows(n))
+        .collect();
+        let index = LineIndex::new(&lines, &needles);
+        let found: Vec<Vec<usize>> = (0..needles.len()).map(|n| index.find_all(n)).collect();
+        let none = Vec::new();
+        assert_eq!(
+            found,
+            [
+                vec![0],
+                vec![4],
+                vec![1, 4],
+                none.clone(),
+                none.clone(),
+                vec![0],
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none
+            ]
+        );
+        // Lines no old side holds (here all but `x`) share no id with anything.
+        let index = LineIndex::new(&lines, &[cows(&["x"]), cows(&["x", "x"])]);
+        assert_eq!(
+            index.lines,
+            [
+                LineIndex::NONE,
+                0,
+                LineIndex::NONE,
+                LineIndex::NONE,
+                0,
+                LineIndex::NONE
+            ]
+        );
+        assert_eq!(index.find_all(0), [1, 4]);
+        assert_eq!(index.find_all(1), Vec::<usize>::new());
+        // Frequent lines: Knuth-Morris-Pratt over the ids, lines no old side holds included.
+        let lines = cows(&["x", "x", "y", "x", "x", "x", "z"]);
+        let index = LineIndex::new(&lines, &[cows(&["x", "x"]), cows(&["x", "x", "x"])]);
+        assert_eq!(index.find_all(0), [0, 3, 4]);
+        assert_eq!(index.find_all(1), [3]);
+    }
+
+    #[test]
+    fn the_tiers_views_are_made_when_reached_and_shared_by_the_hunks_of_a_file() {
+        let keys = [
+            "fn f() {", "    a();", "    b();", "}", "fn g() {", "\ta();", "}",
+        ];
+        let needles: Vec<Vec<&str>> = vec![
+            vec!["    a();"],
+            vec!["}"],
+            vec!["b();"],
+            vec!["a();"],
+            vec!["a();", "}"],
+        ];
+        let mut hay = Haystack::new(&keys, &needles);
+        assert_eq!(hay.find_all(0, 0), [1]);
+        assert!(matches!(hay.tiers[0], TierLines::Lines(_)));
+        assert!(matches!(hay.tiers[2], TierLines::Unseen));
+        assert_eq!(hay.find_all(0, 1), [3, 6]);
+        assert!(matches!(hay.tiers[0], TierLines::Indexed(_)));
+        assert_eq!(hay.find_all(0, 2), Vec::<usize>::new());
+        assert_eq!(hay.find_all(2, 3), [1, 5]);
+        assert_eq!(hay.find_all(2, 4), [5]);
+        assert!(matches!(hay.tiers[2], TierLines::Indexed(_)));
+        assert!(matches!(hay.tiers[1], TierLines::Unseen));
+        assert!(matches!(hay.tiers[3], TierLines::Unseen));
+    }
+
+    #[test]
+    fn many_hunks_of_one_file_are_placed_through_the_shared_index() {
+        // 30 hunks at the indentation tier (tabs in the answer) and one ambiguous hunk, in one file.
+        let file: String = (0..300)
+            .map(|i| format!("    let v{i} = {i};\n    x();\n"))
+            .collect();
+        let mut e = edit("a", vec![]);
+        e.hunks.clear();
+        let mut expected = file.clone();
+        for h in 0..30 {
+            let i = h * 10;
+            e.hunks.push(Hunk {
+                old_start_hint: None,
+                maybe_cut_off: false,
+                lines: vec![
+                    C("\tx();".into()),
+                    R(format!("\tlet v{} = {};", i + 1, i + 1)),
+                    Add(format!("\tlet v{} = 0;", i + 1)),
+                    C("\tx();".into()),
+                ],
+            });
+            expected = expected.replace(
+                &format!("    let v{} = {};\n", i + 1, i + 1),
+                &format!("    let v{} = 0;\n", i + 1),
+            );
+        }
+        let c = locate_file(&e, Some(&pre(&file))).unwrap();
+        assert_eq!(String::from_utf8(c.post).unwrap(), expected);
+        assert!(c.hunks.iter().all(|h| h.tier == MatchTier::Indentation));
+        assert_eq!(c.hunks[29].old_start, 2 * 291);
+        e.hunks.push(Hunk {
+            old_start_hint: None,
+            maybe_cut_off: false,
+            lines: vec![C("\tx();".into()), Add("\ty();".into())],
+        });
+        let err = locate_file(&e, Some(&pre(&file))).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("hunk 31 of a matches 300 places (lines 2, 4, 6, 8, 10, ...)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn folded_punctuation_the_file_uses_is_kept_in_every_hunk() {
+        // The file uses the em dash but no curly quotes: in added lines, the quotes are folded, the dash kept.
+        let file = "a = \"x\" \u{2014} 1\nb = 2\nc = \"y\"\n";
+        let mut e = edit(
+            "a",
+            vec![
+                R("a = \u{201c}x\u{201d} \u{2014} 1".into()),
+                Add("a = \u{201c}z\u{201d} \u{2014} 3".into()),
+            ],
+        );
+        e.hunks.push(Hunk {
+            old_start_hint: None,
+            maybe_cut_off: false,
+            lines: vec![
+                R("c = \u{201c}y\u{201d}".into()),
+                Add("c = \u{2018}w\u{2019} \u{2014}".into()),
+            ],
+        });
+        let c = locate_file(&e, Some(&pre(file))).unwrap();
+        assert_eq!(
+            String::from_utf8(c.post).unwrap(),
+            "a = \"z\" \u{2014} 3\nb = 2\nc = 'w' \u{2014}\n"
+        );
+        assert_eq!(unicode_folded(" \u{201c}a\u{201d}\u{200b}"), "\"a\"");
+        assert_eq!(unicode_folded("\u{200b} a \u{2026}"), "a ...");
+        assert!(matches!(
+            unicode_folded("  plain  "),
+            Cow::Borrowed("plain")
+        ));
     }
 
     #[test]
