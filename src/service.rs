@@ -1,8 +1,8 @@
 //! The service: propose and apply, orchestrated once for both transports (MCP and CLI).
 //!
 //! It checks the request, reads the selected files through [`scope`], asks the [`provider`], turns the answer into a
-//! canonical patch with the pure [`patch`] engine, dry-runs it through [`txn::apply`] on a temporary copy, and holds
-//! it in the [`proposal`] store. Applying goes through [`txn::apply`] alone.
+//! canonical patch with the pure [`patch`] engine, dry-runs it in memory with the transaction's own parser, limits and
+//! applier, and holds it in the [`proposal`] store. Applying goes through [`txn::apply`] alone.
 //!
 //! With `[validation] on_propose`, a proposal is also applied in a [`sandbox`] copy of the workspace (through the
 //! same transaction) and the validation commands run there. With `[repair] attempts = 1`, one failure (on propose,
@@ -86,7 +86,8 @@ pub struct ProposeResult {
     /// Canonical git-style unified diff; `git apply --check` accepts it on the current files.
     pub patch: String,
     pub files: Vec<FileSummary>,
-    /// The patch was applied to a temporary copy of the touched files and gave exactly the intended post-images.
+    /// The patch was applied to in-memory copies of the touched files (with the apply's own parser and applier) and
+    /// gave exactly the intended post-images.
     pub dry_run_ok: bool,
     /// The validation commands that apply_patch will run after writing (from the policy file).
     pub validation_commands: Vec<String>,

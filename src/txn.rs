@@ -8,18 +8,21 @@
 //!    still be absent); computes every post-image in memory and checks its promised blob id;
 //! 4. writes a journal (the pre-images, the promised post-image ids, the folders it will create) to the state
 //!    folder as one file and flushes it and its folder, before the first byte of the workspace changes;
-//! 5. writes each post-image to a temporary file beside its target (same folder, same permissions), then renames
-//!    them over the targets; any failure puts back the files already renamed;
+//! 5. opens every existing target through a handle on its folder (never through a symlink) and re-reads it: it must
+//!    still hold exactly the planned pre-image and have no other hard link; every file to create must still be
+//!    absent; then creates the new folders, rewrites existing files in place and creates new ones (`O_EXCL`); any
+//!    failure puts back what was written;
 //! 6. reads every target back and compares it with the post-image;
-//! 7. runs the caller's validation; when it fails, restores the exact previous bytes (and removes created files and
-//!    folders) and reports it;
-//! 8. flushes every written file, then each changed folder once, and only then deletes the journal: until the
-//!    flush, a power loss is undone from the journal like a kill.
+//! 7. runs the caller's validation; when it fails, restores the exact previous bytes in place (and removes created
+//!    files and folders) and reports it;
+//! 8. flushes every written file, then each folder that gained an entry, and only then empties the journal (and
+//!    flushes that): until then, a power loss is undone from the journal like a kill. When a restore fails, the
+//!    journal is kept for `recover`.
 //!
-//! All files or none: a refusal in steps 1-3 writes nothing; a failure in 5-7 restores the pre-images. A kill at any
-//! moment leaves a journal; [`recover_all`] (run when the MCP server starts, and by `local-llm-worker recover`)
-//! then puts the workspace back to exactly the pre-images, or, when every file already holds its post-image, keeps
-//! that, and says which. Leftover temporary files are removed.
+//! All files or none: a refusal in steps 1-5 before the first write changes nothing; a failure after it restores
+//! the pre-images. A kill at any moment leaves a journal; [`recover_all`] (run when the MCP server starts, and by
+//! `local-llm-worker recover`) then puts the workspace back to exactly the pre-images, or, when every file already
+//! holds its post-image, flushes and keeps that, and says which. Leftover temporary files are removed.
 
 use std::fs;
 use std::io::Write;
@@ -107,27 +110,8 @@ fn plan_files(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<P
         0..PARALLEL_PLAN_FROM => 1,
         n => std::thread::available_parallelism().map_or(1, |p| p.get().min(n).min(8)),
     };
-    if lanes == 1 {
-        return files.iter().map(|f| plan_one(ws, f)).collect();
-    }
-    let per_lane = files.len().div_ceil(lanes);
-    std::thread::scope(|s| {
-        let mut chunks = files.chunks(per_lane);
-        let plan = |c: &[CanonicalFile]| {
-            c.iter()
-                .map(|f| plan_one(ws, f))
-                .collect::<Result<Vec<_>>>()
-        };
-        let first = chunks.next().unwrap_or_default();
-        let others: Vec<_> = chunks.map(|c| s.spawn(move || plan(c))).collect();
-        let mut planned = plan(first)?;
-        for h in others {
-            planned.extend(
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::Io("a planning thread panicked".into())))?,
-            );
-        }
-        Ok(planned)
+    in_lanes(&files, lanes, |chunk| {
+        chunk.iter().map(|f| plan_one(ws, f)).collect()
     })
 }
 
@@ -152,16 +136,20 @@ fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
                     f.mode
                 )));
             }
-            let read = || -> std::io::Result<(Vec<u8>, fs::Permissions)> {
+            let read = || -> std::io::Result<(Vec<u8>, fs::Permissions, u64)> {
                 use std::io::Read;
+                use std::os::unix::fs::MetadataExt;
                 let mut file = fs::File::open(&abs)?;
                 let meta = file.metadata()?;
                 let mut bytes = Vec::with_capacity(meta.len() as usize);
                 file.read_to_end(&mut bytes)?;
-                Ok((bytes, meta.permissions()))
+                Ok((bytes, meta.permissions(), meta.nlink()))
             };
-            let (bytes, perms) =
+            let (bytes, perms, links) =
                 read().map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
+            if links > 1 {
+                return Err(Error::Scope(hard_link_refusal(&rel, links)));
+            }
             (abs, Some(bytes), perms)
         }
     };
@@ -206,6 +194,13 @@ pub fn apply<T>(
         validate,
     );
     crash_point();
+    if let Err(f) = &result
+        && !f.restored
+    {
+        // The journal holds the only copy of what could not be put back: it stays for `recover`.
+        return result.map_err(|f| f.error);
+    }
+    let result = result.map_err(|f| f.error);
     match journal.clear() {
         Ok(()) => result,
         Err(e) => Err(Error::Io(format!(
@@ -237,7 +232,13 @@ pub fn apply_throwaway<T>(
 ) -> Result<Applied<T>> {
     let planned = plan_files(ws, patch, limits)?;
     let dirs = missing_dirs(ws.root(), &planned);
-    apply_planned(ws, &planned, &dirs, Durability::Throwaway, validate)
+    apply_planned(ws, &planned, &dirs, Durability::Throwaway, validate).map_err(|f| f.error)
+}
+
+/// A failed apply: why, and whether every change was undone (when not, the journal must stay).
+struct Failure {
+    error: Error,
+    restored: bool,
 }
 
 fn apply_planned<T>(
@@ -246,7 +247,7 @@ fn apply_planned<T>(
     dirs: &[PathBuf],
     durability: Durability,
     validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
-) -> Result<Applied<T>> {
+) -> std::result::Result<Applied<T>, Failure> {
     let mut undo = Undo::default();
     let written = match write_all(ws, planned, dirs, &mut undo) {
         Ok(written) => written,
@@ -263,7 +264,7 @@ fn apply_planned<T>(
     match validate(ws.root()) {
         Ok(validation) => {
             if durability == Durability::Flushed
-                && let Err(e) = flush(planned, &written)
+                && let Err(e) = flush(planned, &written, &undo.created_dirs)
             {
                 return Err(restore_after(ws, planned, &undo, e));
             }
@@ -292,40 +293,71 @@ struct Written {
 /// How many files are flushed at the same time (each lane but the first is a thread).
 const FLUSH_LANES: usize = 16;
 
-/// Flush every written file, then each folder that gained an entry (a new file, a new folder), once: after this,
-/// the apply survives a power loss, and its journal may go. Until then the journal, flushed before the first
-/// write, can undo it.
-fn flush(planned: &[Planned], written: &[Written]) -> Result<()> {
-    // The bytes and the length (the times need not survive a power loss), several files at once: the disk gets
-    // one batch of writes instead of one file's at a time.
-    let files: Vec<(&str, &fs::File)> = planned
+/// Run `work` over `items` in up to `lanes` chunks at once (the first on this thread), in order; the first error in
+/// item order wins. Every chunk finishes before this returns, whatever happened to the others.
+fn in_lanes<I: Sync, O: Send>(
+    items: &[I],
+    lanes: usize,
+    work: impl Fn(&[I]) -> Result<Vec<O>> + Sync,
+) -> Result<Vec<O>> {
+    let per_lane = items.len().div_ceil(lanes.max(1)).max(1);
+    let mut chunks = items.chunks(per_lane);
+    let Some(first) = chunks.next() else {
+        return Ok(Vec::new());
+    };
+    let results: Vec<Result<Vec<O>>> = std::thread::scope(|s| {
+        let others: Vec<_> = chunks.map(|c| s.spawn(|| work(c))).collect();
+        let mut results = vec![work(first)];
+        for h in others {
+            results.push(
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Io("a worker thread panicked".into()))),
+            );
+        }
+        results
+    });
+    let mut out = Vec::with_capacity(items.len());
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// Flush every written file (a created file with its metadata, so its mode too), then each folder that gained an
+/// entry (the folder of a new file, the parent of a new folder), once: after this the apply survives a power loss,
+/// and its journal may go. Until then the journal, flushed before the first write, can undo it.
+fn flush(planned: &[Planned], written: &[Written], created_dirs: &[PathBuf]) -> Result<()> {
+    let files: Vec<(&str, &fs::File, bool)> = planned
         .iter()
         .zip(written)
-        .map(|(p, w)| (p.rel.as_str(), &w.file))
+        .map(|(p, w)| (p.rel.as_str(), &w.file, w.created))
         .collect();
-    let sync = |chunk: &[(&str, &fs::File)]| -> Result<()> {
-        for (rel, f) in chunk {
-            f.sync_data()
-                .map_err(|e| Error::Io(format!("cannot flush {rel} to disk: {e}")))?;
+    in_lanes(&files, FLUSH_LANES, |chunk| {
+        for (rel, f, created) in chunk {
+            // A rewritten file keeps its metadata but for times and length; the length is what `sync_data` adds.
+            let synced = if *created {
+                f.sync_all()
+            } else {
+                f.sync_data()
+            };
+            synced.map_err(|e| Error::Io(format!("cannot flush {rel} to disk: {e}")))?;
         }
-        Ok(())
-    };
-    let per_lane = files.len().div_ceil(FLUSH_LANES).max(1);
-    std::thread::scope(|s| {
-        let mut chunks = files.chunks(per_lane);
-        let first = chunks.next().unwrap_or_default();
-        let others: Vec<_> = chunks.map(|c| s.spawn(move || sync(c))).collect();
-        sync(first)?;
-        others.into_iter().try_for_each(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err(Error::Io("a flush thread panicked".into())))
-        })
+        Ok(Vec::<()>::new())
     })?;
     let mut flushed: Vec<*const beneath::Dir> = Vec::new();
     for w in written.iter().filter(|w| w.created) {
         if !flushed.contains(&Rc::as_ptr(&w.dir)) {
             flushed.push(Rc::as_ptr(&w.dir));
-            w.dir.sync();
+            w.dir
+                .sync()
+                .map_err(|e| Error::Io(format!("cannot flush the folder of {}: {e}", w.name)))?;
+        }
+    }
+    for d in created_dirs {
+        if let Some(parent) = d.parent() {
+            fs::File::open(parent)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| Error::Io(format!("cannot flush {}: {e}", parent.display())))?;
         }
     }
     Ok(())
@@ -359,6 +391,14 @@ fn missing_dirs(root: &Path, planned: &[Planned]) -> Vec<PathBuf> {
     out
 }
 
+/// The refusal for a file that now has more than one name.
+fn hard_link_refusal(rel: &str, links: u64) -> String {
+    format!(
+        "{rel} has {links} hard links; writing it would change the file behind its other names too, which the policy \
+         cannot see. Give it a name of its own (for example `cp {rel} {rel}.tmp && mv {rel}.tmp {rel}`) and propose again"
+    )
+}
+
 fn write_all(
     ws: &Workspace,
     planned: &[Planned],
@@ -366,16 +406,89 @@ fn write_all(
     undo: &mut Undo,
 ) -> Result<Vec<Written>> {
     let root = ws.root();
-    let rel_of = |p: &Path| -> Result<String> {
-        p.strip_prefix(root)
-            .ok()
-            .and_then(|r| r.to_str())
-            .map(str::to_string)
-            .ok_or_else(|| Error::Scope(format!("{} is outside the workspace", p.display())))
-    };
-    for d in dirs {
-        let rel = rel_of(d)?;
-        let (parent, name) = beneath::open_parent(root, &rel)
+    let folder_of =
+        |rel: &str| -> String { rel.rsplit_once('/').map_or("", |(d, _)| d).to_string() };
+    // Handles on the targets' folders (opened from the root one component at a time, without following symlinks),
+    // one per folder; `None` for a folder the apply creates.
+    let mut folders: Vec<(String, Option<Rc<beneath::Dir>>)> = Vec::new();
+    let new_dirs: Vec<String> = dirs
+        .iter()
+        .filter_map(|d| d.strip_prefix(root).ok()?.to_str().map(str::to_string))
+        .collect();
+    // 1. Before anything changes: every existing target is opened and must still hold exactly the bytes the plan saw
+    //    (and have one name); every file to create must still be absent.
+    let mut opened: Vec<Option<fs::File>> = Vec::with_capacity(planned.len());
+    for p in planned {
+        let folder = folder_of(&p.rel);
+        let name = p.rel.rsplit_once('/').map_or(p.rel.as_str(), |(_, n)| n);
+        let dir = match folders.iter().find(|(f, _)| *f == folder) {
+            Some((_, d)) => d.clone(),
+            None => {
+                let d = if new_dirs.contains(&folder) {
+                    None
+                } else {
+                    let (d, _) = beneath::open_parent(root, &p.rel).map_err(|e| {
+                        if e.kind() == std::io::ErrorKind::NotFound {
+                            Error::Stale(format!(
+                                "the folder of {} was removed while the patch was being applied",
+                                p.rel
+                            ))
+                        } else {
+                            Error::Scope(format!("{}: {e}", p.rel))
+                        }
+                    })?;
+                    Some(Rc::new(d))
+                };
+                folders.push((folder, d.clone()));
+                d
+            }
+        };
+        let file = match (&p.pre, &dir) {
+            (Some(pre), Some(dir)) => {
+                let (file, links, now) =
+                    dir.open_for_rewrite(name).map_err(|e| match e.kind() {
+                        std::io::ErrorKind::NotFound => Error::Stale(format!(
+                            "{} was removed while the patch was being applied",
+                            p.rel
+                        )),
+                        _ => Error::Scope(format!("{}: {e}", p.rel)),
+                    })?;
+                if now != *pre {
+                    return Err(Error::Stale(format!(
+                        "{} changed while the patch was being applied",
+                        p.rel
+                    )));
+                }
+                if links > 1 {
+                    return Err(Error::Scope(hard_link_refusal(&p.rel, links)));
+                }
+                Some(file)
+            }
+            (Some(_), None) => {
+                return Err(Error::Stale(format!(
+                    "{} was removed while the patch was being applied",
+                    p.rel
+                )));
+            }
+            (None, Some(dir)) => {
+                if dir
+                    .exists(name)
+                    .map_err(|e| Error::Scope(format!("{}: {e}", p.rel)))?
+                {
+                    return Err(Error::Stale(format!(
+                        "{} was created while the patch was being applied",
+                        p.rel
+                    )));
+                }
+                None
+            }
+            (None, None) => None,
+        };
+        opened.push(file);
+    }
+    // 2. The folders for new files, outermost first.
+    for (d, rel) in dirs.iter().zip(&new_dirs) {
+        let (parent, name) = beneath::open_parent(root, rel)
             .map_err(|e| Error::Scope(format!("cannot create {rel}: {e}")))?;
         if parent
             .mkdir(&name)
@@ -385,60 +498,37 @@ fn write_all(
             crash_point();
         }
     }
-    // Open every existing target through a handle on its folder (opened from the root one component at a time,
-    // without following symlinks; one handle per folder) and re-check it right before any target changes: it must
-    // still hold exactly the bytes the plan saw.
-    let mut folders: Vec<(&str, Rc<beneath::Dir>)> = Vec::new();
-    let mut opened: Vec<(Rc<beneath::Dir>, String, Option<fs::File>)> =
-        Vec::with_capacity(planned.len());
-    for p in planned {
-        let (folder, name) = p.rel.rsplit_once('/').unwrap_or(("", &p.rel));
-        let dir = match folders.iter().find(|(f, _)| *f == folder) {
-            Some((_, d)) => Rc::clone(d),
+    // 3. Write. Existing files are rewritten in place (same inode, owner and permissions); new files are created
+    //    under their final name, never over anything. Nothing is flushed one by one: until `flush` has run, the
+    //    journal can undo any of it.
+    let mut written = Vec::with_capacity(planned.len());
+    for (i, (p, file)) in planned.iter().zip(opened).enumerate() {
+        let folder = folder_of(&p.rel);
+        let name = p.rel.rsplit_once('/').map_or(p.rel.as_str(), |(_, n)| n);
+        let slot = folders
+            .iter_mut()
+            .find(|(f, _)| *f == folder)
+            .expect("every target's folder was looked at in step 1");
+        let dir = match &slot.1 {
+            Some(d) => Rc::clone(d),
             None => {
                 let (d, _) = beneath::open_parent(root, &p.rel)
                     .map_err(|e| Error::Scope(format!("{}: {e}", p.rel)))?;
                 let d = Rc::new(d);
-                folders.push((folder, Rc::clone(&d)));
+                slot.1 = Some(Rc::clone(&d));
                 d
             }
         };
-        let file = match &p.pre {
-            Some(pre) => {
-                let (file, now) = dir.open_for_rewrite(name).map_err(|e| match e.kind() {
-                    std::io::ErrorKind::NotFound => Error::Stale(format!(
-                        "{} was removed while the patch was being applied",
-                        p.rel
-                    )),
-                    _ => Error::Scope(format!("{}: {e}", p.rel)),
-                })?;
-                if now != *pre {
-                    return Err(Error::Stale(format!(
-                        "{} changed while the patch was being applied",
-                        p.rel
-                    )));
-                }
-                Some(file)
-            }
-            None => None,
-        };
-        opened.push((dir, name.to_string(), file));
-    }
-    // Write. Existing files are rewritten in place (same inode, owner and permissions); new files are created
-    // under their final name, never over anything. Nothing is flushed one by one: until `flush` has run, the
-    // journal can undo any of it.
-    let mut written = Vec::with_capacity(planned.len());
-    for (i, (p, (dir, name, file))) in planned.iter().zip(opened).enumerate() {
         let step = match file {
             Some(file) => beneath::rewrite(&file, &p.post).map(|_| file),
-            None => dir.create_new(&name, &p.post, p.perms.mode()),
+            None => dir.create_new(name, &p.post, p.perms.mode()),
         };
         match step {
             Ok(file) => {
                 undo.written.push(i);
                 written.push(Written {
                     dir,
-                    name,
+                    name: name.to_string(),
                     file,
                     created: p.pre.is_none(),
                 });
@@ -465,23 +555,9 @@ fn write_all(
 /// The prefix of every temporary file the transaction stages in a workspace.
 pub const TEMP_PREFIX: &str = ".llw-";
 
-/// Flush the folder of every planned file, each folder once.
-fn sync_dirs(planned: &[Planned]) {
-    let mut done: Vec<&Path> = Vec::new();
-    for p in planned {
-        if let Some(dir) = p.abs.parent()
-            && !done.contains(&dir)
-        {
-            done.push(dir);
-            if let Ok(d) = fs::File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
-    }
-}
-
-/// Put back every file already renamed, remove created files and folders, and return `cause` with what happened.
-fn restore_after(ws: &Workspace, planned: &[Planned], undo: &Undo, cause: Error) -> Error {
+/// Put back every file already written, remove created files and folders, and return `cause` with what happened
+/// (and whether everything was put back).
+fn restore_after(ws: &Workspace, planned: &[Planned], undo: &Undo, cause: Error) -> Failure {
     let mut problems = Vec::new();
     for &i in undo.written.iter().rev() {
         let p = &planned[i];
@@ -493,19 +569,30 @@ fn restore_after(ws: &Workspace, planned: &[Planned], undo: &Undo, cause: Error)
     for d in undo.created_dirs.iter().rev() {
         let _ = fs::remove_dir(d);
     }
-    sync_dirs(planned);
+    sync_folders(
+        planned
+            .iter()
+            .filter_map(|p| p.abs.parent())
+            .chain(undo.created_dirs.iter().filter_map(|d| d.parent())),
+    );
     if problems.is_empty() {
-        return cause;
+        return Failure {
+            error: cause,
+            restored: true,
+        };
     }
-    Error::Io(format!(
-        "{cause}; RESTORING FAILED for {} in {}: run `local-llm-worker recover` or check these files by hand",
-        problems.join("; "),
-        ws.root().display()
-    ))
+    Failure {
+        error: Error::Io(format!(
+            "{cause}; RESTORING FAILED for {} in {}: the journal keeps the previous bytes; run `local-llm-worker recover` or check these files by hand",
+            problems.join("; "),
+            ws.root().display()
+        )),
+        restored: false,
+    }
 }
 
-/// Make `root/rel` hold exactly `pre` again (or not exist, for `None`), checking it reads back; never through a
-/// symlink.
+/// Make `root/rel` hold exactly `pre` again (or not exist, for `None`), flushed, checking it reads back; never
+/// through a symlink.
 fn put_back(
     root: &Path,
     rel: &str,
@@ -517,14 +604,16 @@ fn put_back(
         Some(pre) => {
             match dir.open_for_rewrite(&name) {
                 // Rewritten in place, like the apply wrote it: same inode, owner and hard links.
-                Ok((file, now)) => {
+                Ok((file, _, now)) => {
                     if now != pre {
                         beneath::rewrite(&file, pre)?;
                     }
                     if file.metadata()?.permissions().mode() & 0o7777 != perms.mode() & 0o7777 {
                         file.set_permissions(perms.clone())?;
+                        file.sync_all()?;
+                    } else {
+                        file.sync_data()?;
                     }
-                    file.sync_data()?;
                 }
                 // Gone: created again beside, then renamed into place.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -533,7 +622,7 @@ fn put_back(
                         let _ = dir.unlink(&tmp);
                         return Err(e);
                     }
-                    dir.sync();
+                    dir.sync()?;
                 }
                 Err(e) => return Err(e),
             }
@@ -546,7 +635,7 @@ fn put_back(
         }
         None => match dir.unlink(&name) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
+            _ => dir.sync(),
         },
     }
 }
@@ -666,9 +755,11 @@ mod beneath {
             Ok(Some(bytes))
         }
 
-        /// Open the existing regular file `name` for reading and writing (never through a symlink), with its bytes.
-        pub fn open_for_rewrite(&self, name: &str) -> io::Result<(std::fs::File, Vec<u8>)> {
+        /// Open the existing regular file `name` for reading and writing (never through a symlink): the file, its
+        /// number of hard links, its bytes.
+        pub fn open_for_rewrite(&self, name: &str) -> io::Result<(std::fs::File, u64, Vec<u8>)> {
             use std::io::Read;
+            use std::os::unix::fs::MetadataExt;
             let c = cstr(name.as_bytes())?;
             let flags = libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC;
             // SAFETY: openat on a descriptor we own with a valid name.
@@ -682,7 +773,22 @@ mod beneath {
             }
             let mut bytes = Vec::with_capacity(meta.len() as usize);
             f.read_to_end(&mut bytes)?;
-            Ok((f, bytes))
+            Ok((f, meta.nlink(), bytes))
+        }
+
+        /// Whether anything (a file, a folder, a symlink) is at `name`.
+        pub fn exists(&self, name: &str) -> io::Result<bool> {
+            let c = cstr(name.as_bytes())?;
+            // SAFETY: fstatat on a descriptor we own into a zeroed stat buffer we own.
+            let rc = unsafe {
+                let mut st: libc::stat = std::mem::zeroed();
+                libc::fstatat(self.fd(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW)
+            };
+            match check(rc) {
+                Ok(_) => Ok(true),
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+                Err(e) => Err(e),
+            }
         }
 
         /// Create the file `name` (which must not exist, not even as a symlink) holding `bytes`, with `mode`; on a
@@ -736,9 +842,9 @@ mod beneath {
             check(unsafe { libc::unlinkat(self.fd(), c.as_ptr(), 0) }).map(|_| ())
         }
 
-        pub fn sync(&self) {
+        pub fn sync(&self) -> io::Result<()> {
             // SAFETY: fsync on a descriptor we own.
-            unsafe { libc::fsync(self.fd()) };
+            check(unsafe { libc::fsync(self.fd()) }).map(|_| ())
         }
     }
 
@@ -877,11 +983,14 @@ impl Journal {
         let file = match fs::OpenOptions::new().read(true).write(true).open(&path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                use std::os::unix::fs::OpenOptionsExt;
                 fs::create_dir_all(&journals).map_err(io)?;
+                // It will hold copies of the workspace's files: readable by their owner only.
                 let file = fs::OpenOptions::new()
                     .read(true)
                     .write(true)
                     .create_new(true)
+                    .mode(0o600)
                     .open(&path)
                     .map_err(io)?;
                 // The file's name must survive a power loss as much as what will be written in it.
@@ -892,11 +1001,16 @@ impl Journal {
             }
             Err(e) => return Err(io(e)),
         };
-        if file.metadata().map_err(io)?.len() > 0 {
+        let pending = if file.metadata().map_err(io)?.len() > 0 {
+            Some(path.clone())
+        } else {
+            version_1_journal_of(&journals, root)
+        };
+        if let Some(pending) = pending {
             return Err(Error::Io(format!(
                 "an earlier apply to {} was interrupted and has not been recovered yet ({}); run `local-llm-worker recover` (the MCP server does it when it starts), then apply again",
                 root.display(),
-                path.display()
+                pending.display()
             )));
         }
         Ok(Journal {
@@ -957,6 +1071,16 @@ impl Journal {
         self.file.set_len(0)?;
         self.file.sync_data()
     }
+}
+
+/// A version 1 journal folder (left by an older worker) that records an apply to `root`, if any.
+fn version_1_journal_of(journals: &Path, root: &Path) -> Option<PathBuf> {
+    fs::read_dir(journals)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .find(|p| read_journal_v1(p).is_some_and(|j| j.doc.workspace == root))
 }
 
 /// A journal found in the state folder, with the pre-image bytes of every file (`None`: it did not exist; an
@@ -1027,19 +1151,18 @@ pub fn recover_all(state: &Path) -> Vec<Recovery> {
     for e in entries.flatten() {
         let path = e.path();
         if path.is_dir() {
-            // Version 1: a folder per apply.
-            match read_journal_v1(&path) {
-                None => {
+            // Version 1: a folder per apply. Read once to learn the workspace, then again under its lock.
+            let Some(first) = read_journal_v1(&path) else {
+                let _ = fs::remove_dir_all(&path);
+                continue;
+            };
+            let _lock = WorkspaceLock::take(state, &first.doc.workspace).ok();
+            if let Some(found) = read_journal_v1(&path) {
+                let r = recover_one(&found, &path);
+                if r.problems.is_empty() {
                     let _ = fs::remove_dir_all(&path);
                 }
-                Some(found) => {
-                    let _lock = WorkspaceLock::take(state, &found.doc.workspace).ok();
-                    let r = recover_one(&found);
-                    if r.problems.is_empty() {
-                        let _ = fs::remove_dir_all(&path);
-                    }
-                    out.push(r);
-                }
+                out.push(r);
             }
             continue;
         }
@@ -1076,7 +1199,7 @@ pub fn recover_all(state: &Path) -> Vec<Recovery> {
             clear();
             continue;
         };
-        let r = recover_one(&found);
+        let r = recover_one(&found, &path);
         if r.problems.is_empty() {
             clear();
         }
@@ -1106,7 +1229,20 @@ fn plain_path(root: &Path, rel: &str) -> std::result::Result<PathBuf, String> {
     Ok(cur)
 }
 
-fn recover_one(found: &FoundJournal) -> Recovery {
+/// Flush (best effort) each of `folders` once.
+fn sync_folders<'a>(folders: impl Iterator<Item = &'a Path>) {
+    let mut done: Vec<&Path> = Vec::new();
+    for dir in folders {
+        if !done.contains(&dir) {
+            done.push(dir);
+            if let Ok(d) = fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+    }
+}
+
+fn recover_one(found: &FoundJournal, journal: &Path) -> Recovery {
     let doc = &found.doc;
     let root = &doc.workspace;
     let mut problems = Vec::new();
@@ -1140,10 +1276,31 @@ fn recover_one(found: &FoundJournal) -> Recovery {
             .is_some_and(|p| current_id(p).as_deref() == Some(f.post_id.as_str()))
     });
     let outcome = if all_post && problems.is_empty() {
-        "completed"
+        // The post-images may still be only in memory (killed before the apply's flush): flush them before the
+        // journal goes.
+        for (f, p) in doc.files.iter().zip(paths.iter().flatten()) {
+            if let Err(e) = fs::File::open(p).and_then(|file| file.sync_all()) {
+                problems.push(format!("{}: cannot flush it to disk: {e}", f.rel));
+            }
+        }
+        sync_folders(
+            paths
+                .iter()
+                .flatten()
+                .filter_map(|p| p.parent())
+                .chain(doc.created_dirs.iter().filter_map(|d| d.parent())),
+        );
+        if problems.is_empty() {
+            "completed"
+        } else {
+            "incomplete"
+        }
     } else {
         for (i, (f, p)) in doc.files.iter().zip(&paths).enumerate() {
             let Some(p) = p else { continue };
+            if current_id(p) == f.pre_id && (f.existed || !p.exists()) {
+                continue;
+            }
             let pre = match &found.pres[i] {
                 Ok(pre) => pre.as_deref(),
                 Err(e) => {
@@ -1153,12 +1310,10 @@ fn recover_one(found: &FoundJournal) -> Recovery {
             };
             if pre.map(git_blob_id) != f.pre_id {
                 problems.push(format!(
-                    "{}: the journal's copy is damaged (its blob id is not the recorded one); the file was left as it is",
-                    f.rel
+                    "{}: the journal's copy is damaged (its blob id is not the recorded one); the file was left as it is: put it right by hand, then delete {}",
+                    f.rel,
+                    journal.display()
                 ));
-                continue;
-            }
-            if current_id(p) == f.pre_id && (f.existed || !p.exists()) {
                 continue;
             }
             if let Err(e) = put_back(root, &f.rel, pre, &fs::Permissions::from_mode(f.mode)) {
@@ -1168,6 +1323,7 @@ fn recover_one(found: &FoundJournal) -> Recovery {
         for d in doc.created_dirs.iter().rev() {
             let _ = fs::remove_dir(d);
         }
+        sync_folders(doc.created_dirs.iter().filter_map(|d| d.parent()));
         if problems.is_empty() {
             "restored"
         } else {
@@ -1252,6 +1408,15 @@ mod tests {
         }
     }
 
+    /// Apply [`two_file_patch`] to `ws` with the state folder `state`.
+    fn apply_two<T>(
+        ws: &Workspace,
+        state: &Path,
+        validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+    ) -> Result<Applied<T>> {
+        apply(ws, &two_file_patch(), limits(), Some(state), validate)
+    }
+
     fn two_file_patch() -> Vec<u8> {
         use crate::patch::{FileChange, MODE_REGULAR};
         let change = |path: &str, pre: Option<&str>, post: &str| FileChange {
@@ -1323,10 +1488,7 @@ mod tests {
         )
         .unwrap();
         let before = fs::read(root.path().join("a.txt")).unwrap();
-        let err = apply(&ws, &two_file_patch(), limits(), Some(state.path()), |_| {
-            Ok::<(), String>(())
-        })
-        .unwrap_err();
+        let err = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap_err();
         assert!(
             err.to_string().contains("local-llm-worker recover"),
             "{err}"
@@ -1352,10 +1514,7 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let (root, path, lock) = interrupted(state.path());
         drop(lock);
-        let mut bytes = fs::read(&path).unwrap();
-        let last = bytes.len() - 2;
-        bytes[last] = b'Z';
-        fs::write(&path, &bytes).unwrap();
+        let bytes = damage_last_copy(&path);
         let done = recover_all(state.path());
         assert_eq!(done[0].outcome, "incomplete");
         assert!(
@@ -1376,10 +1535,7 @@ mod tests {
         let target = root.path().join("a.txt");
         fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
         let ino = fs::metadata(&target).unwrap().ino();
-        let applied = apply(&ws, &two_file_patch(), limits(), Some(state.path()), |_| {
-            Ok::<(), String>(())
-        })
-        .unwrap();
+        let applied = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap();
         assert_eq!(applied.files, ["a.txt", "new/b.txt"]);
         assert_eq!(fs::read(&target).unwrap(), b"A\n");
         assert_eq!(fs::read(root.path().join("new/b.txt")).unwrap(), b"B\n");
@@ -1399,16 +1555,10 @@ mod tests {
         let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
         let target = root.path().join("a.txt");
         let ino = fs::metadata(&target).unwrap().ino();
-        let err = apply(
-            &ws,
-            &two_file_patch(),
-            limits(),
-            Some(state.path()),
-            |root: &Path| {
-                assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"A\n");
-                Err::<(), String>("the check failed".into())
-            },
-        )
+        let err = apply_two(&ws, state.path(), |root: &Path| {
+            assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"A\n");
+            Err::<(), String>("the check failed".into())
+        })
         .unwrap_err();
         assert!(matches!(err, Error::ValidationFailed(_)), "{err}");
         assert_eq!(fs::read(&target).unwrap(), b"a\n");
@@ -1420,28 +1570,147 @@ mod tests {
         assert_eq!(journal_len(&journal), 0);
     }
 
-    #[test]
-    fn recovery_still_reads_a_version_1_journal_folder() {
-        let state = tempfile::tempdir().unwrap();
-        let (root, _) = workspace_with(&[("a.txt", "A\n")]);
-        let dir = state.path().join("journals/apply-old");
+    fn journal_of(state: &Path, ws: &Workspace) -> PathBuf {
+        state.join(format!("journals/{}.journal", workspace_key(ws.root())))
+    }
+
+    /// A version 1 journal folder (as older workers wrote them) recording an apply of `a\n` -> `A\n` to a.txt.
+    fn write_v1_journal(state: &Path, workspace: &Path) -> PathBuf {
+        let dir = state.join("journals/apply-old");
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("pre-0"), "a\n").unwrap();
         let doc = serde_json::json!({
             "version": 1,
-            "workspace": root.path().canonicalize().unwrap(),
+            "workspace": workspace,
             "files": [{"rel": "a.txt", "existed": true, "pre_id": git_blob_id(b"a\n"),
                        "post_id": git_blob_id(b"A\n"), "mode": 0o100644}],
             "created_dirs": [],
         });
         fs::write(dir.join("journal.json"), doc.to_string()).unwrap();
+        dir
+    }
+
+    /// Change a byte of the last pre-image copy in a journal file; returns the new bytes.
+    fn damage_last_copy(path: &Path) -> Vec<u8> {
+        let mut bytes = fs::read(path).unwrap();
+        let last = bytes.len() - 2;
+        bytes[last] = b'Z';
+        fs::write(path, &bytes).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn a_restore_that_fails_keeps_the_journal_for_recover() {
+        let state = tempfile::tempdir().unwrap();
+        let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+        let err = apply_two(&ws, state.path(), |root: &Path| {
+            // Something replaces the file by a folder while the checks run: it cannot be put back.
+            fs::remove_file(root.join("a.txt")).unwrap();
+            fs::create_dir(root.join("a.txt")).unwrap();
+            Err::<(), String>("the check failed".into())
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("RESTORING FAILED"), "{err}");
+        let journal = journal_of(state.path(), &ws);
+        assert!(journal_len(&journal) > 0, "the only copy of a.txt is gone");
+        let done = recover_all(state.path());
+        assert_eq!(done[0].outcome, "incomplete");
+        fs::remove_dir(root.path().join("a.txt")).unwrap();
+        let done = recover_all(state.path());
+        assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+        assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
+        assert_eq!(journal_len(&journal), 0);
+    }
+
+    #[test]
+    fn the_journal_is_readable_by_its_owner_only() {
+        let state = tempfile::tempdir().unwrap();
+        let (_root, ws) = workspace_with(&[("a.txt", "a\n")]);
+        apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap();
+        let mode = fs::metadata(journal_of(state.path(), &ws))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_version_1_journal_of_the_workspace_blocks_applies_until_recovered() {
+        let state = tempfile::tempdir().unwrap();
+        let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+        write_v1_journal(state.path(), ws.root());
+        let err = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap_err();
+        assert!(err.to_string().contains("apply-old"), "{err}");
+        assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
+        assert_eq!(recover_all(state.path())[0].outcome, "restored");
+        apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap();
+        assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A\n");
+    }
+
+    #[test]
+    fn a_file_to_create_that_appears_stops_the_apply_before_any_write() {
+        let (root, ws) = workspace_with(&[("a.txt", "a\n"), ("new/keep", "")]);
+        let planned = plan_files(&ws, &two_file_patch(), limits()).unwrap();
+        let before = fs::metadata(root.path().join("a.txt"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        fs::write(root.path().join("new/b.txt"), "someone else's\n").unwrap();
+        let err = match apply_planned(&ws, &planned, &[], Durability::Throwaway, |_| {
+            Ok::<(), String>(())
+        }) {
+            Err(f) => f.error,
+            Ok(_) => panic!("applied over a file that appeared"),
+        };
+        assert!(matches!(err, Error::Stale(_)), "{err}");
+        let after = fs::metadata(root.path().join("a.txt"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(before, after, "a.txt was written before the check");
+        assert_eq!(
+            fs::read(root.path().join("new/b.txt")).unwrap(),
+            b"someone else's\n"
+        );
+    }
+
+    #[test]
+    fn a_file_with_another_hard_link_is_refused_before_anything_is_written() {
+        let state = tempfile::tempdir().unwrap();
+        let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+        fs::hard_link(root.path().join("a.txt"), root.path().join("linked.txt")).unwrap();
+        let err = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap_err();
+        assert!(err.to_string().contains("2 hard links"), "{err}");
+        assert_eq!(fs::read(root.path().join("linked.txt")).unwrap(), b"a\n");
+        assert!(!root.path().join("new").exists());
+        assert_eq!(journal_len(&journal_of(state.path(), &ws)), 0);
+    }
+
+    #[test]
+    fn a_damaged_copy_of_an_untouched_file_does_not_block_recovery() {
+        let state = tempfile::tempdir().unwrap();
+        let (root, path, lock) = interrupted(state.path());
+        drop(lock);
+        // a.txt is back to its pre-image by other means; its copy in the journal is damaged.
+        fs::write(root.path().join("a.txt"), "a\n").unwrap();
+        damage_last_copy(&path);
+        let done = recover_all(state.path());
+        assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+        assert_eq!(journal_len(&path), 0);
+    }
+
+    #[test]
+    fn recovery_still_reads_a_version_1_journal_folder() {
+        let state = tempfile::tempdir().unwrap();
+        let (root, _) = workspace_with(&[("a.txt", "A\n")]);
+        let workspace = root.path().canonicalize().unwrap();
+        let dir = write_v1_journal(state.path(), &workspace);
         let done = recover_all(state.path());
         assert_eq!(done[0].outcome, "completed", "{:?}", done[0].problems);
         assert!(!dir.exists());
         fs::write(root.path().join("a.txt"), "half\n").unwrap();
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("pre-0"), "a\n").unwrap();
-        fs::write(dir.join("journal.json"), doc.to_string()).unwrap();
+        write_v1_journal(state.path(), &workspace);
         let done = recover_all(state.path());
         assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
         assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");

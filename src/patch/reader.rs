@@ -593,14 +593,12 @@ pub fn read_json(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
             )
         })?;
     let mut files: Vec<FileEdit> = Vec::new();
-    let mut seen: Vec<(String, String, String)> = Vec::new();
+    let mut seen: std::collections::HashSet<(String, String, String)> = Default::default();
     for (n, edit) in parsed.edits.into_iter().enumerate() {
         // Small models often repeat the same edit; an identical repeat carries no second intent.
-        let key = (edit.path.clone(), edit.old.clone(), edit.new.clone());
-        if seen.contains(&key) {
+        if !seen.insert((edit.path.clone(), edit.old.clone(), edit.new.clone())) {
             continue;
         }
-        seen.push(key);
         if edit.old.trim().is_empty() {
             return Err(no_edit(
                 &format!("edit {} has an empty `old`, so its place is unknown", n + 1),
