@@ -8,19 +8,26 @@
 //! - 50 files with 500 hunks in total (10 per file).
 //!
 //! Every run gets a fresh copy of the tree (`cp -a`, then `sync` so that neither tool pays for the copy's
-//! write-back), outside the timing; the two tools alternate which goes first. Timed: the wall time from spawn to
+//! write-back), outside the timing; the series rotate which goes first. Timed: the wall time from spawn to
 //! exit, and the CPU time (user + system) of the process from `getrusage(RUSAGE_CHILDREN)`. Every run's files are
 //! compared with the intended post-images afterwards.
 //!
 //! When libeatmydata is installed (`apt-get install eatmydata`), a third series runs `local-llm-worker apply` with
 //! it preloaded, fsync then doing nothing: not a way to run it, a measure of what its durability costs.
 //!
+//! A fourth series is the way hosts apply: `tools/call apply_patch` through one warm `local-llm-worker mcp` server
+//! (started once per case). Before each timed call, untimed, the fresh tree gets a `propose_patch` answered by an
+//! instant scripted endpoint (127.0.0.1) whose answer is the canonical patch itself, and the bench checks that the
+//! proposal's digest is the patch's. Timed: the `apply_patch` round trip, and the server's CPU time over it (the sum
+//! of `/proc/PID/task/*/schedstat` of its threads).
+//!
 //! The pure part of ours (`canonical::parse` and `canonical::apply_file` of every file, with their blob-id checks) is
 //! also timed in process, to tell computation from I/O.
 //!
 //! `local-llm-worker apply --workspace-root DIR --patch FILE --digest HEX` runs with the tree's policy file
-//! (`[paths] allowed = ["src/**"]`, `max_files_per_patch = 100`, `max_hunks_per_patch = 1000`), no validation
-//! commands, its ledger in a scratch folder. `git apply FILE` runs in DIR.
+//! (`[paths] allowed = ["src/**"]`, `max_files_per_patch = 100`, `max_hunks_per_patch = 1000`, a context window
+//! large enough for 50 files, the scripted endpoint as provider), no validation commands, its ledger in a scratch
+//! folder. `git apply FILE` runs in DIR. Every apply of ours is durable (journal and files flushed).
 //!
 //! Run it with:
 //!
@@ -38,9 +45,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
+use common::mcp::{Mcp, start_endpoint};
 use common::{Stats, children_cpu_ms, ms_since, stats_header, stats_row};
 use local_llm_delegator::digest::{git_blob_id, sha256_hex};
 use local_llm_delegator::patch::{FileChange, MODE_REGULAR, canonical};
+use serde_json::json;
 
 const WARMUPS: usize = 3;
 const DEFAULT_RUNS: usize = 30;
@@ -107,6 +116,18 @@ fn line(file: usize, i: usize, changed: bool) -> String {
     format!("    pub fn item_{file}_{i}(&self) -> u64 {{ self.base + {body} }}\n")
 }
 
+/// The trees' policy file; with `port`, the provider is the scripted endpoint on 127.0.0.1 (for the MCP series).
+fn policy(port: Option<u16>) -> String {
+    let provider = match port {
+        Some(p) => format!("kind = \"llamacpp\"\nbase_url = \"http://127.0.0.1:{p}/v1\"\n"),
+        None => "kind = \"llamacpp\"\n".to_string(),
+    };
+    format!(
+        "[provider]\n{provider}\n[models]\ncontext_window = 100000000\n\n[paths]\nallowed = [\"src/**\"]\n\n[limits]\n\
+         max_files_per_patch = 100\nmax_hunks_per_patch = 1000\nmax_patch_bytes = 10000000\n"
+    )
+}
+
 /// Build the tree (a git repository with one commit), the patch and the expected post-images.
 fn build_case(
     name: &'static str,
@@ -140,12 +161,7 @@ fn build_case(
             hunks: vec![],
         });
     }
-    std::fs::write(
-        template.join("local-llm-worker.toml"),
-        "[provider]\nkind = \"llamacpp\"\n\n[paths]\nallowed = [\"src/**\"]\n\n[limits]\nmax_files_per_patch = 100\n\
-         max_hunks_per_patch = 1000\nmax_patch_bytes = 10000000\n",
-    )
-    .map_err(io)?;
+    std::fs::write(template.join("local-llm-worker.toml"), policy(None)).map_err(io)?;
     sh(Command::new("git")
         .args(["init", "-q", "-b", "main"])
         .current_dir(&template))?;
@@ -281,6 +297,8 @@ enum Tool {
     Ours,
     /// Ours with fsync made a no-op by libeatmydata: what the durability costs (diagnosis only).
     OursNoSync,
+    /// `apply_patch` through a warm MCP server: how hosts apply.
+    OursMcp,
 }
 
 impl Tool {
@@ -289,6 +307,7 @@ impl Tool {
             Tool::Git => "git apply",
             Tool::Ours => "local-llm-worker apply",
             Tool::OursNoSync => "local-llm-worker apply, no fsync",
+            Tool::OursMcp => "apply_patch, warm MCP server",
         }
     }
 }
@@ -312,6 +331,58 @@ fn ours(env: &Env, case: &Case, dir: &Path, preload: Option<&Path>) -> BenchResu
     let r = timed(&mut cmd)?;
     check_result(case, dir, "local-llm-worker apply")?;
     Ok(r)
+}
+
+/// The CPU time (ms) the threads of process `pid` have run, from `/proc/PID/task/*/schedstat`.
+fn process_cpu_ms(pid: u32) -> BenchResult<f64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map_err(|e| format!("reading the server's threads: {e}"))?;
+    let mut ns = 0u64;
+    for t in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(t.path().join("schedstat")) {
+            ns += text
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    Ok(ns as f64 / 1e6)
+}
+
+/// Propose (untimed) the case's patch through `mcp` on the fresh tree `dir`, then apply it: (round trip ms, the
+/// server's CPU ms during the apply).
+fn ours_mcp(mcp: &mut Mcp, case: &Case, dir: &Path) -> BenchResult<(f64, f64)> {
+    let files: Vec<&String> = case.posts.iter().map(|(p, _)| p).collect();
+    let proposal = mcp.call_tool(
+        "propose_patch",
+        json!({
+            "workspace_root": dir,
+            "task": "Apply the bench's edit",
+            "acceptance_criteria": ["the files hold the bench's post-images"],
+            "complexity": "low",
+            "files": files,
+        }),
+    )?;
+    if proposal["digest"].as_str() != Some(case.digest.as_str()) {
+        return Err(format!(
+            "the proposal's digest is not the patch's: {}",
+            proposal.to_string().chars().take(400).collect::<String>()
+        ));
+    }
+    let cpu0 = process_cpu_ms(mcp.pid())?;
+    let start = Instant::now();
+    let applied = mcp.call_tool(
+        "apply_patch",
+        json!({"proposal_id": proposal["proposal_id"], "digest": case.digest}),
+    )?;
+    let wall = ms_since(start);
+    let cpu = process_cpu_ms(mcp.pid())? - cpu0;
+    if applied["applied"] != json!(true) {
+        return Err(format!("apply_patch did not apply: {applied}"));
+    }
+    check_result(case, dir, "apply_patch")?;
+    Ok((wall, cpu))
 }
 
 fn git(case: &Case, dir: &Path) -> BenchResult<(f64, f64)> {
@@ -366,10 +437,27 @@ fn run(bin: &Path) -> BenchResult<()> {
         .map_err(|e| format!("writing digests.txt: {e}"))?;
     let work = scratch.path().join("run");
     for (k, case) in cases.iter().enumerate() {
-        let tools: Vec<Tool> = [Tool::Git, Tool::Ours, Tool::OursNoSync]
+        let tools: Vec<Tool> = [Tool::Git, Tool::Ours, Tool::OursNoSync, Tool::OursMcp]
             .into_iter()
             .filter(|t| *t != Tool::OursNoSync || env.nosync.is_some())
             .collect();
+        // The warm server's model: an instant endpoint answering with the canonical patch.
+        let patch_text = std::fs::read_to_string(&case.patch).map_err(|e| e.to_string())?;
+        let (port, _) = start_endpoint(&patch_text)?;
+        std::fs::write(
+            case.template.join("local-llm-worker.toml"),
+            policy(Some(port)),
+        )
+        .map_err(|e| format!("writing the policy: {e}"))?;
+        let mut server = {
+            let mut cmd = Command::new(&env.bin);
+            cmd.arg("mcp")
+                .env("LOCAL_LLM_LEDGER", &env.ledger)
+                .env_remove("LOCAL_LLM_CONFIG")
+                .env_remove("LOCAL_LLM_ALLOWED_ROOTS");
+            Mcp::spawn(cmd)?
+        };
+        server.handshake()?;
         // Per tool: wall samples, CPU samples.
         let mut samples = vec![(Vec::new(), Vec::new()); tools.len()];
         for i in 0..WARMUPS + env.runs {
@@ -381,6 +469,7 @@ fn run(bin: &Path) -> BenchResult<()> {
                     Tool::Git => git(case, &work)?,
                     Tool::Ours => ours(&env, case, &work, None)?,
                     Tool::OursNoSync => ours(&env, case, &work, env.nosync.as_deref())?,
+                    Tool::OursMcp => ours_mcp(&mut server, case, &work)?,
                 };
                 if i >= WARMUPS {
                     samples[t].0.push(w);
@@ -412,16 +501,19 @@ fn run(bin: &Path) -> BenchResult<()> {
                 stats_row(&format!("{}: {what}", t.name()), 44, &pick(s));
             }
         }
-        let (g, o) = (&stats[0], &stats[1]);
+        let g = &stats[0];
+        // Ratio of medians against git apply, wall and CPU, and the verdict on the wall ratio.
+        let ratio = |s: &(Stats, Stats)| {
+            let wall = s.0.median / g.0.median;
+            let verdict = if wall <= 1.0 { "met" } else { "NOT met" };
+            format!(
+                "wall {wall:.2}, CPU {:.2}; target: at most 1 -> {verdict}",
+                s.1.median / g.1.median
+            )
+        };
         println!(
-            "   ratio of medians (ours / git): wall {:.2}, CPU {:.2}; target: at most 1 -> {}",
-            o.0.median / g.0.median,
-            o.1.median / g.1.median,
-            if o.0.median <= g.0.median {
-                "met"
-            } else {
-                "NOT met"
-            }
+            "   ratio of medians (ours, one CLI process / git): {}",
+            ratio(&stats[1])
         );
         let (pure, ids) = pure_part(case, env.runs)?;
         println!(
@@ -431,12 +523,19 @@ fn run(bin: &Path) -> BenchResult<()> {
             common::fmt(pure.min),
             common::fmt(ids.median)
         );
-        if let Some(n) = stats.get(2) {
-            println!(
-                "   without fsync (diagnosis only, not a way to run it): ours / git wall {:.2}, CPU {:.2}",
-                n.0.median / g.0.median,
-                n.1.median / g.1.median
-            );
+        for (t, s) in tools.iter().zip(&stats) {
+            match t {
+                Tool::OursNoSync => println!(
+                    "   without fsync (diagnosis only, not a way to run it): ours / git wall {:.2}, CPU {:.2}",
+                    s.0.median / g.0.median,
+                    s.1.median / g.1.median
+                ),
+                Tool::OursMcp => println!(
+                    "   ratio of medians (apply_patch through the warm MCP server, how hosts apply / git): {}",
+                    ratio(s)
+                ),
+                _ => {}
+            }
         }
         println!();
     }

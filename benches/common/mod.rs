@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod mcp;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
