@@ -37,13 +37,21 @@ pub const SECRET_DENIED: &[&str] = &[
 /// At most this many files may be selected for one request.
 pub const MAX_SELECTED_FILES: usize = 100;
 
+/// The built-in denials, compiled once per process: (always denied, secret-looking).
+static BUILT_IN: std::sync::LazyLock<(GlobSet, GlobSet)> = std::sync::LazyLock::new(|| {
+    (
+        compile(ALWAYS_DENIED, "built-in denied").expect("the built-in denied globs compile"),
+        compile(SECRET_DENIED, "built-in secret").expect("the built-in secret globs compile"),
+    )
+});
+
 /// A workspace root with its compiled path policy.
 #[derive(Debug)]
 pub struct Workspace {
     root: PathBuf,
     allowed: GlobSet,
-    always_denied: GlobSet,
-    secrets: GlobSet,
+    /// The policy file's workspace-relative path, when it lies inside the workspace: always denied too.
+    policy_rel: Option<String>,
     unlocked: GlobSet,
     denied: GlobSet,
     extra_denied: Vec<String>,
@@ -98,25 +106,20 @@ fn compile(globs: &[&str], what: &str) -> Result<GlobSet> {
 impl Workspace {
     /// `root` must come from [`root_from_arg`]. `policy_file` is denied too when it lies inside the workspace.
     pub fn new(root: PathBuf, paths: &Paths, policy_file: Option<&Path>) -> Result<Workspace> {
-        let mut always: Vec<String> = ALWAYS_DENIED.iter().map(|s| s.to_string()).collect();
-        if let Some(rel) = policy_file
+        let policy_rel = policy_file
             .and_then(|p| p.canonicalize().ok())
             .and_then(|p| {
                 p.strip_prefix(&root)
                     .ok()
                     .and_then(|r| r.to_str().map(str::to_string))
-            })
-        {
-            always.push(globset::escape(&rel));
-        }
+            });
         fn strs(v: &[String]) -> Vec<&str> {
             v.iter().map(String::as_str).collect()
         }
         let (allowed, denied, unlocked) = (&paths.allowed, &paths.denied, &paths.unlock_secrets);
         Ok(Workspace {
             allowed: compile(&strs(allowed), "[paths] allowed")?,
-            always_denied: compile(&strs(&always), "built-in denied")?,
-            secrets: compile(SECRET_DENIED, "built-in secret")?,
+            policy_rel,
             unlocked: compile(&strs(unlocked), "[paths] unlock_secrets")?,
             denied: compile(&strs(denied), "[paths] denied")?,
             extra_denied: paths.denied.clone(),
@@ -156,12 +159,13 @@ impl Workspace {
                 _ => {}
             }
         }
-        if self.always_denied.is_match(rel) {
+        let (always_denied, secrets) = &*BUILT_IN;
+        if always_denied.is_match(rel) || self.policy_rel.as_deref() == Some(rel) {
             return refuse(
                 "is always denied (.git or the policy file); the worker never reads or writes it",
             );
         }
-        if self.secrets.is_match(rel) && !self.unlocked.is_match(rel) {
+        if secrets.is_match(rel) && !self.unlocked.is_match(rel) {
             return refuse(
                 "looks like a secret (.env*, *.pem, *.key, id_rsa*, *credentials*, .aws/, .ssh/...) and is always \
                  denied; name it in [paths] unlock_secrets if the model may really see it",
@@ -354,6 +358,23 @@ mod tests {
             err.contains("not matched"),
             "`*` must not cross folders: {err}"
         );
+    }
+
+    #[test]
+    fn a_policy_file_inside_the_workspace_under_another_name_is_always_denied() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("conf")).unwrap();
+        std::fs::write(root.path().join("conf/policy.toml"), "").unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let paths = Paths {
+            allowed: vec!["**".into()],
+            ..Paths::default()
+        };
+        let w = Workspace::new(root.clone(), &paths, Some(&root.join("conf/policy.toml"))).unwrap();
+        let err = w.check_path("conf/policy.toml").unwrap_err().to_string();
+        assert!(err.contains("always denied"), "{err}");
+        assert!(w.check_path("conf/policy.toml.bak").is_ok());
+        assert!(w.check_path("conf/other.toml").is_ok());
     }
 
     #[test]
