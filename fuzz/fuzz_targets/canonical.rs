@@ -23,6 +23,15 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(post) = canonical::apply_file(f, cur) {
                 assert_eq!(git_blob_id(&post), f.new_id, "{}: promised blob id", f.path);
             }
+            // The same with the pre-image id made to match, so that the hunks themselves are applied to CURRENT
+            // (random bytes never match a SHA-1): never a panic, and still only the promised bytes.
+            if let Some(cur) = current.filter(|_| !f.creates()) {
+                let mut forced = f.clone();
+                forced.old_id = Some(git_blob_id(cur));
+                if let Ok(post) = canonical::apply_file(&forced, Some(cur)) {
+                    assert_eq!(git_blob_id(&post), f.new_id, "{}: promised blob id", f.path);
+                }
+            }
         }
     }
 
