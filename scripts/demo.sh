@@ -34,7 +34,11 @@ sed -i "s#^base_url = .*#base_url = \"$URL\"#" "$WS/local-llm-worker.toml"
 sed -i 's#^commands = .*#commands = ["python3 -m py_compile greeting.py"]#' "$WS/local-llm-worker.toml"
 # Greedy decoding: the tiny model then gives the same answer every run (sampled at 0.2 it is right about half the time).
 sed -i 's#^temperature = .*#temperature = 0.0#' "$WS/local-llm-worker.toml"
-grep -E '^(kind|base_url|temperature|allowed|commands) =' "$WS/local-llm-worker.toml"
+# Validate every proposal in a sandbox copy before it is returned, with the one repair round: on a freshly started
+# server the tiny model's first answer leaves JSON debris in the line (`"Hi"}], `); the check catches it, and the
+# repair round, shown the failing output, gets it right.
+sed -i 's#^on_propose = .*#on_propose = true#; s#^attempts = .*#attempts = 1#' "$WS/local-llm-worker.toml"
+grep -E '^(kind|base_url|temperature|allowed|commands|on_propose|attempts) =' "$WS/local-llm-worker.toml"
 
 TASK='Change the value of GREETING from "Hello" to "Hi".'
 step "propose"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: format and lints, unit and end-to-end tests (with the REAL local llama.cpp model server),
-# an independent MCP client (the official Python SDK) listing the tools, and the plugin installed and driven in the
-# real Claude Code and Codex CLIs (pinned, from npm) against scripted model endpoints.
+# an independent MCP client (the official Python SDK) listing the tools, the plugin installed and driven in the
+# real Claude Code and Codex CLIs (pinned, from npm) against scripted model endpoints, and the demo.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -33,8 +33,22 @@ cargo build --release --locked --quiet
 HOSTS_LOG=$(mktemp)
 scripts/test-hosts.sh 2>&1 | tee "$HOSTS_LOG"
 
+echo "== the demo (the README's first command), on a freshly started model server as a user runs it"
+scripts/local-model.sh stop
+DEMO_LOG=$(mktemp)
+if scripts/demo.sh >"$DEMO_LOG" 2>&1; then
+  tail -4 "$DEMO_LOG"
+  echo "demo: 1 passed, 0 failed" | tee -a "$HOSTS_LOG"
+  DEMO_FAILED=0
+else
+  tail -40 "$DEMO_LOG"
+  echo "demo: 0 passed, 1 failed" | tee -a "$HOSTS_LOG"
+  DEMO_FAILED=1
+fi
+
 # One closing line for the whole run (cargo's last line is the doc-tests' and counts 0).
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
-     /^hosts: [0-9]+ passed, [0-9]+ failed/ { p += $2; f += $4 }
+     /^(hosts|demo): [0-9]+ passed, [0-9]+ failed/ { p += $2; f += $4 }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$LOG" "$HOSTS_LOG"
-rm -f "$LOG" "$HOSTS_LOG"
+rm -f "$LOG" "$HOSTS_LOG" "$DEMO_LOG"
+exit "$DEMO_FAILED"

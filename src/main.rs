@@ -393,6 +393,15 @@ fn print_proposal(r: &ProposeResult) {
         );
     }
     println!("dry run   {}", if r.dry_run_ok { "ok" } else { "failed" });
+    print_checks(&r.validation, " in a sandbox copy");
+    if r.repaired {
+        println!(
+            "repaired  the first answer failed validation; this is the answer of the one repair round"
+        );
+    }
+    if let Some(e) = &r.repair_error {
+        println!("repair    tried, no usable edit: {e}");
+    }
     println!("digest    {}", r.digest);
     println!("--- patch ---");
     print!("{}", r.patch);
@@ -404,9 +413,13 @@ fn print_applied(r: &ApplyResult) {
     for f in &r.files_written {
         println!("wrote     {f}");
     }
-    for c in &r.validation {
+    print_checks(&r.validation, "");
+}
+
+fn print_checks(checks: &[local_llm_delegator::checks::CheckResult], place: &str) {
+    for c in checks {
         println!(
-            "check     `{}` {} ({} ms)",
+            "check     `{}` {}{place} ({} ms)",
             c.command,
             if c.passed { "passed" } else { "FAILED" },
             c.duration_ms

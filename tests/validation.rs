@@ -76,8 +76,8 @@ fn worker_env(c: &mut Command, sandboxes: &Path) {
         .env("LOCAL_LLM_SANDBOX_DIR", sandboxes);
 }
 
-/// `propose --json` for `file` with a low-complexity task.
-fn propose_json(ws: &Ws, file: &str, sandboxes: &SandboxDir) -> (Output, serde_json::Value) {
+/// `propose` for `file` with a low-complexity task, and `extra` arguments.
+fn propose(ws: &Ws, file: &str, sandboxes: &SandboxDir, extra: &[&str]) -> Output {
     let mut c = Command::new(BIN);
     c.args([
         "propose",
@@ -91,10 +91,15 @@ fn propose_json(ws: &Ws, file: &str, sandboxes: &SandboxDir) -> (Output, serde_j
         "low",
         "--file",
         file,
-        "--json",
-    ]);
+    ])
+    .args(extra);
     worker_env(&mut c, sandboxes.path());
-    let out = c.output().unwrap();
+    c.output().unwrap()
+}
+
+/// `propose --json` for `file` with a low-complexity task.
+fn propose_json(ws: &Ws, file: &str, sandboxes: &SandboxDir) -> (Output, serde_json::Value) {
+    let out = propose(ws, file, sandboxes, &["--json"]);
     let v = serde_json::from_str(&stdout(&out)).unwrap_or(serde_json::Value::Null);
     (out, v)
 }
@@ -202,6 +207,22 @@ fn python_a_failing_proposal_is_repaired_once() {
         "the original file: {p}"
     );
     assert_eq!(ws.snapshot(), before);
+    sb.assert_empty();
+}
+
+#[test]
+fn the_cli_says_when_a_proposal_was_checked_and_repaired() {
+    let s = scripted(vec![Reply::chat(PY_BROKEN), Reply::chat(PY_GOOD)]);
+    let ws = python_ws(&s.base_url, 1);
+    let sb = SandboxDir::new();
+    let out = propose(&ws, "app.py", &sb, &[]);
+    ok(&out);
+    let text = stdout(&out);
+    assert!(
+        text.contains("passed in a sandbox copy")
+            && text.contains("repaired  the first answer failed validation"),
+        "{text}"
+    );
     sb.assert_empty();
 }
 
