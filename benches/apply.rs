@@ -58,20 +58,7 @@ const FILE_LINES: usize = 1_000;
 type BenchResult<T> = Result<T, String>;
 
 fn main() -> ExitCode {
-    let bin = match common::worker_bin() {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match run(&bin) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::main_with(run)
 }
 
 /// A tree, its patch and the intended result.

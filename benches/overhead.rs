@@ -73,20 +73,7 @@ const REMOVED_VARS: &[&str] = &[
 type BenchResult<T> = Result<T, String>;
 
 fn main() -> ExitCode {
-    let bin = match common::worker_bin() {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match run(&bin) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::main_with(run)
 }
 
 /// Where children write their ledger: a scratch file, so that a bench never fills the user's ledger.

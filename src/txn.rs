@@ -399,6 +399,11 @@ fn hard_link_refusal(rel: &str, links: u64) -> String {
     )
 }
 
+/// A workspace-relative path as (its folder, "" at the root; its file name).
+fn split_rel(rel: &str) -> (&str, &str) {
+    rel.rsplit_once('/').unwrap_or(("", rel))
+}
+
 fn write_all(
     ws: &Workspace,
     planned: &[Planned],
@@ -406,8 +411,6 @@ fn write_all(
     undo: &mut Undo,
 ) -> Result<Vec<Written>> {
     let root = ws.root();
-    let folder_of =
-        |rel: &str| -> String { rel.rsplit_once('/').map_or("", |(d, _)| d).to_string() };
     // Handles on the targets' folders (opened from the root one component at a time, without following symlinks),
     // one per folder; `None` for a folder the apply creates.
     let mut folders: Vec<(String, Option<Rc<beneath::Dir>>)> = Vec::new();
@@ -419,12 +422,11 @@ fn write_all(
     //    (and have one name); every file to create must still be absent.
     let mut opened: Vec<Option<fs::File>> = Vec::with_capacity(planned.len());
     for p in planned {
-        let folder = folder_of(&p.rel);
-        let name = p.rel.rsplit_once('/').map_or(p.rel.as_str(), |(_, n)| n);
+        let (folder, name) = split_rel(&p.rel);
         let dir = match folders.iter().find(|(f, _)| *f == folder) {
             Some((_, d)) => d.clone(),
             None => {
-                let d = if new_dirs.contains(&folder) {
+                let d = if new_dirs.iter().any(|n| n == folder) {
                     None
                 } else {
                     let (d, _) = beneath::open_parent(root, &p.rel).map_err(|e| {
@@ -439,7 +441,7 @@ fn write_all(
                     })?;
                     Some(Rc::new(d))
                 };
-                folders.push((folder, d.clone()));
+                folders.push((folder.to_string(), d.clone()));
                 d
             }
         };
@@ -503,8 +505,7 @@ fn write_all(
     //    journal can undo any of it.
     let mut written = Vec::with_capacity(planned.len());
     for (i, (p, file)) in planned.iter().zip(opened).enumerate() {
-        let folder = folder_of(&p.rel);
-        let name = p.rel.rsplit_once('/').map_or(p.rel.as_str(), |(_, n)| n);
+        let (folder, name) = split_rel(&p.rel);
         let slot = folders
             .iter_mut()
             .find(|(f, _)| *f == folder)

@@ -10,6 +10,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+/// The body of a bench's `main`: find the release binary, run the bench with it, report an error and fail.
+pub fn main_with(run: impl FnOnce(&Path) -> Result<(), String>) -> std::process::ExitCode {
+    match worker_bin().and_then(|bin| run(&bin)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// The release binary: `$LLW_BIN` if set, else `<CARGO_MANIFEST_DIR>/target/release/local-llm-worker`.
 pub fn worker_bin() -> Result<PathBuf, String> {
     let bin = match std::env::var_os("LLW_BIN") {
