@@ -1,51 +1,69 @@
-//! Validation commands from the policy file: run with `sh -c` in the workspace, each in its own process group, with a
-//! timeout that kills the whole group, and their combined output captured to a bounded tail. Cancelling the call
-//! (the [`Watch`]) kills the running command's group too.
+//! Validation commands from the policy file: run with `sh -c` as a [`Launch`] from [`crate::confine`] says (confined
+//! around a sandbox copy on propose, in the workspace's own PID namespace or process group at apply time), with a
+//! timeout and cancellation that kill the whole check, and their combined output captured in memory as a bounded
+//! head and tail with the count of bytes left out between them. Nothing is written to disk.
 //!
-//! Only commands from the policy file reach this module; nothing a model wrote or a tool argument said is executed.
+//! Only commands from the policy file reach this module; nothing a model wrote or a tool argument said is executed
+//! as a command (the code they run on a proposal is the model's, which is why it runs confined).
 
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::confine::Launch;
 use crate::provider::Watch;
+use crate::secret::Secret;
 
-/// The last bytes of a command's output kept in a result.
-pub const OUTPUT_TAIL_BYTES: u64 = 4000;
+/// The first bytes of a check's output kept in its result.
+pub const OUTPUT_HEAD_BYTES: usize = 16 * 1024;
+/// The last bytes of a check's output kept in its result.
+pub const OUTPUT_TAIL_BYTES: usize = 16 * 1024;
+/// How long the output is still read after the check's own process ended (a process that left the check's group
+/// may hold it open; it is not waited for longer).
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// How one validation command went.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CheckResult {
     pub command: String,
     pub passed: bool,
-    /// The exit code; `None` when it was killed (timeout) or could not start.
+    /// The exit code; `None` when it was killed (timeout, cancellation) or could not start.
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub duration_ms: u64,
-    /// The last bytes of stdout and stderr together.
-    pub output_tail: String,
+    /// How it was isolated: `confined` (bubblewrap: no network, its own PID namespace, only the sandbox writable),
+    /// `pid-namespace` (apply time: in the workspace, no descendant outlives it) or `process-group`.
+    pub isolation: String,
+    /// Its stdout and stderr together: the first and the last bytes, with a line saying how many bytes between
+    /// them were left out.
+    pub output: String,
+    /// Bytes of output it wrote in all.
+    pub output_bytes: u64,
+    /// Bytes of output not kept in `output`.
+    pub output_dropped: u64,
 }
 
-/// Run `commands` in order in `dir`, stopping at the first failure. `hidden_env` names variables (provider keys)
-/// removed from the commands' environment. When `watch` is cancelled, the running command's whole group is killed,
-/// its result fails, and no further command starts.
-pub fn run_all(
-    commands: &[String],
-    dir: &Path,
-    timeout: Duration,
-    hidden_env: &[String],
-    watch: &Watch,
-) -> Vec<CheckResult> {
+/// How to run the checks: the launch, the timeout per command, and the key to redact from their output.
+pub struct Run<'a> {
+    pub launch: &'a Launch,
+    pub timeout: Duration,
+    pub secret: &'a Secret,
+}
+
+/// Run `commands` in order in `dir`, stopping at the first failure. When `watch` is cancelled, the running check is
+/// killed, its result fails, and no further command starts.
+pub fn run_all(commands: &[String], dir: &Path, run: &Run<'_>, watch: &Watch) -> Vec<CheckResult> {
     let mut out = Vec::new();
     for c in commands {
         if watch.is_cancelled() {
             break;
         }
-        let r = run_one(c, dir, timeout, hidden_env, watch);
+        let r = run_one(c, dir, run, watch);
         let failed = !r.passed;
         out.push(r);
         if failed {
@@ -55,10 +73,10 @@ pub fn run_all(
     out
 }
 
-/// The text of a failed check for people and models: what ran, how it ended, and the output tail.
+/// The text of a failed check for people and models: what ran, how it ended, and its output.
 pub fn failure_report(r: &CheckResult) -> String {
     format!(
-        "`{}` {} after {} ms. Output tail:\n{}",
+        "`{}` {} after {} ms. Output:\n{}",
         r.command,
         if r.timed_out {
             "timed out".to_string()
@@ -69,79 +87,201 @@ pub fn failure_report(r: &CheckResult) -> String {
             }
         },
         r.duration_ms,
-        r.output_tail
+        r.output
     )
 }
 
-fn run_one(
-    command: &str,
-    dir: &Path,
-    timeout: Duration,
-    hidden_env: &[String],
-    watch: &Watch,
-) -> CheckResult {
+/// The output captured so far: the first bytes, the last bytes, and how many there were in all.
+#[derive(Default)]
+struct Capture {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    total: u64,
+}
+
+impl Capture {
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        if self.head.len() < OUTPUT_HEAD_BYTES {
+            let n = bytes.len().min(OUTPUT_HEAD_BYTES - self.head.len());
+            self.head.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+        }
+        if bytes.len() >= OUTPUT_TAIL_BYTES {
+            self.tail.clear();
+            self.tail
+                .extend_from_slice(&bytes[bytes.len() - OUTPUT_TAIL_BYTES..]);
+            return;
+        }
+        self.tail.extend_from_slice(bytes);
+        // Amortised: trim only when twice the size kept.
+        if self.tail.len() > 2 * OUTPUT_TAIL_BYTES {
+            let cut = self.tail.len() - OUTPUT_TAIL_BYTES;
+            self.tail.drain(..cut);
+        }
+    }
+
+    fn kept_tail(&self) -> &[u8] {
+        &self.tail[self.tail.len().saturating_sub(OUTPUT_TAIL_BYTES)..]
+    }
+
+    fn dropped(&self) -> u64 {
+        self.total - (self.head.len() + self.kept_tail().len()) as u64
+    }
+
+    fn render(&self) -> String {
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        let dropped = self.dropped();
+        if dropped > 0 {
+            text.push_str(&format!(
+                "\n[... {dropped} bytes of output left out ({} in all) ...]\n",
+                self.total
+            ));
+        }
+        text.push_str(&String::from_utf8_lossy(self.kept_tail()));
+        text
+    }
+}
+
+fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResult {
     let start = Instant::now();
+    let isolation = run.launch.isolation.to_string();
     let fail = |why: String| CheckResult {
         command: command.to_string(),
         passed: false,
         exit_code: None,
         timed_out: false,
         duration_ms: start.elapsed().as_millis() as u64,
-        output_tail: why,
+        isolation: isolation.clone(),
+        output: why,
+        output_bytes: 0,
+        output_dropped: 0,
     };
-    let mut log = match tempfile::tempfile() {
-        Ok(f) => f,
-        Err(e) => return fail(format!("cannot create an output file: {e}")),
+    // One pipe for stdout and stderr, so their lines keep their order; read in memory, never to a file.
+    let (reader, writer) = match std::io::pipe() {
+        Ok(p) => p,
+        Err(e) => {
+            return fail(format!(
+                "[the check did not run: no pipe for its output could be made: {e}]"
+            ));
+        }
     };
-    let (out, err) = match (log.try_clone(), log.try_clone()) {
-        (Ok(a), Ok(b)) => (a, b),
-        _ => return fail("cannot share the output file".into()),
+    let writer2 = match writer.try_clone() {
+        Ok(w) => w,
+        Err(e) => {
+            return fail(format!(
+                "[the check did not run: its output pipe could not be shared: {e}]"
+            ));
+        }
     };
-    let mut cmd = Command::new("sh");
+    // With a wrapper: `bwrap OPTIONS -- sh -c COMMAND`; without: `sh -c COMMAND`.
+    let mut cmd = match run.launch.wrapper.split_first() {
+        Some((program, options)) => {
+            let mut c = Command::new(program);
+            c.args(options).arg("sh");
+            c
+        }
+        None => Command::new("sh"),
+    };
     cmd.arg("-c")
         .arg(command)
         .current_dir(dir)
+        .env_clear()
+        .envs(run.launch.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
+        .stdout(writer)
+        .stderr(writer2)
         .process_group(0);
-    for v in hidden_env {
-        cmd.env_remove(v);
-    }
-    let mut child = match cmd.spawn() {
+    let spawned = cmd.spawn();
+    // Our copies of the pipe's write end must go, or the reader never sees the end of the output.
+    drop(cmd);
+    let mut child = match spawned {
         Ok(c) => c,
-        Err(e) => return fail(format!("cannot start `sh -c`: {e}")),
+        Err(e) => {
+            return fail(format!(
+                "[the check did not run: cannot start {}: {e}]",
+                run.launch
+                    .wrapper
+                    .first()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "sh".into())
+            ));
+        }
     };
-    let pgid = child.id() as i32;
+    let capture = Arc::new(Mutex::new(Capture::default()));
+    let (done_tx, done_rx) = mpsc::channel::<std::io::Result<()>>();
+    {
+        let capture = capture.clone();
+        let mut reader = reader;
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            let r = loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => break Ok(()),
+                    Ok(n) => capture
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => break Err(e),
+                }
+            };
+            let _ = done_tx.send(r);
+        });
+    }
+    let pgid = rustix::process::Pid::from_child(&child);
+    let kill_group = || {
+        // ESRCH (the group is already gone) is fine.
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+    };
     let mut timed_out = false;
     let mut cancelled = false;
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
-            Ok(None) if start.elapsed() >= timeout || watch.is_cancelled() => {
-                timed_out = start.elapsed() >= timeout;
+            Ok(None) if start.elapsed() >= run.timeout || watch.is_cancelled() => {
+                timed_out = start.elapsed() >= run.timeout;
                 cancelled = !timed_out;
-                // SAFETY: kill(2) with a negative pid signals the process group the child leads; no memory involved.
-                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                kill_group();
                 break child.wait().ok();
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(_) => break None,
         }
     };
-    // Whatever the outcome, leave no member of the group behind.
-    // SAFETY: as above; ESRCH (group already gone) is fine.
-    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    // Whatever the outcome, leave no member of the group behind (in a confinement, the whole PID namespace ends
+    // with its first process).
+    kill_group();
+    let mut notes = Vec::new();
+    match done_rx.recv_timeout(DRAIN_GRACE) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => notes.push(format!(
+            "[the output could not be captured after {} bytes: {e}; this says nothing about the check itself]",
+            capture.lock().unwrap_or_else(|p| p.into_inner()).total
+        )),
+        Err(_) => notes.push(
+            "[a process that left the check's group still holds its output open; it was not waited for \
+             (install bubblewrap so that checks run in a PID namespace of their own)]"
+                .to_string(),
+        ),
+    }
     let exit_code = status.and_then(|s| s.code());
-    let mut tail = tail_of(&mut log);
+    let cap = capture.lock().unwrap_or_else(|p| p.into_inner());
+    let mut output = cap.render();
     if timed_out {
-        tail.push_str(&format!(
-            "\n[killed after the {} s timeout]",
-            timeout.as_secs()
+        notes.push(format!(
+            "[killed after the {} s timeout]",
+            run.timeout.as_secs()
         ));
     }
     if cancelled {
-        tail.push_str("\n[killed: the call was cancelled]");
+        notes.push("[killed: the call was cancelled]".to_string());
+    }
+    for n in notes {
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(&n);
     }
     CheckResult {
         command: command.to_string(),
@@ -149,47 +289,71 @@ fn run_one(
         exit_code,
         timed_out,
         duration_ms: start.elapsed().as_millis() as u64,
-        output_tail: tail,
-    }
-}
-
-fn tail_of(f: &mut std::fs::File) -> String {
-    let len = f.seek(SeekFrom::End(0)).unwrap_or(0);
-    let from = len.saturating_sub(OUTPUT_TAIL_BYTES);
-    let _ = f.seek(SeekFrom::Start(from));
-    let mut buf = Vec::new();
-    let _ = f.read_to_end(&mut buf);
-    let text = String::from_utf8_lossy(&buf).into_owned();
-    if from > 0 {
-        format!("[{from} earlier bytes cut]\n{text}")
-    } else {
-        text
+        isolation,
+        output: run.secret.redact(&output),
+        output_bytes: cap.total,
+        output_dropped: cap.dropped(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::confine::{self, Isolation, Private};
+
+    /// A plain launch (process group, allowlisted environment).
+    fn plain() -> Launch {
+        Launch {
+            wrapper: Vec::new(),
+            env: confine::environment(&[], None, None),
+            isolation: "process-group",
+        }
+    }
+
+    fn run_with(launch: &Launch, cmds: &[&str], dir: &Path, timeout: Duration) -> Vec<CheckResult> {
+        let cmds: Vec<String> = cmds.iter().map(|c| c.to_string()).collect();
+        run_all(
+            &cmds,
+            dir,
+            &Run {
+                launch,
+                timeout,
+                secret: &Secret::none(),
+            },
+            &Watch::default(),
+        )
+    }
+
+    /// A confinement around `sandbox`; these tests need bubblewrap (`.ci/run` installs it).
+    fn confined(sandbox: &Path, workspace: &Path) -> Launch {
+        confine::for_proposal(
+            Isolation::Confined,
+            sandbox,
+            &Private {
+                workspace: workspace.to_path_buf(),
+                state: None,
+            },
+            &[],
+            &[],
+        )
+        .expect("these tests need bubblewrap: apt-get install bubblewrap")
+    }
 
     #[test]
     fn passes_fails_and_stops_at_the_first_failure() {
         let dir = std::env::temp_dir();
-        let r = run_all(
-            &[
-                "true".into(),
-                "echo out; echo err >&2; exit 3".into(),
-                "true".into(),
-            ],
+        let r = run_with(
+            &plain(),
+            &["true", "echo out; echo err >&2; exit 3", "true"],
             &dir,
             Duration::from_secs(10),
-            &[],
-            &Watch::default(),
         );
         assert_eq!(r.len(), 2);
         assert!(r[0].passed);
         assert!(!r[1].passed);
         assert_eq!(r[1].exit_code, Some(3));
-        assert!(r[1].output_tail.contains("out") && r[1].output_tail.contains("err"));
+        assert_eq!(r[1].output, "out\nerr\n");
+        assert_eq!(r[1].isolation, "process-group");
     }
 
     #[test]
@@ -197,43 +361,94 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("child-alive");
         let cmd = format!("(sleep 2; touch {}) & sleep 30", marker.display());
-        let r = run_all(
-            &[cmd],
-            dir.path(),
-            Duration::from_millis(300),
-            &[],
-            &Watch::default(),
-        );
+        let r = run_with(&plain(), &[&cmd], dir.path(), Duration::from_millis(300));
         assert!(r[0].timed_out && !r[0].passed);
+        assert!(r[0].output.contains("timeout"), "{:?}", r[0]);
         std::thread::sleep(Duration::from_millis(2500));
         assert!(!marker.exists(), "a background child survived the timeout");
     }
 
     #[test]
-    fn output_is_capped_to_its_tail() {
-        let r = run_all(
-            &["yes x | head -c 100000; exit 1".into()],
+    fn output_is_kept_as_head_and_tail_with_the_count_left_out() {
+        let r = run_with(
+            &plain(),
+            &["echo FIRST; yes x | head -c 100000; echo; echo LAST; exit 1"],
             &std::env::temp_dir(),
             Duration::from_secs(10),
-            &[],
-            &Watch::default(),
         );
-        assert!(r[0].output_tail.len() < OUTPUT_TAIL_BYTES as usize + 100);
-        assert!(r[0].output_tail.starts_with("[96000 earlier bytes cut]"));
+        let o = &r[0];
+        assert_eq!(o.output_bytes, 6 + 100_000 + 1 + 5);
+        assert_eq!(
+            o.output_dropped,
+            o.output_bytes - (OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES) as u64
+        );
+        assert!(o.output.starts_with("FIRST\nx\nx\n"), "{}", &o.output[..20]);
+        assert!(o.output.ends_with("x\n\nLAST\n"), "the tail is kept");
+        assert!(
+            o.output.contains(&format!(
+                "[... {} bytes of output left out",
+                o.output_dropped
+            )),
+            "the cut is said"
+        );
+        assert!(o.output.len() < OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES + 200);
     }
 
     #[test]
-    fn hidden_variables_do_not_reach_commands() {
-        // SAFETY: tests in this module do not read this variable concurrently.
+    fn a_gigabyte_of_output_is_counted_and_uses_no_disk() {
+        let tmp = tempfile::tempdir().unwrap();
+        let launch = Launch {
+            env: confine::environment(&[], None, Some(tmp.path())),
+            ..plain()
+        };
+        let r = run_with(
+            &launch,
+            &["head -c 1000000000 /dev/zero | tr '\\0' y; echo; echo END"],
+            tmp.path(),
+            Duration::from_secs(120),
+        );
+        let o = &r[0];
+        assert!(o.passed, "{}", &o.output[o.output.len() - 200..]);
+        assert_eq!(o.output_bytes, 1_000_000_000 + 1 + 4);
+        assert_eq!(
+            o.output_dropped,
+            o.output_bytes - (OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES) as u64
+        );
+        assert!(o.output.ends_with("yyy\nEND\n"));
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            0,
+            "nothing was written to the temporary folder"
+        );
+    }
+
+    #[test]
+    fn only_allowlisted_variables_reach_commands() {
+        // SAFETY: no other test of this module reads or writes this variable.
         unsafe { std::env::set_var("LLW_TEST_SECRET_VAR", "s3cret") };
-        let r = run_all(
-            &["test -z \"$LLW_TEST_SECRET_VAR\"".into()],
+        let r = run_with(
+            &plain(),
+            &["test -z \"$LLW_TEST_SECRET_VAR\" && test -n \"$PATH\""],
             &std::env::temp_dir(),
             Duration::from_secs(10),
-            &["LLW_TEST_SECRET_VAR".into()],
-            &Watch::default(),
         );
         assert!(r[0].passed, "{:?}", r[0]);
+    }
+
+    #[test]
+    fn the_key_is_redacted_from_the_output() {
+        let secret = Secret::new("sk-test-0123456789abcdef");
+        let r = run_all(
+            &["echo token sk-test-0123456789abcdef; exit 1".to_string()],
+            &std::env::temp_dir(),
+            &Run {
+                launch: &plain(),
+                timeout: Duration::from_secs(10),
+                secret: &secret,
+            },
+            &Watch::default(),
+        );
+        assert_eq!(r[0].output, "token [redacted]\n");
     }
 
     #[test]
@@ -249,22 +464,130 @@ mod tests {
             flag.store(true, std::sync::atomic::Ordering::Relaxed);
         });
         let start = Instant::now();
+        let launch = plain();
         let r = run_all(
             &[cmd, format!("touch {}", after.display())],
             dir.path(),
-            Duration::from_secs(60),
-            &[],
+            &Run {
+                launch: &launch,
+                timeout: Duration::from_secs(60),
+                secret: &Secret::none(),
+            },
             &watch,
         );
         assert!(start.elapsed() < Duration::from_secs(5));
         assert_eq!(r.len(), 1);
         assert!(!r[0].passed && !r[0].timed_out, "{:?}", r[0]);
-        assert!(r[0].output_tail.contains("cancelled"), "{:?}", r[0]);
+        assert!(r[0].output.contains("cancelled"), "{:?}", r[0]);
         std::thread::sleep(Duration::from_millis(2500));
         assert!(
             !marker.exists(),
             "a background child survived the cancellation"
         );
         assert!(!after.exists(), "a command started after the cancellation");
+    }
+
+    /// Daemons that leave the check's process group: one started with `setsid`, one double-forked.
+    const DAEMONS: &str = "setsid sh -c 'sleep 1; touch late-setsid' </dev/null >/dev/null 2>&1 & \
+                           (sh -c 'sleep 1; touch late-fork' </dev/null >/dev/null 2>&1 &) ; ";
+
+    fn assert_no_daemon_wrote(dir: &Path) {
+        std::thread::sleep(Duration::from_millis(1800));
+        for m in ["late-setsid", "late-fork"] {
+            assert!(
+                !dir.join(m).exists(),
+                "a daemon ({m}) outlived the check and wrote to {}",
+                dir.display()
+            );
+        }
+    }
+
+    #[test]
+    fn confined_daemons_die_with_the_check_when_it_ends() {
+        let ws = tempfile::tempdir().unwrap();
+        let sb = tempfile::tempdir().unwrap();
+        let launch = confined(sb.path(), ws.path());
+        let r = run_with(
+            &launch,
+            &[&format!("{DAEMONS} exit 0")],
+            sb.path(),
+            Duration::from_secs(10),
+        );
+        assert!(r[0].passed, "{:?}", r[0]);
+        assert_eq!(r[0].isolation, "confined");
+        assert_no_daemon_wrote(sb.path());
+    }
+
+    #[test]
+    fn confined_daemons_die_with_the_check_when_it_times_out() {
+        let ws = tempfile::tempdir().unwrap();
+        let sb = tempfile::tempdir().unwrap();
+        let launch = confined(sb.path(), ws.path());
+        let r = run_with(
+            &launch,
+            &[&format!("{DAEMONS} sleep 30")],
+            sb.path(),
+            Duration::from_millis(400),
+        );
+        assert!(r[0].timed_out, "{:?}", r[0]);
+        assert_no_daemon_wrote(sb.path());
+    }
+
+    #[test]
+    fn approved_checks_at_apply_time_leave_no_daemon_behind() {
+        let ws = tempfile::tempdir().unwrap();
+        let launch = confine::for_apply(ws.path(), &[]);
+        assert_eq!(
+            launch.isolation, "pid-namespace",
+            "these tests need bubblewrap: apt-get install bubblewrap"
+        );
+        let r = run_with(
+            &launch,
+            &[&format!("{DAEMONS} echo ok > written")],
+            ws.path(),
+            Duration::from_secs(10),
+        );
+        assert!(r[0].passed, "{:?}", r[0]);
+        assert!(
+            ws.path().join("written").exists(),
+            "an approved check writes in the workspace"
+        );
+        assert_no_daemon_wrote(ws.path());
+        let r = run_with(
+            &launch,
+            &[&format!("{DAEMONS} sleep 30")],
+            ws.path(),
+            Duration::from_millis(400),
+        );
+        assert!(r[0].timed_out, "{:?}", r[0]);
+        assert_no_daemon_wrote(ws.path());
+    }
+
+    #[test]
+    fn approved_checks_cannot_read_the_workers_environment() {
+        // SAFETY: no other test of this module reads or writes this variable.
+        unsafe { std::env::set_var("LLW_TEST_WORKER_ONLY", "worker-secret-value") };
+        let ws = tempfile::tempdir().unwrap();
+        let launch = confine::for_apply(ws.path(), &[]);
+        let r = run_with(
+            &launch,
+            &[&format!(
+                "cat /proc/{}/environ 2>&1; grep -l worker-secret-value /proc/*/environ 2>/dev/null; ls /proc | grep -c '^[0-9]'",
+                std::process::id()
+            )],
+            ws.path(),
+            Duration::from_secs(10),
+        );
+        assert!(
+            !r[0].output.contains("worker-secret-value"),
+            "{}",
+            r[0].output
+        );
+        let count: usize = r[0].output.lines().last().unwrap().trim().parse().unwrap();
+        assert!(
+            count <= 5,
+            "the check sees {count} processes: {}",
+            r[0].output
+        );
     }
 }

@@ -260,7 +260,46 @@ pub struct Validation {
     /// Left out of the sandbox copy: a name matches a file or folder of that name at any depth, a name with `/` that
     /// workspace-relative path.
     pub sandbox_skip: Vec<String>,
+    /// How validation on propose runs the model's code: `confined` (bubblewrap; refused when unavailable) or
+    /// `copy` (an unconfined temporary copy: the model's code runs with the worker's rights).
+    pub isolation: crate::confine::Isolation,
+    /// Names of environment variables passed to the commands, besides PATH, LANG, LANGUAGE, LC_*, TZ, USER,
+    /// LOGNAME, HOME and TMPDIR. Nothing else of the worker's environment reaches them.
+    pub env: Vec<String>,
+    /// Folders outside the workspace that a confined check may read (read-only; `~/` is the home folder):
+    /// toolchains installed in the home folder, which is otherwise hidden. Missing ones are skipped.
+    pub sandbox_read: Vec<String>,
 }
+
+/// The variables passed to validation commands by default: where toolchains live, never credentials.
+pub const DEFAULT_CHECK_ENV: &[&str] = &[
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "VIRTUAL_ENV",
+    "GOPATH",
+    "GOROOT",
+    "JAVA_HOME",
+    "NVM_DIR",
+];
+
+/// The toolchain folders a confined check may read by default (those that exist).
+pub const DEFAULT_SANDBOX_READ: &[&str] = &[
+    "~/.cargo",
+    "~/.rustup",
+    "~/.pyenv",
+    "~/.local/bin",
+    "~/.local/lib",
+    "~/.nvm",
+    "~/.volta",
+    "~/.asdf",
+    "~/.sdkman",
+    "~/.deno",
+    "~/.bun",
+    "~/go",
+];
 
 /// The folders a sandbox copy leaves out by default.
 pub const DEFAULT_SANDBOX_SKIP: &[&str] = &["target", "node_modules", ".git"];
@@ -272,6 +311,9 @@ impl Default for Validation {
             timeout_secs: 300,
             on_propose: false,
             sandbox_skip: DEFAULT_SANDBOX_SKIP.iter().map(|s| s.to_string()).collect(),
+            isolation: crate::confine::Isolation::Confined,
+            env: DEFAULT_CHECK_ENV.iter().map(|s| s.to_string()).collect(),
+            sandbox_read: DEFAULT_SANDBOX_READ.iter().map(|s| s.to_string()).collect(),
         }
     }
 }
@@ -329,6 +371,26 @@ impl Policy {
                 .api_key_env
                 .map(str::to_string)
         })
+    }
+
+    /// The provider key (read from the variable [`Policy::api_key_env`] names) as a [`Secret`] to look for in what
+    /// servers send and to redact from what is shown; none when there is no key.
+    pub fn secret(&self) -> crate::secret::Secret {
+        self.api_key_env()
+            .and_then(|v| std::env::var(v).ok())
+            .map(|k| crate::secret::Secret::new(&k))
+            .unwrap_or_default()
+    }
+
+    /// The variables `[validation] env` passes to validation commands; never the key's variable.
+    pub fn check_env(&self) -> Vec<String> {
+        let key = self.api_key_env();
+        self.validation
+            .env
+            .iter()
+            .filter(|n| key.as_deref() != Some(n.as_str()))
+            .cloned()
+            .collect()
     }
 
     /// The model for a complexity: `low` always uses flash, `medium` uses pro.
@@ -466,6 +528,34 @@ impl Policy {
                 return bad(format!(
                     "[validation] sandbox_skip entry {s:?} is not a name or a workspace-relative path; write a \
                      folder name such as \"target\" or a path such as \"web/dist\""
+                ));
+            }
+        }
+        for name in &self.validation.env {
+            if name.is_empty()
+                || name.as_bytes()[0].is_ascii_digit()
+                || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            {
+                return bad(format!(
+                    "[validation] env entry {name:?} is not the name of an environment variable (letters, digits, _)"
+                ));
+            }
+            if self.api_key_env().as_deref() == Some(name.as_str()) {
+                return bad(format!(
+                    "[validation] env names {name}, the provider key's variable: the key never reaches validation \
+                     commands; remove it"
+                ));
+            }
+        }
+        for entry in &self.validation.sandbox_read {
+            let rest = entry.strip_prefix("~/").unwrap_or(entry);
+            if !(entry.starts_with('/') || entry.starts_with("~/"))
+                || rest.split('/').any(|c| c == ".." || c == ".")
+                || entry == "/"
+            {
+                return bad(format!(
+                    "[validation] sandbox_read entry {entry:?} is not an absolute folder or one under ~/ (such as \
+                     \"~/.cargo\" or \"/opt/sdk\"); write it that way"
                 ));
             }
         }

@@ -3,13 +3,15 @@
 //!
 //! The crate is split into a pure core and an imperative shell:
 //! - pure: [`patch`] (model output -> located edits -> canonical diff, and canonical diff -> post-images),
-//!   [`digest`], [`prompt`];
+//!   [`digest`], [`prompt`], [`secret`] (the key's spellings, found and redacted);
 //! - shell: [`scope`] (reads the workspace), [`provider`] (talks to the model), [`txn`] (the ONLY code that writes to a
-//!   workspace), [`checks`] (runs the policy's validation commands), [`sandbox`] (temporary copies to validate
+//!   workspace), [`checks`] (runs the policy's validation commands), [`confine`] (how they are started: confined around a
+//!   sandbox copy on propose), [`sandbox`] (temporary copies to validate
 //!   proposals in), [`service`] (orchestration), and the two thin transports [`mcp`] and the CLI in `main.rs`.
 
 pub mod checks;
 pub mod config;
+pub mod confine;
 pub mod digest;
 pub mod doctor;
 pub mod error;
@@ -21,6 +23,7 @@ pub mod proposal;
 pub mod provider;
 pub mod sandbox;
 pub mod scope;
+pub mod secret;
 pub mod service;
 pub mod txn;
 

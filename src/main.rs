@@ -142,6 +142,9 @@ impl TaskArgs {
 }
 
 fn main() -> ExitCode {
+    // The worker's own /proc entries (its environment holds the provider key) become unreadable to other processes
+    // of the same user, validation commands and what they run included.
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
@@ -419,10 +422,11 @@ fn print_applied(r: &ApplyResult) {
 fn print_checks(checks: &[local_llm_delegator::checks::CheckResult], place: &str) {
     for c in checks {
         println!(
-            "check     `{}` {}{place} ({} ms)",
+            "check     `{}` {}{place} ({} ms, {})",
             c.command,
             if c.passed { "passed" } else { "FAILED" },
-            c.duration_ms
+            c.duration_ms,
+            c.isolation
         );
     }
 }

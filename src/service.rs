@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checks::{self, CheckResult};
 use crate::config::{self, LoadedPolicy};
+use crate::confine;
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 use crate::ledger;
@@ -191,9 +192,17 @@ fn ask(
     entry.model = chat.model.clone();
     let completion = provider.complete(chat, &call.watch)?;
     let ms = start.elapsed().as_millis() as u64;
-    // Tokens spent are recorded even when the answer is refused afterwards.
-    entry.model = completion.model.clone();
+    // Tokens spent are recorded even when the answer is refused afterwards; the ledger keeps the configured model
+    // name, never what the server echoed.
     entry.usage = completion.usage;
+    if let Some(place) = completion.key_echoed {
+        return Err(Error::Provider(format!(
+            "the model server sent the provider key from {} back (in {place}); the answer was refused unread and \
+             nothing was proposed. Check that [provider] base_url is the provider you mean, and rotate the key if \
+             that server is not yours",
+            policy.api_key_env().unwrap_or_default()
+        )));
+    }
     if completion.finish_reason.as_deref() == Some("length") {
         return Err(Error::ModelAnswer(format!(
             "the answer was cut off at {} output tokens ({} used), so it cannot be trusted; raise the limit or \
@@ -350,6 +359,11 @@ impl Service {
         let (ws, loaded) = open_workspace(&req.workspace_root)?;
         let policy = &call.policy_for(&loaded.policy);
         let model = policy.route(medium, req.model.as_deref())?;
+        if policy.validation.on_propose && !policy.validation.commands.is_empty() {
+            // Before any model call: validation on propose runs the model's code, confined or (when the policy
+            // says so) not at all confined.
+            confine::check_available(policy.validation.isolation)?;
+        }
         let pre_images = ws.read_selected(&req.files, &policy.limits)?;
         let bytes_read: u64 = pre_images
             .values()
@@ -661,8 +675,13 @@ fn apply_bytes_inner(
     let (ws, loaded) = open_workspace(workspace_root)?;
     let policy = &loaded.policy;
     let commands = policy.validation.commands.clone();
-    let timeout = Duration::from_secs(policy.validation.timeout_secs);
-    let hidden: Vec<String> = policy.api_key_env().into_iter().collect();
+    let launch = confine::for_apply(ws.root(), &policy.check_env());
+    let secret = policy.secret();
+    let run = checks::Run {
+        launch: &launch,
+        timeout: Duration::from_secs(policy.validation.timeout_secs),
+        secret: &secret,
+    };
     let state = ledger::state_dir();
     let applied = txn::apply(
         &ws,
@@ -670,7 +689,7 @@ fn apply_bytes_inner(
         patch_limits(policy),
         state.as_deref(),
         |root: &Path| {
-            let results = checks::run_all(&commands, root, timeout, &hidden, watch);
+            let results = checks::run_all(&commands, root, &run, watch);
             match results.iter().find(|r| !r.passed) {
                 None if results.len() == commands.len() => Ok(results),
                 None => {
@@ -733,7 +752,8 @@ fn candidate(
 
 /// Validation on propose: copy the workspace into a [`sandbox`], put the selected files there exactly as the patch
 /// was made against them, apply the patch there through the same transaction as a real apply, and run the
-/// validation commands there (provider key variables removed). The workspace is only read; the copy is removed when
+/// validation commands there, confined around the copy ([`confine::for_proposal`]: no network, no view of the
+/// workspace, the worker or the home folder; an allowlisted environment). The workspace is only read; the copy is removed when
 /// this returns, whatever happened.
 fn validate_in_sandbox(
     ws: &Workspace,
@@ -772,11 +792,25 @@ fn validate_in_sandbox(
             (OnDisk::Absent { .. }, None) => {}
         }
     }
-    let timeout = Duration::from_secs(policy.validation.timeout_secs);
-    let hidden: Vec<String> = policy.api_key_env().into_iter().collect();
+    let launch = confine::for_proposal(
+        policy.validation.isolation,
+        sb.root(),
+        &confine::Private {
+            workspace: ws.root().to_path_buf(),
+            state: ledger::state_dir(),
+        },
+        &policy.validation.sandbox_read,
+        &policy.check_env(),
+    )?;
+    let secret = policy.secret();
+    let run = checks::Run {
+        launch: &launch,
+        timeout: Duration::from_secs(policy.validation.timeout_secs),
+        secret: &secret,
+    };
     let commands = &policy.validation.commands;
     let applied = txn::apply_throwaway(&sws, patch_bytes, patch_limits(policy), |root: &Path| {
-        Ok::<_, String>(checks::run_all(commands, root, timeout, &hidden, watch))
+        Ok::<_, String>(checks::run_all(commands, root, &run, watch))
     })?;
     if watch.is_cancelled() {
         return Err(Error::Cancelled);

@@ -246,10 +246,7 @@ fn python_failing_twice_makes_no_third_call_and_returns_the_output() {
     let r = &v["validation"][0];
     assert_eq!(r["passed"], false);
     assert_eq!(r["exit_code"], 1);
-    assert!(
-        r["output_tail"].as_str().unwrap().contains("SyntaxError"),
-        "{r}"
-    );
+    assert!(r["output"].as_str().unwrap().contains("SyntaxError"), "{r}");
     assert_eq!(ws.snapshot(), before);
     sb.assert_empty();
 }
@@ -324,7 +321,7 @@ fn rust_failing_twice_makes_no_third_call() {
     assert_eq!(requests(&s), 2, "no third model call");
     assert_eq!(v["validation_passed"], false, "{v}");
     assert_eq!(v["repaired"], true);
-    let tail = v["validation"][0]["output_tail"].as_str().unwrap();
+    let tail = v["validation"][0]["output"].as_str().unwrap();
     assert!(tail.contains("error"), "{tail}");
     assert_eq!(ws.snapshot(), before);
     sb.assert_empty();
@@ -344,14 +341,27 @@ fn not_running(pid: i32) -> bool {
         .unwrap_or(true)
 }
 
-/// Every PID the command wrote, once it wrote `n` of them.
-fn read_pids(file: &Path, n: usize, wait: Duration) -> Vec<i32> {
+/// A sleep duration no other process on the machine has: it marks the processes of one check.
+fn unique_mark() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{}.{nanos:09}", 3000 + std::process::id() % 1000)
+}
+
+/// The PIDs (as the host sees them) of every `sleep MARK` process, once there are `n`.
+fn marked_pids(mark: &str, n: usize, wait: Duration) -> Vec<i32> {
     let start = Instant::now();
     loop {
-        let pids: Vec<i32> = std::fs::read_to_string(file)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| l.trim().parse().ok())
+        let pids: Vec<i32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c == format!("sleep\0{mark}\0").as_bytes())
+            })
+            .filter(|&pid| !not_running(pid))
             .collect();
         if pids.len() >= n || start.elapsed() > wait {
             return pids;
@@ -373,25 +383,30 @@ fn assert_all_gone(pids: &[i32]) {
     }
 }
 
-/// A command that records its shell's PID and a background child's, then waits 30 s.
-fn sleeper(pid_file: &Path) -> String {
-    format!(
-        "echo $$ > {f}; sleep 30 & echo $! >> {f}; wait",
-        f = pid_file.display()
-    )
+/// A check that starts two sleepers marked by `mark`, one in the background and one as a `setsid` daemon (it
+/// leaves the check's process group), then waits for them.
+fn sleeper(mark: &str) -> String {
+    format!("sleep {mark} & setsid sleep {mark} & wait")
 }
 
 #[test]
 fn a_timed_out_check_leaves_no_process_of_its_group() {
     let s = scripted(vec![Reply::chat(PY_GOOD)]);
-    let pids = tempfile::tempdir().unwrap();
-    let pid_file = pids.path().join("pids");
-    let ws = Ws::new(&s.base_url, &policy(&[&sleeper(&pid_file)], true, 0, 1));
+    let mark = unique_mark();
+    let ws = Ws::new(&s.base_url, &policy(&[&sleeper(&mark)], true, 0, 2));
     ws.write("app.py", PY);
     let sb = SandboxDir::new();
     let before = ws.snapshot();
     let start = Instant::now();
-    let (out, v) = propose_json(&ws, "app.py", &sb);
+    let (out, v) = std::thread::scope(|scope| {
+        let run = scope.spawn(|| propose_json(&ws, "app.py", &sb));
+        // While it runs: both sleepers, seen from outside the confinement.
+        let seen = marked_pids(&mark, 2, Duration::from_secs(20));
+        assert_eq!(seen.len(), 2, "the check's sleepers never ran: {seen:?}");
+        let r = run.join().unwrap();
+        assert_all_gone(&seen);
+        r
+    });
     ok(&out);
     assert!(
         start.elapsed() < Duration::from_secs(20),
@@ -401,15 +416,9 @@ fn a_timed_out_check_leaves_no_process_of_its_group() {
     let r = &v["validation"][0];
     assert_eq!(r["timed_out"], true, "{v}");
     assert_eq!(r["passed"], false);
-    assert!(
-        r["output_tail"].as_str().unwrap().contains("timeout"),
-        "{r}"
-    );
+    assert!(r["output"].as_str().unwrap().contains("timeout"), "{r}");
     assert_eq!(v["validation_passed"], false);
     assert_eq!(requests(&s), 1);
-    let pids = read_pids(&pid_file, 2, Duration::from_secs(1));
-    assert_eq!(pids.len(), 2, "the check did not record its PIDs");
-    assert_all_gone(&pids);
     assert_eq!(ws.snapshot(), before);
     sb.assert_empty();
 }
@@ -518,9 +527,8 @@ fn text(r: &CallToolResult) -> String {
 #[tokio::test]
 async fn cancelling_a_propose_kills_its_check_and_removes_the_sandbox() {
     let s = scripted(vec![Reply::chat(PY_GOOD)]);
-    let pids = tempfile::tempdir().unwrap();
-    let pid_file = pids.path().join("pids");
-    let ws = Ws::new(&s.base_url, &policy(&[&sleeper(&pid_file)], true, 1, 60));
+    let mark = unique_mark();
+    let ws = Ws::new(&s.base_url, &policy(&[&sleeper(&mark)], true, 1, 60));
     ws.write("app.py", PY);
     let sb = SandboxDir::new();
     let ledger = tempfile::NamedTempFile::new().unwrap();
@@ -537,8 +545,8 @@ async fn cancelling_a_propose_kills_its_check_and_removes_the_sandbox() {
         .await
         .unwrap();
     // Wait until the check runs in its sandbox.
-    let pf = pid_file.clone();
-    let running = tokio::task::spawn_blocking(move || read_pids(&pf, 2, Duration::from_secs(20)))
+    let m = mark.clone();
+    let running = tokio::task::spawn_blocking(move || marked_pids(&m, 2, Duration::from_secs(20)))
         .await
         .unwrap();
     assert_eq!(running.len(), 2, "the check never started");

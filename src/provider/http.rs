@@ -4,9 +4,10 @@
 use std::io::Read;
 use std::time::Duration;
 
-use super::Watch;
+use super::{Completion, Watch};
 use crate::config::Policy;
 use crate::error::{Error, Result, excerpt};
+use crate::secret::Secret;
 
 /// The largest answer body read from a server.
 pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
@@ -21,6 +22,8 @@ pub struct Endpoint {
     pub base_url: String,
     key: Option<String>,
     key_env: Option<String>,
+    /// The key's spellings, looked for in everything the server sends.
+    pub secret: Secret,
     timeout: Duration,
     agent: ureq::Agent,
 }
@@ -56,6 +59,7 @@ impl Endpoint {
         Ok(Endpoint {
             provider: policy.provider.kind.name(),
             base_url: policy.base_url(),
+            secret: key.as_deref().map(Secret::new).unwrap_or_default(),
             key,
             key_env,
             timeout,
@@ -198,11 +202,28 @@ impl Endpoint {
         ))
     }
 
-    /// A server that echoes the request must not make us print the key.
+    /// A server that echoes the request must not make us print the key, in any of its spellings.
     pub fn redact(&self, text: &str) -> String {
-        match &self.key {
-            Some(k) if k.len() >= 4 => text.replace(k.as_str(), "[redacted]"),
-            _ => text.to_string(),
+        self.secret.redact(text)
+    }
+
+    /// Screen an answer before anything reads it: when the key appears in the raw text the server sent (`raw`), in
+    /// the answer's content or in the model name it reported, the content and the model name are dropped and
+    /// `key_echoed` says where it was found. [`crate::service`] refuses such an answer after recording its tokens.
+    pub fn screen(&self, completion: &mut Completion, raw_echo: bool, requested_model: &str) {
+        let place = if self.secret.found_in(&completion.content) {
+            Some("the answer text")
+        } else if self.secret.found_in(&completion.model) {
+            Some("the model name")
+        } else if raw_echo {
+            Some("the raw answer")
+        } else {
+            None
+        };
+        if let Some(p) = place {
+            completion.content.clear();
+            completion.model = requested_model.to_string();
+            completion.key_echoed = Some(p);
         }
     }
 

@@ -57,6 +57,9 @@ pub struct Completion {
     pub usage: Usage,
     /// The model name the server reported, else the one requested.
     pub model: String,
+    /// Where the provider key was found in what the server sent (`None`: nowhere). Such an answer's content and
+    /// model name are already dropped; it is refused, never parsed.
+    pub key_echoed: Option<&'static str>,
 }
 
 /// Progress reporting and cancellation for one request.

@@ -143,12 +143,16 @@ impl Provider for OpenAiChat {
                 excerpt(&self.endpoint.redact(&text), 200)
             ))
         })?;
-        Ok(Completion {
+        let mut completion = Completion {
             content: choice.message.and_then(|m| m.content).unwrap_or_default(),
             finish_reason: choice.finish_reason,
             usage,
             model: reported_model(parsed.model, &req.model),
-        })
+            key_echoed: None,
+        };
+        let raw_echo = self.endpoint.secret.found_in(&text);
+        self.endpoint.screen(&mut completion, raw_echo, &req.model);
+        Ok(completion)
     }
 }
 
@@ -174,6 +178,7 @@ impl OpenAiChat {
         let mut usage = None;
         let mut model = None;
         let mut chunks = 0u64;
+        let mut raw_echo = false;
         for line in reader.lines() {
             if watch.is_cancelled() {
                 return Err(Error::Cancelled);
@@ -181,6 +186,7 @@ impl OpenAiChat {
             let line = line.map_err(|e| {
                 Error::Provider(format!("the answer stream of {url} broke off: {e}"))
             })?;
+            raw_echo |= self.endpoint.secret.found_in(&line);
             let Some(data) = line.strip_prefix("data:").map(str::trim) else {
                 continue;
             };
@@ -210,7 +216,7 @@ impl OpenAiChat {
                 }
             }
         }
-        Ok(Completion {
+        let mut completion = Completion {
             content,
             finish_reason,
             usage: usage.unwrap_or(Usage {
@@ -219,13 +225,25 @@ impl OpenAiChat {
                 total_tokens: chunks,
             }),
             model: reported_model(model, &req.model),
-        })
+            key_echoed: None,
+        };
+        self.endpoint.screen(&mut completion, raw_echo, &req.model);
+        Ok(completion)
     }
 }
 
-/// The model name the server reported, unless it is empty or a placeholder.
+/// The longest model name taken from a server; a longer one is replaced by the requested name.
+const MAX_MODEL_NAME: usize = 200;
+
+/// The model name the server reported, unless it is empty, a placeholder, over [`MAX_MODEL_NAME`] bytes or holds
+/// control characters (a name is shown to people; the server is not trusted).
 pub fn reported_model(reported: Option<String>, requested: &str) -> String {
     reported
-        .filter(|m| !m.is_empty() && m != "-")
+        .filter(|m| {
+            !m.is_empty()
+                && m != "-"
+                && m.len() <= MAX_MODEL_NAME
+                && !m.chars().any(char::is_control)
+        })
         .unwrap_or_else(|| requested.to_string())
 }

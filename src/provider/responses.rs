@@ -135,11 +135,15 @@ impl Provider for Responses {
                 total_tokens: u.total_tokens.unwrap_or(u.input_tokens + u.output_tokens),
             })
             .unwrap_or_default();
-        Ok(Completion {
+        let mut completion = Completion {
             content,
             finish_reason: Some(if cut { "length" } else { "stop" }.to_string()),
             usage,
             model: reported_model(parsed.model, &req.model),
-        })
+            key_echoed: None,
+        };
+        let raw_echo = self.endpoint.secret.found_in(&text);
+        self.endpoint.screen(&mut completion, raw_echo, &req.model);
+        Ok(completion)
     }
 }

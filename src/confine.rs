@@ -1,0 +1,474 @@
+//! Confinement: how a validation command is started, so that code nobody approved yet cannot reach what it must not.
+//!
+//! A validation command is trusted (it comes from the policy file), but what it runs on a proposal is the model's
+//! code, and the model is hostile (SECURITY.md). On propose (and for every candidate and the repair round) the
+//! checks therefore run inside a bubblewrap (`bwrap`) confinement around the sandbox copy ([`for_proposal`]):
+//!
+//! - no network (a network namespace of its own: even the host's loopback is out of reach);
+//! - its own PID namespace with a fresh `/proc` (no `/proc` of the worker or of any other process; every descendant,
+//!   daemons included, dies when the check ends or is killed, and when the worker dies);
+//! - the filesystem read-only, with the sandbox copy the only writable folder besides a fresh, empty HOME (at the
+//!   same path, so toolchains found through it still are) and a fresh `/tmp`, both discarded afterwards;
+//! - hidden behind empty read-only folders: the real workspace, the worker's state folder, the sandbox's parent
+//!   folder (other proposals' copies), `/home`, `/root`, `/run`, `/var/tmp`, `/mnt`, `/media` and `/srv`; only the
+//!   toolchain folders `[validation] sandbox_read` names come back, read-only, with credential files in them masked;
+//! - no capabilities, a new session (no terminal to inject keystrokes into), and an environment built from an
+//!   allowlist ([`environment`]), never the worker's own.
+//!
+//! Approved checks at apply time run in the workspace with the allowlisted environment and, when bubblewrap works
+//! here, in a PID namespace of their own ([`for_apply`]), so no descendant outlives them; otherwise in a process
+//! group, as before.
+//!
+//! Why bubblewrap: it is what Flatpak and Claude Code's Linux sandbox use, it is one small Debian package, it needs
+//! no daemon, it builds every namespace above from one command line, and it fails closed (a check it cannot confine
+//! does not run). Landlock + seccomp (Codex's choice) would confine the filesystem without a mount namespace but
+//! give no PID namespace, which the "no `/proc` of the worker, no surviving daemon" promise needs.
+//!
+//! This module only builds command lines; [`crate::checks`] runs them.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The environment variable that names the bubblewrap binary (default: `bwrap` on PATH).
+pub const BWRAP_ENV: &str = "LOCAL_LLM_BWRAP";
+
+/// How validation on propose runs the model's code (`[validation] isolation`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// In a bubblewrap confinement; refused when none is available.
+    #[default]
+    Confined,
+    /// In a plain temporary copy, unconfined: the model's code runs with the worker's rights (read your files, reach
+    /// the network). Only when the policy says so explicitly.
+    Copy,
+}
+
+/// Folders hidden from a confined check (when they exist), on top of the workspace, the state folder and the
+/// sandbox's parent.
+const HIDDEN: &[&str] = &[
+    "/home", "/root", "/run", "/var/tmp", "/mnt", "/media", "/srv",
+];
+
+/// Files masked (shown empty) at the top of every folder a confined check may read: credentials toolchains keep.
+const MASKED: &[&str] = &[
+    "credentials",
+    "credentials.toml",
+    ".credentials.toml",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+];
+
+/// The variables every check gets from the worker's environment (when set), besides those the policy names.
+const BASE_ENV: &[&str] = &["PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME"];
+
+/// A PATH for a worker started without one.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// A bubblewrap that was found and shown to work here.
+#[derive(Debug, Clone)]
+pub struct Bwrap {
+    pub path: PathBuf,
+    /// `bubblewrap 0.8.0`, as it says.
+    pub version: String,
+}
+
+/// Bubblewrap, found and probed once per process: `Err` says why there is none and what to do.
+pub fn bubblewrap() -> std::result::Result<&'static Bwrap, &'static str> {
+    static PROBE: OnceLock<std::result::Result<Bwrap, String>> = OnceLock::new();
+    PROBE.get_or_init(probe).as_ref().map_err(String::as_str)
+}
+
+fn probe() -> std::result::Result<Bwrap, String> {
+    let install = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
+    let path = match std::env::var_os(BWRAP_ENV).filter(|v| !v.is_empty()) {
+        Some(p) => PathBuf::from(p),
+        None => find_on_path("bwrap")
+            .ok_or_else(|| format!("bubblewrap (`bwrap`) is not on PATH; {install}"))?,
+    };
+    let version = Command::new(&path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}; {install}", path.display()))?;
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    // The same namespaces and mounts a confined check uses.
+    let out = Command::new(&path)
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--",
+            "true",
+        ])
+        .env_clear()
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}; {install}", path.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} is installed but cannot make a confinement here ({}); allow unprivileged user namespaces \
+             (sysctl kernel.unprivileged_userns_clone=1, or an AppArmor profile for bwrap on Ubuntu), or run the \
+             worker where they are allowed",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(Bwrap { path, version })
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// How to start a check: the argv that comes before `sh -c COMMAND`, the whole environment, and a word for how it is
+/// isolated.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Empty: `sh` is started directly (in its own process group).
+    pub wrapper: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+    /// `confined`, `pid-namespace` or `process-group`; reported with every check.
+    pub isolation: &'static str,
+}
+
+/// What a confined check must not see, besides the fixed [`HIDDEN`] folders.
+#[derive(Debug, Clone, Default)]
+pub struct Private {
+    /// The real workspace.
+    pub workspace: PathBuf,
+    /// The worker's state folder (journals, locks, ledger), when there is one.
+    pub state: Option<PathBuf>,
+}
+
+/// The launch for validation on propose: a confinement around `sandbox` (the copy's root) when the policy asks for
+/// one, else (`isolation = "copy"`) the copy alone. `Err` when a confinement is asked for and none is available.
+pub fn for_proposal(
+    isolation: Isolation,
+    sandbox: &Path,
+    private: &Private,
+    read: &[String],
+    pass_env: &[String],
+) -> Result<Launch> {
+    match isolation {
+        Isolation::Copy => Ok(Launch {
+            wrapper: Vec::new(),
+            env: environment(pass_env, home().as_deref(), None),
+            isolation: "process-group",
+        }),
+        Isolation::Confined => {
+            let bwrap = bubblewrap().map_err(unavailable)?;
+            Ok(confined(bwrap, sandbox, private, read, pass_env))
+        }
+    }
+}
+
+/// The refusal when validation on propose needs a confinement and there is none.
+pub fn unavailable(why: &str) -> Error {
+    Error::Policy(format!(
+        "[validation] on_propose = true runs the model's unapproved code in the validation commands, and it can \
+         only run confined: {why}. Or set [validation] isolation = \"copy\" to accept an unconfined copy (the \
+         model's code then runs with your rights and network), or set on_propose = false"
+    ))
+}
+
+/// Check, before any model call, that validation on propose can run as the policy asks.
+pub fn check_available(isolation: Isolation) -> Result<()> {
+    match isolation {
+        Isolation::Copy => Ok(()),
+        Isolation::Confined => bubblewrap().map(|_| ()).map_err(unavailable),
+    }
+}
+
+/// The launch for approved checks at apply time, in the workspace `dir`: a PID namespace of their own when
+/// bubblewrap works here (no descendant outlives the check, no `/proc` of the worker), else a process group.
+pub fn for_apply(dir: &Path, pass_env: &[String]) -> Launch {
+    let env = environment(pass_env, home().as_deref(), None);
+    let Ok(bwrap) = bubblewrap() else {
+        return Launch {
+            wrapper: Vec::new(),
+            env,
+            isolation: "process-group",
+        };
+    };
+    let mut a = Args::new(&bwrap.path);
+    a.flag("--dev-bind")
+        .path(Path::new("/"))
+        .path(Path::new("/"));
+    a.flag("--proc").path(Path::new("/proc"));
+    a.flag("--unshare-pid");
+    a.flag("--die-with-parent");
+    a.flag("--new-session");
+    if rustix::process::geteuid().is_root() {
+        // As root, bwrap drops every capability by default; an approved check keeps the rights it had before.
+        a.flag("--cap-add").flag("ALL");
+    }
+    a.flag("--chdir").path(dir);
+    a.flag("--");
+    Launch {
+        wrapper: a.0,
+        env,
+        isolation: "pid-namespace",
+    }
+}
+
+/// The worker's HOME, when it is a usable absolute folder.
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute() && h != Path::new("/"))
+}
+
+/// The environment of a check: the [`BASE_ENV`] variables and `LC_*` from the worker's environment, then the ones
+/// the policy names, then HOME and TMPDIR (`home`/`tmp` when given, else the worker's own). Nothing else: no key
+/// variable, no variable of the host or the worker.
+pub fn environment(
+    pass_env: &[String],
+    home: Option<&Path>,
+    tmp: Option<&Path>,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    let mut set = |k: OsString, v: OsString| {
+        if let Some(slot) = env.iter_mut().find(|(n, _)| *n == k) {
+            slot.1 = v;
+        } else {
+            env.push((k, v));
+        }
+    };
+    for (k, v) in std::env::vars_os() {
+        let name = k.to_string_lossy();
+        if BASE_ENV.contains(&name.as_ref()) || name.starts_with("LC_") {
+            set(k.clone(), v);
+        }
+    }
+    for name in pass_env {
+        if let Some(v) = std::env::var_os(name) {
+            set(name.into(), v);
+        }
+    }
+    if std::env::var_os("PATH").is_none() {
+        set("PATH".into(), DEFAULT_PATH.into());
+    }
+    match home {
+        Some(h) => set("HOME".into(), h.into()),
+        None => {
+            if let Some(h) = std::env::var_os("HOME") {
+                set("HOME".into(), h);
+            }
+        }
+    }
+    match tmp {
+        Some(t) => set("TMPDIR".into(), t.into()),
+        None => {
+            if let Some(t) = std::env::var_os("TMPDIR") {
+                set("TMPDIR".into(), t);
+            }
+        }
+    }
+    env
+}
+
+/// Expand `~/` in a `[validation] sandbox_read` entry; `None` when it needs a HOME there is none of.
+pub fn expand(entry: &str, home: Option<&Path>) -> Option<PathBuf> {
+    match entry.strip_prefix("~/") {
+        Some(rest) => home.map(|h| h.join(rest)),
+        None if entry == "~" => None,
+        None => Some(PathBuf::from(entry)),
+    }
+}
+
+/// An argv under construction.
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn new(bwrap: &Path) -> Args {
+        Args(vec![bwrap.as_os_str().to_owned()])
+    }
+
+    fn flag(&mut self, f: &str) -> &mut Args {
+        self.0.push(f.into());
+        self
+    }
+
+    fn path(&mut self, p: &Path) -> &mut Args {
+        self.0.push(p.as_os_str().to_owned());
+        self
+    }
+}
+
+fn depth(p: &Path) -> usize {
+    p.components().count()
+}
+
+/// Whether `p` is `base` or lies below it.
+fn within(p: &Path, base: &Path) -> bool {
+    p.starts_with(base)
+}
+
+/// The bubblewrap command line around the sandbox copy (see the module's doc for what it hides and allows).
+fn confined(
+    bwrap: &Bwrap,
+    sandbox: &Path,
+    private: &Private,
+    read: &[String],
+    pass_env: &[String],
+) -> Launch {
+    let canon = |p: &Path| p.canonicalize().ok().filter(|c| c.is_dir());
+    let sandbox = canon(sandbox).unwrap_or_else(|| sandbox.to_path_buf());
+    let sandbox_parent = sandbox.parent().map(Path::to_path_buf);
+    let tmp = PathBuf::from("/tmp");
+
+    // Folders that must stay out of sight: empty and read-only. One that holds the sandbox (its parent, or a
+    // workspace holding LOCAL_LLM_SANDBOX_DIR) is hidden too: the sandbox is bound over it afterwards.
+    let mut private_dirs: Vec<PathBuf> = [
+        Some(private.workspace.clone()),
+        private.state.clone(),
+        sandbox_parent.filter(|p| *p != tmp),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|p| canon(&p))
+    .filter(|p| !within(p, &sandbox))
+    .collect();
+    private_dirs.sort_by_key(|p| depth(p));
+    private_dirs.dedup();
+
+    // A fresh HOME at the worker's HOME path, unless that path is private itself or holds the sandbox.
+    let home_path = home().and_then(|h| canon(&h)).filter(|h| {
+        !private_dirs.iter().any(|p| within(h, p)) && !within(&sandbox, h) && *h != tmp
+    });
+    let inside_home = home_path.clone().unwrap_or_else(|| tmp.join("home"));
+
+    // Fixed folders to hide: empty; read-only except /tmp (the fresh TMPDIR) and the fresh HOME.
+    let mut empty: Vec<PathBuf> = HIDDEN
+        .iter()
+        .map(PathBuf::from)
+        .chain([tmp.clone()])
+        .filter_map(|p| canon(&p).filter(|c| *c == p))
+        .collect();
+    if let Some(h) = &home_path
+        && !empty.contains(h)
+    {
+        empty.push(h.clone());
+    }
+    empty.sort_by_key(|p| depth(p));
+
+    let mut read_dirs: Vec<PathBuf> = read
+        .iter()
+        .filter_map(|e| expand(e, home().as_deref()))
+        .filter_map(|p| p.canonicalize().ok())
+        // Never a way back into a private folder, the sandbox, or the real /tmp around it.
+        .filter(|p| !private_dirs.iter().any(|d| within(p, d)))
+        .filter(|p| !within(p, &sandbox) && !within(&sandbox, p))
+        .collect();
+    read_dirs.sort_by_key(|p| depth(p));
+    read_dirs.dedup();
+
+    let mut a = Args::new(&bwrap.path);
+    a.flag("--ro-bind")
+        .path(Path::new("/"))
+        .path(Path::new("/"));
+    a.flag("--dev").path(Path::new("/dev"));
+    a.flag("--proc").path(Path::new("/proc"));
+    for d in &empty {
+        a.flag("--tmpfs").path(d);
+    }
+    if home_path.is_none() {
+        a.flag("--dir").path(&inside_home);
+    }
+    for d in &read_dirs {
+        a.flag("--ro-bind").path(d).path(d);
+        if d.is_dir() {
+            for m in MASKED {
+                let f = d.join(m);
+                if f.symlink_metadata().is_ok() {
+                    a.flag("--ro-bind").path(Path::new("/dev/null")).path(&f);
+                }
+            }
+        }
+    }
+    for d in &private_dirs {
+        a.flag("--tmpfs").path(d);
+    }
+    a.flag("--bind").path(&sandbox).path(&sandbox);
+    for d in empty.iter().chain(&private_dirs) {
+        if *d != tmp && Some(d) != home_path.as_ref() {
+            a.flag("--remount-ro").path(d);
+        }
+    }
+    a.flag("--unshare-all");
+    a.flag("--die-with-parent");
+    a.flag("--new-session");
+    a.flag("--cap-drop").flag("ALL");
+    a.flag("--chdir").path(&sandbox);
+    a.flag("--");
+    Launch {
+        wrapper: a.0,
+        env: environment(pass_env, Some(&inside_home), Some(&tmp)),
+        isolation: "confined",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_is_an_allowlist() {
+        let env = environment(
+            &["LLW_CONFINE_TEST_PASSED".into()],
+            Some(Path::new("/h")),
+            Some(Path::new("/t")),
+        );
+        let names: Vec<String> = env
+            .iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        assert!(names.contains(&"PATH".to_string()), "{names:?}");
+        assert!(
+            env.contains(&("HOME".into(), "/h".into()))
+                && env.contains(&("TMPDIR".into(), "/t".into()))
+        );
+        for n in &names {
+            assert!(
+                BASE_ENV.contains(&n.as_str())
+                    || n.starts_with("LC_")
+                    || ["HOME", "TMPDIR", "LLW_CONFINE_TEST_PASSED"].contains(&n.as_str()),
+                "{n} is not on the allowlist"
+            );
+        }
+    }
+
+    #[test]
+    fn tilde_entries_expand_against_home() {
+        let h = Path::new("/home/u");
+        assert_eq!(expand("~/.cargo", Some(h)), Some(h.join(".cargo")));
+        assert_eq!(expand("/opt/sdk", Some(h)), Some(PathBuf::from("/opt/sdk")));
+        assert_eq!(expand("~/.cargo", None), None);
+        assert_eq!(expand("~", Some(h)), None);
+    }
+}
