@@ -782,7 +782,17 @@ timeout_secs = 300            # per command; the command's whole process group i
 # writes to the workspace itself.
 on_propose = false
 # Left out of that copy: a name matches at any depth, a name with / is a workspace-relative path.
-sandbox_skip = ["target", "node_modules", ".git"]
+sandbox_skip = {sandbox_skip}
+# How on_propose runs the model's not yet approved code: "confined" (bubblewrap: no network, its own PID namespace,
+# only the copy writable, this workspace, your home folder and the worker out of sight; refused when bubblewrap is
+# missing) or "copy" (an UNCONFINED copy: the model's code runs with your rights and your network).
+isolation = "confined"
+# Environment variables the commands get, besides PATH, LANG, LANGUAGE, LC_*, TZ, USER, LOGNAME, HOME and TMPDIR
+# (a confined check gets a fresh, empty HOME and /tmp). Never the provider key.
+env = {check_env}
+# Folders outside the workspace that a confined check may read (read-only; missing ones are skipped): toolchains
+# in your home folder, which is otherwise hidden. Credential files at their top (credentials.toml...) are masked.
+sandbox_read = {sandbox_read}
 
 [repair]
 # 1: when validation fails, the model is shown its edit and the failing output once and may fix it. On propose
@@ -796,6 +806,9 @@ attempts = 0
 format = "auto"
 "#,
         project = project.name(),
+        sandbox_skip = toml_list(DEFAULT_SANDBOX_SKIP),
+        check_env = toml_list(DEFAULT_CHECK_ENV),
+        sandbox_read = toml_list(DEFAULT_SANDBOX_READ),
         kind = kind.name(),
         base_url = d.base_url,
         context_window = kind.default_context_window(),
@@ -877,6 +890,42 @@ mod tests {
             "{err}"
         );
         assert!(!err.to_string().contains("abcdef"), "the key leaked: {err}");
+    }
+
+    #[test]
+    fn isolation_env_and_sandbox_read_are_checked() {
+        let p = parse("[provider]\nkind = \"llamacpp\"\n", Path::new("p.toml")).unwrap();
+        assert_eq!(p.validation.isolation, crate::confine::Isolation::Confined);
+        assert_eq!(p.validation.env.len(), DEFAULT_CHECK_ENV.len());
+        let p = parse(
+            "[provider]\nkind = \"llamacpp\"\n[validation]\nisolation = \"copy\"\nenv = [\"MY_VAR\"]\nsandbox_read = [\"~/.cache/x\", \"/opt/sdk\"]\n",
+            Path::new("p.toml"),
+        )
+        .unwrap();
+        assert_eq!(p.validation.isolation, crate::confine::Isolation::Copy);
+        assert_eq!(p.check_env(), vec!["MY_VAR".to_string()]);
+        for (bad, needle) in [
+            ("isolation = \"none\"", "unknown variant"),
+            (
+                "env = [\"OPENROUTER_API_KEY\"]",
+                "the provider key's variable",
+            ),
+            ("env = [\"A B\"]", "not the name of an environment variable"),
+            (
+                "sandbox_read = [\"relative/dir\"]",
+                "not an absolute folder",
+            ),
+            ("sandbox_read = [\"~/../etc\"]", "not an absolute folder"),
+            ("sandbox_read = [\"/\"]", "not an absolute folder"),
+        ] {
+            let err = parse(
+                &format!("[provider]\nkind = \"openrouter\"\n[validation]\n{bad}\n"),
+                Path::new("p.toml"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains(needle), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! `local-llm-worker doctor`: checks a workspace's setup one line at a time, each failure with its fix.
 //!
 //! Checks: the policy file is found and valid; the key variable it names is set (its value is never printed); the
-//! endpoint answers `GET {base_url}/models`; routing of low and medium complexity, and the `[models] active`
-//! allowlist for those routes.
+//! endpoint answers `GET {base_url}/models`; which confinement validation commands will run in; routing of low and
+//! medium complexity, and the `[models] active` allowlist for those routes.
 
 use crate::config::{self, Policy};
+use crate::confine::{self, Isolation};
 use crate::provider::http::Endpoint;
 use crate::scope;
 
@@ -101,6 +102,7 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
             Err(e) => out.push(check(false, "endpoint", e.to_string())),
         },
     }
+    out.push(confinement(&policy));
     for (label, medium) in [("low", false), ("medium", true)] {
         match policy.route(medium, None) {
             Ok(m) => out.push(check(
@@ -115,4 +117,45 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
         }
     }
     out
+}
+
+/// Which confinement validation commands will run in, and whether validation on propose can run at all.
+fn confinement(policy: &Policy) -> Check {
+    let v = &policy.validation;
+    let on_propose = v.on_propose && !v.commands.is_empty();
+    match (confine::bubblewrap(), v.isolation) {
+        (Ok(b), Isolation::Confined) => check(
+            true,
+            "confine",
+            format!(
+                "{} at {}: checks on proposals run confined (no network, own PID namespace, only the sandbox copy \
+                 writable); checks after an apply run in their own PID namespace",
+                b.version,
+                b.path.display()
+            ),
+        ),
+        (found, Isolation::Copy) => check(
+            true,
+            "confine",
+            format!(
+                "[validation] isolation = \"copy\": checks on proposals run UNCONFINED in a temporary copy, with \
+                 your rights and network{}",
+                match found {
+                    Ok(_) => "; checks after an apply run in their own PID namespace".to_string(),
+                    Err(why) => format!("; no bubblewrap: {why}"),
+                }
+            ),
+        ),
+        (Err(why), Isolation::Confined) if on_propose => {
+            check(false, "confine", confine::unavailable(why).to_string())
+        }
+        (Err(why), Isolation::Confined) => check(
+            true,
+            "confine",
+            format!(
+                "no confinement: {why}. Not needed while on_propose is off; checks after an apply run in a process \
+                 group only (a daemon they start may outlive them)"
+            ),
+        ),
+    }
 }

@@ -527,3 +527,160 @@ fn stats_summarise_the_ledger() {
         "the ledger must not hold file contents"
     );
 }
+
+/// Replies from a server that echoes the key: in the answer (plain, inside an edit, base64, percent-encoded,
+/// JSON-escaped, split across stream chunks) and in the reported model name. Scripted, because no real server
+/// echoes credentials on demand.
+fn echoing_replies() -> Vec<(&'static str, Reply)> {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(format!("Bearer {SENTINEL}"));
+    let pct = SENTINEL.replace('-', "%2D");
+    let mut model = Reply::chat(EDIT_JSON);
+    model.body = model
+        .body
+        .replace("scripted-model", &format!("echo-{SENTINEL}"));
+    let escaped: String = SENTINEL
+        .chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect();
+    let mut json_escaped = Reply::chat("x");
+    json_escaped.body = json_escaped
+        .body
+        .replace("\"content\":\"x\"", &format!("\"content\":\"{escaped}\""));
+    let (a, b) = SENTINEL.split_at(10);
+    vec![
+        (
+            "an edit",
+            Reply::chat(&format!(
+                r#"{{"edits":[{{"path":"src/value.py","old":"VALUE = 1","new":"VALUE = '{SENTINEL}'"}}]}}"#
+            )),
+        ),
+        ("the model name", model),
+        ("base64", Reply::chat(&format!("Authorization: {b64}"))),
+        ("percent-encoded", Reply::chat(&format!("key={pct}"))),
+        ("JSON-escaped", json_escaped),
+        (
+            "split across chunks",
+            Reply::streamed(&["Bearer ", a, b, " ok"], 0),
+        ),
+    ]
+}
+
+#[test]
+fn a_server_that_echoes_the_key_gets_its_answer_refused_and_the_key_reaches_nothing() {
+    let ledger_dir = tempfile::tempdir().unwrap();
+    let ledger = ledger_dir.path().join("ledger.jsonl");
+    for (what, reply) in echoing_replies() {
+        let s = scripted(vec![reply]);
+        let ws = workspace(&s.base_url, "openrouter", "");
+        let before = ws.snapshot();
+        let root = ws.root_str();
+        let delegate: Vec<&str> = vec![
+            "delegate",
+            "--workspace-root",
+            &root,
+            "--task-kind",
+            "summarize",
+            "--task",
+            "Summarise",
+            "--accept",
+            "a summary",
+            "--complexity",
+            "low",
+            "--file",
+            "src/value.py",
+            "--json",
+        ];
+        let propose = propose_args(&ws, "low");
+        let propose: Vec<&str> = propose.iter().map(String::as_str).collect();
+        for args in [propose, delegate] {
+            let out = std::process::Command::new(BIN)
+                .args(&args)
+                .env_remove("LOCAL_LLM_CONFIG")
+                .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+                .env("OPENROUTER_API_KEY", SENTINEL)
+                .env("LOCAL_LLM_LEDGER", &ledger)
+                .output()
+                .unwrap();
+            assert!(!out.status.success(), "{what}: {}", stdout(&out));
+            let (o, e) = (stdout(&out), stderr(&out));
+            assert!(
+                e.contains("sent the provider key from OPENROUTER_API_KEY back"),
+                "{what}: {e}"
+            );
+            assert!(o.contains("\"kind\":\"provider\""), "{what}: {o}");
+            for text in [&o, &e] {
+                assert!(!text.contains(SENTINEL), "{what}: the key leaked: {text}");
+                assert!(
+                    !text.contains(&SENTINEL[3..15]),
+                    "{what}: part of the key leaked"
+                );
+            }
+        }
+        assert_eq!(ws.snapshot(), before, "{what}: the workspace changed");
+    }
+    let written = std::fs::read_to_string(&ledger).unwrap();
+    assert_eq!(written.lines().count(), 12, "every call is in the ledger");
+    assert!(
+        !written.contains(SENTINEL),
+        "the key was written into the ledger"
+    );
+    for line in written.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            v["model"], "z-ai/glm-5.3-flash",
+            "the configured name: {line}"
+        );
+        assert_eq!(v["outcome"], "refused:provider", "{line}");
+        assert!(
+            v["input_tokens"].as_u64().unwrap() > 0,
+            "tokens recorded: {line}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn through_mcp_an_echoed_key_is_refused_and_absent_from_the_result() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    for (what, reply) in echoing_replies() {
+        let s = scripted(vec![reply]);
+        let ws = workspace(&s.base_url, "openrouter", "");
+        let ledger = tempfile::NamedTempFile::new().unwrap();
+        let path = ledger.path().to_path_buf();
+        let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
+            c.arg("mcp")
+                .env("OPENROUTER_API_KEY", SENTINEL)
+                .env("LOCAL_LLM_LEDGER", &path)
+                .env("LOCAL_LLM_STATE_DIR", test_state())
+                .env_remove("LOCAL_LLM_CONFIG")
+                .env_remove("LOCAL_LLM_ALLOWED_ROOTS");
+        }))
+        .unwrap();
+        let c = ().serve(t).await.unwrap();
+        let args = serde_json::json!({
+            "workspace_root": ws.root_str(),
+            "task": "Set VALUE to 2",
+            "acceptance_criteria": ["VALUE is 2"],
+            "complexity": "low",
+            "files": ["src/value.py"]
+        });
+        let serde_json::Value::Object(map) = args else {
+            unreachable!()
+        };
+        let r = c
+            .call_tool(CallToolRequestParams::new("propose_patch").with_arguments(map))
+            .await
+            .unwrap();
+        assert_eq!(r.is_error, Some(true), "{what}");
+        let all = serde_json::to_string(&r).unwrap();
+        assert!(all.contains("sent the provider key"), "{what}: {all}");
+        assert!(
+            !all.contains(SENTINEL),
+            "{what}: the key is in the MCP result"
+        );
+        c.cancel().await.unwrap();
+        assert!(!std::fs::read_to_string(&path).unwrap().contains(SENTINEL));
+    }
+}

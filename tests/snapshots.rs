@@ -1,5 +1,5 @@
 //! Snapshots of what people read: the policy file `init-project` writes for every provider and project kind, and
-//! `doctor`'s report (paths and ports replaced by placeholders).
+//! `doctor`'s report (paths, ports and bubblewrap's version replaced by placeholders).
 
 mod common;
 
@@ -31,7 +31,12 @@ fn init_project_templates() {
 }
 
 fn placeholders(text: &str, ws: &Ws, url: &str) -> String {
-    text.replace(&ws.root_str(), "<WS>").replace(url, "<URL>")
+    let b = local_llm_delegator::confine::bubblewrap()
+        .expect("these tests need bubblewrap: apt-get install bubblewrap");
+    text.replace(&ws.root_str(), "<WS>")
+        .replace(url, "<URL>")
+        .replace(&b.version, "<BWRAP VERSION>")
+        .replace(&b.path.display().to_string(), "<BWRAP>")
 }
 
 #[test]
