@@ -120,7 +120,8 @@ fn run() -> Result<(), String> {
     for i in 0..=RUNS {
         sync();
         let t = Instant::now();
-        let sb = sandbox::create_in(&out, &root, &skip, &watch).map_err(|e| e.to_string())?;
+        let sb = sandbox::create_in(&out, &root, &skip, &|_| false, &watch)
+            .map_err(|e| e.to_string())?;
         let setup = t.elapsed();
         cloned = sb.report().cloned;
         copied_files = sb.report().files;

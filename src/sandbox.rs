@@ -6,6 +6,9 @@
 //! filesystem has them, else an ordinary copy (the kernel's `copy_file_range`). A file is never hard-linked: a
 //! check that writes in the sandbox would otherwise write into the workspace.
 //!
+//! Files the caller names as secrets (the scope's built-in secret denials: `.env*`, `*.pem`, keys...) are left out
+//! too, unless the policy unlocked them.
+//!
 //! Symlinks are copied as symlinks only when following them from where they are never leaves the workspace, at any
 //! step (each symlink met on the way is followed, `..` included); an absolute one is rewritten as the equivalent
 //! relative link, so no link in the sandbox leads back into the workspace or anywhere else. Every other symlink,
@@ -123,14 +126,27 @@ struct Job {
 }
 
 /// Make a sandbox copy of the workspace at `root` (canonical), leaving out the entries named in `skip` (a name
-/// matches an entry of that name at any depth; a name with `/` matches that workspace-relative path). Stops with
-/// [`Error::Cancelled`] when `watch` is cancelled; the partial copy is deleted.
-pub fn create(root: &Path, skip: &[String], watch: &Watch) -> Result<Sandbox> {
-    create_in(&parent_dir()?, root, skip, watch)
+/// matches an entry of that name at any depth; a name with `/` matches that workspace-relative path) and every file
+/// whose workspace-relative path `secret` says is a secret (the code a check runs on a proposal is the model's: it
+/// must find no credentials to print). Stops with [`Error::Cancelled`] when `watch` is cancelled; the partial copy
+/// is deleted.
+pub fn create(
+    root: &Path,
+    skip: &[String],
+    secret: &dyn Fn(&str) -> bool,
+    watch: &Watch,
+) -> Result<Sandbox> {
+    create_in(&parent_dir()?, root, skip, secret, watch)
 }
 
 /// [`create`] in the folder `parent`.
-pub fn create_in(parent: &Path, root: &Path, skip: &[String], watch: &Watch) -> Result<Sandbox> {
+pub fn create_in(
+    parent: &Path,
+    root: &Path,
+    skip: &[String],
+    secret: &dyn Fn(&str) -> bool,
+    watch: &Watch,
+) -> Result<Sandbox> {
     let started = Instant::now();
     let io = |what: &str, e: std::io::Error| {
         Error::Io(format!(
@@ -206,6 +222,10 @@ pub fn create_in(parent: &Path, root: &Path, skip: &[String], watch: &Watch) -> 
             continue;
         };
         let dst = dst_root.join(rel);
+        if !entry.file_type().is_some_and(|t| t.is_dir()) && rel.to_str().is_some_and(secret) {
+            sandbox.report.left_out += 1;
+            continue;
+        }
         let meta = fs::symlink_metadata(src)
             .map_err(|e| io(&format!("cannot inspect {}", rel.display()), e))?;
         let ft = meta.file_type();
@@ -456,7 +476,7 @@ mod tests {
         write(&root, ".hidden/keep.txt", "kept\n");
         write(&root, "run.sh", "#!/bin/sh\n");
         fs::set_permissions(root.join("run.sh"), Permissions::from_mode(0o750)).unwrap();
-        let sb = create(&root, &skip(), &Watch::default()).unwrap();
+        let sb = create(&root, &skip(), &|_| false, &Watch::default()).unwrap();
         let s = sb.root();
         assert!(s.file_name().unwrap().to_string_lossy().starts_with(PREFIX));
         assert_eq!(
@@ -489,6 +509,20 @@ mod tests {
     }
 
     #[test]
+    fn files_named_secret_are_left_out() {
+        let (_d, root) = ws();
+        write(&root, "app.py", "x\n");
+        write(&root, ".env", "PASSWORD=1\n");
+        write(&root, "deploy/tls.key", "k\n");
+        let secret = |rel: &str| rel == ".env" || rel.ends_with(".key");
+        let sb = create(&root, &skip(), &secret, &Watch::default()).unwrap();
+        assert!(sb.root().join("app.py").is_file());
+        assert!(!sb.root().join(".env").exists());
+        assert!(!sb.root().join("deploy/tls.key").exists());
+        assert_eq!(sb.report().left_out, 2);
+    }
+
+    #[test]
     fn symlinks_are_kept_only_when_they_lead_inside() {
         let (_d, root) = ws();
         let (_o, outside) = ws();
@@ -509,7 +543,7 @@ mod tests {
         symlink(format!("../{name}/data.txt"), root.join("via-parent")).unwrap();
         symlink("loop2", root.join("loop1")).unwrap();
         symlink("loop1", root.join("loop2")).unwrap();
-        let sb = create(&root, &skip(), &Watch::default()).unwrap();
+        let sb = create(&root, &skip(), &|_| false, &Watch::default()).unwrap();
         let s = sb.root();
         assert_eq!(fs::read_to_string(s.join("rel-in")).unwrap(), "data\n");
         assert_eq!(fs::read_to_string(s.join("a/b/up-in")).unwrap(), "c\n");
@@ -543,7 +577,7 @@ mod tests {
         write(&root, "a.txt", "x");
         let parent = root.join("tmp");
         fs::create_dir(&parent).unwrap();
-        let sb = create_in(&parent, &root, &skip(), &Watch::default()).unwrap();
+        let sb = create_in(&parent, &root, &skip(), &|_| false, &Watch::default()).unwrap();
         let s = sb.root();
         assert_eq!(fs::read_to_string(s.join("a.txt")).unwrap(), "x");
         let own = s.strip_prefix(&root).unwrap();
@@ -560,7 +594,7 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let w = Watch::default();
         w.cancelled.store(true, Ordering::Relaxed);
-        let r = create_in(parent.path(), &root, &skip(), &w);
+        let r = create_in(parent.path(), &root, &skip(), &|_| false, &w);
         assert!(matches!(r, Err(Error::Cancelled)), "{r:?}");
         assert_eq!(fs::read_dir(parent.path()).unwrap().count(), 0);
     }
@@ -569,7 +603,7 @@ mod tests {
     fn read_only_folders_left_by_a_check_are_removed_too() {
         let (_d, root) = ws();
         write(&root, "a.txt", "x");
-        let sb = create(&root, &skip(), &Watch::default()).unwrap();
+        let sb = create(&root, &skip(), &|_| false, &Watch::default()).unwrap();
         let ro = sb.root().join("cache/mod");
         fs::create_dir_all(&ro).unwrap();
         fs::write(ro.join("f"), "x").unwrap();

@@ -185,6 +185,12 @@ impl Workspace {
         Ok(rel)
     }
 
+    /// Whether a workspace-relative path looks like a secret (the built-in secret denials) and the policy did not
+    /// unlock it: never sent to the model, never copied into a validation sandbox.
+    pub fn is_secret(&self, rel: &str) -> bool {
+        BUILT_IN.1.is_match(rel) && !self.unlocked.is_match(rel)
+    }
+
     /// Resolve a checked path on disk, one component at a time, refusing symlinks and non-folders on the way.
     pub fn resolve(&self, rel: &str) -> Result<OnDisk> {
         self.check_path(rel)?;

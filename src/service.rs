@@ -763,7 +763,12 @@ fn validate_in_sandbox(
     watch: &Watch,
 ) -> Result<Vec<CheckResult>> {
     use std::os::unix::fs::PermissionsExt;
-    let sb = sandbox::create(ws.root(), &policy.validation.sandbox_skip, watch)?;
+    let sb = sandbox::create(
+        ws.root(),
+        &policy.validation.sandbox_skip,
+        &|rel| ws.is_secret(rel),
+        watch,
+    )?;
     let sws = Workspace::new(sb.root().to_path_buf(), &policy.paths, None)?;
     let io = |e: std::io::Error| Error::Io(format!("validation sandbox: {e}"));
     // The copy may lack a selected file (ignored, skipped) or hold a newer one: the patch is checked against the

@@ -3,7 +3,8 @@
 //! project's validation command runs it on propose. The probe tries what an attacker who controls the answers
 //! would: read the worker's environment (the provider key) through `/proc`, list `/proc`, connect to a port on the
 //! host's loopback, write into the real workspace (its path handed over in a file of the workspace), append to a
-//! source file there, write into `$HOME`, list the state folder, and look at its own environment. Every attempt
+//! source file there, write into `$HOME`, list the state folder, read the workspace's `.env` from the copy, and look
+//! at its own environment. Every attempt
 //! must fail, and the workspace, the home folder and the state folder must be byte-identical afterwards.
 //!
 //! The same probe with `[validation] isolation = "copy"` is the control: unconfined, it reaches the listener and
@@ -65,6 +66,7 @@ def write_home():
     return "wrote-in-fresh-home" if not os.path.exists(os.path.join(paths["home"], "marker.txt")) else "WROTE-REAL-HOME"
 attempt("HOME_WRITE", write_home)
 attempt("STATE_LIST", lambda: "SEEN " + " ".join(sorted(os.listdir(paths["state"]))) if os.listdir(paths["state"]) else "empty")
+attempt("SECRET_FILE", lambda: "READ " + open(".env").read().strip())
 attempt("ENV_NAMES", lambda: " ".join(sorted(os.environ)))
 "##;
 
@@ -112,6 +114,7 @@ fn setup(isolation: &str) -> (Setup, Scripted) {
     );
     ws.write("probe.py", "print(\"start\")\n");
     ws.write("app.py", "VALUE = 1\n");
+    ws.write(".env", "DB_PASSWORD=hunter2\n");
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("marker.txt"), "the real home\n").unwrap();
     let state = tempfile::tempdir().unwrap();
@@ -219,7 +222,7 @@ fn the_models_code_reaches_nothing_outside_its_sandbox() {
         "the probe itself runs to its end: {v}"
     );
     let r = probe_lines(&v);
-    assert_eq!(r.len(), 10, "every attempt reported: {r:?}");
+    assert_eq!(r.len(), 11, "every attempt reported: {r:?}");
 
     assert_eq!(
         r["ENVIRON"], "none",
@@ -266,6 +269,11 @@ fn the_models_code_reaches_nothing_outside_its_sandbox() {
         );
     }
     assert!(!r["ENV_NAMES"].contains(KEY_VAR));
+    assert!(
+        r["SECRET_FILE"].starts_with("blocked"),
+        "a secret file was copied into the sandbox: {}",
+        r["SECRET_FILE"]
+    );
 
     assert_eq!(st.ws.snapshot(), ws_before, "the workspace changed");
     assert_eq!(tree(st.home.path()), home_before, "the home folder changed");
@@ -322,4 +330,69 @@ fn without_bubblewrap_validation_on_propose_is_refused_before_any_model_call() {
         "the model was asked anyway"
     );
     assert_eq!(st.ws.snapshot(), before);
+}
+
+/// Read `/proc/PID/environ` as an unprivileged user of the same uid as `pid` (root tests switch both to `nobody`).
+fn read_environ_as_same_user(pid: u32, as_nobody: bool) -> std::process::Output {
+    let path = format!("/proc/{pid}/environ");
+    if as_nobody {
+        Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "cat",
+                &path,
+            ])
+            .output()
+            .unwrap()
+    } else {
+        Command::new("cat").arg(&path).output().unwrap()
+    }
+}
+
+fn spawn_as(program: &str, args: &[&str], as_nobody: bool, state: &Path) -> std::process::Child {
+    let mut c = if as_nobody {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", program]);
+        c
+    } else {
+        Command::new(program)
+    };
+    c.args(args)
+        .env(KEY_VAR, KEY)
+        .env("LOCAL_LLM_STATE_DIR", state)
+        .env("LOCAL_LLM_LEDGER", state.join("ledger.jsonl"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn the_workers_environment_is_unreadable_to_other_processes_of_its_user() {
+    let as_nobody = rustix::process::geteuid().is_root();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        state.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    // The control: an ordinary process of that user shows its environment.
+    let mut control = spawn_as("sleep", &["30"], as_nobody, state.path());
+    let mut worker = spawn_as(BIN, &["mcp"], as_nobody, state.path());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let seen_control = read_environ_as_same_user(control.id(), as_nobody);
+    let seen_worker = read_environ_as_same_user(worker.id(), as_nobody);
+    let _ = (control.kill(), worker.kill(), control.wait(), worker.wait());
+    assert!(
+        String::from_utf8_lossy(&seen_control.stdout).contains(KEY_VAR),
+        "the control's environment should be readable: {seen_control:?}"
+    );
+    assert!(!seen_worker.status.success(), "{seen_worker:?}");
+    assert!(
+        !String::from_utf8_lossy(&seen_worker.stdout).contains(KEY),
+        "the worker's environment (with the key) was readable"
+    );
 }
