@@ -8,6 +8,17 @@ cd "$ROOT"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+# Validation on propose (below) runs the model's code confined, with bubblewrap.
+if ! command -v bwrap >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    step "install bubblewrap (the confinement for the model's code)"
+    apt-get install -y -qq bubblewrap >/dev/null || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }
+  else
+    echo "the demo validates the model's edit in a confinement: install bubblewrap (sudo apt-get install bubblewrap) and retry" >&2
+    exit 1
+  fi
+fi
+
 step "build (cargo build --release --locked)"
 cargo build --release --locked --quiet
 BIN=$ROOT/target/release/local-llm-worker
@@ -34,7 +45,7 @@ sed -i "s#^base_url = .*#base_url = \"$URL\"#" "$WS/local-llm-worker.toml"
 sed -i 's#^commands = .*#commands = ["python3 -m py_compile greeting.py"]#' "$WS/local-llm-worker.toml"
 # Greedy decoding: the tiny model then gives the same answer every run (sampled at 0.2 it is right about half the time).
 sed -i 's#^temperature = .*#temperature = 0.0#' "$WS/local-llm-worker.toml"
-# Validate every proposal in a sandbox copy before it is returned, with the one repair round: on a freshly started
+# Validate every proposal in a confined sandbox copy before it is returned, with the one repair round: on a freshly started
 # server the tiny model's first answer leaves JSON debris in the line (`"Hi"}], `); the check catches it, and the
 # repair round, shown the failing output, gets it right.
 sed -i 's#^on_propose = .*#on_propose = true#; s#^attempts = .*#attempts = 1#' "$WS/local-llm-worker.toml"

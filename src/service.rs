@@ -409,6 +409,8 @@ impl Service {
         let mut served_by = completion.model.clone();
         let mut cand = candidate(&completion.content, format, &pre_images, policy, &ws)?;
         let mut repaired = repair_of.is_some();
+        // The task's one repair round is spent when its model call is made, whatever the answer.
+        let mut repair_spent = repair_of.is_some();
         let mut repair_error = None;
 
         let commands = &policy.validation.commands;
@@ -427,6 +429,7 @@ impl Service {
                     .unwrap_or_default();
                 let msgs = prompt::repair_messages(&messages, &cand.patch_text, &report);
                 let mut second = ledger::Entry::new("propose", &req.workspace_root, started);
+                repair_spent = true;
                 let attempt = ask(policy, &chat(msgs), call, &mut second).and_then(|(_, c, ms)| {
                     model_ms += ms;
                     candidate(&c.content, format, &pre_images, policy, &ws).map(|k| (k, c.model))
@@ -485,7 +488,7 @@ impl Service {
             Origin {
                 req: req.clone(),
                 provider: call.provider,
-                repairs_left: if repaired { 0 } else { 1 },
+                repairs_left: if repair_spent { 0 } else { 1 },
                 expires: Instant::now() + ttl,
             },
         );

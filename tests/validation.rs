@@ -741,3 +741,50 @@ async fn a_task_repaired_on_propose_gets_no_second_round_at_apply_time() {
     assert_eq!(ws.read("app.py"), PY);
     c.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_repair_call_on_propose_spends_the_round_even_when_its_answer_is_refused() {
+    let s = scripted(vec![
+        Reply::chat(PY_BROKEN),
+        Reply::chat("no edit in this answer"),
+        Reply::chat(PY_GOOD),
+    ]);
+    let ws = python_ws(&s.base_url, 1);
+    let sb = SandboxDir::new();
+    let ledger = tempfile::NamedTempFile::new().unwrap();
+    let c = mcp_client(sb.path(), ledger.path()).await;
+    let r = call(
+        &c,
+        "propose_patch",
+        serde_json::Value::Object(propose_args(&ws)),
+    )
+    .await;
+    let v = r.structured_content.unwrap();
+    assert_eq!(v["repaired"], false, "{v}");
+    assert_eq!(v["validation_passed"], false, "{v}");
+    assert!(
+        v["repair_error"].is_string(),
+        "the refused repair answer is said: {v}"
+    );
+    assert_eq!(requests(&s), 2, "the repair call was made");
+    let r = call(
+        &c,
+        "apply_patch",
+        serde_json::json!({"proposal_id": v["proposal_id"], "digest": v["digest"]}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    let t = text(&r);
+    assert!(
+        t.contains("validation failed, previous bytes restored"),
+        "{t}"
+    );
+    assert!(!t.contains("REPAIR PROPOSAL"), "{t}");
+    assert_eq!(
+        requests(&s),
+        2,
+        "a second repair call was made for the same task"
+    );
+    assert_eq!(ws.read("app.py"), PY);
+    c.cancel().await.unwrap();
+}
