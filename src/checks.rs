@@ -26,6 +26,8 @@ pub const OUTPUT_TAIL_BYTES: usize = 16 * 1024;
 /// How long the output is still read after the check's own process ended (a process that left the check's group
 /// may hold it open; it is not waited for longer).
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// How often a running check looks at its timeout and at the call's cancellation.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 /// How one validation command went.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -234,19 +236,27 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
         // ESRCH (the group is already gone) is fine.
         let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
     };
+    // The exit is awaited on its own thread, so a quick check costs no polling delay; the timeout and the
+    // cancellation are looked at every CANCEL_POLL meanwhile.
+    let (exit_tx, exit_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = exit_tx.send(child.wait());
+    });
     let mut timed_out = false;
     let mut cancelled = false;
     let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if start.elapsed() >= run.timeout || watch.is_cancelled() => {
-                timed_out = start.elapsed() >= run.timeout;
-                cancelled = !timed_out;
-                kill_group();
-                break child.wait().ok();
+        let left = run.timeout.saturating_sub(start.elapsed());
+        match exit_rx.recv_timeout(left.min(CANCEL_POLL)) {
+            Ok(r) => break r.ok(),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if start.elapsed() >= run.timeout || watch.is_cancelled() {
+                    timed_out = start.elapsed() >= run.timeout;
+                    cancelled = !timed_out;
+                    kill_group();
+                    break exit_rx.recv().ok().and_then(|r| r.ok());
+                }
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(_) => break None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break None,
         }
     };
     // Whatever the outcome, leave no member of the group behind (in a confinement, the whole PID namespace ends
