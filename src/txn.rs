@@ -556,6 +556,20 @@ fn write_all(
 /// The prefix of every temporary file the transaction stages in a workspace.
 pub const TEMP_PREFIX: &str = ".llw-";
 
+/// Remove the folders an apply created (`dirs`, absolute, below `root`), deepest first, each through a handle on its
+/// parent opened from `root` without following symlinks: a folder swapped for a symlink is never followed. Folders
+/// that are not empty any more (someone put something there) are left.
+fn remove_created_dirs(root: &Path, dirs: &[PathBuf]) {
+    for d in dirs.iter().rev() {
+        let Some(rel) = d.strip_prefix(root).ok().and_then(Path::to_str) else {
+            continue;
+        };
+        if let Ok((parent, name)) = beneath::open_parent(root, rel) {
+            let _ = parent.rmdir(&name);
+        }
+    }
+}
+
 /// Put back every file already written, remove created files and folders, and return `cause` with what happened
 /// (and whether everything was put back).
 fn restore_after(ws: &Workspace, planned: &[Planned], undo: &Undo, cause: Error) -> Failure {
@@ -567,9 +581,7 @@ fn restore_after(ws: &Workspace, planned: &[Planned], undo: &Undo, cause: Error)
         }
         crash_point();
     }
-    for d in undo.created_dirs.iter().rev() {
-        let _ = fs::remove_dir(d);
-    }
+    remove_created_dirs(ws.root(), &undo.created_dirs);
     sync_folders(
         planned
             .iter()
@@ -841,6 +853,21 @@ mod beneath {
             let c = cstr(name.as_bytes())?;
             // SAFETY: unlinkat within the folder we hold.
             check(unsafe { libc::unlinkat(self.fd(), c.as_ptr(), 0) }).map(|_| ())
+        }
+
+        /// Remove the empty folder `name` (never a symlink: `unlinkat` with `AT_REMOVEDIR` does not follow one).
+        pub fn rmdir(&self, name: &str) -> io::Result<()> {
+            let c = cstr(name.as_bytes())?;
+            // SAFETY: unlinkat within the folder we hold.
+            check(unsafe { libc::unlinkat(self.fd(), c.as_ptr(), libc::AT_REMOVEDIR) }).map(|_| ())
+        }
+
+        /// The names in this folder, read through the handle itself (its `/proc/self/fd` entry), not a path.
+        pub fn names(&self) -> io::Result<Vec<String>> {
+            Ok(std::fs::read_dir(format!("/proc/self/fd/{}", self.fd()))?
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .collect())
         }
 
         pub fn sync(&self) -> io::Result<()> {
@@ -1257,17 +1284,14 @@ fn recover_one(found: &FoundJournal, journal: &Path) -> Recovery {
             }
         }
     }
-    // Temporary files staged by the interrupted apply.
-    for p in paths.iter().flatten() {
-        let Some(parent) = p.parent() else { continue };
-        let Ok(entries) = fs::read_dir(parent) else {
+    // Temporary files staged by the interrupted apply, removed through a handle on their folder.
+    for (f, _) in doc.files.iter().zip(&paths).filter(|(_, p)| p.is_some()) {
+        let Ok((dir, _)) = beneath::open_parent(root, &f.rel) else {
             continue;
         };
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
+        for name in dir.names().unwrap_or_default() {
             if name.starts_with(TEMP_PREFIX) && name.ends_with(".tmp") {
-                let _ = fs::remove_file(e.path());
+                let _ = dir.unlink(&name);
             }
         }
     }
@@ -1321,9 +1345,7 @@ fn recover_one(found: &FoundJournal, journal: &Path) -> Recovery {
                 problems.push(format!("{}: {e}", f.rel));
             }
         }
-        for d in doc.created_dirs.iter().rev() {
-            let _ = fs::remove_dir(d);
-        }
+        remove_created_dirs(root, &doc.created_dirs);
         sync_folders(doc.created_dirs.iter().filter_map(|d| d.parent()));
         if problems.is_empty() {
             "restored"
@@ -1569,6 +1591,42 @@ mod tests {
             .path()
             .join(format!("journals/{}.journal", workspace_key(ws.root())));
         assert_eq!(journal_len(&journal), 0);
+    }
+
+    #[test]
+    fn a_created_folder_swapped_for_a_symlink_is_not_followed_by_the_undo() {
+        use crate::patch::{FileChange, MODE_REGULAR};
+        let state = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::create_dir(outside.path().join("deep")).unwrap();
+        let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+        let patch = canonical::render(&[FileChange {
+            path: "new/deep/b.txt".into(),
+            pre: None,
+            post: b"B\n".to_vec(),
+            mode: MODE_REGULAR,
+            hunks: vec![],
+        }]);
+        let swap_to = outside.path().to_path_buf();
+        let err = apply(&ws, &patch, limits(), Some(state.path()), |r: &Path| {
+            // While the check runs, someone swaps the created folder for a symlink to a folder outside.
+            fs::rename(r.join("new"), r.join("new-moved")).unwrap();
+            std::os::unix::fs::symlink(&swap_to, r.join("new")).unwrap();
+            Err::<(), String>("the check failed".into())
+        })
+        .unwrap_err();
+        assert!(
+            outside.path().join("deep").is_dir(),
+            "the undo followed the symlink and removed a folder outside the workspace"
+        );
+        let text = err.to_string();
+        assert!(text.contains("RESTORING FAILED"), "{text}");
+        assert!(
+            fs::symlink_metadata(root.path().join("new"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
 
     fn journal_of(state: &Path, ws: &Workspace) -> PathBuf {
