@@ -1,0 +1,184 @@
+//! The journal an apply writes before its first byte (version 2: one file per workspace, empty between applies)
+//! and the parser recovery reads it with.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+use super::*;
+
+/// The journal document: enough to restore the pre-images or confirm the post-images after a crash.
+///
+/// Version 2 (written now): each workspace has one journal file, `journals/<key>.journal` beside its lock
+/// `locks/<key>.lock`, empty between applies. An apply, holding the lock, writes this document as one line of JSON,
+/// a newline, then the pre-image of every file that existed, in order, `len` bytes each, and flushes it before the
+/// first byte of the workspace changes; once the written files are flushed it empties the file and flushes that.
+/// A file shorter or longer than its document says is a journal cut off while being written, when nothing had
+/// changed yet. Version 1 (read for recovery only) was a folder `journals/apply-*` holding `journal.json` and a
+/// `pre-<index>` file per pre-image.
+#[derive(Serialize, Deserialize)]
+pub(super) struct JournalDoc {
+    pub(super) version: u32,
+    pub(super) workspace: PathBuf,
+    pub(super) files: Vec<JournalFile>,
+    /// Folders the apply creates, outermost first.
+    pub(super) created_dirs: Vec<PathBuf>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct JournalFile {
+    pub(super) rel: String,
+    /// Whether the file existed (its bytes are then in the journal).
+    pub(super) existed: bool,
+    pub(super) pre_id: Option<String>,
+    pub(super) post_id: String,
+    pub(super) mode: u32,
+    /// Version 2: the length of the pre-image's bytes in the journal file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) len: Option<u64>,
+}
+
+/// A workspace's journal file, opened by an apply that holds the workspace's lock.
+pub(super) struct Journal {
+    pub(super) file: fs::File,
+    pub(super) path: PathBuf,
+    pub(super) created_dirs: Vec<PathBuf>,
+}
+
+impl Journal {
+    /// Open (creating it the first time) the workspace's journal; refuses when it still holds an interrupted apply.
+    pub(super) fn open(state: &Path, root: &Path) -> Result<Journal> {
+        let journals = state.join("journals");
+        let path = journals.join(format!("{}.journal", workspace_key(root)));
+        let io = |e: std::io::Error| {
+            Error::Io(format!(
+                "cannot open the apply journal {}: {e}",
+                path.display()
+            ))
+        };
+        let file = match fs::OpenOptions::new().read(true).write(true).open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                use std::os::unix::fs::OpenOptionsExt;
+                fs::create_dir_all(&journals).map_err(io)?;
+                // It will hold copies of the workspace's files: readable by their owner only.
+                let file = fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&path)
+                    .map_err(io)?;
+                // The file's name must survive a power loss as much as what will be written in it.
+                fs::File::open(&journals)
+                    .and_then(|d| d.sync_all())
+                    .map_err(io)?;
+                file
+            }
+            Err(e) => return Err(io(e)),
+        };
+        let pending = if file.metadata().map_err(io)?.len() > 0 {
+            Some(path.clone())
+        } else {
+            version_1_journal_of(&journals, root)
+        };
+        if let Some(pending) = pending {
+            return Err(Error::Io(format!(
+                "an earlier apply to {} was interrupted and has not been recovered yet ({}); run `local-llm-worker recover` (the MCP server does it when it starts), then apply again",
+                root.display(),
+                pending.display()
+            )));
+        }
+        Ok(Journal {
+            file,
+            path,
+            created_dirs: Vec::new(),
+        })
+    }
+
+    /// Record `planned` and flush it: from here on a crash can be undone.
+    pub(super) fn write(&mut self, root: &Path, planned: &[Planned]) -> Result<()> {
+        let io = |e: std::io::Error| {
+            Error::Io(format!(
+                "cannot write the apply journal {}: {e}",
+                self.path.display()
+            ))
+        };
+        self.created_dirs = missing_dirs(root, planned);
+        let files = planned
+            .iter()
+            .map(|p| JournalFile {
+                rel: p.rel.clone(),
+                existed: p.pre.is_some(),
+                pre_id: p.pre_id.clone(),
+                post_id: p.new_id.clone(),
+                mode: p.perms.mode(),
+                len: Some(p.pre.as_ref().map_or(0, |b| b.len() as u64)),
+            })
+            .collect();
+        let doc = JournalDoc {
+            version: 2,
+            workspace: root.to_path_buf(),
+            files,
+            created_dirs: self.created_dirs.clone(),
+        };
+        let mut header = serde_json::to_vec(&doc).map_err(|e| Error::Io(e.to_string()))?;
+        header.push(b'\n');
+        let mut file = &self.file;
+        let written = (|| {
+            file.write_all(&header)?;
+            crash_point();
+            for p in planned {
+                if let Some(pre) = &p.pre {
+                    file.write_all(pre)?;
+                }
+            }
+            file.sync_data()
+        })();
+        if let Err(e) = written {
+            let _ = self.file.set_len(0);
+            return Err(io(e));
+        }
+        Ok(())
+    }
+
+    /// Empty the journal and flush that: the apply is over, whatever happens next.
+    pub(super) fn clear(self) -> std::io::Result<()> {
+        self.file.set_len(0)?;
+        self.file.sync_data()
+    }
+}
+
+/// A journal found in the state folder, with the pre-image bytes of every file (`None`: it did not exist; an
+/// error: the journal's copy cannot be read).
+pub(super) struct FoundJournal {
+    pub(super) doc: JournalDoc,
+    pub(super) pres: Vec<std::result::Result<Option<Vec<u8>>, String>>,
+}
+
+/// Parse the bytes of a version 2 journal file; `None` when they are not a whole journal (cut off while written).
+pub(super) fn parse_journal(bytes: &[u8]) -> Option<FoundJournal> {
+    let split = bytes.iter().position(|&b| b == b'\n')?;
+    let doc: JournalDoc = serde_json::from_slice(&bytes[..split]).ok()?;
+    let mut rest = &bytes[split + 1..];
+    let mut pres = Vec::with_capacity(doc.files.len());
+    for f in &doc.files {
+        let len = usize::try_from(f.len?).ok()?;
+        if !f.existed {
+            pres.push(Ok(None));
+            continue;
+        }
+        if rest.len() < len {
+            return None;
+        }
+        let (pre, tail) = rest.split_at(len);
+        pres.push(Ok(Some(pre.to_vec())));
+        rest = tail;
+    }
+    rest.is_empty().then_some(FoundJournal { doc, pres })
+}

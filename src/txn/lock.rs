@@ -1,0 +1,59 @@
+//! One apply at a time per workspace: an exclusive `flock` on `locks/<key>.lock` in the worker's state folder.
+
+use std::fs;
+use std::path::Path;
+
+use crate::digest::sha256_hex;
+use crate::error::{Error, Result};
+
+/// The name a workspace's lock and journal files share in the state folder.
+pub(super) fn workspace_key(root: &Path) -> String {
+    sha256_hex(root.as_os_str().as_encoded_bytes())[..24].to_string()
+}
+
+/// An exclusive `flock` on a per-workspace lock file in the state folder (`locks/<key>.lock`), released on drop.
+pub(super) struct WorkspaceLock {
+    pub(super) _file: fs::File,
+}
+
+impl WorkspaceLock {
+    /// Wait for the workspace's lock.
+    pub(super) fn take(state: &Path, root: &Path) -> Result<WorkspaceLock> {
+        Ok(WorkspaceLock::open(state, &workspace_key(root), true)?
+            .expect("a blocking lock is always taken"))
+    }
+
+    /// The lock of the workspace whose key is `key`, or `None` when another process holds it.
+    pub(super) fn try_take(state: &Path, key: &str) -> Result<Option<WorkspaceLock>> {
+        WorkspaceLock::open(state, key, false)
+    }
+
+    pub(super) fn open(state: &Path, key: &str, wait: bool) -> Result<Option<WorkspaceLock>> {
+        let dir = state.join("locks");
+        fs::create_dir_all(&dir)
+            .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+        let path = dir.join(format!("{key}.lock"));
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::Io(format!("cannot open {}: {e}", path.display())))?;
+        use rustix::fs::{FlockOperation, flock};
+        let op = if wait {
+            FlockOperation::LockExclusive
+        } else {
+            FlockOperation::NonBlockingLockExclusive
+        };
+        let locked = match flock(&file, op) {
+            Ok(()) => Ok(true),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => Ok(false),
+            Err(e) => Err(std::io::Error::from(e)),
+        };
+        match locked {
+            Ok(true) => Ok(Some(WorkspaceLock { _file: file })),
+            Ok(false) => Ok(None),
+            Err(e) => Err(Error::Io(format!("cannot lock {}: {e}", path.display()))),
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! The apply transaction: the ONLY code that writes to a workspace.
+//!
+//! Given the exact canonical patch bytes the primary approved, it:
+//! 1. takes the workspace's lock (an `flock` in the worker's state folder), so two applies never interleave;
+//! 2. parses the patch strictly and re-resolves every target under the current policy (component by component, no
+//!    symlinks, inside `paths.allowed`, never `.git/`);
+//! 3. checks every pre-image: the file's current git blob id and mode must equal the patch's (a file to create must
+//!    still be absent); computes every post-image in memory and checks its promised blob id;
+//! 4. writes a journal (the pre-images, the promised post-image ids, the folders it will create) to the state
+//!    folder as one file and flushes it and its folder, before the first byte of the workspace changes;
+//! 5. opens every existing target through a handle on its folder (never through a symlink) and re-reads it: it must
+//!    still hold exactly the planned pre-image and have no other hard link; every file to create must still be
+//!    absent; then creates the new folders, rewrites existing files in place and creates new ones (`O_EXCL`); any
+//!    failure puts back what was written;
+//! 6. reads every target back and compares it with the post-image;
+//! 7. runs the caller's validation; when it fails, restores the exact previous bytes in place (and removes created
+//!    files and folders) and reports it;
+//! 8. flushes every written file, then each folder that gained an entry, and only then empties the journal (and
+//!    flushes that): until then, a power loss is undone from the journal like a kill. When a restore fails, the
+//!    journal is kept for `recover`.
+//!
+//! All files or none: a refusal in steps 1-5 before the first write changes nothing; a failure after it restores
+//! the pre-images. A kill at any moment leaves a journal; [`recover_all`] (run when the MCP server starts, and by
+//! `local-llm-worker recover`) then puts the workspace back to exactly the pre-images, or, when every file already
+//! holds its post-image, flushes and keeps that, and says which. Leftover temporary files are removed.
+//!
+//! One concept a file: `fsat` (folder handles, the only `unsafe`), `plan` (pre-image checks), `apply` (write,
+//! verify, flush, roll back), `journal` (and `journal_v1`, the isolated version 1 reader), `lock`, `recover`.
+
+mod apply;
+mod fsat;
+mod journal;
+mod journal_v1;
+mod lock;
+mod plan;
+mod recover;
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::scope::Workspace;
+
+pub use apply::TEMP_PREFIX;
+use apply::*;
+use journal::*;
+use journal_v1::*;
+use lock::*;
+use plan::*;
+pub use plan::{parse_within, plan};
+use recover::*;
+pub use recover::{Recovery, recover_all};
+
+/// What a finished transaction changed, and what its validation reported.
+#[derive(Debug)]
+pub struct Applied<T> {
+    pub files: Vec<String>,
+    pub validation: T,
+}
+
+/// Limits the transaction enforces on the patch itself.
+#[derive(Debug, Clone, Copy)]
+pub struct PatchLimits {
+    pub max_patch_bytes: u64,
+    pub max_files: usize,
+    pub max_hunks: usize,
+}
+
+/// Apply `patch` to the workspace durably (lock, journal), then run `validate` (given the workspace root).
+/// `state` is the worker's state folder; without one (no HOME), the apply is refused rather than made unrecoverable.
+pub fn apply<T>(
+    ws: &Workspace,
+    patch: &[u8],
+    limits: PatchLimits,
+    state: Option<&Path>,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+) -> Result<Applied<T>> {
+    let state = state.ok_or_else(|| {
+        Error::Io(
+            "no state folder for the apply journal: set LOCAL_LLM_STATE_DIR (or HOME) so a crash stays recoverable"
+                .into(),
+        )
+    })?;
+    let _lock = WorkspaceLock::take(state, ws.root())?;
+    let mut journal = Journal::open(state, ws.root())?;
+    let planned = plan_files(ws, patch, limits)?;
+    journal.write(ws.root(), &planned)?;
+    crash_point();
+    let result = apply_planned(
+        ws,
+        &planned,
+        &journal.created_dirs,
+        Durability::Flushed,
+        validate,
+    );
+    crash_point();
+    if let Err(f) = &result
+        && !f.restored
+    {
+        // The journal holds the only copy of what could not be put back: it stays for `recover`.
+        return result.map_err(|f| f.error);
+    }
+    let result = result.map_err(|f| f.error);
+    match journal.clear() {
+        Ok(()) => result,
+        Err(e) => Err(Error::Io(format!(
+            "{}; then its journal could not be cleared ({e}): run `local-llm-worker recover`",
+            match &result {
+                Ok(_) => "the patch was applied".to_string(),
+                Err(cause) => format!("the apply failed ({cause})"),
+            }
+        ))),
+    }
+}
+
+/// Whether an apply flushes what it wrote before it reports success.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    /// The workspace: every written file and changed folder is flushed before the journal goes.
+    Flushed,
+    /// A throwaway copy: nothing of value is at stake, and nothing is flushed.
+    Throwaway,
+}
+
+/// Apply `patch` to a throwaway copy (the validation sandbox) and run `validate` there: the same steps
+/// and checks, without lock or journal, since nothing of value is at stake in a copy.
+pub fn apply_throwaway<T>(
+    ws: &Workspace,
+    patch: &[u8],
+    limits: PatchLimits,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+) -> Result<Applied<T>> {
+    let planned = plan_files(ws, patch, limits)?;
+    let dirs = missing_dirs(ws.root(), &planned);
+    apply_planned(ws, &planned, &dirs, Durability::Throwaway, validate).map_err(|f| f.error)
+}

@@ -1,0 +1,421 @@
+//! The transaction's own tests: handles, applies, restores, journals and recovery.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::digest::git_blob_id;
+use crate::error::Error;
+use crate::patch::canonical;
+use crate::scope::Workspace;
+
+#[test]
+fn folder_handles_never_follow_a_symlink_on_the_way() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fs::create_dir(root.path().join("real")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("f"), root.path().join("real/f")).unwrap();
+    let err = fsat::open_parent(root.path(), "link/f").err().unwrap();
+    assert!(err.to_string().contains("is a symlink"), "{err}");
+    let (dir, name) = fsat::open_parent(root.path(), "real/f").unwrap();
+    assert!(
+        dir.read_file(&name)
+            .unwrap_err()
+            .to_string()
+            .contains("is a symlink")
+    );
+    // Writing beside it is fine; the symlink itself is never written through.
+    let (tmp, _) = dir.write_temp(b"x", 0o644).unwrap();
+    dir.rename(&tmp, "g").unwrap();
+    assert_eq!(fs::read(root.path().join("real/g")).unwrap(), b"x");
+    assert!(
+        fs::read_dir(outside.path()).unwrap().next().is_none(),
+        "nothing was written outside"
+    );
+}
+
+#[test]
+fn put_back_refuses_a_symlinked_parent() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.path().join("src")).unwrap();
+    let err = put_back(
+        root.path(),
+        "src/a.py",
+        Some(b"x"),
+        &fs::Permissions::from_mode(0o644),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("is a symlink"), "{err}");
+    assert!(fs::read_dir(outside.path()).unwrap().next().is_none());
+}
+
+fn workspace_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+    let root = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        let p = root.path().join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    let ws = Workspace::new(
+        root.path().canonicalize().unwrap(),
+        &crate::config::Paths::default(),
+        None,
+    )
+    .unwrap();
+    (root, ws)
+}
+
+fn limits() -> PatchLimits {
+    PatchLimits {
+        max_patch_bytes: 1 << 20,
+        max_files: 10,
+        max_hunks: 100,
+    }
+}
+
+/// Apply [`two_file_patch`] to `ws` with the state folder `state`.
+fn apply_two<T>(
+    ws: &Workspace,
+    state: &Path,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+) -> Result<Applied<T>> {
+    apply(ws, &two_file_patch(), limits(), Some(state), validate)
+}
+
+fn two_file_patch() -> Vec<u8> {
+    use crate::patch::{FileChange, MODE_REGULAR};
+    let change = |path: &str, pre: Option<&str>, post: &str| FileChange {
+        path: path.into(),
+        pre: pre.map(|s| s.as_bytes().to_vec()),
+        post: post.as_bytes().to_vec(),
+        mode: MODE_REGULAR,
+        hunks: vec![],
+    };
+    canonical::render(&[
+        change("a.txt", Some("a\n"), "A\n"),
+        change("new/b.txt", None, "B\n"),
+    ])
+}
+
+/// Simulate a kill right after the journal is flushed and the first file is written: the journal is kept and
+/// one target holds its post-image. Returns the workspace, its journal's path and the lock the "killed" apply
+/// held (drop it to end that apply).
+fn interrupted(state: &Path) -> (tempfile::TempDir, PathBuf, WorkspaceLock) {
+    let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+    let lock = WorkspaceLock::take(state, ws.root()).unwrap();
+    let mut journal = Journal::open(state, ws.root()).unwrap();
+    let planned = plan_files(&ws, &two_file_patch(), limits()).unwrap();
+    journal.write(ws.root(), &planned).unwrap();
+    fs::write(root.path().join("a.txt"), "A\n").unwrap();
+    let path = journal.path.clone();
+    (root, path, lock)
+}
+
+fn journal_len(path: &Path) -> u64 {
+    fs::metadata(path).unwrap().len()
+}
+
+#[test]
+fn recovery_restores_from_the_journal_and_empties_it() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, path, lock) = interrupted(state.path());
+    // The process died: its lock is gone with it.
+    drop(lock);
+    let done = recover_all(state.path());
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+    assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
+    assert!(!root.path().join("new").exists());
+    assert_eq!(journal_len(&path), 0);
+    assert!(recover_all(state.path()).is_empty());
+}
+
+#[test]
+fn recovery_leaves_the_journal_of_a_live_apply_alone() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, path, lock) = interrupted(state.path());
+    assert!(recover_all(state.path()).is_empty());
+    assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A\n");
+    assert!(journal_len(&path) > 0);
+    drop(lock);
+    assert_eq!(recover_all(state.path())[0].outcome, "restored");
+}
+
+#[test]
+fn an_apply_refuses_while_an_interrupted_one_is_not_recovered() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, path, lock) = interrupted(state.path());
+    drop(lock);
+    let ws = Workspace::new(
+        root.path().canonicalize().unwrap(),
+        &crate::config::Paths::default(),
+        None,
+    )
+    .unwrap();
+    let before = fs::read(root.path().join("a.txt")).unwrap();
+    let err = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap_err();
+    assert!(
+        err.to_string().contains("local-llm-worker recover"),
+        "{err}"
+    );
+    assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), before);
+    assert!(journal_len(&path) > 0);
+}
+
+#[test]
+fn a_journal_cut_off_while_written_is_dropped_without_touching_the_workspace() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, path, lock) = interrupted(state.path());
+    drop(lock);
+    let bytes = fs::read(&path).unwrap();
+    fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+    assert!(recover_all(state.path()).is_empty());
+    assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A\n");
+    assert_eq!(journal_len(&path), 0);
+}
+
+#[test]
+fn a_damaged_copy_in_the_journal_is_never_written_back() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, path, lock) = interrupted(state.path());
+    drop(lock);
+    let bytes = damage_last_copy(&path);
+    let done = recover_all(state.path());
+    assert_eq!(done[0].outcome, "incomplete");
+    assert!(
+        done[0].problems[0].contains("damaged"),
+        "{:?}",
+        done[0].problems
+    );
+    assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A\n");
+    // Kept for a person to look at.
+    assert_eq!(fs::read(&path).unwrap(), bytes);
+}
+
+#[test]
+fn a_finished_apply_leaves_an_empty_journal_and_the_inode_in_place() {
+    use std::os::unix::fs::MetadataExt;
+    let state = tempfile::tempdir().unwrap();
+    let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+    let target = root.path().join("a.txt");
+    fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
+    let ino = fs::metadata(&target).unwrap().ino();
+    let applied = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap();
+    assert_eq!(applied.files, ["a.txt", "new/b.txt"]);
+    assert_eq!(fs::read(&target).unwrap(), b"A\n");
+    assert_eq!(fs::read(root.path().join("new/b.txt")).unwrap(), b"B\n");
+    let meta = fs::metadata(&target).unwrap();
+    assert_eq!((meta.ino(), meta.mode() & 0o777), (ino, 0o640));
+    let journal = state
+        .path()
+        .join(format!("journals/{}.journal", workspace_key(ws.root())));
+    assert_eq!(journal_len(&journal), 0);
+    assert!(recover_all(state.path()).is_empty());
+}
+
+#[test]
+fn a_failed_validation_restores_in_place_and_removes_what_it_created() {
+    use std::os::unix::fs::MetadataExt;
+    let state = tempfile::tempdir().unwrap();
+    let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+    let target = root.path().join("a.txt");
+    let ino = fs::metadata(&target).unwrap().ino();
+    let err = apply_two(&ws, state.path(), |root: &Path| {
+        assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"A\n");
+        Err::<(), String>("the check failed".into())
+    })
+    .unwrap_err();
+    assert!(matches!(err, Error::ValidationFailed(_)), "{err}");
+    assert_eq!(fs::read(&target).unwrap(), b"a\n");
+    assert_eq!(fs::metadata(&target).unwrap().ino(), ino);
+    assert!(!root.path().join("new").exists());
+    let journal = state
+        .path()
+        .join(format!("journals/{}.journal", workspace_key(ws.root())));
+    assert_eq!(journal_len(&journal), 0);
+}
+
+#[test]
+fn a_created_folder_swapped_for_a_symlink_is_not_followed_by_the_undo() {
+    use crate::patch::{FileChange, MODE_REGULAR};
+    let state = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fs::create_dir(outside.path().join("deep")).unwrap();
+    let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+    let patch = canonical::render(&[FileChange {
+        path: "new/deep/b.txt".into(),
+        pre: None,
+        post: b"B\n".to_vec(),
+        mode: MODE_REGULAR,
+        hunks: vec![],
+    }]);
+    let swap_to = outside.path().to_path_buf();
+    let err = apply(&ws, &patch, limits(), Some(state.path()), |r: &Path| {
+        // While the check runs, someone swaps the created folder for a symlink to a folder outside.
+        fs::rename(r.join("new"), r.join("new-moved")).unwrap();
+        std::os::unix::fs::symlink(&swap_to, r.join("new")).unwrap();
+        Err::<(), String>("the check failed".into())
+    })
+    .unwrap_err();
+    assert!(
+        outside.path().join("deep").is_dir(),
+        "the undo followed the symlink and removed a folder outside the workspace"
+    );
+    let text = err.to_string();
+    assert!(text.contains("RESTORING FAILED"), "{text}");
+    assert!(
+        fs::symlink_metadata(root.path().join("new"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+fn journal_of(state: &Path, ws: &Workspace) -> PathBuf {
+    state.join(format!("journals/{}.journal", workspace_key(ws.root())))
+}
+
+/// A version 1 journal folder (as older workers wrote them) recording an apply of `a\n` -> `A\n` to a.txt.
+fn write_v1_journal(state: &Path, workspace: &Path) -> PathBuf {
+    let dir = state.join("journals/apply-old");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("pre-0"), "a\n").unwrap();
+    let doc = serde_json::json!({
+        "version": 1,
+        "workspace": workspace,
+        "files": [{"rel": "a.txt", "existed": true, "pre_id": git_blob_id(b"a\n"),
+                   "post_id": git_blob_id(b"A\n"), "mode": 0o100644}],
+        "created_dirs": [],
+    });
+    fs::write(dir.join("journal.json"), doc.to_string()).unwrap();
+    dir
+}
+
+/// Change a byte of the last pre-image copy in a journal file; returns the new bytes.
+fn damage_last_copy(path: &Path) -> Vec<u8> {
+    let mut bytes = fs::read(path).unwrap();
+    let last = bytes.len() - 2;
+    bytes[last] = b'Z';
+    fs::write(path, &bytes).unwrap();
+    bytes
+}
+
+#[test]
+fn a_restore_that_fails_keeps_the_journal_for_recover() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+    let err = apply_two(&ws, state.path(), |root: &Path| {
+        // Something replaces the file by a folder while the checks run: it cannot be put back.
+        fs::remove_file(root.join("a.txt")).unwrap();
+        fs::create_dir(root.join("a.txt")).unwrap();
+        Err::<(), String>("the check failed".into())
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("RESTORING FAILED"), "{err}");
+    let journal = journal_of(state.path(), &ws);
+    assert!(journal_len(&journal) > 0, "the only copy of a.txt is gone");
+    let done = recover_all(state.path());
+    assert_eq!(done[0].outcome, "incomplete");
+    fs::remove_dir(root.path().join("a.txt")).unwrap();
+    let done = recover_all(state.path());
+    assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+    assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
+    assert_eq!(journal_len(&journal), 0);
+}
+
+#[test]
+fn the_journal_is_readable_by_its_owner_only() {
+    let state = tempfile::tempdir().unwrap();
+    let (_root, ws) = workspace_with(&[("a.txt", "a\n")]);
+    apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap();
+    let mode = fs::metadata(journal_of(state.path(), &ws))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn a_version_1_journal_of_the_workspace_blocks_applies_until_recovered() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+    write_v1_journal(state.path(), ws.root());
+    let err = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap_err();
+    assert!(err.to_string().contains("apply-old"), "{err}");
+    assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
+    assert_eq!(recover_all(state.path())[0].outcome, "restored");
+    apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap();
+    assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A\n");
+}
+
+#[test]
+fn a_file_to_create_that_appears_stops_the_apply_before_any_write() {
+    let (root, ws) = workspace_with(&[("a.txt", "a\n"), ("new/keep", "")]);
+    let planned = plan_files(&ws, &two_file_patch(), limits()).unwrap();
+    let before = fs::metadata(root.path().join("a.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fs::write(root.path().join("new/b.txt"), "someone else's\n").unwrap();
+    let err = match apply_planned(&ws, &planned, &[], Durability::Throwaway, |_| {
+        Ok::<(), String>(())
+    }) {
+        Err(f) => f.error,
+        Ok(_) => panic!("applied over a file that appeared"),
+    };
+    assert!(matches!(err, Error::Stale(_)), "{err}");
+    let after = fs::metadata(root.path().join("a.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after, "a.txt was written before the check");
+    assert_eq!(
+        fs::read(root.path().join("new/b.txt")).unwrap(),
+        b"someone else's\n"
+    );
+}
+
+#[test]
+fn a_file_with_another_hard_link_is_refused_before_anything_is_written() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
+    fs::hard_link(root.path().join("a.txt"), root.path().join("linked.txt")).unwrap();
+    let err = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap_err();
+    assert!(err.to_string().contains("2 hard links"), "{err}");
+    assert_eq!(fs::read(root.path().join("linked.txt")).unwrap(), b"a\n");
+    assert!(!root.path().join("new").exists());
+    assert_eq!(journal_len(&journal_of(state.path(), &ws)), 0);
+}
+
+#[test]
+fn a_damaged_copy_of_an_untouched_file_does_not_block_recovery() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, path, lock) = interrupted(state.path());
+    drop(lock);
+    // a.txt is back to its pre-image by other means; its copy in the journal is damaged.
+    fs::write(root.path().join("a.txt"), "a\n").unwrap();
+    damage_last_copy(&path);
+    let done = recover_all(state.path());
+    assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+    assert_eq!(journal_len(&path), 0);
+}
+
+#[test]
+fn recovery_still_reads_a_version_1_journal_folder() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, _) = workspace_with(&[("a.txt", "A\n")]);
+    let workspace = root.path().canonicalize().unwrap();
+    let dir = write_v1_journal(state.path(), &workspace);
+    let done = recover_all(state.path());
+    assert_eq!(done[0].outcome, "completed", "{:?}", done[0].problems);
+    assert!(!dir.exists());
+    fs::write(root.path().join("a.txt"), "half\n").unwrap();
+    write_v1_journal(state.path(), &workspace);
+    let done = recover_all(state.path());
+    assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+    assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
+}
