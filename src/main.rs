@@ -289,10 +289,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
                 println!("nothing to recover in {}", state.display());
             } else {
                 for r in &done {
-                    println!("{} {}: {}", r.outcome, r.workspace, r.files.join(", "));
-                    for p in &r.problems {
-                        println!("  problem: {p}");
-                    }
+                    println!("{r}");
                 }
             }
             match done.iter().any(|r| !r.problems.is_empty()) {

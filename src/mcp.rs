@@ -185,17 +185,7 @@ pub fn serve_stdio() -> anyhow::Result<()> {
     // Finish or undo any apply a crash interrupted, before serving (one readdir when there is none).
     if let Some(state) = crate::ledger::state_dir() {
         for r in crate::txn::recover_all(&state) {
-            eprintln!(
-                "local-llm-worker: recovered an interrupted apply in {}: {} ({}){}",
-                r.workspace,
-                r.outcome,
-                r.files.join(", "),
-                if r.problems.is_empty() {
-                    String::new()
-                } else {
-                    format!("; problems: {}", r.problems.join("; "))
-                }
-            );
+            eprintln!("local-llm-worker: recovered an interrupted apply: {r}");
         }
     }
     rt.block_on(async {

@@ -22,6 +22,24 @@ pub struct Recovery {
     pub problems: Vec<String>,
 }
 
+/// One line (`restored /ws: a.txt, b.txt`), then one `  problem: ...` line per problem: the one rendering the CLI
+/// and the MCP server's log share.
+impl std::fmt::Display for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.outcome,
+            self.workspace,
+            self.files.join(", ")
+        )?;
+        for p in &self.problems {
+            write!(f, "\n  problem: {p}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Finish or undo every interrupted apply recorded in the state folder's journals. The journal of a workspace
 /// whose lock another process holds (an apply still running) is left alone.
 pub fn recover_all(state: &Path) -> Vec<Recovery> {
