@@ -50,6 +50,29 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The same error with every spelling of `secret` replaced in its message: applied to every error a provider
+    /// returns, so no text a server sent (a body, a value quoted by a JSON parser) carries the key out.
+    pub fn redacted(self, secret: &crate::secret::Secret) -> Error {
+        if !secret.is_some() {
+            return self;
+        }
+        let r = |m: String| secret.redact(&m);
+        match self {
+            Error::InvalidArgument(m) => Error::InvalidArgument(r(m)),
+            Error::Policy(m) => Error::Policy(r(m)),
+            Error::Scope(m) => Error::Scope(r(m)),
+            Error::File(m) => Error::File(r(m)),
+            Error::Provider(m) => Error::Provider(r(m)),
+            Error::ModelAnswer(m) => Error::ModelAnswer(r(m)),
+            Error::Patch(m) => Error::Patch(r(m)),
+            Error::Proposal(m) => Error::Proposal(r(m)),
+            Error::Stale(m) => Error::Stale(r(m)),
+            Error::ValidationFailed(m) => Error::ValidationFailed(r(m)),
+            Error::Cancelled => Error::Cancelled,
+            Error::Io(m) => Error::Io(r(m)),
+        }
+    }
+
     /// A short machine-readable name of the variant, for JSON output and tests.
     pub fn kind(&self) -> &'static str {
         match self {

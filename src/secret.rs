@@ -21,6 +21,13 @@ pub const REDACTED: &str = "[redacted]";
 /// their plain form is still redacted.
 const MIN_ENCODED_LEN: usize = 8;
 
+/// What RFC 3986 encoders leave as it is: letters, digits and `-`, `_`, `.`, `~`.
+const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// A credential and the spellings of it to look for.
 #[derive(Clone, Default)]
 pub struct Secret {
@@ -54,6 +61,10 @@ impl Secret {
             let upper: String =
                 percent_encoding::utf8_percent_encode(key, percent_encoding::NON_ALPHANUMERIC)
                     .to_string();
+            // RFC 3986 encoders (encodeURIComponent...) keep the unreserved `-`, `_`, `.` and `~`.
+            let rfc: String = percent_encoding::utf8_percent_encode(key, UNRESERVED).to_string();
+            forms.push(lower_hex_escapes(&rfc));
+            forms.push(rfc);
             forms.push(lower_hex_escapes(&upper));
             forms.push(upper);
             for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
@@ -137,6 +148,10 @@ mod tests {
             .to_string();
         assert!(s.found_in(&pct));
         assert!(s.found_in(&lower_hex_escapes(&pct)));
+        assert!(
+            s.found_in("sk-or-v1%2Fabc%2BDEF%3D123456789"),
+            "RFC 3986 keeps `-`"
+        );
         for prefix in ["", "B", "Be", "Bearer ", "Authorization: Bearer "] {
             let text = format!("{prefix}{KEY} and more");
             for engine in [

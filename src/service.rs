@@ -190,7 +190,10 @@ fn ask(
     let start = Instant::now();
     entry.provider = provider.name().to_string();
     entry.model = chat.model.clone();
-    let completion = provider.complete(chat, &call.watch)?;
+    // One redaction point for everything a provider reports: server text may be quoted in any error.
+    let completion = provider
+        .complete(chat, &call.watch)
+        .map_err(|e| e.redacted(&policy.secret()))?;
     let ms = start.elapsed().as_millis() as u64;
     // Tokens spent are recorded even when the answer is refused afterwards; the ledger keeps the configured model
     // name, never what the server echoed.

@@ -684,3 +684,35 @@ async fn through_mcp_an_echoed_key_is_refused_and_absent_from_the_result() {
         assert!(!std::fs::read_to_string(&path).unwrap().contains(SENTINEL));
     }
 }
+
+#[test]
+fn a_key_quoted_by_the_json_parser_of_a_malformed_answer_is_redacted() {
+    // Scripted: a server that puts the key where a number belongs. serde's message quotes the decoded value.
+    let escaped: String = SENTINEL
+        .chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect();
+    let bodies = [
+        format!(r#"{{"choices":[],"usage":{{"prompt_tokens":"{SENTINEL}"}}}}"#),
+        format!(r#"{{"choices":[],"usage":{{"prompt_tokens":"{escaped}"}}}}"#),
+    ];
+    let mut replies: Vec<Reply> = bodies.iter().map(|b| Reply::status(200, b)).collect();
+    let mut streamed = Reply::streamed(&["x"], 0);
+    if let Some((chunks, _)) = streamed.stream.as_mut() {
+        chunks.insert(0, bodies[1].clone());
+    }
+    replies.push(streamed);
+    for reply in replies {
+        let s = scripted(vec![reply]);
+        let ws = workspace(&s.base_url, "openrouter", "");
+        let args = propose_args(&ws, "low");
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run_with_key(&args, "OPENROUTER_API_KEY");
+        assert!(!out.status.success());
+        let (o, e) = (stdout(&out), stderr(&out));
+        assert!(e.contains("model:"), "{e}");
+        for text in [&o, &e] {
+            assert!(!text.contains(SENTINEL), "the key leaked: {text}");
+        }
+    }
+}

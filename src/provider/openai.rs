@@ -158,10 +158,11 @@ impl Provider for OpenAiChat {
 
 impl OpenAiChat {
     fn not_chat(&self, url: &str, e: &serde_json::Error, text: &str) -> Error {
-        Error::Provider(format!(
+        // The parser's message quotes values from the text (decoded): redact the whole message, not just the text.
+        Error::Provider(self.endpoint.redact(&format!(
             "{url} answered with JSON that is not a chat completion ({e}): {:?}; check [provider] base_url",
-            excerpt(&self.endpoint.redact(text), 200)
-        ))
+            excerpt(text, 200)
+        )))
     }
 
     /// Read a server-sent event stream of chat completion chunks.

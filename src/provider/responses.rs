@@ -106,11 +106,11 @@ impl Provider for Responses {
             .post("responses", &self.body(req), &req.model, watch)?;
         let text = self.endpoint.read_all(&mut answer)?;
         let parsed: Response = serde_json::from_str(&text).map_err(|e| {
-            Error::Provider(format!(
+            Error::Provider(self.endpoint.redact(&format!(
                 "{} answered with JSON that is not a Responses API result ({e}): {:?}; check [provider] base_url",
                 answer.url,
-                excerpt(&self.endpoint.redact(&text), 200)
-            ))
+                excerpt(&text, 200)
+            )))
         })?;
         let content: String = parsed
             .output
