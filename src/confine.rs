@@ -75,12 +75,25 @@ const BASE_ENV: &[&str] = &["PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME"]
 /// A PATH for a worker started without one.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
+/// The user a confined check runs as when the worker runs as root (`nobody`): root's own files (`/etc/shadow`,
+/// keys under `/root` or `/etc/ssl/private`) must not be readable to the model's code either.
+pub const CHECK_UID: u32 = 65534;
+
 /// A bubblewrap that was found and shown to work here.
 #[derive(Debug, Clone)]
 pub struct Bwrap {
     pub path: PathBuf,
     /// `bubblewrap 0.8.0`, as it says.
     pub version: String,
+    /// When the worker runs as root: `setpriv` (util-linux), which drops the check to [`CHECK_UID`] with no
+    /// capabilities and no way back (`no_new_privs`).
+    pub setpriv: Option<PathBuf>,
+}
+
+/// The owner a confined check's sandbox copy must have: [`CHECK_UID`] when the worker runs as root (the check runs
+/// as that user), else none (the check runs as the worker's own user).
+pub fn sandbox_owner() -> Option<u32> {
+    rustix::process::geteuid().is_root().then_some(CHECK_UID)
 }
 
 /// Bubblewrap, found and probed once per process: `Err` says why there is none and what to do.
@@ -102,26 +115,35 @@ fn probe() -> std::result::Result<Bwrap, String> {
         .output()
         .map_err(|e| format!("cannot run {}: {e}; {install}", path.display()))?;
     let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
-    // The same namespaces and mounts a confined check uses.
+    let setpriv = match sandbox_owner() {
+        None => None,
+        Some(_) => Some(find_on_path("setpriv").ok_or_else(|| {
+            "the worker runs as root, and a confined check is dropped to an unprivileged user with `setpriv`, which \
+             is not on PATH; install util-linux (it provides setpriv)"
+                .to_string()
+        })?),
+    };
+    // The same namespaces, mounts and user switch a confined check uses.
+    let mut args: Vec<OsString> = [
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/tmp",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    args.extend(isolation_flags(setpriv.as_deref()));
+    args.push("true".into());
     let out = Command::new(&path)
-        .args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            "/tmp",
-            "--unshare-all",
-            "--die-with-parent",
-            "--new-session",
-            "--cap-drop",
-            "ALL",
-            "--",
-            "true",
-        ])
+        .args(&args)
         .env_clear()
         .stdin(Stdio::null())
         .output()
@@ -135,7 +157,57 @@ fn probe() -> std::result::Result<Bwrap, String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    Ok(Bwrap { path, version })
+    Ok(Bwrap {
+        path,
+        version,
+        setpriv,
+    })
+}
+
+/// The namespace, capability and user options of a confined check, ending with `--` and, as root, the user switch:
+/// what follows is the command. As root no user namespace is made (it would map only root), so that `setpriv` can
+/// drop to [`CHECK_UID`] with the capabilities it is given for that, and then none.
+fn isolation_flags(setpriv: Option<&Path>) -> Vec<OsString> {
+    let mut f: Vec<&str> = Vec::new();
+    match setpriv {
+        None => f.push("--unshare-all"),
+        Some(_) => f.extend([
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]),
+    }
+    f.extend(["--die-with-parent", "--new-session", "--cap-drop", "ALL"]);
+    if setpriv.is_some() {
+        f.extend([
+            "--cap-add",
+            "CAP_SETUID",
+            "--cap-add",
+            "CAP_SETGID",
+            "--cap-add",
+            "CAP_SETPCAP",
+        ]);
+    }
+    let mut out: Vec<OsString> = f.into_iter().map(OsString::from).collect();
+    out.push("--".into());
+    if let Some(sp) = setpriv {
+        let uid = format!("--reuid={CHECK_UID}");
+        let gid = format!("--regid={CHECK_UID}");
+        out.push(sp.as_os_str().to_owned());
+        for a in [
+            uid.as_str(),
+            gid.as_str(),
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+        ] {
+            out.push(a.into());
+        }
+    }
+    out
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
@@ -357,35 +429,46 @@ fn confined(
     private_dirs.sort_by_key(|p| depth(p));
     private_dirs.dedup();
 
-    // A fresh HOME at the worker's HOME path, unless that path is private itself or holds the sandbox.
+    // A fresh HOME at the worker's HOME path (the sandbox, when it lies there, is bound over it afterwards), unless
+    // that path is private itself.
     let home_path = home().and_then(|h| canon(&h)).filter(|h| {
-        !private_dirs.iter().any(|p| within(h, p)) && !within(&sandbox, h) && *h != tmp
+        !private_dirs.iter().any(|p| within(h, p)) && *h != tmp && h.parent().is_some()
     });
     let inside_home = home_path.clone().unwrap_or_else(|| tmp.join("home"));
 
-    // Fixed folders to hide: empty; read-only except /tmp (the fresh TMPDIR) and the fresh HOME.
+    // Fixed folders to hide (where one is a symlink, the folder it leads to): empty; read-only except /tmp (the
+    // fresh TMPDIR) and the fresh HOME.
     let mut empty: Vec<PathBuf> = HIDDEN
         .iter()
         .map(PathBuf::from)
         .chain([tmp.clone()])
-        .filter_map(|p| canon(&p).filter(|c| *c == p))
+        .filter_map(|p| canon(&p))
+        .filter(|c| c.parent().is_some())
         .collect();
-    if let Some(h) = &home_path
-        && !empty.contains(h)
-    {
+    if let Some(h) = &home_path {
         empty.push(h.clone());
     }
     empty.sort_by_key(|p| depth(p));
+    empty.dedup();
 
-    let mut read_dirs: Vec<PathBuf> = read
+    // (where it really is, where the check looks for it)
+    let mut read_dirs: Vec<(PathBuf, PathBuf)> = read
         .iter()
         .filter_map(|e| expand(e, home().as_deref()))
-        .filter_map(|p| p.canonicalize().ok())
-        // Never a way back into a private folder, the sandbox, or the real /tmp around it.
-        .filter(|p| !private_dirs.iter().any(|d| within(p, d)))
-        .filter(|p| !within(p, &sandbox) && !within(&sandbox, p))
+        .filter_map(|p| Some((p.canonicalize().ok()?, p)))
+        .filter(|(real, at)| {
+            let hidden_or_private = || empty.iter().chain(&private_dirs);
+            // Never a way back into a private folder or the sandbox, and never a folder that holds what is hidden
+            // (it would bring the hidden folder back).
+            [real, at].iter().all(|p| {
+                !private_dirs.iter().any(|d| within(p, d))
+                    && !within(p, &sandbox)
+                    && !within(&sandbox, p)
+                    && !hidden_or_private().any(|h| within(h, p))
+            })
+        })
         .collect();
-    read_dirs.sort_by_key(|p| depth(p));
+    read_dirs.sort_by_key(|(_, at)| depth(at));
     read_dirs.dedup();
 
     let mut a = Args::new(&bwrap.path);
@@ -395,18 +478,26 @@ fn confined(
     a.flag("--dev").path(Path::new("/dev"));
     a.flag("--proc").path(Path::new("/proc"));
     for d in &empty {
+        // Writable for the check's user (as root that is CHECK_UID); the mount is the namespace's own.
+        if *d == tmp || Some(d) == home_path.as_ref() {
+            a.flag("--perms").flag("1777");
+        }
         a.flag("--tmpfs").path(d);
     }
     if home_path.is_none() {
-        a.flag("--dir").path(&inside_home);
+        a.flag("--perms")
+            .flag("1777")
+            .flag("--dir")
+            .path(&inside_home);
     }
-    for d in &read_dirs {
-        a.flag("--ro-bind").path(d).path(d);
-        if d.is_dir() {
+    for (real, at) in &read_dirs {
+        a.flag("--ro-bind").path(real).path(at);
+        if real.is_dir() {
             for m in MASKED {
-                let f = d.join(m);
-                if f.symlink_metadata().is_ok() {
-                    a.flag("--ro-bind").path(Path::new("/dev/null")).path(&f);
+                if real.join(m).symlink_metadata().is_ok() {
+                    a.flag("--ro-bind")
+                        .path(Path::new("/dev/null"))
+                        .path(&at.join(m));
                 }
             }
         }
@@ -420,12 +511,8 @@ fn confined(
             a.flag("--remount-ro").path(d);
         }
     }
-    a.flag("--unshare-all");
-    a.flag("--die-with-parent");
-    a.flag("--new-session");
-    a.flag("--cap-drop").flag("ALL");
     a.flag("--chdir").path(&sandbox);
-    a.flag("--");
+    a.0.extend(isolation_flags(bwrap.setpriv.as_deref()));
     Launch {
         wrapper: a.0,
         env: environment(pass_env, Some(&inside_home), Some(&tmp)),

@@ -145,6 +145,10 @@ fn main() -> ExitCode {
     // The worker's own /proc entries (its environment holds the provider key) become unreadable to other processes
     // of the same user, validation commands and what they run included.
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    // Descriptors inherited from whoever started the worker (a folder of the host, a socket) must not reach the
+    // validation commands it starts: a confined check could otherwise leave its confinement through one.
+    // SAFETY: close_range only sets the close-on-exec flag on descriptors 3 and up; no memory is involved.
+    unsafe { libc::close_range(3, u32::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int) };
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,

@@ -134,9 +134,48 @@ pub fn create(
     root: &Path,
     skip: &[String],
     secret: &dyn Fn(&str) -> bool,
+    owner: Option<u32>,
     watch: &Watch,
 ) -> Result<Sandbox> {
-    create_in(&parent_dir()?, root, skip, secret, watch)
+    let sb = create_in(&parent_dir()?, root, skip, secret, watch)?;
+    if let Some(uid) = owner {
+        hand_over_tree(sb.root(), uid)?;
+    }
+    Ok(sb)
+}
+
+/// Give the copy at `root` (every folder, file and symlink in it) to the user `uid`, who runs the checks there
+/// (a worker running as root drops confined checks to an unprivileged user).
+fn hand_over_tree(root: &Path, uid: u32) -> Result<()> {
+    let io = |e: std::io::Error| {
+        Error::Io(format!(
+            "validation sandbox: cannot hand the copy to uid {uid}: {e}"
+        ))
+    };
+    let mut stack = vec![root.to_path_buf()];
+    std::os::unix::fs::lchown(root, Some(uid), Some(uid)).map_err(io)?;
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).map_err(io)?.flatten() {
+            let p = e.path();
+            std::os::unix::fs::lchown(&p, Some(uid), Some(uid)).map_err(io)?;
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(p);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Give the files `rels` of the copy at `root`, and the folders that lead to them, to the user `uid` (what the
+/// patch wrote into the copy after it was handed over).
+pub fn hand_over(root: &Path, rels: &[&str], uid: u32) {
+    for rel in rels {
+        let mut p = root.to_path_buf();
+        for c in rel.split('/') {
+            p.push(c);
+            let _ = std::os::unix::fs::lchown(&p, Some(uid), Some(uid));
+        }
+    }
 }
 
 /// [`create`] in the folder `parent`.
@@ -476,7 +515,7 @@ mod tests {
         write(&root, ".hidden/keep.txt", "kept\n");
         write(&root, "run.sh", "#!/bin/sh\n");
         fs::set_permissions(root.join("run.sh"), Permissions::from_mode(0o750)).unwrap();
-        let sb = create(&root, &skip(), &|_| false, &Watch::default()).unwrap();
+        let sb = create(&root, &skip(), &|_| false, None, &Watch::default()).unwrap();
         let s = sb.root();
         assert!(s.file_name().unwrap().to_string_lossy().starts_with(PREFIX));
         assert_eq!(
@@ -515,7 +554,7 @@ mod tests {
         write(&root, ".env", "PASSWORD=1\n");
         write(&root, "deploy/tls.key", "k\n");
         let secret = |rel: &str| rel == ".env" || rel.ends_with(".key");
-        let sb = create(&root, &skip(), &secret, &Watch::default()).unwrap();
+        let sb = create(&root, &skip(), &secret, None, &Watch::default()).unwrap();
         assert!(sb.root().join("app.py").is_file());
         assert!(!sb.root().join(".env").exists());
         assert!(!sb.root().join("deploy/tls.key").exists());
@@ -543,7 +582,7 @@ mod tests {
         symlink(format!("../{name}/data.txt"), root.join("via-parent")).unwrap();
         symlink("loop2", root.join("loop1")).unwrap();
         symlink("loop1", root.join("loop2")).unwrap();
-        let sb = create(&root, &skip(), &|_| false, &Watch::default()).unwrap();
+        let sb = create(&root, &skip(), &|_| false, None, &Watch::default()).unwrap();
         let s = sb.root();
         assert_eq!(fs::read_to_string(s.join("rel-in")).unwrap(), "data\n");
         assert_eq!(fs::read_to_string(s.join("a/b/up-in")).unwrap(), "c\n");
@@ -603,7 +642,7 @@ mod tests {
     fn read_only_folders_left_by_a_check_are_removed_too() {
         let (_d, root) = ws();
         write(&root, "a.txt", "x");
-        let sb = create(&root, &skip(), &|_| false, &Watch::default()).unwrap();
+        let sb = create(&root, &skip(), &|_| false, None, &Watch::default()).unwrap();
         let ro = sb.root().join("cache/mod");
         fs::create_dir_all(&ro).unwrap();
         fs::write(ro.join("f"), "x").unwrap();

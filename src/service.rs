@@ -769,10 +769,16 @@ fn validate_in_sandbox(
     watch: &Watch,
 ) -> Result<Vec<CheckResult>> {
     use std::os::unix::fs::PermissionsExt;
+    // As root, a confined check runs as an unprivileged user, who must own the copy.
+    let owner = match policy.validation.isolation {
+        confine::Isolation::Confined => confine::sandbox_owner(),
+        confine::Isolation::Copy => None,
+    };
     let sb = sandbox::create(
         ws.root(),
         &policy.validation.sandbox_skip,
         &|rel| ws.is_secret(rel),
+        owner,
         watch,
     )?;
     let sws = Workspace::new(sb.root().to_path_buf(), &policy.paths, None)?;
@@ -820,7 +826,11 @@ fn validate_in_sandbox(
         secret: &secret,
     };
     let commands = &policy.validation.commands;
+    let touched: Vec<&str> = pre_images.keys().map(String::as_str).collect();
     let applied = txn::apply_throwaway(&sws, patch_bytes, patch_limits(policy), |root: &Path| {
+        if let Some(uid) = owner {
+            sandbox::hand_over(root, &touched, uid);
+        }
         Ok::<_, String>(checks::run_all(commands, root, &run, watch))
     })?;
     if watch.is_cancelled() {

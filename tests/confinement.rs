@@ -67,8 +67,25 @@ def write_home():
 attempt("HOME_WRITE", write_home)
 attempt("STATE_LIST", lambda: "SEEN " + " ".join(sorted(os.listdir(paths["state"]))) if os.listdir(paths["state"]) else "empty")
 attempt("SECRET_FILE", lambda: "READ " + open(".env").read().strip())
+attempt("SHADOW", lambda: "READ " + open("/etc/shadow").read()[:10])
+def inherited():
+    fds = [int(f) for f in os.listdir("/proc/self/fd") if int(f) > 2]
+    seen = []
+    for fd in fds:
+        try:
+            seen.append(str(fd) + "=" + ",".join(sorted(os.listdir("/proc/self/fd/%d" % fd))))
+        except Exception:
+            pass
+    hits = [x for x in seen if "app.py" in x or "marker.txt" in x]
+    return "LEAK " + " ".join(hits) if hits else "none"
+attempt("INHERITED_FD", inherited)
 attempt("ENV_NAMES", lambda: " ".join(sorted(os.environ)))
 "##;
+
+/// A fresh folder outside /tmp, under cargo's target folder.
+fn outside_tmp() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
 
 struct Setup {
     ws: Ws,
@@ -97,12 +114,9 @@ fn setup(isolation: &str) -> (Setup, Scripted) {
             drop(c);
         }
     });
-    let ws = Ws::new(
-        &s.base_url,
-        &format!(
-            "[validation]\ncommands = [\"python3 probe.py\"]\non_propose = true\nisolation = \"{isolation}\"\n"
-        ),
-    );
+    // Outside /tmp (the confinement's fresh /tmp would hide anything under it anyway): the workspace, the home and
+    // the state folder must be hidden by the confinement's own rules.
+    let ws = Ws { dir: outside_tmp() };
     // The key the worker holds; the scripted server does not echo it here.
     ws.write(
         "local-llm-worker.toml",
@@ -115,9 +129,9 @@ fn setup(isolation: &str) -> (Setup, Scripted) {
     ws.write("probe.py", "print(\"start\")\n");
     ws.write("app.py", "VALUE = 1\n");
     ws.write(".env", "DB_PASSWORD=hunter2\n");
-    let home = tempfile::tempdir().unwrap();
+    let home = outside_tmp();
     std::fs::write(home.path().join("marker.txt"), "the real home\n").unwrap();
-    let state = tempfile::tempdir().unwrap();
+    let state = outside_tmp();
     std::fs::write(state.path().join("journal-like.txt"), "state\n").unwrap();
     ws.write(
         "paths.txt",
@@ -175,7 +189,20 @@ fn propose_probe(
     for (k, v) in extra_env {
         c.env(k, v);
     }
+    // The worker inherits a descriptor of the real workspace folder, as a careless parent could leave it one.
+    let inherited = std::fs::File::open(st.ws.root()).unwrap();
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&inherited);
+    // SAFETY: between fork and exec only dup2, which is async-signal-safe, on a descriptor that stays open.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut c, move || {
+            if libc::dup2(raw, 8) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     let mut child = c.spawn().unwrap();
+    drop(inherited);
     let pid = child.id();
     let mut out = Vec::new();
     let mut err = Vec::new();
@@ -222,7 +249,7 @@ fn the_models_code_reaches_nothing_outside_its_sandbox() {
         "the probe itself runs to its end: {v}"
     );
     let r = probe_lines(&v);
-    assert_eq!(r.len(), 11, "every attempt reported: {r:?}");
+    assert_eq!(r.len(), 13, "every attempt reported: {r:?}");
 
     assert_eq!(
         r["ENVIRON"], "none",
@@ -273,6 +300,15 @@ fn the_models_code_reaches_nothing_outside_its_sandbox() {
         r["SECRET_FILE"].starts_with("blocked"),
         "a secret file was copied into the sandbox: {}",
         r["SECRET_FILE"]
+    );
+    assert!(
+        r["SHADOW"].starts_with("blocked"),
+        "root's files are readable: {}",
+        r["SHADOW"]
+    );
+    assert_eq!(
+        r["INHERITED_FD"], "none",
+        "an inherited folder descriptor leads out"
     );
 
     assert_eq!(st.ws.snapshot(), ws_before, "the workspace changed");
