@@ -31,7 +31,10 @@ fn init_project_templates() {
 }
 
 fn placeholders(text: &str, ws: &Ws, url: &str) -> String {
-    text.replace(&ws.root_str(), "<WS>").replace(url, "<URL>")
+    let root = url.strip_suffix("/v1").unwrap_or(url);
+    text.replace(&ws.root_str(), "<WS>")
+        .replace(url, "<URL>")
+        .replace(root, "<ROOT>")
 }
 
 #[test]

@@ -41,8 +41,8 @@ pub fn describe(ranges: &[LineRange]) -> String {
         .join(", ")
 }
 
-/// Split `spec` into a path and a range suffix when it ends in `:START-END` written with digits only; `None`
-/// otherwise (the whole `spec` is then a path). The numbers are not checked against any file here.
+/// Split `spec` at its last `:` into a path and what may be a range suffix; `None` when it holds no `:` (or starts
+/// with its only one). Nothing is checked here.
 pub fn split_spec(spec: &str) -> Option<(&str, &str)> {
     let (path, suffix) = spec.rsplit_once(':')?;
     if path.is_empty() {
@@ -146,6 +146,23 @@ pub fn shown_blocks(ranges: &[LineRange], lines: usize) -> Vec<Shown> {
         }
     }
     out
+}
+
+/// The lines of `text` (BOM removed), each with its terminator.
+pub fn lines_of(text: &str) -> Vec<&str> {
+    text.strip_prefix('\u{feff}')
+        .unwrap_or(text)
+        .split_inclusive('\n')
+        .collect()
+}
+
+/// Bytes of `text` shown for `ranges`: the blocks' lines.
+pub fn shown_bytes(text: &str, ranges: &[LineRange]) -> usize {
+    let lines = lines_of(text);
+    shown_blocks(ranges, lines.len())
+        .iter()
+        .map(|b| lines[b.from..b.to].iter().map(|l| l.len()).sum::<usize>())
+        .sum()
 }
 
 /// Whether 0-based line index `i` lies in one of `ranges`.
