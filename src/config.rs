@@ -367,7 +367,8 @@ impl Policy {
         Ok(model)
     }
 
-    /// The context window of the configured models, in tokens.
+    /// `[models] context_window`, or the provider kind's default when it is not set. Requests are checked against
+    /// `provider::window::for_model`, which asks the server before falling back to that default.
     pub fn context_window(&self) -> u64 {
         self.models
             .context_window
