@@ -262,3 +262,18 @@ fn a_server_that_read_far_fewer_prompt_tokens_than_sent_is_refused() {
     let out = propose(&ws, &["src/big.py:100-400"], &["--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn a_file_also_selected_whole_is_sent_whole() {
+    let s = scripted(vec![Reply::chat(&edit("v1 = 1", "v1 = 0"))]);
+    let ws = Ws::new(&s.base_url, "[paths]\nallowed = [\"src/**\"]\n");
+    ws.write("src/big.py", &big(50));
+    let out = propose(&ws, &["src/big.py:1-5", "src/big.py"], &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let u = user_prompt(&s);
+    assert!(
+        u.contains("File src/big.py:\n") && u.contains("v50 = 50\n"),
+        "{u}"
+    );
+    assert!(!u.contains("only (of"), "{u}");
+}
