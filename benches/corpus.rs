@@ -22,6 +22,14 @@
 //! cargo bench --locked --bench corpus
 //! ```
 //!
+//! Ranged mode, in the same run: each answer is also fed as if the file had been selected as line ranges
+//! (`PATH:START-END`), one per hunk of the true edit widened by `CORPUS_RANGE_MARGIN` lines (default 10) each side,
+//! through [`patch::changes_from_answer_within`]. Before that, the proposal prompt the worker would send (the real
+//! `prompt::messages`, the JSON-less udiff format) is checked against the default llama.cpp window (8,192 tokens
+//! with the default 2,048-token answer budget), as the worker checks it before sending: the table reports, for the
+//! whole file and for the ranges, how many edits that check refuses, and exact / wrong / refused for the ranged
+//! engine runs (an edit whose ranged prompt does not fit counts as refused).
+//!
 //! Environment: `CORPUS_EDITS` (number of base edits, default 2400), `CORPUS_SEED` (default below), and
 //! `CORPUS_DUMP=DIR` to write every wrong application, every application of an intent-destroying answer and every
 //! refusal that is not an ambiguity into `DIR`, one file per case, for investigation.
@@ -31,6 +39,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use local_llm_delegator::patch::focus::{self, Focus, LineRange};
 use local_llm_delegator::patch::reader::AnswerFormat;
 use local_llm_delegator::patch::{self, FileChange, MODE_REGULAR, MatchTier, PreImage};
 
@@ -1355,8 +1364,59 @@ fn classify(
     }
 }
 
+/// Lines added on each side of every hunk's old side to make the ranged mode's ranges.
+const RANGE_MARGIN: usize = 10;
+/// The default llama.cpp window and answer budget the ranged mode's prompts are checked against.
+const DEFAULT_WINDOW: u64 = 8192;
+const DEFAULT_ANSWER_BUDGET: u64 = 2048;
+
+/// The ranges a primary would give for `case`: each hunk's old side widened by `margin` lines, merged.
+fn ranges_for(case: &Case, lines: usize, margin: usize) -> Vec<LineRange> {
+    let ranges = case
+        .hunks
+        .iter()
+        .map(|h| {
+            let first = h.old_start.max(1);
+            let last = (h.old_start + h.old_len.max(1) - 1).max(first);
+            LineRange {
+                start: first.saturating_sub(margin).max(1),
+                end: (last + margin).min(lines),
+            }
+        })
+        .collect();
+    focus::merge(ranges)
+}
+
+/// The estimated tokens of the proposal prompt for `pre` (narrowed by `focus`), as the worker counts them.
+fn prompt_tokens(pre: &BTreeMap<String, Option<PreImage>>, focus: &Focus) -> u64 {
+    let criteria = vec!["the change is made".to_string()];
+    let spec = local_llm_delegator::prompt::TaskSpec {
+        task: "Make the described change.",
+        acceptance_criteria: &criteria,
+        constraints: &[],
+        plan: &[],
+        context: None,
+    };
+    local_llm_delegator::prompt::messages(&spec, pre, focus, AnswerFormat::Udiff)
+        .iter()
+        .map(|m| local_llm_delegator::service::estimate_tokens(&m.content))
+        .sum()
+}
+
+/// The ranged mode's outcome for one corruption.
+#[derive(Default)]
+struct RangedStats {
+    stats: Stats,
+    /// Refused by the context-window check before sending.
+    window: usize,
+}
+
 fn main() {
     let wall = Instant::now();
+    let margin = std::env::var("CORPUS_RANGE_MARGIN")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(RANGE_MARGIN);
     let seed = std::env::var("CORPUS_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -1475,6 +1535,9 @@ fn main() {
     );
 
     let mut stats: Vec<Stats> = CORRUPTIONS.iter().map(|_| Stats::default()).collect();
+    let mut ranged: Vec<RangedStats> = CORRUPTIONS.iter().map(|_| RangedStats::default()).collect();
+    let (mut whole_over, mut ranged_over) = (0usize, 0usize);
+    let mut ranged_wrong_example: Option<(String, String)> = None;
     let mut times: Vec<Duration> = Vec::with_capacity(edits * CORRUPTIONS.len());
     for case in &cases {
         let src = &sources[case.src];
@@ -1486,6 +1549,12 @@ fn main() {
                 mode: MODE_REGULAR,
             }),
         );
+        let mut case_focus = Focus::new();
+        case_focus.insert(src.path.clone(), ranges_for(case, src.lines.len(), margin));
+        let fits = |f: &Focus| prompt_tokens(&pre, f) + DEFAULT_ANSWER_BUDGET <= DEFAULT_WINDOW;
+        whole_over += usize::from(!fits(&Focus::new()));
+        let ranged_fits = fits(&case_focus);
+        ranged_over += usize::from(!ranged_fits);
         for (ci, &c) in CORRUPTIONS.iter().enumerate() {
             let mut crng = Rng::new(
                 seed ^ (case.id as u64).wrapping_mul(0x2545_F491_4F6C_DD1D) ^ ((ci as u64) << 56),
@@ -1521,6 +1590,33 @@ fn main() {
             st.time += dt;
             times.push(dt);
             let outcome = classify(&result, src, case, st);
+            // The same answer for the file selected as ranges around the edit.
+            let rs = &mut ranged[ci];
+            if ranged_fits {
+                let mut f = Focus::new();
+                f.insert(src.path.clone(), ranges_for(case, src.lines.len(), margin));
+                rs.stats.cases += 1;
+                let r = patch::changes_from_answer_within(&answer, format, pre, &f);
+                let o = classify(&r, src, case, &mut rs.stats);
+                let bad = o == Outcome::Wrong
+                    || (c.group() == Group::DestroysIntent && o == Outcome::Exact);
+                if bad && ranged_wrong_example.is_none() {
+                    ranged_wrong_example = Some((
+                        format!(
+                            "[{}] edit #{} on {} ranges {}",
+                            c.name(),
+                            case.id,
+                            src.path,
+                            focus::describe(&f[&src.path])
+                        ),
+                        answer.clone(),
+                    ));
+                }
+            } else {
+                rs.stats.cases += 1;
+                rs.stats.refused += 1;
+                rs.window += 1;
+            }
             let applied_bad = outcome == Outcome::Wrong
                 || (c.group() == Group::DestroysIntent && outcome == Outcome::Exact);
             if applied_bad && st.wrong_example.is_none() {
@@ -1701,6 +1797,73 @@ fn main() {
         pct(destroy.refused, destroy.cases),
         destroy.exact + destroy.wrong
     );
+
+    // The ranged mode.
+    println!(
+        "\nranged mode: each edit's file selected as PATH:START-END ranges (every hunk's old side +-{margin} lines), \
+         prompts checked against the default llama.cpp window ({DEFAULT_WINDOW} tokens, {DEFAULT_ANSWER_BUDGET} \
+         of them for the answer)"
+    );
+    println!(
+        "  context-window check before sending: whole file over the window for {whole_over} of {} edits ({}%); \
+         ranges over it for {ranged_over} ({}%)",
+        cases.len(),
+        pct(whole_over, cases.len()),
+        pct(ranged_over, cases.len())
+    );
+    let header = format!(
+        "{:<28} {:>6} {:>7} {:>6} {:>8} {:>6} {:>6} {:>6}",
+        "corruption", "cases", "exact%", "wrong", "refused%", "window", "ambig", "nomatch"
+    );
+    println!("{header}");
+    let rule = "-".repeat(header.len());
+    println!("{rule}");
+    let mut rkeep = RangedStats::default();
+    let mut rdestroy = RangedStats::default();
+    let rrow = |name: &str, r: &RangedStats| {
+        format!(
+            "{:<28} {:>6} {:>7} {:>6} {:>8} {:>6} {:>6} {:>6}",
+            name,
+            r.stats.cases,
+            pct(r.stats.exact, r.stats.cases),
+            r.stats.wrong,
+            pct(r.stats.refused, r.stats.cases),
+            r.window,
+            r.stats.refused_ambiguous,
+            r.stats.refused_no_match
+        )
+    };
+    for (ci, &c) in CORRUPTIONS.iter().enumerate() {
+        println!("{}", rrow(c.name(), &ranged[ci]));
+        let into = match c.group() {
+            Group::KeepsIntent => &mut rkeep,
+            Group::DestroysIntent => &mut rdestroy,
+            Group::Baseline => continue,
+        };
+        into.stats.add(&ranged[ci].stats);
+        into.window += ranged[ci].window;
+    }
+    println!("{rule}");
+    println!("{}", rrow("TOTAL intent-keeping", &rkeep));
+    println!("{}", rrow("TOTAL intent-destroying", &rdestroy));
+    println!(
+        "ranged intent-keeping: {} cases, {} exact ({}%), {} wrong (must be 0), {} refused ({} by the window check, \
+         {} ambiguous); intent-destroying: {} applied (must be 0)",
+        rkeep.stats.cases,
+        rkeep.stats.exact,
+        pct(rkeep.stats.exact, rkeep.stats.cases),
+        rkeep.stats.wrong,
+        rkeep.stats.refused,
+        rkeep.window,
+        rkeep.stats.refused_ambiguous,
+        rdestroy.stats.exact + rdestroy.stats.wrong
+    );
+    if let Some((what, answer)) = &ranged_wrong_example {
+        println!(
+            "  first ranged application that must not happen: {what}\n{}",
+            first_lines(answer, 40)
+        );
+    }
 
     // Timing.
     times.sort();

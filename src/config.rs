@@ -184,7 +184,7 @@ pub struct Models {
     /// Used for `complexity = "medium"`.
     pub pro: Option<String>,
     /// The model's context window in tokens; a request whose estimated prompt plus output budget exceeds it is
-    /// refused before sending.
+    /// refused before sending. `None`: asked from the server (`provider::window`), else the provider's default.
     pub context_window: Option<u64>,
     /// When set, only these {provider, model} pairs may be called; anything else is refused before any request.
     pub active: Option<Vec<ActivePair>>,
@@ -429,7 +429,8 @@ impl Policy {
         Ok(model)
     }
 
-    /// The context window of the configured models, in tokens.
+    /// `[models] context_window`, or the provider kind's default when it is not set. Requests are checked against
+    /// `provider::window::for_model`, which asks the server before falling back to that default.
     pub fn context_window(&self) -> u64 {
         self.models
             .context_window
@@ -748,8 +749,10 @@ reasoning_effort = "high"
 {model_note}# complexity = "low" always uses flash; "medium" uses pro.
 flash = "{flash}"
 pro = "{pro}"
-# Requests whose estimated prompt plus output budget exceed this many tokens are refused before sending.
-context_window = {context_window}
+# Requests whose estimated prompt plus output budget exceed the context window are refused before sending.
+# Unset, the window is asked from the server (llama.cpp /props, a model list's context_length), else
+# {context_window} tokens; set it to override what the server says.
+# context_window = {context_window}
 # Uncomment to allow only these pairs; any other is refused before a request is made.
 # active = [{{ provider = "{kind}", model = "{flash}" }}, {{ provider = "{kind}", model = "{pro}" }}]
 

@@ -2,7 +2,8 @@
 //!
 //! Checks: the policy file is found and valid; the key variable it names is set (its value is never printed); the
 //! endpoint answers `GET {base_url}/models`; which confinement validation commands will run in; routing of low and
-//! medium complexity, and the `[models] active` allowlist for those routes.
+//! medium complexity, and the `[models] active` allowlist for those routes; the context window of the
+//! low-complexity model and where it comes from (the policy, the server, or the default).
 
 use crate::config::{self, Policy};
 use crate::confine::{self, Isolation};
@@ -115,6 +116,10 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
             )),
             Err(e) => out.push(check(false, "routing", format!("complexity {label}: {e}"))),
         }
+    }
+    if let Ok(model) = policy.route(false, None) {
+        let w = crate::provider::window::for_model(&policy, &model);
+        out.push(check(true, "window", format!("{model}: {w}")));
     }
     out
 }

@@ -119,7 +119,8 @@ struct TaskArgs {
     /// low | medium
     #[arg(long)]
     complexity: String,
-    /// A workspace-relative file the model sees (repeat); `propose` may edit it or create it.
+    /// A workspace-relative file the model sees (repeat); `propose` may edit it or create it. PATH:START-END
+    /// (1-based, inclusive) sends only those lines, and edits must stay inside them.
     #[arg(long = "file")]
     file: Vec<String>,
     #[arg(long)]
@@ -242,7 +243,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             } else {
                 println!("{}", r.content);
                 eprintln!(
-                    "[{} / {}: {} input + {} output tokens, {} ms; files read: {}]",
+                    "[{} / {}: {} input + {} output tokens, {} ms; files read: {}; window: {}]",
                     r.provider,
                     r.model,
                     r.usage.input_tokens,
@@ -252,7 +253,8 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
                         "none".to_string()
                     } else {
                         r.files_read.join(", ")
-                    }
+                    },
+                    r.context_window
                 );
             }
             Ok(())
@@ -381,6 +383,7 @@ fn print_proposal(r: &ProposeResult) {
         "time      {} ms ({} ms waiting for the model)",
         r.elapsed_ms, r.model_ms
     );
+    println!("window    {}", r.context_window);
     for f in &r.files {
         let tiers: Vec<String> = f
             .hunks

@@ -24,7 +24,8 @@ Delegate only bounded, routine, easy-to-verify work (a rename, a small fix, a do
 architecture and design, complex debugging, ambiguous requirements, security and auth decisions, destructive work.
 How to delegate:
 1. Call propose_patch with workspace_root (absolute), a detailed self-contained task, 1-20 acceptance criteria,
-   constraints, a plan when complexity is medium (high is refused), and only the files the change needs.
+   constraints, a plan when complexity is medium (high is refused), and only the files the change needs; for a
+   large file, only the lines it needs as PATH:START-END (e.g. src/big.py:120-180; edits must stay inside them).
 2. Read the returned `patch` yourself: it is an untrusted draft. If it is wrong, do not apply it.
 3. To accept it, call apply_patch with the proposal_id AND the digest. Exactly those bytes are written, only if the
    files are unchanged since the proposal; the project's validation commands then run, and a failure restores the

@@ -3,12 +3,17 @@
 //! Small models follow a worked example far better than a description, so each answer format comes with one. For the
 //! `json` format the schema pins `path` to the selected files and `old` to lines that really exist in that file: the
 //! model chooses which line to replace and writes only the replacement.
+//!
+//! A file narrowed to line ranges ([`Focus`]) is shown as its ranges only, each introduced with the file's path and
+//! line numbers, with a few lines of context each side in their own blocks marked as not to be changed; its
+//! schema lists only the lines inside its ranges.
 
 use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Value, json};
 
 use crate::patch::PreImage;
+use crate::patch::focus::{self, Focus, LineRange};
 use crate::patch::reader::AnswerFormat;
 use crate::provider::Message;
 
@@ -102,10 +107,11 @@ def greet(name):
 ```
 ";
 
-/// Build the chat messages for a proposal.
+/// Build the chat messages for a proposal; the files in `focus` are shown only in their line ranges.
 pub fn messages(
     spec: &TaskSpec<'_>,
     files: &BTreeMap<String, Option<PreImage>>,
+    focus: &Focus,
     format: AnswerFormat,
 ) -> Vec<Message> {
     let mut u = String::new();
@@ -116,7 +122,7 @@ pub fn messages(
         AnswerFormat::WholeFile => WHOLE_FILE_RULES,
     });
     u.push_str("\nNow the real task.\n\n");
-    push_files(&mut u, files, true);
+    push_files(&mut u, files, focus, true);
     push_spec(&mut u, spec);
     u.push_str("Answer:");
     vec![
@@ -178,11 +184,18 @@ pub fn repair_messages(original: &[Message], previous_patch: &str, failure: &str
     out
 }
 
-/// The selected files, each in a fence longer than any backtick run it holds. Files that do not exist yet are
-/// announced when `announce_new` (a proposal may create them).
-fn push_files(u: &mut String, files: &BTreeMap<String, Option<PreImage>>, announce_new: bool) {
+/// The selected files, each in a fence longer than any backtick run it holds (narrowed files: their ranges and
+/// context, see [`push_ranges`]). Files that do not exist yet are announced when `announce_new` (a proposal may
+/// create them).
+fn push_files(
+    u: &mut String,
+    files: &BTreeMap<String, Option<PreImage>>,
+    focus: &Focus,
+    announce_new: bool,
+) {
     for (path, pre) in files {
         match pre {
+            Some(p) if focus.contains_key(path) => push_ranges(u, path, &p.text, &focus[path]),
             Some(p) => {
                 let fence = fence_for(&p.text);
                 u.push_str(&format!("File {path}:\n{fence}\n{}", p.text));
@@ -197,6 +210,48 @@ fn push_files(u: &mut String, files: &BTreeMap<String, Option<PreImage>>, announ
             None => {}
         }
     }
+}
+
+/// A narrowed file: a heading with its path, ranges and length, then each shown block as fenced pieces, the
+/// ranges' lines and the context lines around them apart, each piece headed by its line numbers.
+fn push_ranges(u: &mut String, path: &str, text: &str, ranges: &[LineRange]) {
+    let lines = focus::lines_of(text);
+    u.push_str(&format!(
+        "File {path}, lines {} only (of {} lines; the rest of the file is not shown and must not be edited):\n",
+        focus::describe(ranges),
+        lines.len()
+    ));
+    let piece = |u: &mut String, from: usize, to: usize, context: bool| {
+        if from >= to {
+            return;
+        }
+        let body: String = lines[from..to].concat();
+        let fence = fence_for(&body);
+        if context {
+            u.push_str(&format!(
+                "Context, lines {}-{} of {path} (do not change these lines):\n",
+                from + 1,
+                to
+            ));
+        } else {
+            u.push_str(&format!("Lines {}-{} of {path}:\n", from + 1, to));
+        }
+        u.push_str(&format!("{fence}\n{body}"));
+        if !body.ends_with('\n') {
+            u.push('\n');
+        }
+        u.push_str(&format!("{fence}\n"));
+    };
+    for block in focus::shown_blocks(ranges, lines.len()) {
+        let mut at = block.from;
+        for r in &block.ranges {
+            piece(u, at, r.start - 1, true);
+            piece(u, r.start - 1, r.end, false);
+            at = r.end;
+        }
+        piece(u, at, block.to, true);
+    }
+    u.push('\n');
 }
 
 /// The task, its acceptance criteria, constraints, plan and context.
@@ -241,17 +296,23 @@ fn fence_for(text: &str) -> String {
 
 /// The distinct non-blank lines of each file, sorted, when there are at most [`MAX_ENUM_LINES`] of them in all
 /// (counting each file's lines apart); `None` as soon as there are more, without sorting anything.
-fn distinct_lines<'a>(files: &[(&String, &'a PreImage)]) -> Option<Vec<Vec<&'a str>>> {
+fn distinct_lines<'a>(
+    files: &[(&String, &'a PreImage)],
+    focus: &Focus,
+) -> Option<Vec<Vec<&'a str>>> {
     let mut total = 0;
     let mut per_file = Vec::with_capacity(files.len());
-    for (_, f) in files {
+    for (path, f) in files {
         let mut seen = HashSet::new();
+        let ranges = focus.get(*path);
         let lines = f
             .text
             .strip_prefix('\u{feff}')
             .unwrap_or(&f.text)
             .lines()
-            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+            .enumerate()
+            .filter(|(i, _)| ranges.is_none_or(|r| focus::contains(r, *i)))
+            .map(|(_, l)| l.strip_suffix('\r').unwrap_or(l))
             .filter(|l| !l.trim().is_empty());
         for line in lines {
             if seen.insert(line) {
@@ -270,6 +331,14 @@ fn distinct_lines<'a>(files: &[(&String, &'a PreImage)]) -> Option<Vec<Vec<&'a s
 
 /// The JSON schema for the `json` answer format; `None` when no selected file exists (nothing to replace).
 pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> {
+    edit_schema_within(files, &Focus::new())
+}
+
+/// [`edit_schema`] where `old` of a file in `focus` is pinned to the lines inside its ranges.
+pub fn edit_schema_within(
+    files: &BTreeMap<String, Option<PreImage>>,
+    focus: &Focus,
+) -> Option<Value> {
     let existing: Vec<(&String, &PreImage)> = files
         .iter()
         .filter_map(|(p, f)| f.as_ref().map(|f| (p, f)))
@@ -278,7 +347,7 @@ pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> 
         return None;
     }
     // The enum of existing lines is used only for a few lines in all: count them before sorting any.
-    let enum_lines = distinct_lines(&existing);
+    let enum_lines = distinct_lines(&existing, focus);
     let variants: Vec<Value> = existing
         .iter()
         .enumerate()
@@ -313,12 +382,13 @@ pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> 
     }))
 }
 
-/// Build the chat messages for a read-only delegation.
+/// Build the chat messages for a read-only delegation; the files in `focus` are shown only in their line ranges.
 pub fn delegate_messages(
     task_kind: &str,
     output_format: &str,
     spec: &TaskSpec<'_>,
     files: &BTreeMap<String, Option<PreImage>>,
+    focus: &Focus,
 ) -> Vec<Message> {
     let shape = match output_format {
         "markdown" => "Answer in Markdown.",
@@ -333,7 +403,7 @@ pub fn delegate_messages(
         task_kind.replace('_', " ")
     );
     let mut u = String::new();
-    push_files(&mut u, files, false);
+    push_files(&mut u, files, focus, false);
     push_spec(&mut u, spec);
     vec![
         Message {
@@ -376,7 +446,7 @@ mod tests {
             plan: &plan,
             context: Some("ctx"),
         };
-        let m = messages(&spec, &files(), AnswerFormat::Udiff);
+        let m = messages(&spec, &files(), &Focus::new(), AnswerFormat::Udiff);
         insta::assert_snapshot!(m[1].content);
     }
 
@@ -390,7 +460,7 @@ mod tests {
             plan: &[],
             context: None,
         };
-        let original = messages(&spec, &files(), AnswerFormat::Json);
+        let original = messages(&spec, &files(), &Focus::new(), AnswerFormat::Json);
         let failure = format!("{}\nSyntaxError: invalid syntax\n", "x".repeat(10_000));
         let m = repair_messages(
             &original,
@@ -410,6 +480,59 @@ mod tests {
             2,
             "the worked example's and the final one"
         );
+    }
+
+    fn ranged() -> (BTreeMap<String, Option<PreImage>>, Focus) {
+        let text: String = (1..=30).map(|i| format!("v{i} = {i}\n")).collect();
+        let mut files = BTreeMap::new();
+        files.insert(
+            "big.py".to_string(),
+            Some(PreImage {
+                text,
+                mode: MODE_REGULAR,
+            }),
+        );
+        let mut focus = Focus::new();
+        focus.insert(
+            "big.py".to_string(),
+            vec![
+                LineRange { start: 2, end: 3 },
+                LineRange { start: 6, end: 6 },
+                LineRange { start: 20, end: 21 },
+            ],
+        );
+        (files, focus)
+    }
+
+    #[test]
+    fn a_narrowed_file_shows_its_ranges_and_marked_context_only() {
+        let (files, focus) = ranged();
+        let crit = vec!["v20 is 0".to_string()];
+        let spec = TaskSpec {
+            task: "Set v20 to 0",
+            acceptance_criteria: &crit,
+            constraints: &[],
+            plan: &[],
+            context: None,
+        };
+        let m = messages(&spec, &files, &focus, AnswerFormat::Json);
+        let u = &m[1].content;
+        let shown = u.split("Now the real task.").nth(1).unwrap();
+        insta::assert_snapshot!(shown);
+        for hidden in ["v10 = 10", "v16 = 16", "v25 = 25", "v30 = 30"] {
+            assert!(!shown.contains(hidden), "{hidden} must not be shown");
+        }
+    }
+
+    #[test]
+    fn the_schema_of_a_narrowed_file_lists_only_lines_inside_its_ranges() {
+        let (files, focus) = ranged();
+        let s = edit_schema_within(&files, &focus).unwrap();
+        assert_eq!(
+            s["properties"]["edits"]["items"]["properties"]["old"]["enum"],
+            json!(["v2 = 2", "v20 = 20", "v21 = 21", "v3 = 3", "v6 = 6"])
+        );
+        assert_eq!(s["properties"]["edits"]["maxItems"], json!(5));
     }
 
     #[test]

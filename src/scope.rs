@@ -16,6 +16,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use crate::config::{Limits, POLICY_FILE, Paths};
 use crate::digest::git_blob_id;
 use crate::error::{Error, Result};
+use crate::patch::focus::{self, Focus};
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
 
 /// Globs that are never read or written, whatever the policy says.
@@ -276,6 +277,86 @@ impl Workspace {
             out.insert(rel.clone(), pre);
         }
         Ok(out)
+    }
+}
+
+/// The selected files as read, and the line ranges some of them are narrowed to.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Path -> content (`None`: does not exist yet), whole files even when narrowed.
+    pub files: BTreeMap<String, Option<PreImage>>,
+    /// The narrowed files' ranges, merged; a file absent here is selected whole.
+    pub focus: Focus,
+}
+
+impl Selection {
+    /// Bytes the model is shown: whole files, or the narrowed files' ranges with their context lines.
+    pub fn bytes_shown(&self) -> u64 {
+        self.files
+            .iter()
+            .filter_map(|(path, pre)| pre.as_ref().map(|p| (path, p)))
+            .map(|(path, p)| match self.focus.get(path) {
+                Some(ranges) => focus::shown_bytes(&p.text, ranges) as u64,
+                None => p.text.len() as u64,
+            })
+            .sum()
+    }
+}
+
+impl Workspace {
+    /// Read a selection whose entries are paths or `PATH:START-END` (1-based, inclusive lines; see
+    /// [`crate::patch::focus`]). An entry that names an existing file as written is that file, so a name holding `:`
+    /// keeps its meaning. Otherwise, when the part before the last `:` is an existing file, the rest must be a range
+    /// inside it; when it is not, a `START-END` suffix is refused (a file that does not exist has no lines) and any
+    /// other entry is a path (a new file whose name holds `:`). Several ranges of one file merge; a file also
+    /// selected whole is whole.
+    pub fn read_selection(&self, specs: &[String], limits: &Limits) -> Result<Selection> {
+        if specs.len() > MAX_SELECTED_FILES {
+            return Err(Error::InvalidArgument(format!(
+                "{} files selected; at most {MAX_SELECTED_FILES}: select only what the change needs",
+                specs.len()
+            )));
+        }
+        let mut whole: Vec<String> = Vec::new();
+        let mut ranged: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        for spec in specs {
+            let split = focus::split_spec(spec)
+                .filter(|_| !matches!(self.resolve(spec), Ok(OnDisk::File { .. })));
+            match split {
+                None => whole.push(spec.clone()),
+                Some((path, suffix)) => match self.resolve(path)? {
+                    OnDisk::File { .. } => ranged.entry(path.to_string()).or_default().push(suffix),
+                    OnDisk::Absent { .. } if focus::looks_like_range(suffix) => {
+                        return Err(Error::InvalidArgument(format!(
+                            "{spec}: {path} does not exist, so it has no lines {suffix} to select; name an \
+                             existing file, or select a new file without a range"
+                        )));
+                    }
+                    OnDisk::Absent { .. } => whole.push(spec.clone()),
+                },
+            }
+        }
+        let mut paths = whole.clone();
+        paths.extend(ranged.keys().filter(|p| !whole.contains(p)).cloned());
+        let files = self.read_selected(&paths, limits)?;
+        let mut out = Focus::new();
+        for (path, suffixes) in ranged {
+            if whole.contains(&path) {
+                continue;
+            }
+            let text = files
+                .get(&path)
+                .and_then(|p| p.as_ref())
+                .map(|p| p.text.as_str())
+                .unwrap_or("");
+            let lines = focus::line_count(text);
+            let ranges = suffixes
+                .into_iter()
+                .map(|s| focus::parse_range(&path, s, lines))
+                .collect::<Result<Vec<_>>>()?;
+            out.insert(path, focus::merge(ranges));
+        }
+        Ok(Selection { files, focus: out })
     }
 }
 

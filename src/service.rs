@@ -26,6 +26,7 @@ use crate::ledger;
 use crate::patch::{self, HunkReport, PreImage};
 use crate::prompt::{self, TaskSpec};
 use crate::proposal::{self, ProposalStore};
+use crate::provider::window::{self, ContextWindow};
 use crate::provider::{self, ChatRequest, Message, Usage, Watch};
 use crate::sandbox;
 use crate::scope::{self, OnDisk, Workspace};
@@ -55,6 +56,9 @@ pub struct ProposeRequest {
     /// "low" or "medium". High-complexity work stays with the primary agent.
     pub complexity: String,
     /// Workspace-relative paths the model sees and may edit (a path that does not exist yet may be created).
+    /// `PATH:START-END` (1-based, inclusive line numbers, e.g. "src/big.py:120-180") sends only those lines, with 3
+    /// lines of context each side, and the edit must stay inside them: use it for large files. Repeat a path for
+    /// several ranges (overlapping ones merge). A file whose name really is "x:1-2" is that file.
     pub files: Vec<String>,
     /// Optional extra context for the model (conventions, related signatures...).
     #[serde(default)]
@@ -112,8 +116,11 @@ pub struct ProposeResult {
     pub model_ms: u64,
     /// Unix time (seconds) after which the proposal can no longer be applied.
     pub expires_at_unix: u64,
-    /// Bytes of the selected files the worker read and sent (the primary did not have to read them).
+    /// Bytes of the selected files the worker read and sent (the primary did not have to read them); for a file
+    /// narrowed to line ranges, the bytes of the lines shown.
     pub bytes_read: u64,
+    /// The context window the request was checked against, and where that figure came from.
+    pub context_window: ContextWindow,
 }
 
 /// Input of `apply_patch`.
@@ -177,12 +184,12 @@ fn ask(
             .as_ref()
             .map(|s| estimate_tokens(&s.to_string()))
             .unwrap_or(0);
-    let window = policy.context_window();
-    if prompt_tokens + u64::from(chat.max_tokens) > window {
+    let window = window::for_model(policy, &chat.model);
+    if prompt_tokens + u64::from(chat.max_tokens) > window.tokens {
         return Err(Error::InvalidArgument(format!(
-            "the prompt is about {prompt_tokens} tokens and the answer may take {}: over [models] context_window = \
-             {window}; select fewer or smaller files (a model that silently drops context returns confident, \
-             destructive edits)",
+            "the prompt is about {prompt_tokens} tokens and the answer may take {}: over the context window of \
+             {window}; select fewer or smaller files, or a line range of a large file (PATH:START-END) (a model \
+             that silently drops context returns confident, destructive edits)",
             chat.max_tokens
         )));
     }
@@ -205,6 +212,14 @@ fn ask(
              that server is not yours",
             policy.api_key_env().unwrap_or_default()
         )));
+    }
+    let sent: u64 = chat
+        .messages
+        .iter()
+        .map(|m| estimate_tokens(&m.content))
+        .sum();
+    if let Some(e) = window::dropped_prompt(sent, completion.usage.input_tokens) {
+        return Err(e);
     }
     if completion.finish_reason.as_deref() == Some("length") {
         return Err(Error::ModelAnswer(format!(
@@ -367,17 +382,19 @@ impl Service {
             // says so) not at all confined.
             confine::check_available(policy.validation.isolation)?;
         }
-        let pre_images = ws.read_selected(&req.files, &policy.limits)?;
-        let bytes_read: u64 = pre_images
-            .values()
-            .flatten()
-            .map(|p| p.text.len() as u64)
-            .sum();
+        let selection = ws.read_selection(&req.files, &policy.limits)?;
+        let bytes_read = selection.bytes_shown();
+        let (pre_images, focus) = (&selection.files, &selection.focus);
+        let context_window = window::for_model(policy, &model);
 
         let mut format = policy.answer_format();
+        if format == patch::reader::AnswerFormat::WholeFile && !focus.is_empty() {
+            // A file shown in part cannot be rewritten whole.
+            format = patch::reader::AnswerFormat::Udiff;
+        }
         let schema = match format {
             patch::reader::AnswerFormat::Json => {
-                let s = prompt::edit_schema(&pre_images);
+                let s = prompt::edit_schema_within(pre_images, focus);
                 if s.is_none() {
                     // Only new files are selected: a line-replacing JSON edit cannot create them.
                     format = patch::reader::AnswerFormat::Udiff;
@@ -393,7 +410,7 @@ impl Service {
             plan: &req.plan,
             context: req.context.as_deref(),
         };
-        let messages = prompt::messages(&spec, &pre_images, format);
+        let messages = prompt::messages(&spec, pre_images, focus, format);
         let chat = |messages: Vec<Message>| ChatRequest {
             model: model.clone(),
             messages,
@@ -410,7 +427,7 @@ impl Service {
         let (provider_name, completion, mut model_ms) = ask(policy, &chat(first), call, entry)?;
         let mut usage = completion.usage;
         let mut served_by = completion.model.clone();
-        let mut cand = candidate(&completion.content, format, &pre_images, policy, &ws)?;
+        let mut cand = candidate(&completion.content, format, &selection, policy, &ws)?;
         let mut repaired = repair_of.is_some();
         // The task's one repair round is spent when its model call is made, whatever the answer.
         let mut repair_spent = repair_of.is_some();
@@ -421,7 +438,7 @@ impl Service {
         let mut validation_passed = None;
         if policy.validation.on_propose && !commands.is_empty() {
             validation =
-                validate_in_sandbox(&ws, policy, &pre_images, &cand.patch_bytes, &call.watch)?;
+                validate_in_sandbox(&ws, policy, pre_images, &cand.patch_bytes, &call.watch)?;
             let mut passed = validation.iter().all(|r| r.passed);
             if !passed && repair_of.is_none() && policy.repair.attempts == 1 {
                 // The one repair round: the previous edit and its failing output, one more model call.
@@ -435,7 +452,7 @@ impl Service {
                 repair_spent = true;
                 let attempt = ask(policy, &chat(msgs), call, &mut second).and_then(|(_, c, ms)| {
                     model_ms += ms;
-                    candidate(&c.content, format, &pre_images, policy, &ws).map(|k| (k, c.model))
+                    candidate(&c.content, format, &selection, policy, &ws).map(|k| (k, c.model))
                 });
                 // Tokens spent count even when the repair answer is refused.
                 usage = add_usage(usage, second.usage);
@@ -448,7 +465,7 @@ impl Service {
                         validation = validate_in_sandbox(
                             &ws,
                             policy,
-                            &pre_images,
+                            pre_images,
                             &cand.patch_bytes,
                             &call.watch,
                         )?;
@@ -512,6 +529,7 @@ impl Service {
             elapsed_ms: started.elapsed().as_millis() as u64,
             model_ms,
             bytes_read,
+            context_window,
             expires_at_unix: (SystemTime::now() + ttl)
                 .duration_since(UNIX_EPOCH)
                 .map(|d| d.as_secs())
@@ -733,11 +751,12 @@ struct Candidate {
 fn candidate(
     answer: &str,
     format: patch::reader::AnswerFormat,
-    pre_images: &BTreeMap<String, Option<PreImage>>,
+    selection: &scope::Selection,
     policy: &config::Policy,
     ws: &Workspace,
 ) -> Result<Candidate> {
-    let changes = patch::changes_from_answer(answer, format, pre_images)?;
+    let pre_images = &selection.files;
+    let changes = patch::changes_from_answer_within(answer, format, pre_images, &selection.focus)?;
     if changes.len() > policy.limits.max_files_per_patch {
         return Err(Error::ModelAnswer(format!(
             "the answer edits {} files, over [limits] max_files_per_patch = {}",
@@ -924,7 +943,9 @@ pub struct DelegateRequest {
     pub plan: Vec<String>,
     /// "low" or "medium".
     pub complexity: String,
-    /// Workspace-relative files the model reads (may be empty).
+    /// Workspace-relative files the model reads (may be empty). `PATH:START-END` (1-based, inclusive line numbers,
+    /// e.g. "src/big.py:120-180") sends only those lines, with 3 lines of context each side; repeat a path for
+    /// several ranges.
     #[serde(default)]
     pub files: Vec<String>,
     #[serde(default)]
@@ -952,6 +973,8 @@ pub struct DelegateResult {
     pub usage: Usage,
     pub elapsed_ms: u64,
     pub model_ms: u64,
+    /// The context window the request was checked against, and where that figure came from.
+    pub context_window: ContextWindow,
 }
 
 impl Service {
@@ -1016,17 +1039,19 @@ fn delegate_inner(
     let (ws, loaded) = open_workspace(&req.workspace_root)?;
     let policy = &call.policy_for(&loaded.policy);
     let model = policy.route(medium, req.model.as_deref())?;
-    let files = if req.files.is_empty() {
-        BTreeMap::new()
+    let selection = if req.files.is_empty() {
+        scope::Selection::default()
     } else {
-        ws.read_selected(&req.files, &policy.limits)?
+        ws.read_selection(&req.files, &policy.limits)?
     };
+    let files = &selection.files;
     if let Some((missing, _)) = files.iter().find(|(_, f)| f.is_none()) {
         return Err(Error::Scope(format!(
             "{missing} does not exist; delegate_task only reads existing files"
         )));
     }
-    let bytes_read: u64 = files.values().flatten().map(|p| p.text.len() as u64).sum();
+    let bytes_read = selection.bytes_shown();
+    let context_window = window::for_model(policy, &model);
     let spec = TaskSpec {
         task: &req.task,
         acceptance_criteria: &req.acceptance_criteria,
@@ -1036,7 +1061,13 @@ fn delegate_inner(
     };
     let chat = ChatRequest {
         model,
-        messages: prompt::delegate_messages(req.task_kind.trim(), &format, &spec, &files),
+        messages: prompt::delegate_messages(
+            req.task_kind.trim(),
+            &format,
+            &spec,
+            files,
+            &selection.focus,
+        ),
         max_tokens: req
             .max_output_tokens
             .unwrap_or(policy.limits.max_output_tokens),
@@ -1077,5 +1108,6 @@ fn delegate_inner(
         usage: completion.usage,
         elapsed_ms: started.elapsed().as_millis() as u64,
         model_ms,
+        context_window,
     })
 }

@@ -257,3 +257,63 @@ async fn the_digest_of_another_proposal_is_refused() {
     assert_eq!(ws.read("src/value.py"), "VALUE = 1\n");
     c.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn propose_patch_and_delegate_task_take_line_ranges_like_the_cli() {
+    let text: String = (1..=500).map(|i| format!("v{i} = {i}\n")).collect();
+    let edit = r#"{"edits":[{"path":"src/big.py","old":"v250 = 250","new":"v250 = 0"}]}"#;
+    let s = scripted(vec![Reply::chat(edit), Reply::chat("A summary.")]);
+    let ws = sample(&s.base_url, "");
+    ws.write("src/big.py", &text);
+    let c = client().await;
+    let mut args = propose_args(&ws);
+    args["files"] = serde_json::json!(["src/big.py:240-260"]);
+    let r = call(&c, "propose_patch", args.clone()).await;
+    assert_ne!(r.is_error, Some(true), "{}", text_of(&r));
+    let v = r.structured_content.clone().unwrap();
+    assert_eq!(v["files"][0]["hunks"][0]["old_start"], 250);
+    assert_eq!(v["context_window"]["source"], "default");
+    let sent = s.requests.lock().unwrap()[0].clone();
+    let u = sent["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        u.contains("File src/big.py, lines 240-260 only (of 500 lines"),
+        "{u}"
+    );
+    assert!(!u.contains("v200 = 200\n"));
+
+    // A bad range is an isError result naming the file's length; nothing is sent.
+    args["files"] = serde_json::json!(["src/big.py:490-501"]);
+    let r = call(&c, "propose_patch", args).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        text_of(&r).contains("src/big.py has 500 lines"),
+        "{}",
+        text_of(&r)
+    );
+    assert_eq!(s.requests.lock().unwrap().len(), 1);
+
+    let r = call(
+        &c,
+        "delegate_task",
+        serde_json::json!({
+            "workspace_root": ws.root_str(),
+            "task_kind": "summarize",
+            "task": "Summarize these lines.",
+            "acceptance_criteria": ["one sentence"],
+            "complexity": "low",
+            "files": ["src/big.py:10-12"],
+        }),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text_of(&r));
+    let sent = s.requests.lock().unwrap()[1].clone();
+    let u = sent["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        u.contains("Lines 10-12 of src/big.py:") && !u.contains("v20 = 20\n"),
+        "{u}"
+    );
+    let v = r.structured_content.clone().unwrap();
+    assert_eq!(v["files_read"], serde_json::json!(["src/big.py"]));
+    assert_eq!(v["context_window"]["tokens"], 8192);
+    c.cancel().await.unwrap();
+}

@@ -60,6 +60,17 @@ fn propose_args(ws: &Ws, complexity: &str) -> Vec<String> {
     v
 }
 
+/// The first POST the scripted endpoint saw (the context-window discovery GETs come before it).
+fn first_post(s: &Scripted) -> Seen {
+    s.seen
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|r| r.method == "POST")
+        .cloned()
+        .expect("a POST")
+}
+
 fn header<'a>(seen: &'a Seen, name: &str) -> Option<&'a str> {
     seen.headers
         .iter()
@@ -79,7 +90,7 @@ fn openrouter_sends_bearer_key_routed_model_and_mapped_reasoning() {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = run_with_key(&refs, "OPENROUTER_API_KEY");
     assert!(out.status.success(), "{}", stderr(&out));
-    let seen = s.seen.lock().unwrap()[0].clone();
+    let seen = first_post(&s);
     assert_eq!(
         (seen.method.as_str(), seen.path.as_str()),
         ("POST", "/v1/chat/completions")
@@ -148,7 +159,7 @@ fn llamacpp_sends_no_key_no_reasoning_and_a_json_schema() {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = cli(&refs);
     assert!(out.status.success(), "{}", stderr(&out));
-    let seen = s.seen.lock().unwrap()[0].clone();
+    let seen = first_post(&s);
     assert_eq!(header(&seen, "authorization"), None);
     assert!(seen.body.get("reasoning").is_none() && seen.body.get("reasoning_effort").is_none());
     assert_eq!(seen.body["response_format"]["type"], "json_schema");
@@ -174,7 +185,7 @@ fn deepseek_uses_the_responses_api_and_reads_its_usage() {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = run_with_key(&refs, "DEEPSEEK_API_KEY");
     assert!(out.status.success(), "{}", stderr(&out));
-    let seen = s.seen.lock().unwrap()[0].clone();
+    let seen = first_post(&s);
     assert_eq!(seen.path, "/v1/responses");
     assert_eq!(
         header(&seen, "authorization"),
@@ -388,7 +399,8 @@ fn prompts_over_the_context_window_are_refused_before_sending() {
     ws.write("src/big.py", &"x = 1\n".repeat(1000));
     let out = propose(&ws, &["src/big.py"], &[]);
     assert!(
-        stderr(&out).contains("over [models] context_window = 2500"),
+        stderr(&out)
+            .contains("over the context window of 2500 tokens (policy: [models] context_window)"),
         "{}",
         stderr(&out)
     );

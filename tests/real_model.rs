@@ -169,3 +169,143 @@ fn delegate_task_answers_from_the_real_model_with_usage() {
         );
     }
 }
+
+/// A real llama.cpp server with a 2,048-token window: `LOCAL_LLM_TEST_SMALL_URL` when set, else one this test
+/// starts through `scripts/local-model.sh` (its own state folder, so no other server is touched) and stops.
+struct SmallServer {
+    url: String,
+    state: Option<tempfile::TempDir>,
+}
+
+impl SmallServer {
+    fn start() -> SmallServer {
+        if let Ok(url) = std::env::var("LOCAL_LLM_TEST_SMALL_URL")
+            && !url.is_empty()
+        {
+            return SmallServer { url, state: None };
+        }
+        let state = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/local-model.sh"
+        ))
+        .arg("start")
+        .env("LOCAL_MODEL_STATE", state.path())
+        .env("LOCAL_MODEL_CTX", "2048")
+        .output()
+        .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        SmallServer {
+            url: stdout(&out).trim().to_string(),
+            state: Some(state),
+        }
+    }
+}
+
+impl Drop for SmallServer {
+    fn drop(&mut self) {
+        if let Some(state) = &self.state {
+            let _ = std::process::Command::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/scripts/local-model.sh"
+            ))
+            .arg("stop")
+            .env("LOCAL_MODEL_STATE", state.path())
+            .output();
+        }
+    }
+}
+
+#[test]
+fn a_small_window_server_gets_a_range_of_a_big_file_and_refuses_the_whole_file() {
+    if real_url().is_none() {
+        return;
+    }
+    let server = SmallServer::start();
+    // The window is asked from the server; the answer budget must leave room for the prompt.
+    let ws = Ws::new(
+        &server.url,
+        "temperature = 0.0\n[limits]\nmax_output_tokens = 200\n[edit]\nformat = \"json\"\n",
+    );
+    let text: String = (1..=4000)
+        .map(|i| match i {
+            2500 => "TIMEOUT_SECONDS = 10\n".to_string(),
+            _ => format!("setting_{i} = {i}\n"),
+        })
+        .collect();
+    ws.write("settings.py", &text);
+    git(&ws.root(), &["init", "-q"]);
+    let before = ws.snapshot();
+    let root = ws.root_str();
+    let ask = |file: &str| {
+        cli(&[
+            "propose",
+            "--workspace-root",
+            &root,
+            "--task",
+            "Change TIMEOUT_SECONDS = 10 to TIMEOUT_SECONDS = 20.",
+            "--accept",
+            "the line reads TIMEOUT_SECONDS = 20",
+            "--complexity",
+            "low",
+            "--file",
+            file,
+            "--json",
+        ])
+    };
+
+    // The whole file does not fit the server's window: refused before anything is sent, naming the window.
+    let out = ask("settings.py");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(!out.status.success(), "{v}");
+    assert_eq!(v["error"]["kind"], "invalid_argument", "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("over the context window of 2048 tokens (server: GET ")
+            && msg.contains("/props (default_generation_settings.n_ctx))"),
+        "{msg}"
+    );
+
+    // A range around the change: a proposal whose edit stays in the range and applies.
+    let out = ask("settings.py:2499-2501");
+    assert_eq!(ws.snapshot(), before, "propose touched the workspace");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(out.status.success(), "{v} {}", stderr(&out));
+    assert_eq!(v["context_window"]["tokens"], 2048, "{v}");
+    assert_eq!(v["context_window"]["source"], "server", "{v}");
+    assert!(v["usage"]["input_tokens"].as_u64().unwrap() > 0);
+    let hunk = &v["files"][0]["hunks"][0];
+    let start = hunk["old_start"].as_u64().unwrap();
+    assert!((2499..=2501).contains(&start), "{v}");
+    let pf = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(pf.path(), v["patch"].as_str().unwrap()).unwrap();
+    let check = git(
+        &ws.root(),
+        &["apply", "--check", pf.path().to_str().unwrap()],
+    );
+    assert!(check.status.success(), "{}", stderr(&check));
+    let out = cli(&[
+        "apply",
+        "--workspace-root",
+        &root,
+        "--patch",
+        pf.path().to_str().unwrap(),
+        "--digest",
+        v["digest"].as_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Only lines of the range changed: every other line is as it was.
+    let after = ws.read("settings.py");
+    let (old, new): (Vec<&str>, Vec<&str>) = (text.lines().collect(), after.lines().collect());
+    assert_eq!(
+        old.len(),
+        new.len(),
+        "a one-line replacement keeps the line count"
+    );
+    for (i, (a, b)) in old.iter().zip(&new).enumerate() {
+        if !(2498..=2500).contains(&i) {
+            assert_eq!(a, b, "line {} changed outside the range", i + 1);
+        }
+    }
+    eprintln!("the ranged edit: {}", new[2498..=2500].join(" | "));
+}

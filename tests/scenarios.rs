@@ -9,6 +9,8 @@
 //!   expected/...     the selected files afterwards (a file absent here must be unchanged or not created)
 //!   refusal.txt      instead of expected/: a piece of the refusal message
 //!   tiers.txt        optional: the match tier of each hunk, in patch order, one per line
+//!   ranges.txt       optional: `PATH:START-END` per line: the file was selected with those line ranges only (the
+//!                    model saw them, and edits must stay inside them); several lines for one file merge
 //! ```
 //! A success is also rendered as a canonical patch, parsed back and re-applied to the pre-images: it must give the
 //! same files. Adding a case means adding a folder.
@@ -16,6 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use local_llm_delegator::patch::focus::{self, Focus};
 use local_llm_delegator::patch::reader::AnswerFormat;
 use local_llm_delegator::patch::{self, MODE_REGULAR, PreImage, canonical};
 
@@ -52,6 +55,25 @@ fn format_of(dir: &Path) -> AnswerFormat {
     }
 }
 
+/// The line ranges of `ranges.txt`, checked against the inputs as the worker checks a selection.
+fn focus_of(dir: &Path, pre: &BTreeMap<String, Option<PreImage>>) -> Focus {
+    let mut focus = Focus::new();
+    for spec in std::fs::read_to_string(dir.join("ranges.txt"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
+        let (path, suffix) = focus::split_spec(spec.trim()).expect("PATH:START-END");
+        let text = &pre[path].as_ref().expect("a range of an input file").text;
+        let range = focus::parse_range(path, suffix, focus::line_count(text)).unwrap();
+        focus.entry(path.to_string()).or_default().push(range);
+    }
+    for ranges in focus.values_mut() {
+        *ranges = focus::merge(std::mem::take(ranges));
+    }
+    focus
+}
+
 /// Run one scenario; returns a description of the failure, if any.
 fn run(dir: &Path) -> Result<(), String> {
     let inputs = files_under(&dir.join("input"));
@@ -77,7 +99,8 @@ fn run(dir: &Path) -> Result<(), String> {
     }
     let answer =
         std::fs::read_to_string(dir.join("answer.txt")).map_err(|e| format!("answer.txt: {e}"))?;
-    let result = patch::changes_from_answer(&answer, format_of(dir), &pre);
+    let focus = focus_of(dir, &pre);
+    let result = patch::changes_from_answer_within(&answer, format_of(dir), &pre, &focus);
     if let Ok(want) = std::fs::read_to_string(dir.join("refusal.txt")) {
         return match result {
             Ok(c) => Err(format!(

@@ -33,8 +33,10 @@ fn init_project_templates() {
 fn placeholders(text: &str, ws: &Ws, url: &str) -> String {
     let b = local_llm_delegator::confine::bubblewrap()
         .expect("these tests need bubblewrap: apt-get install bubblewrap");
+    let root = url.strip_suffix("/v1").unwrap_or(url);
     text.replace(&ws.root_str(), "<WS>")
         .replace(url, "<URL>")
+        .replace(root, "<ROOT>")
         .replace(&b.version, "<BWRAP VERSION>")
         .replace(&b.path.display().to_string(), "<BWRAP>")
 }

@@ -25,6 +25,11 @@
 //! over the ids when even that line is frequent). Every match is found either way, so the refusals and tie-breaks
 //! above do not depend on the search.
 //!
+//! A file narrowed to line ranges ([`super::focus`]) is searched only where the model was shown it: an old side
+//! must lie inside one shown block (a range and its context lines), so uniqueness is decided there, and a match
+//! elsewhere in the file, however unique, is refused; every removed line and every insertion point must then lie
+//! inside a range (context lines may be quoted, never changed). A whole-file answer for such a file is refused.
+//!
 //! The post-image keeps what the file had: its line ending (CRLF or LF, from its first line), its final-newline
 //! state, a UTF-8 byte-order mark, and the exact bytes of every line the edit did not replace (context lines
 //! included, whatever tier matched them).
@@ -32,6 +37,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::focus::{self, LineRange};
 use super::reader::is_elision;
 use super::{FileChange, FileEdit, Hunk, HunkLine, HunkReport, MODE_REGULAR, MatchTier, PreImage};
 use crate::error::{Error, Result, excerpt};
@@ -75,6 +81,15 @@ pub fn locate_all(
     edits: &[FileEdit],
     pre_images: &BTreeMap<String, Option<PreImage>>,
 ) -> Result<Vec<FileChange>> {
+    locate_all_within(edits, pre_images, &focus::Focus::new())
+}
+
+/// [`locate_all`] where the files named in `focus` may be edited only inside their line ranges.
+pub fn locate_all_within(
+    edits: &[FileEdit],
+    pre_images: &BTreeMap<String, Option<PreImage>>,
+    focus: &focus::Focus,
+) -> Result<Vec<FileChange>> {
     let mut changes = Vec::new();
     for edit in edits {
         let Some(pre) = pre_images.get(&edit.path) else {
@@ -85,7 +100,8 @@ pub fn locate_all(
                 known.join(", ")
             )));
         };
-        let change = locate_file(edit, pre.as_ref())?;
+        let ranges = focus.get(&edit.path).map(Vec::as_slice).unwrap_or(&[]);
+        let change = locate_file_within(edit, pre.as_ref(), ranges)?;
         if change.post.contains(&0) {
             return Err(Error::ModelAnswer(format!(
                 "the answer writes NUL bytes into {}; only text edits are accepted",
@@ -115,6 +131,32 @@ struct Placed {
 
 /// Locate the hunks of one file.
 pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange> {
+    locate_file_within(edit, pre, &[])
+}
+
+/// The line ranges a narrowed file may be edited in, and the blocks (0-based, half-open) it was shown.
+struct Within<'a> {
+    ranges: &'a [LineRange],
+    blocks: Vec<(usize, usize)>,
+}
+
+impl Within<'_> {
+    fn refusal(&self, path: &str, what: &str, line: usize) -> Error {
+        Error::ModelAnswer(format!(
+            "the answer {what} line {} of {path}, outside the lines {} it was shown; widen the range or select the \
+             whole file",
+            line + 1,
+            focus::describe(self.ranges)
+        ))
+    }
+}
+
+/// Locate the hunks of one file; a non-empty `ranges` (merged, inside the file) confines them to those lines.
+pub fn locate_file_within(
+    edit: &FileEdit,
+    pre: Option<&PreImage>,
+    ranges: &[LineRange],
+) -> Result<FileChange> {
     let path = &edit.path;
     let (text, mode) = match pre {
         Some(p) => (p.text.as_str(), p.mode),
@@ -138,6 +180,20 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
     };
 
     let whole_file = matches!(edit.hunks.as_slice(), [Hunk { lines, .. }] if matches!(lines.as_slice(), [HunkLine::WholeFile(_)]));
+    let within = (!ranges.is_empty()).then(|| Within {
+        ranges,
+        blocks: focus::shown_blocks(ranges, keys.len())
+            .iter()
+            .map(|b| (b.from, b.to))
+            .collect(),
+    });
+    if whole_file && within.is_some() {
+        return Err(Error::ModelAnswer(format!(
+            "the answer rewrites the whole of {path}, but it was shown only the lines {}; ask for an edit of \
+             those lines (a diff, search/replace blocks or JSON edits), or select the whole file",
+            focus::describe(ranges)
+        )));
+    }
     if whole_file {
         whole_file_guards(path, &keys, &edit.hunks)?;
     }
@@ -220,7 +276,12 @@ pub fn locate_file(edit: &FileEdit, pre: Option<&PreImage>) -> Result<FileChange
             });
             continue;
         }
-        let (start, tier, tie_break) = find_unique(&mut haystack, n, hunk.old_start_hint, path)?;
+        let (start, tier, tie_break) = find_unique(&mut haystack, n, hunk, path, within.as_ref())?;
+        if let Some(w) = &within
+            && let Some(line) = changed_outside(hunk, start, old_side.len(), w.ranges)
+        {
+            return Err(w.refusal(path, "edits", line));
+        }
         if hunk.maybe_cut_off && start + old_side.len() != keys.len() {
             return Err(Error::ModelAnswer(format!(
                 "hunk {} of {path} ends the answer on a changed line, shorter than its header says and before \
@@ -359,19 +420,33 @@ fn whole_file_guards(path: &str, keys: &[&str], hunks: &[Hunk]) -> Result<()> {
 
 /// Find the one place the old side of hunk `n` matches in the file: (start, tier, whether the line-number hint broke
 /// a tie).
+///
+/// With `within`, only places whose old side lies inside one shown block count; when only places elsewhere match,
+/// the refusal names the first line the hunk would change there.
 fn find_unique(
     haystack: &mut Haystack<'_>,
     n: usize,
-    hint: Option<usize>,
+    hunk: &Hunk,
     path: &str,
+    within: Option<&Within<'_>>,
 ) -> Result<(usize, MatchTier, bool)> {
+    let hint = hunk.old_start_hint;
     let needle = haystack.needles[n].as_slice();
+    let mut elsewhere: Option<usize> = None;
     for (t, (tier, norm)) in TIERS.into_iter().enumerate() {
         // An old side of only blank lines would match anywhere once whitespace is ignored.
         if tier != MatchTier::Exact && needle.iter().all(|k| norm(k).is_empty()) {
             break;
         }
-        let matches = haystack.find_all(t, n);
+        let mut matches = haystack.find_all(t, n);
+        if let Some(w) = within {
+            let k = needle.len();
+            let (inside, outside): (Vec<usize>, Vec<usize>) = matches
+                .into_iter()
+                .partition(|&m| w.blocks.iter().any(|&(from, to)| from <= m && m + k <= to));
+            elsewhere = elsewhere.or(outside.first().copied());
+            matches = inside;
+        }
         match matches.as_slice() {
             [] => continue,
             [one] => return Ok((*one, tier, false)),
@@ -395,12 +470,63 @@ fn find_unique(
             }
         }
     }
+    if let (Some(w), Some(at)) = (within, elsewhere) {
+        let line = changed_outside(hunk, at, needle.len(), w.ranges)
+            .or_else(|| first_changed(hunk, at))
+            .unwrap_or(at);
+        return Err(w.refusal(path, "edits", line));
+    }
     Err(Error::ModelAnswer(format!(
         "hunk {} of {path} does not match the file (even ignoring whitespace and Unicode punctuation): these lines \
          were not found together: {:?}",
         n + 1,
         excerpt(&needle.join("\n"), 400)
     )))
+}
+
+/// The first line index, for `hunk` placed at `start` with an old side of `old_len` lines, that the hunk changes
+/// outside `ranges`: a removed line outside them, or an insertion whose neighbours both lie outside them.
+fn changed_outside(
+    hunk: &Hunk,
+    start: usize,
+    old_len: usize,
+    ranges: &[LineRange],
+) -> Option<usize> {
+    let mut at = 0;
+    for line in &hunk.lines {
+        match line {
+            HunkLine::Context(_) => at += 1,
+            HunkLine::Remove(_) => {
+                if !focus::contains(ranges, start + at) {
+                    return Some(start + at);
+                }
+                at += 1;
+            }
+            HunkLine::Add(_) => {
+                let before = (at > 0).then(|| start + at - 1);
+                let after = (at < old_len).then_some(start + at);
+                let inside = |l: Option<usize>| l.is_some_and(|l| focus::contains(ranges, l));
+                if !inside(before) && !inside(after) {
+                    return after.or(before);
+                }
+            }
+            HunkLine::WholeFile(_) => {}
+        }
+    }
+    None
+}
+
+/// The first line index `hunk`, placed at `start`, changes (or inserts before).
+fn first_changed(hunk: &Hunk, start: usize) -> Option<usize> {
+    let mut at = 0;
+    for line in &hunk.lines {
+        match line {
+            HunkLine::Context(_) => at += 1,
+            HunkLine::Remove(_) | HunkLine::Add(_) => return Some(start + at),
+            HunkLine::WholeFile(_) => {}
+        }
+    }
+    None
 }
 
 /// The lines of one file as the tiers see them, shared by all the hunks of the file. A tier's view is made when a

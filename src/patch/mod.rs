@@ -7,8 +7,11 @@
 //!    must land in exactly one place; the result is a post-image per file;
 //! 3. [`canonical`]: (pre-image, post-image) pairs are rendered as one canonical git-style diff, and a canonical diff
 //!    is parsed and applied back to pre-images, strictly, for the dry run and for `apply`.
+//!
+//! [`focus`] narrows a file to line ranges: the model is shown only those, and step 2 keeps every edit inside them.
 
 pub mod canonical;
+pub mod focus;
 pub mod locate;
 pub mod reader;
 
@@ -101,7 +104,18 @@ pub fn changes_from_answer(
     format: reader::AnswerFormat,
     pre_images: &std::collections::BTreeMap<String, Option<PreImage>>,
 ) -> crate::Result<Vec<FileChange>> {
+    changes_from_answer_within(answer, format, pre_images, &focus::Focus::new())
+}
+
+/// [`changes_from_answer`] where the files named in `focus` were shown, and may be edited, only in their line
+/// ranges (see [`focus`]).
+pub fn changes_from_answer_within(
+    answer: &str,
+    format: reader::AnswerFormat,
+    pre_images: &std::collections::BTreeMap<String, Option<PreImage>>,
+    focus: &focus::Focus,
+) -> crate::Result<Vec<FileChange>> {
     let selected: Vec<&str> = pre_images.keys().map(String::as_str).collect();
     let edits = reader::read_answer(answer, format, &selected)?;
-    locate::locate_all(&edits, pre_images)
+    locate::locate_all_within(&edits, pre_images, focus)
 }

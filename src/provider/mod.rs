@@ -6,11 +6,13 @@
 //!
 //! Adapters: [`openai::OpenAiChat`] (`/chat/completions`: llama.cpp, Hugging Face router, OpenRouter, any
 //! OpenAI-compatible server) and [`responses::Responses`] (`/responses`: DeepSeek). [`http`] holds what they share:
-//! the key, retries with backoff, and error messages.
+//! the key, retries with backoff, and error messages. [`window`]: the context window (the policy's, or the one the
+//! server reports) and the check that the server read the whole prompt.
 
 pub mod http;
 pub mod openai;
 pub mod responses;
+pub mod window;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -158,7 +158,7 @@ pub fn scripted(replies: Vec<Reply>) -> Scripted {
             if method != "POST" {
                 let _ = write!(
                     stream,
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\nConnection: close\r\n\r\n{{\"data\": []}}"
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\nConnection: close\r\n\r\n{{\"data\": []}}"
                 );
                 continue;
             }
