@@ -89,12 +89,49 @@ async fn with_call<T: Send + 'static>(
     }
 }
 
+/// The `format` values schemars writes for Rust integers (`uint`, `uint64`, `int32`...): not JSON Schema formats,
+/// and Claude Code logs a warning for every field that carries one, on every call.
+const NON_STANDARD_FORMATS: &[&str] = &[
+    "uint", "uint8", "uint16", "uint32", "uint64", "uint128", "int", "int8", "int16", "int32",
+    "int64", "int128", "float", "double",
+];
+
+/// Remove the non-standard `format` values from a tool schema, at any depth (the integer bounds stay).
+fn strip_formats(schema: &mut serde_json::Map<String, serde_json::Value>) {
+    if schema
+        .get("format")
+        .and_then(|f| f.as_str())
+        .is_some_and(|f| NON_STANDARD_FORMATS.contains(&f))
+    {
+        schema.remove("format");
+    }
+    for v in schema.values_mut() {
+        strip_value(v);
+    }
+}
+
+fn strip_value(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => strip_formats(m),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(strip_value),
+        _ => {}
+    }
+}
+
 #[tool_router(router = tool_router)]
 impl WorkerServer {
     pub fn new(service: Arc<Service>) -> Self {
+        let mut tool_router = ToolRouter::new();
+        for mut route in Self::tool_router() {
+            strip_formats(Arc::make_mut(&mut route.attr.input_schema));
+            if let Some(out) = route.attr.output_schema.as_mut() {
+                strip_formats(Arc::make_mut(out));
+            }
+            tool_router.add_route(route);
+        }
         Self {
             service,
-            tool_router: Self::tool_router(),
+            tool_router,
         }
     }
 

@@ -317,3 +317,66 @@ async fn propose_patch_and_delegate_task_take_line_ranges_like_the_cli() {
     assert_eq!(v["context_window"]["tokens"], 8192);
     c.cancel().await.unwrap();
 }
+
+/// Every `format` value in a schema, at any depth.
+fn formats_in(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            if let Some(serde_json::Value::String(f)) = m.get("format") {
+                out.push(f.clone());
+            }
+            m.values().for_each(|x| formats_in(x, out));
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| formats_in(x, out)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn tool_schemas_carry_only_json_schema_formats() {
+    // JSON Schema's own formats; schemars' `uint`/`uint64`/... made Claude Code log a warning per field per call.
+    const STANDARD: &[&str] = &[
+        "date-time",
+        "date",
+        "time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "idn-hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uri-reference",
+        "iri",
+        "iri-reference",
+        "uuid",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+        "regex",
+    ];
+    let c = client().await;
+    let tools = c.list_all_tools().await.unwrap();
+    let mut found = Vec::new();
+    for t in &tools {
+        formats_in(
+            &serde_json::Value::Object((*t.input_schema).clone()),
+            &mut found,
+        );
+        if let Some(o) = &t.output_schema {
+            formats_in(&serde_json::Value::Object((**o).clone()), &mut found);
+        }
+    }
+    let odd: Vec<&String> = found
+        .iter()
+        .filter(|f| !STANDARD.contains(&f.as_str()))
+        .collect();
+    assert!(
+        odd.is_empty(),
+        "non-standard formats in the tool schemas: {odd:?}"
+    );
+    let out = serde_json::to_string(&tools).unwrap();
+    assert!(out.contains("\"minimum\":0"), "the integer bounds stay");
+    c.cancel().await.unwrap();
+}
