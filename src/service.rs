@@ -692,7 +692,8 @@ fn apply_bytes_inner(
     let actual = sha256_hex(patch_bytes);
     if !crate::digest::digests_equal(&actual, digest.trim()) {
         return Err(Error::Proposal(format!(
-            "the patch bytes have digest {actual}, not the approved {}; the patch was altered or the digest belongs to another patch",
+            "the patch bytes do not match the approved digest {}: the patch file was altered, or the digest belongs to \
+             another patch; review the patch and use the digest propose printed with it",
             digest.trim()
         )));
     }

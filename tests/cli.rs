@@ -105,7 +105,7 @@ fn propose_then_apply_writes_exactly_the_approved_bytes() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(ws.read("src/value.py"), "VALUE = 2\n\nprint(VALUE)\n");
 
-    // The same patch again is stale: the pre-image is gone.
+    // The same patch again: the file already holds the post-image, and the refusal says so.
     let out = cli(&[
         "apply",
         "--workspace-root",
@@ -115,7 +115,11 @@ fn propose_then_apply_writes_exactly_the_approved_bytes() {
         "--digest",
         digest,
     ]);
-    assert_refused(&ws, out, "changed since the proposal");
+    assert_refused(
+        &ws,
+        out,
+        "the patch is already applied; nothing was written",
+    );
     let _ = std::fs::remove_file(patch_file);
 }
 
@@ -494,7 +498,11 @@ fn apply_refuses_a_wrong_digest_and_altered_bytes() {
         "--digest",
         &wrong,
     ]);
-    assert_refused(&ws, out, "not the approved");
+    assert_refused(&ws, out, "do not match the approved digest");
+    assert!(
+        !stderr(&out_again(&ws, pf.path(), &wrong)).contains(&good),
+        "the refusal must not print the right digest (it invites pasting it unread)"
+    );
     // Altered bytes with a digest recomputed for them: the blob ids catch it.
     let altered = std::fs::read_to_string(pf.path())
         .unwrap()
@@ -522,6 +530,19 @@ fn apply_refuses_a_wrong_digest_and_altered_bytes() {
     ]);
     assert_refused(&ws, out, "cannot read --patch");
     assert_eq!(ws.snapshot(), before);
+}
+
+/// `apply` of the patch file with `digest`, for a second look at a refusal.
+fn out_again(ws: &Ws, patch: &std::path::Path, digest: &str) -> std::process::Output {
+    cli(&[
+        "apply",
+        "--workspace-root",
+        &ws.root_str(),
+        "--patch",
+        patch.to_str().unwrap(),
+        "--digest",
+        digest,
+    ])
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
+use crate::digest::git_blob_id;
 use crate::error::{Error, Result};
 use crate::patch::MODE_EXECUTABLE;
 use crate::patch::canonical::{self, CanonicalFile};
@@ -116,6 +117,15 @@ pub(super) fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
             (abs, Some(bytes), perms)
         }
     };
+    if let Some(now) = &current
+        && f.old_id.as_deref() != Some(f.new_id.as_str())
+        && git_blob_id(now) == f.new_id
+    {
+        return Err(Error::Stale(format!(
+            "{rel} already holds exactly what this patch makes of it: the patch is already applied; nothing was \
+             written"
+        )));
+    }
     let post = canonical::apply_file(f, current.as_deref())?;
     Ok(Planned {
         rel,
