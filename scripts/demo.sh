@@ -27,7 +27,11 @@ step "start the local model server (llama.cpp + SmolLM2-135M, one thread)"
 URL=$(scripts/local-model.sh start)
 echo "model server: $URL"
 STARTED_HERE=1
-cleanup() { [ "${KEEP_MODEL:-0}" = 1 ] || [ -z "${STARTED_HERE:-}" ] || scripts/local-model.sh stop; }
+# The sample project and the patch file go when the demo ends (KEEP_DEMO=1 keeps them to look at).
+cleanup() {
+  [ "${KEEP_MODEL:-0}" = 1 ] || [ -z "${STARTED_HERE:-}" ] || scripts/local-model.sh stop
+  [ "${KEEP_DEMO:-0}" = 1 ] || { [ -z "${WS:-}" ] || rm -rf -- "$WS" "$WS.patch"; }
+}
 trap cleanup EXIT
 
 WS=$(mktemp -d "${TMPDIR:-/tmp}/llw-demo.XXXXXX")

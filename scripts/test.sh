@@ -36,12 +36,15 @@ scripts/test-hosts.sh 2>&1 | tee "$HOSTS_LOG"
 echo "== the demo (the README's first command), on a freshly started model server as a user runs it"
 scripts/local-model.sh stop
 DEMO_LOG=$(mktemp)
-if scripts/demo.sh >"$DEMO_LOG" 2>&1; then
+leftovers() { find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'llw-demo.*' 2>/dev/null | wc -l; }
+LEFT_BEFORE=$(leftovers)
+if scripts/demo.sh >"$DEMO_LOG" 2>&1 && [ "$(leftovers)" = "$LEFT_BEFORE" ]; then
   tail -4 "$DEMO_LOG"
   echo "demo: 1 passed, 0 failed" | tee -a "$HOSTS_LOG"
   DEMO_FAILED=0
 else
   tail -40 "$DEMO_LOG"
+  [ "$(leftovers)" = "$LEFT_BEFORE" ] || echo "the demo left a llw-demo.* folder in ${TMPDIR:-/tmp}"
   echo "demo: 0 passed, 1 failed" | tee -a "$HOSTS_LOG"
   DEMO_FAILED=1
 fi

@@ -401,6 +401,15 @@ fn print_proposal(r: &ProposeResult) {
     }
     println!("dry run   {}", if r.dry_run_ok { "ok" } else { "failed" });
     print_checks(&r.validation, " in a sandbox copy");
+    if let Some(why) = &r.repair_reason {
+        println!(
+            "first     the first answer failed validation; the last lines of what the repair round was shown:"
+        );
+        let lines: Vec<&str> = why.lines().collect();
+        for l in &lines[lines.len().saturating_sub(8)..] {
+            println!("          | {l}");
+        }
+    }
     if r.repaired {
         println!(
             "repaired  the first answer failed validation; this is the answer of the one repair round"

@@ -105,6 +105,10 @@ pub struct ProposeResult {
     /// Whether this patch came from the one repair round (the model was shown a previous edit and its failing
     /// validation output). The round is never repeated.
     pub repaired: bool,
+    /// When the one repair round was made on propose: how the first answer failed validation (the command, how it
+    /// ended, its output), which the repair round was shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_reason: Option<String>,
     /// When a repair round was tried but gave no usable edit: why (the patch returned is then the unrepaired one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair_error: Option<String>,
@@ -432,6 +436,7 @@ impl Service {
         // The task's one repair round is spent when its model call is made, whatever the answer.
         let mut repair_spent = repair_of.is_some();
         let mut repair_error = None;
+        let mut repair_reason = None;
 
         let commands = &policy.validation.commands;
         let mut validation = Vec::new();
@@ -448,6 +453,7 @@ impl Service {
                     .map(checks::failure_report)
                     .unwrap_or_default();
                 let msgs = prompt::repair_messages(&messages, &cand.patch_text, &report);
+                repair_reason = Some(prompt::tail(&report, prompt::REPAIR_OUTPUT_BYTES));
                 let mut second = ledger::Entry::new("propose", &req.workspace_root, started);
                 repair_spent = true;
                 let attempt = ask(policy, &chat(msgs), call, &mut second).and_then(|(_, c, ms)| {
@@ -522,6 +528,7 @@ impl Service {
             validation,
             validation_passed,
             repaired,
+            repair_reason,
             repair_error,
             provider: provider_name,
             model: served_by,

@@ -223,6 +223,12 @@ fn the_cli_says_when_a_proposal_was_checked_and_repaired() {
             && text.contains("repaired  the first answer failed validation"),
         "{text}"
     );
+    // How the first answer failed is shown too, not only that it did.
+    assert!(
+        text.contains("first     the first answer failed validation")
+            && text.contains("SyntaxError"),
+        "{text}"
+    );
     sb.assert_empty();
 }
 
