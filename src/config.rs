@@ -657,6 +657,8 @@ pub enum ProjectKind {
     Rust,
     Node,
     Python,
+    /// Plain Python files with `test_*.py` tests beside them, and no packaging file.
+    PythonTests,
     Go,
     Other,
 }
@@ -673,7 +675,23 @@ impl ProjectKind {
         } else if has("go.mod") {
             ProjectKind::Go
         } else {
-            ProjectKind::Other
+            // A plain Python project: `.py` files at the top (one read of that folder, nothing deeper).
+            let names: Vec<String> = std::fs::read_dir(root)
+                .map(|rd| {
+                    rd.flatten()
+                        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let py = |n: &String| n.ends_with(".py");
+            if names.iter().any(|n| py(n) && n.starts_with("test_")) {
+                ProjectKind::PythonTests
+            } else if names.iter().any(py) {
+                ProjectKind::Python
+            } else {
+                ProjectKind::Other
+            }
         }
     }
 
@@ -681,7 +699,10 @@ impl ProjectKind {
         match self {
             ProjectKind::Rust => "Rust (Cargo.toml)",
             ProjectKind::Node => "Node.js (package.json)",
-            ProjectKind::Python => "Python (pyproject.toml, setup.py or requirements.txt)",
+            ProjectKind::Python => {
+                "Python (pyproject.toml, setup.py, requirements.txt or .py files)"
+            }
+            ProjectKind::PythonTests => "Python (.py files with test_*.py tests)",
             ProjectKind::Go => "Go (go.mod)",
             ProjectKind::Other => "unrecognised",
         }
@@ -691,7 +712,7 @@ impl ProjectKind {
         match self {
             ProjectKind::Rust => &["src/**", "tests/**", "benches/**", "examples/**"],
             ProjectKind::Node => &["src/**", "lib/**", "test/**", "tests/**"],
-            ProjectKind::Python => &["**/*.py"],
+            ProjectKind::Python | ProjectKind::PythonTests => &["**/*.py"],
             ProjectKind::Go => &["**/*.go"],
             ProjectKind::Other => &["**"],
         }
@@ -702,6 +723,8 @@ impl ProjectKind {
             ProjectKind::Rust => Some("cargo check --quiet --offline"),
             ProjectKind::Node => Some("npm test --silent"),
             ProjectKind::Python => Some("python3 -m compileall -q ."),
+            // unittest finds the test_*.py files of the folder and runs them (an import error fails too).
+            ProjectKind::PythonTests => Some("python3 -m unittest -q"),
             ProjectKind::Go => Some("go vet ./..."),
             ProjectKind::Other => None,
         }
@@ -866,6 +889,7 @@ mod tests {
                 ProjectKind::Rust,
                 ProjectKind::Node,
                 ProjectKind::Python,
+                ProjectKind::PythonTests,
                 ProjectKind::Go,
                 ProjectKind::Other,
             ] {

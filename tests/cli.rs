@@ -726,3 +726,54 @@ fn an_invalid_policy_names_the_file_and_the_key() {
     let out = propose(&ws, &["a.py"], &[]);
     assert_refused(&ws, out, "max_file_byte");
 }
+
+#[test]
+fn init_project_suggests_unittest_for_a_plain_python_project_with_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("cart.py"),
+        "def total(xs):\n    return sum(xs)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("test_cart.py"),
+        "import unittest\nimport cart\n\nclass T(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(cart.total([1, 2]), 3)\n",
+    )
+    .unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let out = cli(&["init-project", "--workspace-root", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(root.join("local-llm-worker.toml")).unwrap();
+    assert!(
+        text.contains("Python (.py files with test_*.py tests)"),
+        "{text}"
+    );
+    let cmd = "python3 -m unittest -q";
+    assert!(text.contains(&format!("commands = [\"{cmd}\"]")), "{text}");
+    // The suggested command really runs this project's tests.
+    let run = std::process::Command::new("sh")
+        .args(["-c", cmd])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(String::from_utf8_lossy(&run.stderr).contains("Ran 1 test"));
+    // Without tests, plain .py files still make a Python project (compileall).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tool.py"), "print(1)\n").unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    assert!(
+        cli(&["init-project", "--workspace-root", root.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let text = std::fs::read_to_string(root.join("local-llm-worker.toml")).unwrap();
+    assert!(
+        text.contains("commands = [\"python3 -m compileall -q .\"]"),
+        "{text}"
+    );
+}

@@ -19,6 +19,7 @@ fn init_project_templates() {
             ("rust", ProjectKind::Rust),
             ("node", ProjectKind::Node),
             ("python", ProjectKind::Python),
+            ("python_tests", ProjectKind::PythonTests),
             ("go", ProjectKind::Go),
             ("other", ProjectKind::Other),
         ] {
