@@ -30,7 +30,7 @@ enum Command {
     /// Write a commented local-llm-worker.toml for a workspace.
     #[command(alias = "init_project")]
     InitProject {
-        /// The project folder (default: the current folder).
+        /// The project folder, absolute or relative (default: the current folder).
         #[arg(long)]
         workspace_root: Option<PathBuf>,
         #[arg(long, value_enum, default_value = "llamacpp")]
@@ -69,7 +69,8 @@ enum Command {
     },
     /// Check the policy, key, endpoint and routing of a workspace, one line each.
     Doctor {
-        /// The project folder (default: the current folder).
+        /// The project folder, absolute or relative (default: the nearest folder from here up that holds
+        /// local-llm-worker.toml, else the current folder).
         #[arg(long)]
         workspace_root: Option<PathBuf>,
         #[arg(long, value_enum)]
@@ -87,8 +88,10 @@ enum Command {
     },
     /// Apply a saved canonical patch whose digest you approved (stateless: the patch's blob ids make the stale check).
     Apply {
+        /// The project folder, absolute or relative (default: the nearest folder from here up that holds
+        /// local-llm-worker.toml, else the current folder).
         #[arg(long)]
-        workspace_root: String,
+        workspace_root: Option<PathBuf>,
         /// The patch file, exactly as propose wrote it.
         #[arg(long)]
         patch: PathBuf,
@@ -103,8 +106,10 @@ enum Command {
 /// The scoped task, as `propose` and `delegate` both take it.
 #[derive(clap::Args)]
 struct TaskArgs {
+    /// The project folder, absolute or relative (default: the nearest folder from here up that holds
+    /// local-llm-worker.toml, else the current folder).
     #[arg(long)]
-    workspace_root: String,
+    workspace_root: Option<PathBuf>,
     #[arg(long)]
     task: String,
     /// An acceptance criterion (repeat: 1 to 20).
@@ -142,6 +147,33 @@ impl TaskArgs {
     }
 }
 
+/// `p` made absolute against the current folder.
+fn absolute(p: PathBuf) -> Result<PathBuf, Error> {
+    if p.is_absolute() {
+        return Ok(p);
+    }
+    std::env::current_dir()
+        .map(|d| d.join(p))
+        .map_err(|e| Error::Io(format!("cannot read the current folder: {e}")))
+}
+
+/// The workspace a command works on: `--workspace-root` (absolute, or relative to the current folder), else the
+/// nearest folder from the current one up that holds the policy file (as git finds `.git`), else the current folder.
+fn workspace_for(arg: Option<PathBuf>) -> Result<String, Error> {
+    let root = match arg {
+        Some(p) => absolute(p)?,
+        None => {
+            let here = absolute(PathBuf::from("."))?;
+            let here = here.canonicalize().unwrap_or(here);
+            here.ancestors()
+                .find(|d| d.join(config::POLICY_FILE).is_file())
+                .map(PathBuf::from)
+                .unwrap_or(here)
+        }
+    };
+    Ok(root.to_string_lossy().into_owned())
+}
+
 fn main() -> ExitCode {
     // The worker's own /proc entries (its environment holds the provider key) become unreadable to other processes
     // of the same user, validation commands and what they run included.
@@ -175,7 +207,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             force,
         } => {
             let root = match workspace_root {
-                Some(p) => p,
+                Some(p) => absolute(p).map_err(|e| (e, false))?,
                 None => std::env::current_dir().map_err(|e| (Error::Io(e.to_string()), false))?,
             };
             let root = scope::root_from_arg(&root.to_string_lossy()).map_err(|e| (e, false))?;
@@ -187,7 +219,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
         Command::Propose { task: t, out, json } => {
             let call = t.call();
             let req = ProposeRequest {
-                workspace_root: t.workspace_root,
+                workspace_root: workspace_for(t.workspace_root.clone()).map_err(|e| (e, json))?,
                 task: t.task,
                 acceptance_criteria: t.accept,
                 constraints: t.constraint,
@@ -222,7 +254,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
         } => {
             let call = t.call();
             let req = DelegateRequest {
-                workspace_root: t.workspace_root,
+                workspace_root: workspace_for(t.workspace_root.clone()).map_err(|e| (e, json))?,
                 task_kind,
                 task: t.task,
                 acceptance_criteria: t.accept,
@@ -263,11 +295,8 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             workspace_root,
             provider,
         } => {
-            let root = match workspace_root {
-                Some(p) => p,
-                None => std::env::current_dir().map_err(|e| (Error::Io(e.to_string()), false))?,
-            };
-            let checks = doctor::run(&root.to_string_lossy(), provider);
+            let root = workspace_for(workspace_root).map_err(|e| (e, false))?;
+            let checks = doctor::run(&root, provider);
             for c in &checks {
                 println!("{c}");
             }
@@ -354,8 +383,8 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
                     json,
                 )
             })?;
-            let r =
-                service::apply_bytes(&workspace_root, &bytes, &digest).map_err(|e| (e, json))?;
+            let root = workspace_for(workspace_root).map_err(|e| (e, json))?;
+            let r = service::apply_bytes(&root, &bytes, &digest).map_err(|e| (e, json))?;
             if json {
                 print_json(&r);
             } else {

@@ -777,3 +777,69 @@ fn init_project_suggests_unittest_for_a_plain_python_project_with_tests() {
         "{text}"
     );
 }
+
+/// The CLI run in the folder `dir` (the way a person types it there).
+fn cli_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("LOCAL_LLM_CONFIG")
+        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+        .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_workspace_root_may_be_relative_or_left_out_and_is_found_from_a_subfolder() {
+    let s = scripted(vec![Reply::chat(EDIT_JSON)]);
+    let ws = sample(&s.base_url, "");
+    let src = ws.root().join("src");
+    let task = [
+        "--task",
+        "Set VALUE to 2",
+        "--accept",
+        "VALUE is 2",
+        "--complexity",
+        "low",
+        "--file",
+        "src/value.py",
+        "--json",
+    ];
+    let root = ws.root_str();
+    for (dir, prefix) in [
+        // Left out, from a subfolder: the nearest folder up with local-llm-worker.toml, as git finds .git.
+        (src.clone(), vec!["propose"]),
+        // Relative.
+        (src.clone(), vec!["propose", "--workspace-root", ".."]),
+        (ws.root(), vec!["propose", "--workspace-root", "."]),
+    ] {
+        let mut args = prefix.clone();
+        args.extend(task);
+        let out = cli_in(&dir, &args);
+        assert!(
+            out.status.success(),
+            "{prefix:?} in {}: {}",
+            dir.display(),
+            stderr(&out)
+        );
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(v["files"][0]["path"], "src/value.py", "{v}");
+    }
+    // doctor too, from the subfolder, names the workspace's policy.
+    let out = cli_in(&src, &["doctor"]);
+    assert!(
+        stdout(&out).contains(&format!("{root}/local-llm-worker.toml is valid")),
+        "{}",
+        stdout(&out)
+    );
+    // A folder with no policy above it is refused with the fix, and nothing is written.
+    let lone = tempfile::tempdir().unwrap();
+    let mut args = vec!["propose"];
+    args.extend(task);
+    let out = cli_in(lone.path(), &args);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("init-project"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(lone.path()).unwrap().count(), 0);
+}
