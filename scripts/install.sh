@@ -1,6 +1,7 @@
 #!/bin/sh
-# Builds local-llm-worker and places it in the plugin (plugins/local-llm-delegator/bin/), where the plugin's launcher
-# finds it first; then prints the commands that add the plugin to Claude Code and to Codex.
+# Builds local-llm-worker, places it in the plugin (plugins/local-llm-delegator/bin/), where the plugin's launcher
+# finds it first, and in $LOCAL_LLM_BIN_DIR (default ~/.local/bin) for your shell; then prints the commands that add
+# the plugin to Claude Code and to Codex. Running it again replaces both copies. scripts/uninstall.sh removes them.
 # Usage: scripts/install.sh            (from anywhere inside a clone of local-llm-delegator)
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +24,22 @@ chmod 0755 "$DEST.new"
 mv -f "$DEST.new" "$DEST"
 trap - EXIT
 
+# For your shell: the same binary in ~/.local/bin (the XDG folder for a user's programs), copied the same way.
+USER_BIN=${LOCAL_LLM_BIN_DIR:-$HOME/.local/bin}
+mkdir -p "$USER_BIN"
+trap 'rm -f "$USER_BIN/local-llm-worker.new"' EXIT
+cp "$DEST" "$USER_BIN/local-llm-worker.new"
+mv -f "$USER_BIN/local-llm-worker.new" "$USER_BIN/local-llm-worker"
+trap - EXIT
+case ":$PATH:" in
+  *":$USER_BIN:"*) ON_PATH="" ;;
+  *) ON_PATH="
+NOTE: $USER_BIN is not on your PATH, so \`local-llm-worker\` is not found by name yet. Add this to your shell's
+startup file (~/.bashrc, ~/.zshrc) and open a new terminal:
+  export PATH=\"$USER_BIN:\$PATH\"
+" ;;
+esac
+
 # The launcher must find it, and the server must answer an MCP handshake (then stop, as stdin closes).
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"install.sh","version":"0"}}}'
 if ! printf '%s\n%s\n' "$INIT" '{"jsonrpc":"2.0","method":"notifications/initialized"}' |
@@ -33,8 +50,8 @@ fi
 
 cat <<NEXT
 
-Installed $("$DEST" --version 2>/dev/null || echo local-llm-worker) as $DEST
-
+Installed $("$DEST" --version 2>/dev/null || echo local-llm-worker) as $DEST and $USER_BIN/local-llm-worker
+$ON_PATH
 Claude Code (runs the plugin from this folder, so a later scripts/install.sh is picked up on the next start):
   claude plugin marketplace add $ROOT
   claude plugin install local-llm-delegator@local-llm-delegator
@@ -45,8 +62,8 @@ Codex (copies the plugin, binary included: run the add again after every scripts
   codex plugin add local-llm-delegator@local-llm-delegator
   codex mcp list             # local-llm-worker ... enabled
 
-Then, in each project you delegate from:
-  $DEST init-project --workspace-root /path/to/project --provider llamacpp
+Then, in each project you delegate from (in its folder):
+  local-llm-worker init-project --provider llamacpp
 and review the local-llm-worker.toml it writes. The skill: /local-llm-delegator:delegate-local-worker (Claude Code),
 \$local-llm-delegator:delegate-local-worker (Codex). Details and troubleshooting: docs/INSTALL.md
 NEXT

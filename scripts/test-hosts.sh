@@ -125,11 +125,14 @@ if sh scripts/gen-skills.sh --check >"$L/gen-skills.log" 2>&1; then ok "skill mi
 else bad "skill mirrors are stale: run scripts/gen-skills.sh" "$L/gen-skills.log"; fi
 
 t0=$SECONDS
-if timeout 900 scripts/install.sh </dev/null >"$L/install.log" 2>&1 &&
+if LOCAL_LLM_BIN_DIR="$L/user-bin" timeout 900 scripts/install.sh </dev/null >"$L/install.log" 2>&1 &&
    cmp -s "$BUILT" plugins/local-llm-delegator/bin/local-llm-worker &&
+   cmp -s "$BUILT" "$L/user-bin/local-llm-worker" &&
+   LOCAL_LLM_BIN_DIR="$L/user-bin" timeout 900 scripts/install.sh </dev/null >"$L/install2.log" 2>&1 &&
+   cmp -s "$BUILT" "$L/user-bin/local-llm-worker" &&
    grep -q "claude plugin install $PLUGIN_ID" "$L/install.log" &&
    grep -q "codex plugin add $PLUGIN_ID" "$L/install.log"; then
-  ok "scripts/install.sh placed the binary in the plugin and printed the host commands ($((SECONDS - t0)) s)"
+  ok "scripts/install.sh (run twice) placed the binary in the plugin and in LOCAL_LLM_BIN_DIR and printed the host commands ($((SECONDS - t0)) s)"
 else bad "scripts/install.sh" "$L/install.log"; fi
 
 # A clone as a user has it after scripts/install.sh: the marketplace, the plugin, the binary beside the launcher.
