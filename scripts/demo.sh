@@ -20,7 +20,7 @@ if ! command -v bwrap >/dev/null; then
 fi
 
 step "build (cargo build --release --locked)"
-cargo build --release --locked --quiet
+cargo build --release --locked
 BIN=$ROOT/target/release/local-llm-worker
 
 step "start the local model server (llama.cpp + SmolLM2-135M, one thread)"

