@@ -278,7 +278,7 @@ pub fn locate_file_within(
         }
         let (start, tier, tie_break) = find_unique(&mut haystack, n, hunk, path, within.as_ref())?;
         if let Some(w) = &within
-            && let Some(line) = changed_outside(hunk, start, old_side.len(), w.ranges)
+            && let Some(line) = changed_outside(hunk, start, keys.len(), w.ranges)
         {
             return Err(w.refusal(path, "edits", line));
         }
@@ -367,6 +367,14 @@ pub fn locate_file_within(
         if !line.ends_with('\n') && (!last || had_final_newline) {
             line.to_mut().push_str(eol);
         } else if last && !had_final_newline {
+            // A line of the file that becomes the last one loses its line ending: a change to that line, which a
+            // file shown in ranges may only have inside them.
+            if let (Some(w), Cow::Borrowed(b)) = (&within, &*line) {
+                let at = lines.partition_point(|l| (l.as_ptr() as usize) < (b.as_ptr() as usize));
+                if !focus::contains(w.ranges, at) {
+                    return Err(w.refusal(path, "removes the line ending of", at));
+                }
+            }
             let trimmed = content_of(line).len();
             line.to_mut().truncate(trimmed);
         }
@@ -471,10 +479,23 @@ fn find_unique(
         }
     }
     if let (Some(w), Some(at)) = (within, elsewhere) {
-        let line = changed_outside(hunk, at, needle.len(), w.ranges)
-            .or_else(|| first_changed(hunk, at))
-            .unwrap_or(at);
-        return Err(w.refusal(path, "edits", line));
+        return Err(
+            match changed_outside(hunk, at, haystack.keys.len(), w.ranges) {
+                Some(line) => w.refusal(path, "edits", line),
+                // Every change is inside the ranges, but the hunk quotes lines beyond what the model was shown.
+                None if first_changed(hunk, at).is_some_and(|l| focus::contains(w.ranges, l)) => {
+                    Error::ModelAnswer(format!(
+                        "hunk {} of {path} quotes lines {}-{}, beyond the lines it was shown ({} with their context); \
+                     widen the range or select the whole file",
+                        n + 1,
+                        at + 1,
+                        at + needle.len(),
+                        focus::describe(w.ranges)
+                    ))
+                }
+                None => w.refusal(path, "edits", first_changed(hunk, at).unwrap_or(at)),
+            },
+        );
     }
     Err(Error::ModelAnswer(format!(
         "hunk {} of {path} does not match the file (even ignoring whitespace and Unicode punctuation): these lines \
@@ -484,12 +505,12 @@ fn find_unique(
     )))
 }
 
-/// The first line index, for `hunk` placed at `start` with an old side of `old_len` lines, that the hunk changes
-/// outside `ranges`: a removed line outside them, or an insertion whose neighbours both lie outside them.
+/// The first line index, for `hunk` placed at `start` in a file of `file_len` lines, that the hunk changes outside
+/// `ranges`: a removed line outside them, or an insertion whose neighbours in the file both lie outside them.
 fn changed_outside(
     hunk: &Hunk,
     start: usize,
-    old_len: usize,
+    file_len: usize,
     ranges: &[LineRange],
 ) -> Option<usize> {
     let mut at = 0;
@@ -503,8 +524,10 @@ fn changed_outside(
                 at += 1;
             }
             HunkLine::Add(_) => {
-                let before = (at > 0).then(|| start + at - 1);
-                let after = (at < old_len).then_some(start + at);
+                // The insertion's neighbours in the file (not only within the hunk's own lines).
+                let p = start + at;
+                let before = p.checked_sub(1);
+                let after = (p < file_len).then_some(p);
                 let inside = |l: Option<usize>| l.is_some_and(|l| focus::contains(ranges, l));
                 if !inside(before) && !inside(after) {
                     return after.or(before);
