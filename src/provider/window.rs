@@ -126,6 +126,12 @@ fn discover(policy: &Policy, model: &str) -> (ContextWindow, bool) {
             call = call.header("Authorization", format!("Bearer {k}"));
         }
         let mut resp = call.call().map_err(|_| ())?;
+        let status = resp.status().as_u16();
+        // A server still loading its model (503), failing (5xx), refusing for want of a key (401, 403) or rate
+        // limiting (429) said nothing lasting about its window: asked again after RETRY_AFTER.
+        if status >= 500 || matches!(status, 401 | 403 | 429) {
+            return Err(());
+        }
         if !resp.status().is_success() {
             return Ok(None);
         }
@@ -180,13 +186,21 @@ fn discover(policy: &Policy, model: &str) -> (ContextWindow, bool) {
     let why = if reached {
         format!("the server did not report a window at {}", asked.join(", "))
     } else {
-        format!("the server could not be reached at {}", asked.join(", "))
+        format!(
+            "the server could not be reached, or was not ready, at {} (asked again in {} s)",
+            asked.join(", "),
+            RETRY_AFTER.as_secs()
+        )
     };
     (fallback(why), reached)
 }
 
+/// The largest window taken from a server (10 million tokens); a larger figure is ignored rather than let it turn
+/// the context-window check off.
+const MAX_REPORTED_WINDOW: u64 = 10_000_000;
+
 fn positive(v: &Value) -> Option<u64> {
-    v.as_u64().filter(|&n| n > 0)
+    v.as_u64().filter(|&n| n > 0 && n <= MAX_REPORTED_WINDOW)
 }
 
 /// llama.cpp `/props`: `default_generation_settings.n_ctx`.
@@ -264,6 +278,64 @@ pub fn dropped_prompt(sent: u64, read: u64) -> Option<Error> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A server on loopback that answers every request with `status` and `body` (scripted: a real llama.cpp
+    /// answers 503 only while it loads its model).
+    fn answering(status: u16, body: &'static str) -> String {
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", l.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for mut c in l.incoming().flatten() {
+                let mut buf = [0u8; 4096];
+                let _ = c.read(&mut buf);
+                let _ = write!(
+                    c,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        url
+    }
+
+    fn policy_at(url: &str) -> Policy {
+        let mut p = Policy::default_for_allowed_root();
+        p.provider.base_url = Some(url.to_string());
+        p
+    }
+
+    #[test]
+    fn a_server_still_loading_is_asked_again_and_a_reported_window_is_kept() {
+        let (w, lasting) = discover(
+            &policy_at(&answering(503, "{\"error\":\"Loading model\"}")),
+            "m",
+        );
+        assert_eq!((w.source.as_str(), lasting), ("default", false), "{w}");
+        assert!(w.detail.contains("not ready"), "{w}");
+        let (w, lasting) = discover(&policy_at(&answering(401, "{}")), "m");
+        assert!(!lasting, "{w}");
+        let (w, lasting) = discover(
+            &policy_at(&answering(
+                200,
+                "{\"default_generation_settings\":{\"n_ctx\":2048}}",
+            )),
+            "m",
+        );
+        assert_eq!(
+            (w.tokens, w.source.as_str(), lasting),
+            (2048, "server", true),
+            "{w}"
+        );
+        let (w, _) = discover(
+            &policy_at(&answering(
+                200,
+                "{\"default_generation_settings\":{\"n_ctx\":1000000000000}}",
+            )),
+            "m",
+        );
+        assert_eq!(w.source, "default", "an absurd figure is not taken: {w}");
+    }
 
     #[test]
     fn reads_each_servers_window_field() {
