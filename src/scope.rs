@@ -320,20 +320,31 @@ impl Workspace {
         let mut whole: Vec<String> = Vec::new();
         let mut ranged: BTreeMap<String, Vec<&str>> = BTreeMap::new();
         for spec in specs {
-            let split = focus::split_spec(spec)
-                .filter(|_| !matches!(self.resolve(spec), Ok(OnDisk::File { .. })));
-            match split {
+            // A file that exists under the whole name wins; otherwise `PATH:SUFFIX` may be a range of PATH.
+            let whole_is_file = matches!(self.resolve(spec), Ok(OnDisk::File { .. }));
+            match focus::split_spec(spec).filter(|_| !whole_is_file) {
                 None => whole.push(spec.clone()),
-                Some((path, suffix)) => match self.resolve(path)? {
-                    OnDisk::File { .. } => ranged.entry(path.to_string()).or_default().push(suffix),
-                    OnDisk::Absent { .. } if focus::looks_like_range(suffix) => {
-                        return Err(Error::InvalidArgument(format!(
-                            "{spec}: {path} does not exist, so it has no lines {suffix} to select; name an \
-                             existing file, or select a new file without a range"
-                        )));
+                Some((path, suffix)) => {
+                    // Written like a range (or a try at one: digits and dashes), it is one: the prefix must be a
+                    // file that may be read, and its own refusal is the reason when it is not.
+                    let range_like = focus::looks_like_range(suffix)
+                        || (suffix.bytes().any(|c| c.is_ascii_digit())
+                            && suffix.bytes().all(|c| c.is_ascii_digit() || c == b'-'));
+                    match self.resolve(path) {
+                        Ok(OnDisk::File { .. }) => {
+                            ranged.entry(path.to_string()).or_default().push(suffix)
+                        }
+                        Ok(OnDisk::Absent { .. }) if range_like => {
+                            return Err(Error::InvalidArgument(format!(
+                                "{spec}: {path} does not exist, so it has no lines {suffix} to select; name an \
+                                 existing file, or select a new file without a range"
+                            )));
+                        }
+                        Err(e) if range_like => return Err(e),
+                        // Not a range: the whole name is the path (a new file with `:` in its name), checked as such.
+                        _ => whole.push(spec.clone()),
                     }
-                    OnDisk::Absent { .. } => whole.push(spec.clone()),
-                },
+                }
             }
         }
         let mut paths = whole.clone();
@@ -341,20 +352,20 @@ impl Workspace {
         let files = self.read_selected(&paths, limits)?;
         let mut out = Focus::new();
         for (path, suffixes) in ranged {
-            if whole.contains(&path) {
-                continue;
-            }
             let text = files
                 .get(&path)
                 .and_then(|p| p.as_ref())
                 .map(|p| p.text.as_str())
                 .unwrap_or("");
             let lines = focus::line_count(text);
+            // Every range is checked, also for a file that is selected whole as well (which is then sent whole).
             let ranges = suffixes
                 .into_iter()
                 .map(|s| focus::parse_range(&path, s, lines))
                 .collect::<Result<Vec<_>>>()?;
-            out.insert(path, focus::merge(ranges));
+            if !whole.contains(&path) {
+                out.insert(path, focus::merge(ranges));
+            }
         }
         Ok(Selection { files, focus: out })
     }

@@ -277,3 +277,52 @@ fn a_file_also_selected_whole_is_sent_whole() {
     );
     assert!(!u.contains("only (of"), "{u}");
 }
+
+#[test]
+fn colons_and_ranges_refuse_or_accept_for_the_right_reason() {
+    // New files whose names hold `:` under a narrow `allowed`, and beside a folder named like their prefix.
+    let s = scripted(vec![Reply::chat(
+        "--- /dev/null\n+++ b/src/new:v2.py\n@@ -0,0 +1 @@\n+y = 1\n",
+    )]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[paths]\nallowed = [\"src/**/*.py\", \"docs/**\"]\n[edit]\nformat = \"udiff\"\n",
+    );
+    ws.write("src/big.py", &big(10));
+    ws.write("docs/notes/readme.md", "x\n");
+    let out = propose(&ws, &["src/new:v2.py"], &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s2 = scripted(vec![Reply::chat(
+        "--- /dev/null\n+++ b/docs/notes:draft.md\n@@ -0,0 +1 @@\n+draft\n",
+    )]);
+    let ws2 = Ws::new(
+        &s2.base_url,
+        "[paths]\nallowed = [\"docs/**\"]\n[edit]\nformat = \"udiff\"\n",
+    );
+    ws2.write("docs/notes/readme.md", "x\n");
+    let out = propose(&ws2, &["docs/notes:draft.md"], &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A mistyped file with a range-like suffix is refused, not taken for a new file named `src/bgi.py:12`.
+    let before = ws.snapshot();
+    for (spec, needle) in [
+        (
+            "src/bgi.py:12",
+            "src/bgi.py does not exist, so it has no lines 12 to select",
+        ),
+        ("src/bgi.py:3-", "src/bgi.py does not exist"),
+    ] {
+        let out = propose(&ws, &[spec], &["--json"]);
+        assert!(!out.status.success(), "{spec}: {}", stdout(&out));
+        assert!(stdout(&out).contains(needle), "{spec}: {}", stdout(&out));
+    }
+    // A bad range is refused even when the file is also selected whole.
+    let out = propose(&ws, &["src/big.py", "src/big.py:0-5"], &["--json"]);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(stdout(&out).contains("src/big.py:0-5"), "{}", stdout(&out));
+    assert_eq!(ws.snapshot(), before);
+    assert_eq!(
+        s.requests.lock().unwrap().len(),
+        1,
+        "only the first propose asked the model"
+    );
+}
