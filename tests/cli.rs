@@ -243,7 +243,8 @@ fn refuses_bad_requests_before_calling_the_model() {
         "--file",
         "x",
     ]);
-    assert_refused(&ws, out, "is relative");
+    // Relative to the current folder, which holds no such folder.
+    assert_refused(&ws, out, "rel/path cannot be opened");
     let out = cli(&[
         "propose",
         "--workspace-root",
