@@ -187,9 +187,8 @@ fn discover(policy: &Policy, model: &str) -> (ContextWindow, bool) {
         format!("the server did not report a window at {}", asked.join(", "))
     } else {
         format!(
-            "the server could not be reached, or was not ready, at {} (asked again in {} s)",
-            asked.join(", "),
-            RETRY_AFTER.as_secs()
+            "the server could not be reached, or was not ready, at {}",
+            asked.join(", ")
         )
     };
     (fallback(why), reached)
