@@ -222,7 +222,9 @@ fn ask(
         .iter()
         .map(|m| estimate_tokens(&m.content))
         .sum();
-    if let Some(e) = window::dropped_prompt(sent, completion.usage.input_tokens) {
+    // A server that counts only the prompt tokens it did not take from its cache still read the cached ones.
+    let read = completion.usage.input_tokens + completion.cached_input_tokens;
+    if let Some(e) = window::dropped_prompt(sent, read) {
         return Err(e);
     }
     if completion.finish_reason.as_deref() == Some("length") {

@@ -326,3 +326,19 @@ fn colons_and_ranges_refuse_or_accept_for_the_right_reason() {
         "only the first propose asked the model"
     );
 }
+
+#[test]
+fn prompt_tokens_taken_from_the_servers_cache_count_as_read() {
+    // Scripted: a server that reports only the prompt tokens it did not take from its cache (120), and the cached
+    // ones apart, as OpenAI's prompt_tokens_details.cached_tokens. The prompt was read whole: no refusal.
+    let mut reply = Reply::chat(&edit("TARGET = 0", "TARGET = 1"));
+    reply.body = reply.body.replace(
+        "\"total_tokens\":150}",
+        "\"total_tokens\":150,\"prompt_tokens_details\":{\"cached_tokens\":2000}}",
+    );
+    assert!(reply.body.contains("cached_tokens"), "{}", reply.body);
+    let s = scripted(vec![reply]);
+    let ws = ws_with_big(&s.base_url);
+    let out = propose(&ws, &["src/big.py:100-400"], &["--json"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+}

@@ -59,6 +59,9 @@ pub struct Completion {
     pub usage: Usage,
     /// The model name the server reported, else the one requested.
     pub model: String,
+    /// Prompt tokens the server says it took from its prompt cache (`prompt_tokens_details.cached_tokens`), 0 when
+    /// it does not say. Some servers leave these out of their prompt count.
+    pub cached_input_tokens: u64,
     /// Where the provider key was found in what the server sent (`None`: nowhere). Such an answer's content and
     /// model name are already dropped; it is refused, never parsed.
     pub key_echoed: Option<&'static str>,

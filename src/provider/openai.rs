@@ -102,9 +102,23 @@ struct RawUsage {
     completion_tokens: u64,
     #[serde(default)]
     total_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: u64,
 }
 
 impl RawUsage {
+    fn cached(&self) -> u64 {
+        self.prompt_tokens_details
+            .as_ref()
+            .map_or(0, |d| d.cached_tokens)
+    }
+
     fn normalise(&self) -> Usage {
         Usage {
             input_tokens: self.prompt_tokens,
@@ -136,6 +150,7 @@ impl Provider for OpenAiChat {
             .as_ref()
             .map(RawUsage::normalise)
             .unwrap_or_default();
+        let cached_input_tokens = parsed.usage.as_ref().map_or(0, RawUsage::cached);
         let choice = parsed.choices.into_iter().next().ok_or_else(|| {
             Error::Provider(format!(
                 "{} answered with no choices: {:?}",
@@ -148,6 +163,7 @@ impl Provider for OpenAiChat {
             finish_reason: choice.finish_reason,
             usage,
             model: reported_model(parsed.model, &req.model),
+            cached_input_tokens,
             key_echoed: None,
         };
         let raw_echo = self.endpoint.secret.found_in(&text);
@@ -180,6 +196,7 @@ impl OpenAiChat {
         let mut model = None;
         let mut chunks = 0u64;
         let mut raw_echo = false;
+        let mut cached_input_tokens = 0;
         for line in reader.lines() {
             if watch.is_cancelled() {
                 return Err(Error::Cancelled);
@@ -198,6 +215,7 @@ impl OpenAiChat {
                 serde_json::from_str(data).map_err(|e| self.not_chat(&url, &e, data))?;
             if let Some(u) = &chunk.usage {
                 usage = Some(u.normalise());
+                cached_input_tokens = u.cached();
             }
             if chunk.model.is_some() {
                 model = chunk.model;
@@ -226,6 +244,7 @@ impl OpenAiChat {
                 total_tokens: chunks,
             }),
             model: reported_model(model, &req.model),
+            cached_input_tokens,
             key_echoed: None,
         };
         self.endpoint.screen(&mut completion, raw_echo, &req.model);

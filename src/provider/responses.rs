@@ -93,6 +93,14 @@ struct RawUsage {
     output_tokens: u64,
     #[serde(default)]
     total_tokens: Option<u64>,
+    #[serde(default)]
+    input_tokens_details: Option<InputDetails>,
+}
+
+#[derive(Deserialize)]
+struct InputDetails {
+    #[serde(default)]
+    cached_tokens: u64,
 }
 
 impl Provider for Responses {
@@ -127,6 +135,11 @@ impl Provider for Responses {
                 .as_ref()
                 .and_then(|d| d.reason.as_deref())
                 == Some("max_output_tokens");
+        let cached_input_tokens = parsed
+            .usage
+            .as_ref()
+            .and_then(|u| u.input_tokens_details.as_ref())
+            .map_or(0, |d| d.cached_tokens);
         let usage = parsed
             .usage
             .map(|u| Usage {
@@ -140,6 +153,7 @@ impl Provider for Responses {
             finish_reason: Some(if cut { "length" } else { "stop" }.to_string()),
             usage,
             model: reported_model(parsed.model, &req.model),
+            cached_input_tokens,
             key_echoed: None,
         };
         let raw_echo = self.endpoint.secret.found_in(&text);
