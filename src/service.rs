@@ -709,13 +709,6 @@ fn apply_bytes_inner(
     let (ws, loaded) = open_workspace(workspace_root)?;
     let policy = &loaded.policy;
     let commands = policy.validation.commands.clone();
-    let launch = confine::for_apply(ws.root(), &policy.check_env());
-    let secret = policy.secret();
-    let run = checks::Run {
-        launch: &launch,
-        timeout: Duration::from_secs(policy.validation.timeout_secs),
-        secret: &secret,
-    };
     let state = ledger::state_dir();
     let applied = txn::apply(
         &ws,
@@ -723,6 +716,17 @@ fn apply_bytes_inner(
         patch_limits(policy),
         state.as_deref(),
         |root: &Path| {
+            if commands.is_empty() {
+                return Ok(Vec::new());
+            }
+            // Only when there is a check to run: finding and probing bubblewrap costs a few milliseconds.
+            let launch = confine::for_apply(root, &policy.check_env());
+            let secret = policy.secret();
+            let run = checks::Run {
+                launch: &launch,
+                timeout: Duration::from_secs(policy.validation.timeout_secs),
+                secret: &secret,
+            };
             let results = checks::run_all(&commands, root, &run, watch);
             match results.iter().find(|r| !r.passed) {
                 None if results.len() == commands.len() => Ok(results),
