@@ -131,17 +131,23 @@ impl Capture {
         self.total - (self.head.len() + self.kept_tail().len()) as u64
     }
 
-    fn render(&self) -> String {
-        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+    /// The kept output as text, with `secret` redacted. The head and the tail are redacted apart when bytes were
+    /// left out between them, and a piece of the key cut in two there is taken off too.
+    fn render(&self, secret: &Secret) -> String {
         let dropped = self.dropped();
-        if dropped > 0 {
-            text.push_str(&format!(
-                "\n[... {dropped} bytes of output left out ({} in all) ...]\n",
-                self.total
-            ));
+        if dropped == 0 {
+            let mut all = self.head.clone();
+            all.extend_from_slice(self.kept_tail());
+            return secret.redact(&String::from_utf8_lossy(&all));
         }
-        text.push_str(&String::from_utf8_lossy(self.kept_tail()));
-        text
+        let head = secret.redact(&String::from_utf8_lossy(&self.head));
+        let tail = secret.redact(&String::from_utf8_lossy(self.kept_tail()));
+        format!(
+            "{}\n[... {dropped} bytes of output left out ({} in all) ...]\n{}",
+            secret.trim_partial_end(&head),
+            self.total,
+            secret.trim_partial_start(&tail)
+        )
     }
 }
 
@@ -277,7 +283,7 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
     }
     let exit_code = status.and_then(|s| s.code());
     let cap = capture.lock().unwrap_or_else(|p| p.into_inner());
-    let mut output = cap.render();
+    let mut output = cap.render(run.secret);
     if timed_out {
         notes.push(format!(
             "[killed after the {} s timeout]",
@@ -300,7 +306,7 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
         timed_out,
         duration_ms: start.elapsed().as_millis() as u64,
         isolation,
-        output: run.secret.redact(&output),
+        output,
         output_bytes: cap.total,
         output_dropped: cap.dropped(),
     }
@@ -459,6 +465,36 @@ mod tests {
             &Watch::default(),
         );
         assert_eq!(r[0].output, "token [redacted]\n");
+    }
+
+    #[test]
+    fn a_key_cut_in_two_where_output_was_left_out_leaves_no_piece() {
+        let key = "sk-test-0123456789abcdef";
+        let secret = Secret::new(key);
+        // The key starts 6 bytes before the end of the kept head, and ends 6 bytes into the kept tail.
+        let cmd = format!(
+            "head -c {} /dev/zero | tr '\\0' x; printf '{key}'; head -c 100000 /dev/zero | tr '\\0' y; \
+             printf '{key}'; head -c {} /dev/zero | tr '\\0' z; exit 1",
+            OUTPUT_HEAD_BYTES - 6,
+            OUTPUT_TAIL_BYTES - 6
+        );
+        let r = run_all(
+            &[cmd],
+            &std::env::temp_dir(),
+            &Run {
+                launch: &plain(),
+                timeout: Duration::from_secs(10),
+                secret: &secret,
+            },
+            &Watch::default(),
+        );
+        let o = &r[0].output;
+        assert!(o.contains("bytes of output left out"), "{}", &o[..100]);
+        assert!(!o.contains(&key[..6]), "the start of the key is at the cut");
+        assert!(
+            !o.contains(&key[key.len() - 6..]),
+            "the end of the key is at the cut"
+        );
     }
 
     #[test]

@@ -95,6 +95,35 @@ impl Secret {
         out
     }
 
+    /// `text` without a start (4 bytes or more) of one of the key's forms at its very end (a key cut in two where
+    /// text was left out).
+    pub fn trim_partial_end<'t>(&self, text: &'t str) -> &'t str {
+        let mut cut = text.len();
+        for f in &self.forms {
+            for k in (4..f.len()).rev() {
+                if f.is_char_boundary(k) && text.ends_with(&f[..k]) {
+                    cut = cut.min(text.len() - k);
+                    break;
+                }
+            }
+        }
+        &text[..cut]
+    }
+
+    /// `text` without an end (4 bytes or more) of one of the key's forms at its very start.
+    pub fn trim_partial_start<'t>(&self, text: &'t str) -> &'t str {
+        let mut from = 0;
+        for f in &self.forms {
+            for k in (4..f.len()).rev() {
+                if f.is_char_boundary(f.len() - k) && text.starts_with(&f[f.len() - k..]) {
+                    from = from.max(k);
+                    break;
+                }
+            }
+        }
+        &text[from..]
+    }
+
     /// Whether there is a key to look for.
     pub fn is_some(&self) -> bool {
         !self.forms.is_empty()
@@ -177,6 +206,16 @@ mod tests {
         let r = s.redact(&text);
         assert!(!s.found_in(&r), "{r}");
         assert!(r.starts_with(REDACTED), "{r}");
+    }
+
+    #[test]
+    fn a_key_cut_in_two_leaves_neither_half_at_the_cut() {
+        let s = Secret::new(KEY);
+        let (a, b) = KEY.split_at(9);
+        assert_eq!(s.trim_partial_end(&format!("output {a}")), "output ");
+        assert_eq!(s.trim_partial_start(&format!("{b} more")), " more");
+        assert_eq!(s.trim_partial_end("no key here"), "no key here");
+        assert_eq!(Secret::none().trim_partial_end("abc"), "abc");
     }
 
     #[test]
