@@ -5,6 +5,7 @@
 //! so that a typo never silently weakens a limit.
 
 use std::path::{Path, PathBuf};
+use crate::error::IoContext;
 
 use serde::Deserialize;
 
@@ -864,11 +865,11 @@ pub fn init_project(root: &Path, kind: ProviderKind, force: bool) -> Result<Path
     // The template must always be a policy this binary accepts.
     parse(&text, &path)?;
     let mut tmp = tempfile::NamedTempFile::new_in(root)
-        .map_err(|e| Error::Io(format!("cannot write in {}: {e}", root.display())))?;
+        .at("cannot write in", &root)?;
     std::io::Write::write_all(&mut tmp, text.as_bytes())
-        .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
+        .at("cannot write", &path)?;
     tmp.persist(&path)
-        .map_err(|e| Error::Io(format!("cannot write {}: {}", path.display(), e.error)))?;
+        .map_err(|e| Error::io_message(format!("cannot write {}: {}", path.display(), e.error)))?;
     Ok(path)
 }
 

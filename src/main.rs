@@ -10,6 +10,7 @@ use local_llm_delegator::config::{self, ProviderKind};
 use local_llm_delegator::service::{
     self, ApplyResult, Call, DelegateRequest, ProposeRequest, ProposeResult, Service,
 };
+use local_llm_delegator::error::IoContext;
 use local_llm_delegator::{Error, doctor, ledger, mcp, scope, txn};
 
 #[derive(Parser)]
@@ -154,7 +155,7 @@ fn absolute(p: PathBuf) -> Result<PathBuf, Error> {
     }
     std::env::current_dir()
         .map(|d| d.join(p))
-        .map_err(|e| Error::Io(format!("cannot read the current folder: {e}")))
+        .context("cannot read the current folder")
 }
 
 /// The workspace a command works on: `--workspace-root` (absolute, or relative to the current folder), else the
@@ -199,7 +200,7 @@ fn main() -> ExitCode {
 fn run(command: Command) -> Result<(), (Error, bool)> {
     match command {
         Command::Mcp => {
-            mcp::serve_stdio().map_err(|e| (Error::Io(format!("MCP server: {e}")), false))
+            mcp::serve_stdio().map_err(|e| (Error::io_message(format!("MCP server: {e}")), false))
         }
         Command::InitProject {
             workspace_root,
@@ -208,7 +209,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
         } => {
             let root = match workspace_root {
                 Some(p) => absolute(p).map_err(|e| (e, false))?,
-                None => std::env::current_dir().map_err(|e| (Error::Io(e.to_string()), false))?,
+                None => std::env::current_dir().context("cannot read the current folder").map_err(|e| (e, false))?,
             };
             let root = scope::root_from_arg(&root.to_string_lossy()).map_err(|e| (e, false))?;
             let path = config::init_project(&root, provider, force).map_err(|e| (e, false))?;
@@ -233,7 +234,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             if let Some(out) = out {
                 std::fs::write(&out, r.patch.as_bytes()).map_err(|e| {
                     (
-                        Error::Io(format!("cannot write {}: {e}", out.display())),
+                        Error::io_message(format!("cannot write {}: {e}", out.display())),
                         json,
                     )
                 })?;
@@ -313,7 +314,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
         Command::Recover { json } => {
             let Some(state) = ledger::state_dir() else {
                 return Err((
-                    Error::Io("no state folder: set LOCAL_LLM_STATE_DIR or HOME".into()),
+                    Error::io_message("no state folder: set LOCAL_LLM_STATE_DIR or HOME"),
                     json,
                 ));
             };
@@ -330,7 +331,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             match done.iter().any(|r| !r.problems.is_empty()) {
                 false => Ok(()),
                 true => Err((
-                    Error::Io("some files could not be recovered; see above".into()),
+                    Error::io_message("some files could not be recovered; see above"),
                     json,
                 )),
             }
@@ -338,7 +339,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
         Command::Stats { json } => {
             let Some(path) = ledger::path() else {
                 return Err((
-                    Error::Io("no ledger location: set LOCAL_LLM_LEDGER or HOME".into()),
+                    Error::io_message("no ledger location: set LOCAL_LLM_LEDGER or HOME"),
                     json,
                 ));
             };

@@ -118,7 +118,7 @@ impl ProposalStore {
             State::Pending => {}
         }
         if !digests_equal(&e.digest, digest.trim()) {
-            return Err(Error::Proposal(format!(
+            return Err(Error::Digest(format!(
                 "the digest does not match proposal {id}; pass the exact `digest` that propose_patch returned with it"
             )));
         }

@@ -107,7 +107,7 @@ pub fn parent_dir() -> Result<PathBuf> {
         Some(d) => {
             let p = PathBuf::from(d);
             if !p.is_absolute() || !p.is_dir() {
-                return Err(Error::Io(format!(
+                return Err(Error::io_message(format!(
                     "{DIR_ENV} names {}, which is not an absolute path to an existing folder; fix or unset it",
                     p.display()
                 )));
@@ -148,7 +148,7 @@ pub fn create(
 /// (a worker running as root drops confined checks to an unprivileged user).
 fn hand_over_tree(root: &Path, uid: u32) -> Result<()> {
     let io = |e: std::io::Error| {
-        Error::Io(format!(
+        Error::io_message(format!(
             "validation sandbox: cannot hand the copy to uid {uid}: {e}"
         ))
     };
@@ -188,7 +188,7 @@ pub fn create_in(
 ) -> Result<Sandbox> {
     let started = Instant::now();
     let io = |what: &str, e: std::io::Error| {
-        Error::Io(format!(
+        Error::io_message(format!(
             "validation sandbox: {what}: {e} (set {DIR_ENV} to a writable folder with room for a copy of the workspace)"
         ))
     };
@@ -248,7 +248,7 @@ pub fn create_in(
             return Err(Error::Cancelled);
         }
         let entry = entry.map_err(|e| {
-            Error::Io(format!(
+            Error::io_message(format!(
                 "validation sandbox: cannot read the workspace: {e}; fix its permissions, or leave it out of the \
                  copy with [validation] sandbox_skip"
             ))
@@ -344,7 +344,7 @@ fn copy_all(jobs: &[Job], watch: &Watch) -> Result<u64> {
                         Err(e) => {
                             stop.store(true, Ordering::Relaxed);
                             let mut f = failure.lock().unwrap_or_else(|p| p.into_inner());
-                            f.get_or_insert(Error::Io(format!("validation sandbox: {e}")));
+                            f.get_or_insert(Error::io_message(format!("validation sandbox: {e}")));
                             return;
                         }
                     }

@@ -8,6 +8,7 @@
 //! Reading never walks the workspace: only the named files are touched, so its cost does not grow with the tree.
 
 use std::collections::BTreeMap;
+use crate::error::IoContext;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -207,7 +208,7 @@ impl Workspace {
                         abs: self.root.join(rel),
                     });
                 }
-                Err(e) => return Err(Error::Io(format!("cannot inspect {}: {e}", abs.display()))),
+                Err(e) => return Err(Error::io_message(format!("cannot inspect {}: {e}", abs.display()))),
             };
             let ft = meta.file_type();
             if ft.is_symlink() {
@@ -374,11 +375,11 @@ impl Workspace {
 /// Read a file as UTF-8 text within a size limit, refusing binary content.
 fn read_text(abs: &Path, rel: &str, max: u64) -> Result<String> {
     use std::io::Read;
-    let f = std::fs::File::open(abs).map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
+    let f = std::fs::File::open(abs).at("cannot read", rel)?;
     let mut bytes = Vec::new();
     f.take(max + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
+        .at("cannot read", rel)?;
     if bytes.len() as u64 > max {
         return Err(Error::File(format!(
             "{rel} is larger than [limits] max_file_bytes = {max}; select a smaller file or raise the limit"
@@ -403,7 +404,7 @@ pub fn current_identity(ws: &Workspace, rel: &str) -> Result<Option<(String, u32
         OnDisk::Absent { .. } => Ok(None),
         OnDisk::File { abs, mode } => {
             let bytes =
-                std::fs::read(&abs).map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
+                std::fs::read(&abs).at("cannot read", rel)?;
             Ok(Some((git_blob_id(&bytes), mode, bytes)))
         }
     }

@@ -700,7 +700,7 @@ fn apply_bytes_inner(
     let started = Instant::now();
     let actual = sha256_hex(patch_bytes);
     if !crate::digest::digests_equal(&actual, digest.trim()) {
-        return Err(Error::Proposal(format!(
+        return Err(Error::Digest(format!(
             "the patch bytes do not match the approved digest {}: the patch file was altered, or the digest belongs to \
              another patch; review the patch and use the digest propose printed with it",
             digest.trim()
@@ -815,7 +815,7 @@ fn validate_in_sandbox(
         watch,
     )?;
     let sws = Workspace::new(sb.root().to_path_buf(), &policy.paths, None)?;
-    let io = |e: std::io::Error| Error::Io(format!("validation sandbox: {e}"));
+    let io = |e: std::io::Error| Error::io_message(format!("validation sandbox: {e}"));
     // The copy may lack a selected file (ignored, skipped) or hold a newer one: the patch is checked against the
     // bytes the model saw.
     for (rel, pre) in pre_images {

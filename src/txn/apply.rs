@@ -3,6 +3,7 @@
 //! handles. Also the crash injection points the crash tests use.
 
 use std::fs;
+use crate::error::IoContext;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -33,7 +34,7 @@ pub(super) fn apply_planned<T>(
     for (p, w) in planned.iter().zip(&written) {
         // The post-image was checked against its promised blob id when planned: equal bytes are enough here.
         if w.dir.read_file(&w.name).ok().flatten().as_deref() != Some(p.post.as_slice()) {
-            let e = Error::Io(format!("{} does not read back as the written bytes", p.rel));
+            let e = Error::io_message(format!("{} does not read back as the written bytes", p.rel));
             return Err(restore_after(ws, planned, &undo, e));
         }
     }
@@ -88,7 +89,7 @@ pub(super) fn in_lanes<I: Sync, O: Send>(
         for h in others {
             results.push(
                 h.join()
-                    .unwrap_or_else(|_| Err(Error::Io("a worker thread panicked".into()))),
+                    .unwrap_or_else(|_| Err(Error::io_message("a worker thread panicked"))),
             );
         }
         results
@@ -121,7 +122,7 @@ pub(super) fn flush(
             } else {
                 f.sync_data()
             };
-            synced.map_err(|e| Error::Io(format!("cannot flush {rel} to disk: {e}")))?;
+            synced.map_err(|e| Error::io_message(format!("cannot flush {rel} to disk: {e}")))?;
         }
         Ok(Vec::<()>::new())
     })?;
@@ -131,14 +132,14 @@ pub(super) fn flush(
             flushed.push(Rc::as_ptr(&w.dir));
             w.dir
                 .sync()
-                .map_err(|e| Error::Io(format!("cannot flush the folder of {}: {e}", w.name)))?;
+                .map_err(|e| Error::io_message(format!("cannot flush the folder of {}: {e}", w.name)))?;
         }
     }
     for d in created_dirs {
         if let Some(parent) = d.parent() {
             fs::File::open(parent)
                 .and_then(|f| f.sync_all())
-                .map_err(|e| Error::Io(format!("cannot flush {}: {e}", parent.display())))?;
+                .at("cannot flush", &parent)?;
         }
     }
     Ok(())
@@ -275,7 +276,7 @@ pub(super) fn write_all(
             .map_err(|e| Error::Scope(format!("cannot create {rel}: {e}")))?;
         if parent
             .mkdir(&name)
-            .map_err(|e| Error::Io(format!("cannot create {rel}: {e}")))?
+            .at("cannot create", rel)?
         {
             undo.created_dirs.push(d.clone());
             crash_point();
@@ -326,7 +327,7 @@ pub(super) fn write_all(
                 if p.pre.is_some() {
                     undo.written.push(i);
                 }
-                return Err(Error::Io(format!("cannot write {}: {e}", p.rel)));
+                return Err(Error::io_message(format!("cannot write {}: {e}", p.rel)));
             }
         }
         crash_point();
@@ -381,7 +382,7 @@ pub(super) fn restore_after(
         };
     }
     Failure {
-        error: Error::Io(format!(
+        error: Error::io_message(format!(
             "{cause}; RESTORING FAILED for {} in {}: the journal keeps the previous bytes; run `local-llm-worker recover` or check these files by hand",
             problems.join("; "),
             ws.root().display()

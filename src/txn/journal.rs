@@ -56,7 +56,7 @@ impl Journal {
         let journals = state.join("journals");
         let path = journals.join(format!("{}.journal", workspace_key(root)));
         let io = |e: std::io::Error| {
-            Error::Io(format!(
+            Error::io_message(format!(
                 "cannot open the apply journal {}: {e}",
                 path.display()
             ))
@@ -88,7 +88,7 @@ impl Journal {
             version_1_journal_of(&journals, root)
         };
         if let Some(pending) = pending {
-            return Err(Error::Io(format!(
+            return Err(Error::io_message(format!(
                 "an earlier apply to {} was interrupted and has not been recovered yet ({}); run `local-llm-worker recover` (the MCP server does it when it starts), then apply again",
                 root.display(),
                 pending.display()
@@ -104,7 +104,7 @@ impl Journal {
     /// Record `planned` and flush it: from here on a crash can be undone.
     pub(super) fn write(&mut self, root: &Path, planned: &[Planned]) -> Result<()> {
         let io = |e: std::io::Error| {
-            Error::Io(format!(
+            Error::io_message(format!(
                 "cannot write the apply journal {}: {e}",
                 self.path.display()
             ))
@@ -127,7 +127,7 @@ impl Journal {
             files,
             created_dirs: self.created_dirs.clone(),
         };
-        let mut header = serde_json::to_vec(&doc).map_err(|e| Error::Io(e.to_string()))?;
+        let mut header = serde_json::to_vec(&doc).map_err(|e| Error::io_message(format!("cannot encode the apply journal: {e}")))?;
         header.push(b'\n');
         let mut file = &self.file;
         let written = (|| {

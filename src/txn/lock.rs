@@ -1,6 +1,7 @@
 //! One apply at a time per workspace: an exclusive `flock` on `locks/<key>.lock` in the worker's state folder.
 
 use std::fs;
+use crate::error::IoContext;
 use std::path::Path;
 
 use crate::digest::sha256_hex;
@@ -31,14 +32,14 @@ impl WorkspaceLock {
     pub(super) fn open(state: &Path, key: &str, wait: bool) -> Result<Option<WorkspaceLock>> {
         let dir = state.join("locks");
         fs::create_dir_all(&dir)
-            .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+            .at("cannot create", &dir)?;
         let path = dir.join(format!("{key}.lock"));
         let file = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(&path)
-            .map_err(|e| Error::Io(format!("cannot open {}: {e}", path.display())))?;
+            .at("cannot open", &path)?;
         use rustix::fs::{FlockOperation, flock};
         let op = if wait {
             FlockOperation::LockExclusive
@@ -53,7 +54,7 @@ impl WorkspaceLock {
         match locked {
             Ok(true) => Ok(Some(WorkspaceLock { _file: file })),
             Ok(false) => Ok(None),
-            Err(e) => Err(Error::Io(format!("cannot lock {}: {e}", path.display()))),
+            Err(e) => Err(Error::io_message(format!("cannot lock {}: {e}", path.display()))),
         }
     }
 }

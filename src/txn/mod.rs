@@ -77,10 +77,7 @@ pub fn apply<T>(
     validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
 ) -> Result<Applied<T>> {
     let state = state.ok_or_else(|| {
-        Error::Io(
-            "no state folder for the apply journal: set LOCAL_LLM_STATE_DIR (or HOME) so a crash stays recoverable"
-                .into(),
-        )
+        Error::io_message("no state folder for the apply journal: set LOCAL_LLM_STATE_DIR (or HOME) so a crash stays recoverable")
     })?;
     let _lock = WorkspaceLock::take(state, ws.root())?;
     let mut journal = Journal::open(state, ws.root())?;
@@ -104,7 +101,7 @@ pub fn apply<T>(
     let result = result.map_err(|f| f.error);
     match journal.clear() {
         Ok(()) => result,
-        Err(e) => Err(Error::Io(format!(
+        Err(e) => Err(Error::io_message(format!(
             "{}; then its journal could not be cleared ({e}): run `local-llm-worker recover`",
             match &result {
                 Ok(_) => "the patch was applied".to_string(),

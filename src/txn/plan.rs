@@ -2,6 +2,7 @@
 //! pre-image checked against the file (blob id and mode), every post-image computed and checked. Writes nothing.
 
 use std::fs;
+use crate::error::IoContext;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
@@ -110,7 +111,7 @@ pub(super) fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
                 Ok((bytes, meta.permissions(), meta.nlink()))
             };
             let (bytes, perms, links) =
-                read().map_err(|e| Error::Io(format!("cannot read {rel}: {e}")))?;
+                read().at("cannot read", &rel)?;
             if links > 1 {
                 return Err(Error::Scope(hard_link_refusal(&rel, links)));
             }
