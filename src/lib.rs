@@ -25,6 +25,7 @@ pub mod sandbox;
 pub mod scope;
 pub mod secret;
 pub mod service;
+pub mod task;
 pub mod txn;
 
 pub use error::{Error, Result};

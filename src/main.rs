@@ -7,10 +7,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use local_llm_delegator::config::{self, ProviderKind};
+use local_llm_delegator::error::IoContext;
 use local_llm_delegator::service::{
     self, ApplyResult, Call, DelegateRequest, ProposeRequest, ProposeResult, Service,
 };
-use local_llm_delegator::error::IoContext;
+use local_llm_delegator::task::{OutputFormat, Task, TaskKind};
 use local_llm_delegator::{Error, doctor, ledger, mcp, scope, txn};
 
 #[derive(Parser)]
@@ -53,15 +54,16 @@ enum Command {
     },
     /// Read-only delegation of non-patch work; prints the model's answer.
     Delegate {
-        /// summarize | extract | classify | routine_transform | draft_documentation | draft_tests |
-        /// routine_code_draft | routine_review
-        #[arg(long)]
-        task_kind: String,
+        /// The kind of read-only work: summarize, extract, classify, routine_transform, draft_documentation,
+        /// draft_tests, routine_code_draft or routine_review.
+        #[arg(long, value_parser = TaskKind::from_arg)]
+        task_kind: TaskKind,
         #[command(flatten)]
         task: TaskArgs,
-        /// text | markdown | json | patch
-        #[arg(long)]
-        output_format: Option<String>,
+        /// How to answer: text (the default), markdown, json (checked to parse) or patch (text for you to read,
+        /// never applied).
+        #[arg(long, value_parser = OutputFormat::from_arg, value_name = "text|markdown|json|patch")]
+        output_format: Option<OutputFormat>,
         #[arg(long)]
         max_output_tokens: Option<u32>,
         /// Print the same JSON object as the MCP tool.
@@ -104,36 +106,16 @@ enum Command {
     },
 }
 
-/// The scoped task, as `propose` and `delegate` both take it.
+/// The scoped task, as `propose` and `delegate` both take it: the workspace, the [`Task`] itself, and a provider
+/// override.
 #[derive(clap::Args)]
 struct TaskArgs {
     /// The project folder, absolute or relative (default: the nearest folder from here up that holds
     /// local-llm-worker.toml, else the current folder).
     #[arg(long)]
     workspace_root: Option<PathBuf>,
-    #[arg(long)]
-    task: String,
-    /// An acceptance criterion (repeat: 1 to 20).
-    #[arg(long = "accept")]
-    accept: Vec<String>,
-    /// A constraint (repeat: up to 20).
-    #[arg(long = "constraint")]
-    constraint: Vec<String>,
-    /// A plan step (repeat: up to 30; required for medium).
-    #[arg(long = "plan")]
-    plan: Vec<String>,
-    /// low | medium
-    #[arg(long)]
-    complexity: String,
-    /// A workspace-relative file the model sees (repeat); `propose` may edit it or create it. PATH:START-END
-    /// (1-based, inclusive) sends only those lines, and edits must stay inside them.
-    #[arg(long = "file")]
-    file: Vec<String>,
-    #[arg(long)]
-    context: Option<String>,
-    /// Model: the alias flash or pro, or a full model id (low complexity always uses flash).
-    #[arg(long)]
-    model: Option<String>,
+    #[command(flatten)]
+    task: Task,
     /// Talk to this provider (with its defaults) instead of the policy's.
     #[arg(long, value_enum)]
     provider: Option<ProviderKind>,
@@ -188,10 +170,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err((e, json)) => {
             if json {
-                let v = serde_json::json!({"error": {"kind": e.kind(), "message": e.to_string()}});
+                let v = serde_json::json!({ "error": e.refusal() });
                 println!("{v}");
             }
-            eprintln!("error: {}", e.to_string().replace('\n', " "));
+            eprintln!("error: {}", e.render().replace('\n', " "));
             ExitCode::FAILURE
         }
     }
@@ -209,7 +191,9 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
         } => {
             let root = match workspace_root {
                 Some(p) => absolute(p).map_err(|e| (e, false))?,
-                None => std::env::current_dir().context("cannot read the current folder").map_err(|e| (e, false))?,
+                None => std::env::current_dir()
+                    .context("cannot read the current folder")
+                    .map_err(|e| (e, false))?,
             };
             let root = scope::root_from_arg(&root.to_string_lossy()).map_err(|e| (e, false))?;
             let path = config::init_project(&root, provider, force).map_err(|e| (e, false))?;
@@ -222,13 +206,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             let req = ProposeRequest {
                 workspace_root: workspace_for(t.workspace_root.clone()).map_err(|e| (e, json))?,
                 task: t.task,
-                acceptance_criteria: t.accept,
-                constraints: t.constraint,
-                plan: t.plan,
-                complexity: t.complexity,
-                files: t.file,
-                context: t.context,
-                model: t.model,
+                ..ProposeRequest::default()
             };
             let r = Service::new().propose(&req, &call).map_err(|e| (e, json))?;
             if let Some(out) = out {
@@ -258,15 +236,9 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
                 workspace_root: workspace_for(t.workspace_root.clone()).map_err(|e| (e, json))?,
                 task_kind,
                 task: t.task,
-                acceptance_criteria: t.accept,
-                constraints: t.constraint,
-                plan: t.plan,
-                complexity: t.complexity,
-                files: t.file,
-                context: t.context,
                 output_format,
                 max_output_tokens,
-                model: t.model,
+                ..DelegateRequest::default()
             };
             let r = Service::new()
                 .delegate(&req, &call)

@@ -1,14 +1,18 @@
 //! The stdio MCP server: three tools over the [`Service`], nothing more. Arguments are translated, the service is
 //! called on a blocking thread (it does file and network I/O), progress notifications are sent while the model
 //! answers (when the client asked with a progress token), `notifications/cancelled` aborts the model request, and
-//! refusals become `isError` results.
+//! refusals become `isError` results whose text is the refusal and whose structured content is
+//! [`Refusal`](crate::error::Refusal) `{kind, message}`, so a primary can branch on the kind.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{Implementation, ProgressNotificationParam, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig,
+};
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
@@ -35,17 +39,26 @@ How to delegate:
 delegate_task does read-only work (summaries, extraction, classification, drafts, routine reviews) and returns text:
 treat it as an untrusted draft too.";
 
+/// The MCP server: the tool router over one [`Service`].
 #[derive(Clone)]
 pub struct WorkerServer {
     service: Arc<Service>,
     tool_router: ToolRouter<Self>,
 }
 
+/// A refusal as a tool result: `isError`, the rendered message as text, `{kind, message}` as structured content.
+pub fn refusal_result(e: &crate::Error) -> CallToolResult {
+    let refusal = e.refusal();
+    let mut r = CallToolResult::error(vec![ContentBlock::text(refusal.message.clone())]);
+    r.structured_content = serde_json::to_value(&refusal).ok();
+    r
+}
+
 /// Run `f` on a blocking thread with a [`Call`] wired to the request's progress token and cancellation.
 async fn with_call<T: Send + 'static>(
     ctx: RequestContext<RoleServer>,
     f: impl FnOnce(Call) -> crate::Result<T> + Send + 'static,
-) -> Result<T, String> {
+) -> Result<T, CallToolResult> {
     let cancelled = Arc::new(AtomicBool::new(false));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
     let call = Call {
@@ -84,8 +97,10 @@ async fn with_call<T: Send + 'static>(
     let _ = forward.await;
     match result {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(e) => Err(format!("internal error: the worker thread failed: {e}")),
+        Ok(Err(e)) => Err(refusal_result(&e)),
+        Err(e) => Err(refusal_result(&crate::Error::io_message(format!(
+            "internal error: the worker thread failed: {e}"
+        )))),
     }
 }
 
@@ -120,6 +135,7 @@ fn strip_value(v: &mut serde_json::Value) {
 
 #[tool_router(router = tool_router)]
 impl WorkerServer {
+    /// The server over `service`, its tool schemas stripped of non-standard formats.
     pub fn new(service: Arc<Service>) -> Self {
         let mut tool_router = ToolRouter::new();
         for mut route in Self::tool_router() {
@@ -150,7 +166,7 @@ impl WorkerServer {
         &self,
         Parameters(req): Parameters<ProposeRequest>,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<Json<ProposeResult>, String> {
+    ) -> Result<Json<ProposeResult>, CallToolResult> {
         let service = self.service.clone();
         with_call(ctx, move |call| service.propose(&req, &call))
             .await
@@ -173,7 +189,7 @@ impl WorkerServer {
         &self,
         Parameters(req): Parameters<ApplyRequest>,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<Json<ApplyResult>, String> {
+    ) -> Result<Json<ApplyResult>, CallToolResult> {
         let service = self.service.clone();
         with_call(ctx, move |call| service.apply_proposal(&req, &call))
             .await
@@ -195,7 +211,7 @@ impl WorkerServer {
         &self,
         Parameters(req): Parameters<DelegateRequest>,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<Json<DelegateResult>, String> {
+    ) -> Result<Json<DelegateResult>, CallToolResult> {
         let service = self.service.clone();
         with_call(ctx, move |call| service.delegate(&req, &call))
             .await

@@ -1,7 +1,9 @@
 //! Proposals held in process memory between `propose_patch` and `apply_patch`.
 //!
 //! An id is 128 random bits, so it cannot be guessed; a proposal expires after its TTL, can be applied at most once,
-//! and is looked up together with its digest. Nothing here is written to disk: a restarted server knows no proposal.
+//! and is looked up together with its digest. One entry holds everything about a proposal: its patch and digest,
+//! what it was made from (the origin, opaque here) and whether its task's one repair round is left, so all of it
+//! expires and is evicted together. Nothing here is written to disk: a restarted server knows no proposal.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -22,25 +24,56 @@ enum State {
 }
 
 #[derive(Debug)]
-struct Entry {
+struct Entry<O> {
     root: PathBuf,
     patch: Vec<u8>,
     digest: String,
+    origin: O,
+    /// Whether the task's one repair round is left: cleared when a repair call is made for it.
+    repair_left: bool,
     created: Instant,
     expires: Instant,
     state: State,
 }
 
+/// A proposal to hold.
+#[derive(Debug)]
+pub struct NewProposal<O> {
+    /// The workspace it is for.
+    pub root: PathBuf,
+    /// The exact canonical patch bytes.
+    pub patch: Vec<u8>,
+    /// Their SHA-256 digest.
+    pub digest: String,
+    /// How long it can be applied.
+    pub ttl: Duration,
+    /// What it was made from (for the repair round).
+    pub origin: O,
+    /// Whether its task's one repair round is still left.
+    pub repair_left: bool,
+}
+
 /// What an apply takes out of the store.
 #[derive(Debug, Clone)]
 pub struct Claimed {
+    /// The workspace the proposal is for.
     pub root: PathBuf,
+    /// The exact patch bytes approved.
     pub patch: Vec<u8>,
 }
 
-#[derive(Debug, Default)]
-pub struct ProposalStore {
-    entries: Mutex<HashMap<String, Entry>>,
+/// The held proposals, each with its origin `O`.
+#[derive(Debug)]
+pub struct ProposalStore<O> {
+    entries: Mutex<HashMap<String, Entry<O>>>,
+}
+
+impl<O> Default for ProposalStore<O> {
+    fn default() -> Self {
+        ProposalStore {
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
 }
 
 /// A fresh unguessable proposal id.
@@ -54,13 +87,13 @@ pub fn new_id() -> String {
     s
 }
 
-impl ProposalStore {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+impl<O: Clone> ProposalStore<O> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry<O>>> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Hold a new proposal; returns its id.
-    pub fn insert(&self, root: PathBuf, patch: Vec<u8>, digest: String, ttl: Duration) -> String {
+    pub fn insert(&self, new: NewProposal<O>) -> String {
         let id = new_id();
         let now = Instant::now();
         let mut map = self.lock();
@@ -78,11 +111,13 @@ impl ProposalStore {
         map.insert(
             id.clone(),
             Entry {
-                root,
-                patch,
-                digest,
+                root: new.root,
+                patch: new.patch,
+                digest: new.digest,
+                origin: new.origin,
+                repair_left: new.repair_left,
                 created: now,
-                expires: now + ttl,
+                expires: now + new.ttl,
                 state: State::Pending,
             },
         );
@@ -129,6 +164,17 @@ impl ProposalStore {
         })
     }
 
+    /// Take the origin of a proposal whose task still has its repair round, spending the round.
+    pub fn take_repair(&self, id: &str) -> Option<O> {
+        let mut map = self.lock();
+        let e = map.get_mut(id)?;
+        if !e.repair_left {
+            return None;
+        }
+        e.repair_left = false;
+        Some(e.origin.clone())
+    }
+
     /// End an apply: `Some(how)` marks the proposal used; `None` puts it back (nothing was written).
     pub fn finish(&self, id: &str, used: Option<&'static str>) {
         if let Some(e) = self.lock().get_mut(id) {
@@ -144,6 +190,26 @@ impl ProposalStore {
 mod tests {
     use super::*;
 
+    fn held(s: &ProposalStore<u8>, digest: &str, ttl: Duration) -> String {
+        s.insert(NewProposal {
+            root: "/w".into(),
+            patch: b"p".to_vec(),
+            digest: digest.into(),
+            ttl,
+            origin: 7,
+            repair_left: true,
+        })
+    }
+
+    #[test]
+    fn the_repair_round_is_taken_once() {
+        let s = ProposalStore::default();
+        let id = held(&s, "d", Duration::from_secs(60));
+        assert_eq!(s.take_repair(&id), Some(7));
+        assert_eq!(s.take_repair(&id), None);
+        assert_eq!(s.take_repair("p_nope"), None);
+    }
+
     #[test]
     fn ids_are_unique_and_long() {
         let a = new_id();
@@ -154,12 +220,7 @@ mod tests {
     #[test]
     fn claim_checks_digest_once_and_expiry() {
         let s = ProposalStore::default();
-        let id = s.insert(
-            "/w".into(),
-            b"p".to_vec(),
-            "d1".into(),
-            Duration::from_secs(60),
-        );
+        let id = held(&s, "d1", Duration::from_secs(60));
         assert!(
             s.claim(&id, "d2")
                 .unwrap_err()
@@ -180,7 +241,7 @@ mod tests {
                 .to_string()
                 .contains("already used (applied)")
         );
-        let id = s.insert("/w".into(), b"p".to_vec(), "d".into(), Duration::ZERO);
+        let id = held(&s, "d", Duration::ZERO);
         assert!(
             s.claim(&id, "d")
                 .unwrap_err()
@@ -198,12 +259,7 @@ mod tests {
     #[test]
     fn a_refused_apply_puts_the_proposal_back() {
         let s = ProposalStore::default();
-        let id = s.insert(
-            "/w".into(),
-            b"p".to_vec(),
-            "d".into(),
-            Duration::from_secs(60),
-        );
+        let id = held(&s, "d", Duration::from_secs(60));
         s.claim(&id, "d").unwrap();
         s.finish(&id, None);
         assert!(s.claim(&id, "d").is_ok());

@@ -481,6 +481,45 @@ fn resolve(root: &Path, dir: Vec<String>, target: &Path, hops: &mut usize) -> Op
     Some(at)
 }
 
+/// Put the selected files into a sandbox copy exactly as the model saw them: the copy may lack one (ignored, skipped
+/// as secret-looking, not yet created) or hold newer bytes, and a patch is checked against the bytes it was made from.
+/// `None` means the file did not exist. Only ever called on a sandbox's own copy, never on a workspace.
+pub fn stage_pre_images(
+    copy: &crate::scope::Workspace,
+    pre_images: &std::collections::BTreeMap<String, Option<crate::patch::PreImage>>,
+) -> Result<()> {
+    use crate::error::IoContext;
+    use crate::scope::OnDisk;
+    for (rel, pre) in pre_images {
+        let place = format!("validation sandbox: {rel}");
+        match (copy.resolve(rel)?, pre) {
+            (OnDisk::File { abs, .. }, Some(p)) => {
+                if fs::read(&abs).at("cannot read", &place)? != p.text.as_bytes() {
+                    fs::write(&abs, p.text.as_bytes()).at("cannot write", &place)?;
+                }
+            }
+            (OnDisk::Absent { abs }, Some(p)) => {
+                if let Some(d) = abs.parent() {
+                    fs::create_dir_all(d).at("cannot create the folder of", &place)?;
+                }
+                fs::write(&abs, p.text.as_bytes()).at("cannot write", &place)?;
+                let mode = if p.mode == crate::patch::MODE_EXECUTABLE {
+                    0o755
+                } else {
+                    0o644
+                };
+                fs::set_permissions(&abs, Permissions::from_mode(mode))
+                    .at("cannot set the mode of", &place)?;
+            }
+            (OnDisk::File { abs, .. }, None) => {
+                fs::remove_file(&abs).at("cannot remove", &place)?
+            }
+            (OnDisk::Absent { .. }, None) => {}
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,6 +39,23 @@ fn text_of(r: &CallToolResult) -> String {
     serde_json::to_string(&r.content).unwrap()
 }
 
+/// The kind a refusal carries as structured content beside its text (`{kind, message}`).
+#[track_caller]
+fn kind_of(r: &CallToolResult) -> String {
+    assert_eq!(r.is_error, Some(true), "not a refusal: {}", text_of(r));
+    let v = r
+        .structured_content
+        .clone()
+        .expect("a refusal carries structured content");
+    let message = v["message"].as_str().unwrap_or_default();
+    assert!(
+        text_of(r).contains(&message.replace('"', "\\\"")[..message.len().min(40)]),
+        "the text and the structured message differ: {} vs {v}",
+        text_of(r)
+    );
+    v["kind"].as_str().unwrap().to_string()
+}
+
 fn propose_args(ws: &Ws) -> serde_json::Value {
     serde_json::json!({
         "workspace_root": ws.root_str(),
@@ -103,6 +120,64 @@ async fn lists_the_three_tools_with_annotations_schemas_and_instructions() {
     c.cancel().await.unwrap();
 }
 
+/// The tools' schemas as MCP clients see them: the enum fields list their values, `format` values are standard.
+#[tokio::test]
+async fn the_tool_schemas_as_listed() {
+    let c = client().await;
+    let tools = c.list_all_tools().await.unwrap();
+    let schemas: serde_json::Map<String, serde_json::Value> = tools
+        .iter()
+        .map(|t| {
+            (
+                t.name.to_string(),
+                serde_json::json!({"input": *t.input_schema, "output": t.output_schema.as_deref()}),
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(
+        "tool_schemas",
+        serde_json::to_string_pretty(&schemas).unwrap()
+    );
+    let propose = &schemas["propose_patch"]["input"]["properties"];
+    assert_eq!(
+        propose["complexity"]["enum"],
+        serde_json::json!(["low", "medium", "high"])
+    );
+    let delegate = &schemas["delegate_task"]["input"]["properties"];
+    assert_eq!(delegate["task_kind"]["enum"][0], "summarize");
+    assert_eq!(
+        delegate["output_format"]["enum"],
+        serde_json::json!(["text", "markdown", "json", "patch", null])
+    );
+    c.cancel().await.unwrap();
+}
+
+/// Refusals over MCP carry their kind: a wrong field, a wrong value, a path outside the scope, an unknown field.
+#[tokio::test]
+async fn refusals_carry_their_kind() {
+    let ws = sample("http://127.0.0.1:1/v1", "");
+    let c = client().await;
+    let mut args = propose_args(&ws);
+    args["complexity"] = "hard".into();
+    let r = call(&c, "propose_patch", args).await;
+    assert_eq!(kind_of(&r), "invalid_argument");
+    assert!(text_of(&r).contains("not one of"), "{}", text_of(&r));
+    let mut args = propose_args(&ws);
+    args["files"] = serde_json::json!(["../outside.py"]);
+    assert_eq!(kind_of(&call(&c, "propose_patch", args).await), "scope");
+    let mut args = propose_args(&ws);
+    args["fils"] = serde_json::json!(["src/value.py"]);
+    let r = call(&c, "propose_patch", args).await;
+    assert_eq!(kind_of(&r), "invalid_argument");
+    assert!(text_of(&r).contains("takes no field"), "{}", text_of(&r));
+    let mut args = propose_args(&ws);
+    args["workspace_root"] = "relative/path".into();
+    let r = call(&c, "propose_patch", args).await;
+    assert_ne!(kind_of(&r), "io");
+    assert_eq!(ws.read("src/value.py"), "VALUE = 1\n");
+    c.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn propose_then_apply_by_id_and_digest_and_only_once() {
     let s = scripted(vec![Reply::chat(EDIT_JSON)]);
@@ -129,6 +204,7 @@ async fn propose_then_apply_by_id_and_digest_and_only_once() {
         "{}",
         text_of(&r)
     );
+    assert_eq!(kind_of(&r), "digest");
     let r = call(
         &c,
         "apply_patch",
@@ -136,6 +212,7 @@ async fn propose_then_apply_by_id_and_digest_and_only_once() {
     )
     .await;
     assert!(text_of(&r).contains("no proposal"), "{}", text_of(&r));
+    assert_eq!(kind_of(&r), "proposal");
     assert_eq!(ws.read("src/value.py"), "VALUE = 1\n");
 
     let r = call(

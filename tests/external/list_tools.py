@@ -2,7 +2,8 @@
 
 Usage: python3 tests/external/list_tools.py target/release/local-llm-worker
 Exits non-zero unless exactly propose_patch and delegate_task (read-only) and apply_patch (destructive) are listed
-with their output schemas.
+with their output schemas, the enum fields list their values, and a refusal (apply_patch of an unknown proposal)
+comes back as an error result carrying its kind as structured content.
 """
 
 import asyncio
@@ -18,6 +19,8 @@ async def main(binary: str) -> int:
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             tools = (await session.list_tools()).tools
+            refused = await session.call_tool(
+                "apply_patch", {"proposal_id": "p_unknown", "digest": "0" * 64})
     by_name = {t.name: t for t in tools}
     problems = []
     if sorted(by_name) != ["apply_patch", "delegate_task", "propose_patch"]:
@@ -33,6 +36,17 @@ async def main(binary: str) -> int:
         for t in tools:
             if not t.output_schema:
                 problems.append(f"{t.name} has no outputSchema")
+        complexity = by_name["propose_patch"].input_schema["properties"].get("complexity", {})
+        if complexity.get("enum") != ["low", "medium", "high"]:
+            problems.append(f"propose_patch complexity lists no values: {complexity}")
+        kind = by_name["delegate_task"].input_schema["properties"].get("task_kind", {})
+        if "summarize" not in kind.get("enum", []):
+            problems.append(f"delegate_task task_kind lists no values: {kind}")
+    sc = refused.structured_content or {}
+    if not refused.is_error or sc.get("kind") != "proposal" or "no proposal" not in sc.get("message", ""):
+        problems.append(f"refusal without its kind: isError={refused.is_error} structuredContent={sc}")
+    else:
+        print(f"refusal: kind={sc['kind']}: {sc['message'][:60]}...")
     for t in tools:
         ann = t.annotations
         print(f"{t.name}: readOnlyHint={ann.read_only_hint} destructiveHint={ann.destructive_hint} "

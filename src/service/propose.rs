@@ -1,0 +1,581 @@
+//! Making a proposal, as stages: [`prepare`] (check the request, read the selection, build the prompt: no model call),
+//! [`ask`](super::ask), [`read`] (the answer into a dry-run canonical patch), [`validate`] (in a sandbox copy, when
+//! the policy says so), [`repair`] (the one repair round, when validation failed) and [`Service::record`] (hold the
+//! proposal and say what it is). Nothing here writes to the workspace.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Answer, Call, Service, add_usage, ask, invalid, logged, open_workspace, patch_limits};
+use crate::checks::{self, CheckResult};
+use crate::config;
+use crate::confine;
+use crate::digest::sha256_hex;
+use crate::error::{Error, Result};
+use crate::ledger;
+use crate::patch::{self, HunkReport, PreImage, reader::AnswerFormat};
+use crate::prompt::{self, TaskSpec};
+use crate::proposal::NewProposal;
+use crate::provider::window::{self, ContextWindow};
+use crate::provider::{self, ChatRequest, Message, Provider, Usage, Watch};
+use crate::sandbox;
+use crate::scope::{Selection, Workspace};
+use crate::task::{Task, UnknownFields};
+use crate::txn;
+
+/// Input of `propose_patch` / `local-llm-worker propose`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[schemars(transform = files_required)]
+pub struct ProposeRequest {
+    /// Absolute path of the project; it must hold local-llm-worker.toml (or lie under LOCAL_LLM_ALLOWED_ROOTS).
+    pub workspace_root: String,
+    /// The scoped task.
+    #[serde(flatten)]
+    pub task: Task,
+    /// Fields no tool takes, refused by name.
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: UnknownFields,
+}
+
+/// A proposal needs files (a delegation may have none): the schema says so, and an empty list is refused by name.
+fn files_required(schema: &mut schemars::Schema) {
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required")
+        && !required.iter().any(|v| v == "files")
+    {
+        required.push("files".into());
+    }
+}
+
+/// Whether a file of a proposal exists today or is created by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    /// The file exists and the patch changes it.
+    Modified,
+    /// The file does not exist yet; the patch creates it.
+    Created,
+}
+
+impl std::fmt::Display for FileStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FileStatus::Modified => "modified",
+            FileStatus::Created => "created",
+        })
+    }
+}
+
+/// How one file changes in a proposal.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FileSummary {
+    /// The workspace-relative path.
+    pub path: String,
+    /// Whether the file is changed or created.
+    pub status: FileStatus,
+    /// Lines the patch adds to it.
+    pub added_lines: usize,
+    /// Lines the patch removes from it.
+    pub removed_lines: usize,
+    /// Where each hunk landed and which tolerance located it.
+    pub hunks: Vec<HunkReport>,
+}
+
+/// Output of `propose_patch`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ProposeResult {
+    /// Opaque id to pass to apply_patch with the digest.
+    pub proposal_id: String,
+    /// SHA-256 (hex) of exactly the bytes of `patch`.
+    pub digest: String,
+    /// Canonical git-style unified diff; `git apply --check` accepts it on the current files.
+    pub patch: String,
+    /// How each file changes.
+    pub files: Vec<FileSummary>,
+    /// The patch was applied to in-memory copies of the touched files (with the apply's own parser and applier) and
+    /// gave exactly the intended post-images.
+    pub dry_run_ok: bool,
+    /// The validation commands that apply_patch will run after writing (from the policy file).
+    pub validation_commands: Vec<String>,
+    /// With `[validation] on_propose = true`: the commands' results on this patch in a sandbox copy of the workspace
+    /// (stopping at the first failure). Empty when they did not run.
+    pub validation: Vec<CheckResult>,
+    /// Whether those commands passed; null when they did not run. False: the patch is returned anyway, with the
+    /// output above, for you to decide (after the one repair round, when `[repair] attempts = 1`).
+    pub validation_passed: Option<bool>,
+    /// Whether this patch came from the one repair round (the model was shown a previous edit and its failing
+    /// validation output). The round is never repeated.
+    pub repaired: bool,
+    /// When the one repair round was made on propose: how the first answer failed validation (the command, how it
+    /// ended, its output), which the repair round was shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_reason: Option<String>,
+    /// When a repair round was tried but gave no usable edit: why (the patch returned is then the unrepaired one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_error: Option<String>,
+    /// The provider that answered.
+    pub provider: String,
+    /// The model that answered, as the server named it.
+    pub model: String,
+    /// Tokens spent on this proposal, repair round included.
+    pub usage: Usage,
+    /// Time the proposal took.
+    pub elapsed_ms: u64,
+    /// Time spent waiting for the model, included in elapsed_ms.
+    pub model_ms: u64,
+    /// Unix time (seconds) after which the proposal can no longer be applied.
+    pub expires_at_unix: u64,
+    /// Bytes of the selected files the worker read and sent (the primary did not have to read them); for a file
+    /// narrowed to line ranges, the bytes of the lines shown.
+    pub bytes_read: u64,
+    /// The context window the request was checked against, and where that figure came from.
+    pub context_window: ContextWindow,
+}
+
+/// What a held proposal was made from: enough to make the apply-time repair round.
+#[derive(Debug, Clone)]
+pub(super) struct Origin {
+    pub(super) request: ProposeRequest,
+    pub(super) provider: Option<config::ProviderKind>,
+}
+
+/// A previous edit and how it failed validation, for the repair round.
+pub(super) struct Failure<'a> {
+    pub(super) patch: &'a str,
+    pub(super) report: &'a str,
+}
+
+/// A checked request, read and turned into a prompt: what every model call of one proposal shares.
+pub(super) struct Prepared {
+    ws: Workspace,
+    policy: config::Policy,
+    model: String,
+    selection: Selection,
+    format: AnswerFormat,
+    schema: Option<serde_json::Value>,
+    messages: Vec<Message>,
+    context_window: ContextWindow,
+}
+
+impl Prepared {
+    fn chat(&self, messages: Vec<Message>) -> ChatRequest {
+        ChatRequest {
+            model: self.model.clone(),
+            messages,
+            max_tokens: self.policy.limits.max_output_tokens,
+            temperature: self.policy.provider.temperature,
+            reasoning: self.policy.provider.reasoning_effort,
+            json_schema: self.schema.clone(),
+        }
+    }
+
+    /// Whether proposals are validated in a sandbox copy before they are returned.
+    fn validates(&self) -> bool {
+        self.policy.validation.on_propose && !self.policy.validation.commands.is_empty()
+    }
+}
+
+/// One model answer turned into a checked, dry-run canonical patch.
+pub(super) struct Candidate {
+    changes: Vec<patch::FileChange>,
+    patch_bytes: Vec<u8>,
+    patch_text: String,
+}
+
+/// A proposal in the making: the chosen candidate and what was learnt about it.
+struct Draft {
+    cand: Candidate,
+    provider: String,
+    served_by: String,
+    usage: Usage,
+    model_ms: u64,
+    validation: Vec<CheckResult>,
+    validation_passed: Option<bool>,
+    repaired: bool,
+    /// The task's one repair round is spent when its model call is made, whatever the answer.
+    repair_spent: bool,
+    repair_reason: Option<String>,
+    repair_error: Option<String>,
+}
+
+impl Draft {
+    fn new(cand: Candidate, answer: Answer, repair_round: bool) -> Draft {
+        Draft {
+            cand,
+            provider: answer.provider,
+            served_by: answer.completion.model,
+            usage: answer.completion.usage,
+            model_ms: answer.ms,
+            validation: Vec::new(),
+            validation_passed: None,
+            repaired: repair_round,
+            repair_spent: repair_round,
+            repair_reason: None,
+            repair_error: None,
+        }
+    }
+
+    fn passed(&self) -> bool {
+        self.validation.iter().all(|r| r.passed)
+    }
+}
+
+/// Stage 1: check the request, open the workspace, route the model, read the selection and build the prompt. Every
+/// refusal a request can earn before a model call is made here.
+pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
+    req.unknown.refuse("propose_patch")?;
+    let medium = req.task.check()?;
+    if req.task.files.is_empty() {
+        return Err(invalid(
+            "files is empty; select the file(s) the model should see and edit",
+        ));
+    }
+    let (ws, loaded) = open_workspace(&req.workspace_root)?;
+    let policy = call.policy_for(&loaded.policy);
+    let model = policy.route(medium, req.task.model.as_deref())?;
+    if policy.validation.on_propose && !policy.validation.commands.is_empty() {
+        // Before any model call: validation on propose runs the model's code, confined or (when the policy says
+        // so) not at all confined.
+        confine::check_available(policy.validation.isolation)?;
+    }
+    let selection = ws.read_selection(&req.task.files, &policy.limits)?;
+    let (format, schema) = answer_format(&policy, &selection);
+    let messages = prompt::messages(&spec(&req.task), &selection.files, &selection.focus, format);
+    let context_window = window::for_model(&policy, &model);
+    Ok(Prepared {
+        ws,
+        policy,
+        model,
+        selection,
+        format,
+        schema,
+        messages,
+        context_window,
+    })
+}
+
+/// The prompt's view of a task.
+pub(super) fn spec(t: &Task) -> TaskSpec<'_> {
+    TaskSpec {
+        task: &t.task,
+        acceptance_criteria: &t.acceptance_criteria,
+        constraints: &t.constraints,
+        plan: &t.plan,
+        context: t.context.as_deref(),
+    }
+}
+
+/// The edit format to ask for, and its JSON schema when it has one: the policy's, unless the selection rules it out.
+fn answer_format(
+    policy: &config::Policy,
+    selection: &Selection,
+) -> (AnswerFormat, Option<serde_json::Value>) {
+    let mut format = policy.answer_format();
+    if format == AnswerFormat::WholeFile && !selection.focus.is_empty() {
+        // A file shown in part cannot be rewritten whole.
+        format = AnswerFormat::Udiff;
+    }
+    if format != AnswerFormat::Json {
+        return (format, None);
+    }
+    match prompt::edit_schema_within(&selection.files, &selection.focus) {
+        Some(s) => (format, Some(s)),
+        // Only new files are selected: a line-replacing JSON edit cannot create them.
+        None => (AnswerFormat::Udiff, None),
+    }
+}
+
+/// Stage 3: read one answer into a checked canonical patch, dry-run in memory.
+pub(super) fn read(p: &Prepared, answer: &str) -> Result<Candidate> {
+    let pre_images = &p.selection.files;
+    let changes =
+        patch::changes_from_answer_within(answer, p.format, pre_images, &p.selection.focus)?;
+    if changes.len() > p.policy.limits.max_files_per_patch {
+        return Err(Error::ModelAnswer(format!(
+            "the answer edits {} files, over [limits] max_files_per_patch = {}",
+            changes.len(),
+            p.policy.limits.max_files_per_patch
+        )));
+    }
+    let patch_bytes = patch::canonical::render(&changes);
+    dry_run(&p.ws, &p.policy, pre_images, &changes, &patch_bytes)?;
+    let patch_text = String::from_utf8(patch_bytes.clone())
+        .map_err(|_| Error::Patch("the rendered patch is not UTF-8".into()))?;
+    Ok(Candidate {
+        changes,
+        patch_bytes,
+        patch_text,
+    })
+}
+
+/// The dry run, in memory: parse the canonical patch with the transaction's strict parser and limits, check its paths
+/// against the policy, apply it to copies of the pre-images already read with the same applier (pre- and post-image
+/// blob ids included), and check that every file then holds exactly the intended post-image. Nothing touches a
+/// disk; the transaction repeats all of it against the files themselves at apply time.
+fn dry_run(
+    ws: &Workspace,
+    policy: &config::Policy,
+    pre_images: &BTreeMap<String, Option<PreImage>>,
+    changes: &[patch::FileChange],
+    patch_bytes: &[u8],
+) -> Result<()> {
+    let bug =
+        |what: String| Error::Patch(format!("dry run: {what}; this is a bug, please report it"));
+    let files = txn::parse_within(patch_bytes, patch_limits(policy))?;
+    if files.len() != changes.len() {
+        return Err(bug(format!(
+            "the canonical patch has {} files for {} changes",
+            files.len(),
+            changes.len()
+        )));
+    }
+    for f in &files {
+        ws.check_path(&f.path)?;
+        let change = changes.iter().find(|c| c.path == f.path).ok_or_else(|| {
+            bug(format!(
+                "the canonical patch names {}, which no change does",
+                f.path
+            ))
+        })?;
+        let pre = pre_images.get(&f.path).and_then(|p| p.as_ref());
+        if let Some(pre) = pre
+            && !f.creates()
+            && pre.mode != f.mode
+        {
+            return Err(bug(format!(
+                "the canonical patch gives {} another mode",
+                f.path
+            )));
+        }
+        let post = patch::canonical::apply_file(f, pre.map(|p| p.text.as_bytes()))?;
+        if post != change.post {
+            return Err(bug(format!(
+                "the canonical patch does not reproduce the intended {}",
+                f.path
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Stage 4, validation on propose: copy the workspace into a [`sandbox`], put the selected files there exactly as the
+/// patch was made against them, apply the patch there through the same transaction as a real apply, and run the
+/// validation commands there, confined around the copy ([`confine::for_proposal`]: no network, no view of the
+/// workspace, the worker or the home folder; an allowlisted environment). The workspace is only read; the copy is
+/// removed when this returns, whatever happened.
+pub(super) fn validate(p: &Prepared, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
+    let policy = &p.policy;
+    // As root, a confined check runs as an unprivileged user, who must own the copy.
+    let owner = match policy.validation.isolation {
+        confine::Isolation::Confined => confine::sandbox_owner(),
+        confine::Isolation::Copy => None,
+    };
+    let sb = sandbox::create(
+        p.ws.root(),
+        &policy.validation.sandbox_skip,
+        &|rel| p.ws.is_secret(rel),
+        owner,
+        watch,
+    )?;
+    let sws = Workspace::new(sb.root().to_path_buf(), &policy.paths, None)?;
+    // The copy may lack a selected file (ignored, skipped) or hold a newer one: the patch is checked against the
+    // bytes the model saw.
+    sandbox::stage_pre_images(&sws, &p.selection.files)?;
+    let launch = confine::for_proposal(
+        policy.validation.isolation,
+        sb.root(),
+        &confine::Private {
+            workspace: p.ws.root().to_path_buf(),
+            state: ledger::state_dir(),
+        },
+        &policy.validation.sandbox_read,
+        &policy.check_env(),
+    )?;
+    let secret = policy.secret();
+    let run = checks::Run {
+        launch: &launch,
+        timeout: Duration::from_secs(policy.validation.timeout_secs),
+        secret: &secret,
+    };
+    let commands = &policy.validation.commands;
+    let touched: Vec<&str> = p.selection.files.keys().map(String::as_str).collect();
+    let applied = txn::apply_throwaway(
+        &sws,
+        &cand.patch_bytes,
+        patch_limits(policy),
+        |root: &std::path::Path| {
+            if let Some(uid) = owner {
+                sandbox::hand_over(root, &touched, uid);
+            }
+            Ok::<_, String>(checks::run_all(commands, root, &run, watch))
+        },
+    )?;
+    if watch.is_cancelled() {
+        return Err(Error::Cancelled);
+    }
+    Ok(applied.validation)
+}
+
+/// Stage 5, the one repair round on propose: the previous edit and its failing output, one more model call. Its
+/// answer replaces the draft's candidate only when it reads as a patch; either way the round is spent.
+fn repair(
+    p: &Prepared,
+    provider: &dyn Provider,
+    d: &mut Draft,
+    call: &Call,
+    workspace_root: &str,
+) -> Result<()> {
+    let report = d
+        .validation
+        .iter()
+        .find(|r| !r.passed)
+        .map(checks::failure_report)
+        .unwrap_or_default();
+    let msgs = prompt::repair_messages(&p.messages, &d.cand.patch_text, &report);
+    d.repair_reason = Some(prompt::tail(&report, prompt::REPAIR_OUTPUT_BYTES));
+    d.repair_spent = true;
+    let mut scratch = ledger::Entry::new("propose", workspace_root, Instant::now());
+    let attempt = ask(&p.policy, provider, &p.chat(msgs), call, &mut scratch).and_then(|a| {
+        d.model_ms += a.ms;
+        read(p, &a.completion.content).map(|c| (c, a.completion.model))
+    });
+    // Tokens spent count even when the repair answer is refused.
+    d.usage = add_usage(d.usage, scratch.usage);
+    match attempt {
+        Ok((cand, model)) => {
+            d.cand = cand;
+            d.served_by = model;
+            d.repaired = true;
+            d.validation = validate(p, &d.cand, &call.watch)?;
+            Ok(())
+        }
+        Err(Error::Cancelled) => Err(Error::Cancelled),
+        Err(e) => {
+            d.repair_error = Some(e.to_string());
+            Ok(())
+        }
+    }
+}
+
+fn summarise(changes: &[patch::FileChange]) -> Vec<FileSummary> {
+    changes
+        .iter()
+        .map(|c| FileSummary {
+            path: c.path.clone(),
+            status: if c.pre.is_some() {
+                FileStatus::Modified
+            } else {
+                FileStatus::Created
+            },
+            added_lines: c.hunks.iter().map(|h| h.added).sum(),
+            removed_lines: c.hunks.iter().map(|h| h.removed).sum(),
+            hunks: c.hunks.clone(),
+        })
+        .collect()
+}
+
+impl Service {
+    /// Propose a patch: never writes to the workspace.
+    pub fn propose(&self, req: &ProposeRequest, call: &Call) -> Result<ProposeResult> {
+        self.propose_logged(req, call, None)
+    }
+
+    pub(super) fn propose_logged(
+        &self,
+        req: &ProposeRequest,
+        call: &Call,
+        repair_of: Option<&Failure<'_>>,
+    ) -> Result<ProposeResult> {
+        logged(
+            "propose",
+            &req.workspace_root,
+            |entry| self.propose_in_stages(req, call, entry, repair_of),
+            |r: &ProposeResult| Some(r.digest.clone()),
+        )
+    }
+
+    /// The stages in order. `repair_of`: the apply-time repair round (the first model call already shows the failed
+    /// edit, and no further round follows).
+    fn propose_in_stages(
+        &self,
+        req: &ProposeRequest,
+        call: &Call,
+        entry: &mut ledger::Entry,
+        repair_of: Option<&Failure<'_>>,
+    ) -> Result<ProposeResult> {
+        let started = Instant::now();
+        let p = prepare(req, call)?;
+        entry.bytes_read = p.selection.bytes_shown();
+        let provider = provider::for_policy(&p.policy)?;
+        let first = match repair_of {
+            Some(f) => prompt::repair_messages(&p.messages, f.patch, f.report),
+            None => p.messages.clone(),
+        };
+        let answer = ask(&p.policy, &*provider, &p.chat(first), call, entry)?;
+        let cand = read(&p, &answer.completion.content)?;
+        let mut d = Draft::new(cand, answer, repair_of.is_some());
+        if p.validates() {
+            d.validation = validate(&p, &d.cand, &call.watch)?;
+            if !d.passed() && !d.repair_spent && p.policy.repair.attempts == 1 {
+                repair(&p, &*provider, &mut d, call, &req.workspace_root)?;
+            }
+            d.validation_passed = Some(d.passed());
+        }
+        entry.usage = d.usage;
+        Ok(self.record(&p, req, call, d, started))
+    }
+
+    /// Stage 6: hold the proposal (patch, digest, origin and repair budget in one store entry) and say what it is.
+    fn record(
+        &self,
+        p: &Prepared,
+        req: &ProposeRequest,
+        call: &Call,
+        d: Draft,
+        started: Instant,
+    ) -> ProposeResult {
+        let digest = sha256_hex(&d.cand.patch_bytes);
+        let ttl = Duration::from_secs(p.policy.limits.proposal_ttl_secs);
+        let proposal_id = self.store.insert(NewProposal {
+            root: p.ws.root().to_path_buf(),
+            patch: d.cand.patch_bytes.clone(),
+            digest: digest.clone(),
+            ttl,
+            origin: Origin {
+                request: req.clone(),
+                provider: call.provider,
+            },
+            repair_left: !d.repair_spent,
+        });
+        ProposeResult {
+            proposal_id,
+            digest,
+            files: summarise(&d.cand.changes),
+            patch: d.cand.patch_text,
+            dry_run_ok: true,
+            validation_commands: p.policy.validation.commands.clone(),
+            validation: d.validation,
+            validation_passed: d.validation_passed,
+            repaired: d.repaired,
+            repair_reason: d.repair_reason,
+            repair_error: d.repair_error,
+            provider: d.provider,
+            model: d.served_by,
+            usage: d.usage,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            model_ms: d.model_ms,
+            bytes_read: p.selection.bytes_shown(),
+            context_window: p.context_window.clone(),
+            expires_at_unix: (SystemTime::now() + ttl)
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
