@@ -121,6 +121,20 @@ struct TaskArgs {
     provider: Option<ProviderKind>,
 }
 
+impl Command {
+    /// Whether the command was asked for JSON output (a refusal is then printed as JSON too).
+    fn json(&self) -> bool {
+        match self {
+            Command::Propose { json, .. }
+            | Command::Delegate { json, .. }
+            | Command::Recover { json }
+            | Command::Stats { json }
+            | Command::Apply { json, .. } => *json,
+            Command::Mcp | Command::InitProject { .. } | Command::Doctor { .. } => false,
+        }
+    }
+}
+
 impl TaskArgs {
     fn call(&self) -> Call {
         Call {
@@ -180,192 +194,210 @@ fn main() -> ExitCode {
 }
 
 fn run(command: Command) -> Result<(), (Error, bool)> {
+    let json = command.json();
     match command {
-        Command::Mcp => {
-            mcp::serve_stdio().map_err(|e| (Error::io_message(format!("MCP server: {e}")), false))
-        }
+        Command::Mcp => serve(),
         Command::InitProject {
             workspace_root,
             provider,
             force,
-        } => {
-            let root = match workspace_root {
-                Some(p) => absolute(p).map_err(|e| (e, false))?,
-                None => std::env::current_dir()
-                    .context("cannot read the current folder")
-                    .map_err(|e| (e, false))?,
-            };
-            let root = scope::root_from_arg(&root.to_string_lossy()).map_err(|e| (e, false))?;
-            let path = config::init_project(&root, provider, force).map_err(|e| (e, false))?;
-            println!("wrote {}", path.display());
-            println!("review [paths] allowed and [validation] commands before the first propose.");
-            Ok(())
-        }
-        Command::Propose { task: t, out, json } => {
-            let call = t.call();
-            let req = ProposeRequest {
-                workspace_root: workspace_for(t.workspace_root.clone()).map_err(|e| (e, json))?,
-                task: t.task,
-                ..ProposeRequest::default()
-            };
-            let r = Service::new().propose(&req, &call).map_err(|e| (e, json))?;
-            if let Some(out) = out {
-                std::fs::write(&out, r.patch.as_bytes()).map_err(|e| {
-                    (
-                        Error::io_message(format!("cannot write {}: {e}", out.display())),
-                        json,
-                    )
-                })?;
-            }
-            if json {
-                print_json(&r);
-            } else {
-                print_proposal(&r);
-            }
-            Ok(())
-        }
+        } => init_project(workspace_root, provider, force),
+        Command::Propose { task, out, json } => propose(task, out, json),
         Command::Delegate {
             task_kind,
-            task: t,
+            task,
             output_format,
             max_output_tokens,
             json,
-        } => {
-            let call = t.call();
-            let req = DelegateRequest {
-                workspace_root: workspace_for(t.workspace_root.clone()).map_err(|e| (e, json))?,
-                task_kind,
-                task: t.task,
-                output_format,
-                max_output_tokens,
-                ..DelegateRequest::default()
-            };
-            let r = Service::new()
-                .delegate(&req, &call)
-                .map_err(|e| (e, json))?;
-            if json {
-                print_json(&r);
-            } else {
-                println!("{}", r.content);
-                eprintln!(
-                    "[{} / {}: {} input + {} output tokens, {} ms; files read: {}; window: {}]",
-                    r.provider,
-                    r.model,
-                    r.usage.input_tokens,
-                    r.usage.output_tokens,
-                    r.elapsed_ms,
-                    if r.files_read.is_empty() {
-                        "none".to_string()
-                    } else {
-                        r.files_read.join(", ")
-                    },
-                    r.context_window
-                );
-            }
-            Ok(())
-        }
+        } => delegate(task_kind, task, output_format, max_output_tokens, json),
         Command::Doctor {
             workspace_root,
             provider,
-        } => {
-            let root = workspace_for(workspace_root).map_err(|e| (e, false))?;
-            let checks = doctor::run(&root, provider);
-            for c in &checks {
-                println!("{c}");
-            }
-            match checks.iter().filter(|c| !c.ok).count() {
-                0 => Ok(()),
-                n => Err((
-                    Error::InvalidArgument(format!(
-                        "{n} check(s) failed; see the FAIL lines above"
-                    )),
-                    false,
-                )),
-            }
-        }
-        Command::Recover { json } => {
-            let Some(state) = ledger::state_dir() else {
-                return Err((
-                    Error::io_message("no state folder: set LOCAL_LLM_STATE_DIR or HOME"),
-                    json,
-                ));
-            };
-            let done = txn::recover_all(&state);
-            if json {
-                print_json(&done);
-            } else if done.is_empty() {
-                println!("nothing to recover in {}", state.display());
-            } else {
-                for r in &done {
-                    println!("{r}");
-                }
-            }
-            match done.iter().any(|r| !r.problems.is_empty()) {
-                false => Ok(()),
-                true => Err((
-                    Error::io_message("some files could not be recovered; see above"),
-                    json,
-                )),
-            }
-        }
-        Command::Stats { json } => {
-            let Some(path) = ledger::path() else {
-                return Err((
-                    Error::io_message("no ledger location: set LOCAL_LLM_LEDGER or HOME"),
-                    json,
-                ));
-            };
-            let text = std::fs::read_to_string(&path).unwrap_or_default();
-            let s = ledger::summarise(&text);
-            if json {
-                print_json(&s);
-            } else {
-                println!("ledger              {}", path.display());
-                println!(
-                    "proposals           {} made, {} refused",
-                    s.proposals, s.proposals_refused
-                );
-                println!(
-                    "applies             {} applied, {} refused or rolled back",
-                    s.applied, s.applies_refused
-                );
-                println!(
-                    "delegations         {} answered, {} refused",
-                    s.delegations, s.delegations_refused
-                );
-                println!(
-                    "tokens delegated    {} input + {} output",
-                    s.input_tokens, s.output_tokens
-                );
-                println!(
-                    "files read for you  {} bytes: about {} primary-model tokens not spent reading them",
-                    s.bytes_read, s.primary_tokens_saved
-                );
-            }
-            Ok(())
-        }
+        } => doctor_cmd(workspace_root, provider),
+        Command::Recover { json } => recover(json),
+        Command::Stats { json } => stats(json),
         Command::Apply {
             workspace_root,
             patch,
             digest,
             json,
-        } => {
-            let bytes = std::fs::read(&patch).map_err(|e| {
-                (
-                    Error::InvalidArgument(format!("cannot read --patch {}: {e}", patch.display())),
-                    json,
-                )
-            })?;
-            let root = workspace_for(workspace_root).map_err(|e| (e, json))?;
-            let r = service::apply_bytes(&root, &bytes, &digest).map_err(|e| (e, json))?;
-            if json {
-                print_json(&r);
+        } => apply(workspace_root, patch, digest, json),
+    }
+    .map_err(|e| (e, json))
+}
+
+fn serve() -> Result<(), Error> {
+    mcp::serve_stdio().map_err(|e| Error::io_message(format!("MCP server: {e}")))
+}
+
+fn init_project(
+    workspace_root: Option<PathBuf>,
+    provider: ProviderKind,
+    force: bool,
+) -> Result<(), Error> {
+    let root = match workspace_root {
+        Some(p) => absolute(p)?,
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let root = scope::root_from_arg(&root.to_string_lossy())?;
+    let path = config::init_project(&root, provider, force)?;
+    println!("wrote {}", path.display());
+    println!("review [paths] allowed and [validation] commands before the first propose.");
+    Ok(())
+}
+
+fn propose(t: TaskArgs, out: Option<PathBuf>, json: bool) -> Result<(), Error> {
+    let call = t.call();
+    let req = ProposeRequest {
+        workspace_root: workspace_for(t.workspace_root.clone())?,
+        task: t.task,
+        ..ProposeRequest::default()
+    };
+    let r = Service::new().propose(&req, &call)?;
+    if let Some(out) = out {
+        std::fs::write(&out, r.patch.as_bytes()).at("cannot write", &out)?;
+    }
+    if json {
+        print_json(&r);
+    } else {
+        print_proposal(&r);
+    }
+    Ok(())
+}
+
+fn delegate(
+    task_kind: TaskKind,
+    t: TaskArgs,
+    output_format: Option<OutputFormat>,
+    max_output_tokens: Option<u32>,
+    json: bool,
+) -> Result<(), Error> {
+    let call = t.call();
+    let req = DelegateRequest {
+        workspace_root: workspace_for(t.workspace_root.clone())?,
+        task_kind,
+        task: t.task,
+        output_format,
+        max_output_tokens,
+        ..DelegateRequest::default()
+    };
+    let r = Service::new().delegate(&req, &call)?;
+    if json {
+        print_json(&r);
+    } else {
+        println!("{}", r.content);
+        eprintln!(
+            "[{} / {}: {} input + {} output tokens, {} ms; files read: {}; window: {}]",
+            r.provider,
+            r.model,
+            r.usage.input_tokens,
+            r.usage.output_tokens,
+            r.elapsed_ms,
+            if r.files_read.is_empty() {
+                "none".to_string()
             } else {
-                print_applied(&r);
-            }
-            Ok(())
+                r.files_read.join(", ")
+            },
+            r.context_window
+        );
+    }
+    Ok(())
+}
+
+fn doctor_cmd(
+    workspace_root: Option<PathBuf>,
+    provider: Option<ProviderKind>,
+) -> Result<(), Error> {
+    let root = workspace_for(workspace_root)?;
+    let checks = doctor::run(&root, provider);
+    for c in &checks {
+        println!("{c}");
+    }
+    match checks.iter().filter(|c| !c.ok).count() {
+        0 => Ok(()),
+        n => Err(Error::InvalidArgument(format!(
+            "{n} check(s) failed; see the FAIL lines above"
+        ))),
+    }
+}
+
+fn recover(json: bool) -> Result<(), Error> {
+    let Some(state) = ledger::state_dir() else {
+        return Err(Error::io_message(
+            "no state folder: set LOCAL_LLM_STATE_DIR or HOME",
+        ));
+    };
+    let done = txn::recover_all(&state);
+    if json {
+        print_json(&done);
+    } else if done.is_empty() {
+        println!("nothing to recover in {}", state.display());
+    } else {
+        for r in &done {
+            println!("{r}");
         }
     }
+    match done.iter().any(|r| !r.problems.is_empty()) {
+        false => Ok(()),
+        true => Err(Error::io_message(
+            "some files could not be recovered; see above",
+        )),
+    }
+}
+
+fn stats(json: bool) -> Result<(), Error> {
+    let Some(path) = ledger::path() else {
+        return Err(Error::io_message(
+            "no ledger location: set LOCAL_LLM_LEDGER or HOME",
+        ));
+    };
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let s = ledger::summarise(&text);
+    if json {
+        print_json(&s);
+    } else {
+        println!("ledger              {}", path.display());
+        println!(
+            "proposals           {} made, {} refused",
+            s.proposals, s.proposals_refused
+        );
+        println!(
+            "applies             {} applied, {} refused or rolled back",
+            s.applied, s.applies_refused
+        );
+        println!(
+            "delegations         {} answered, {} refused",
+            s.delegations, s.delegations_refused
+        );
+        println!(
+            "tokens delegated    {} input + {} output",
+            s.input_tokens, s.output_tokens
+        );
+        println!(
+            "files read for you  {} bytes: about {} primary-model tokens not spent reading them",
+            s.bytes_read, s.primary_tokens_saved
+        );
+    }
+    Ok(())
+}
+
+fn apply(
+    workspace_root: Option<PathBuf>,
+    patch: PathBuf,
+    digest: String,
+    json: bool,
+) -> Result<(), Error> {
+    let bytes = std::fs::read(&patch).map_err(|e| {
+        Error::InvalidArgument(format!("cannot read --patch {}: {e}", patch.display()))
+    })?;
+    let root = workspace_for(workspace_root)?;
+    let r = service::apply_bytes(&root, &bytes, &digest)?;
+    if json {
+        print_json(&r);
+    } else {
+        print_applied(&r);
+    }
+    Ok(())
 }
 
 fn print_json<T: serde::Serialize>(v: &T) {
