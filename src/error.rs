@@ -304,6 +304,25 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_lists_every_kind_and_no_other() {
+        let readme = include_str!("../README.md");
+        let section = readme
+            .split("## Refusals and their kinds")
+            .nth(1)
+            .expect("the README has a section on refusals")
+            .split("\n## ")
+            .next()
+            .unwrap_or_default();
+        let listed: Vec<&str> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .collect();
+        let kinds: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(listed, kinds);
+    }
+
+    #[test]
     fn every_kind_has_a_distinct_name() {
         let names: std::collections::BTreeSet<_> =
             ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
