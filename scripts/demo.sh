@@ -24,7 +24,7 @@ cargo build --release --locked
 BIN=$ROOT/target/release/local-llm-worker
 
 step "start the local model server (llama.cpp + SmolLM2-135M, one thread)"
-URL=$(scripts/local-model.sh start)
+URL=$(LOCAL_MODEL_PORT=${LOCAL_MODEL_PORT:-0} scripts/local-model.sh start)
 echo "model server: $URL"
 STARTED_HERE=1
 # The sample project and the patch file go when the demo ends (KEEP_DEMO=1 keeps them to look at).

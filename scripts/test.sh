@@ -13,7 +13,7 @@ echo "== cargo clippy"
 cargo clippy --all-targets --locked --quiet -- -D warnings
 
 echo "== local model server"
-URL=$(scripts/local-model.sh start)
+URL=$(LOCAL_MODEL_PORT=${LOCAL_MODEL_PORT:-0} scripts/local-model.sh start)
 trap 'scripts/local-model.sh stop' EXIT
 echo "real model at $URL"
 

@@ -192,6 +192,7 @@ impl SmallServer {
         .arg("start")
         .env("LOCAL_MODEL_STATE", state.path())
         .env("LOCAL_MODEL_CTX", "2048")
+        .env("LOCAL_MODEL_PORT", "0")
         .output()
         .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
@@ -308,4 +309,68 @@ fn a_small_window_server_gets_a_range_of_a_big_file_and_refuses_the_whole_file()
         }
     }
     eprintln!("the ranged edit: {}", new[2498..=2500].join(" | "));
+}
+
+/// `scripts/local-model.sh` with a state folder of its own and `port` (None: the script's default).
+fn local_model(cmd: &str, state: &std::path::Path, port: Option<u16>) -> std::process::Output {
+    let mut c = std::process::Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/local-model.sh"
+    ));
+    c.arg(cmd).env("LOCAL_MODEL_STATE", state);
+    match port {
+        Some(p) => c.env("LOCAL_MODEL_PORT", p.to_string()),
+        None => c.env_remove("LOCAL_MODEL_PORT"),
+    };
+    c.output().unwrap()
+}
+
+#[test]
+fn the_local_model_server_keeps_its_port_across_restarts_and_says_when_it_is_taken() {
+    // The script's default port is the one `init-project --provider llamacpp` writes into the policy.
+    let script = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/local-model.sh"
+    ))
+    .unwrap();
+    let default_url = local_llm_delegator::config::ProviderKind::Llamacpp
+        .defaults()
+        .base_url;
+    assert!(script.contains("PORT=${LOCAL_MODEL_PORT:-8080}"));
+    assert_eq!(default_url, "http://127.0.0.1:8080/v1");
+    if real_url().is_none() {
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let first = local_model("start", state.path(), Some(port));
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(stdout(&first).trim(), format!("http://127.0.0.1:{port}/v1"));
+    assert!(
+        local_model("stop", state.path(), Some(port))
+            .status
+            .success()
+    );
+    let again = local_model("start", state.path(), Some(port));
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(stdout(&again), stdout(&first), "a restart keeps the URL");
+    // While it runs, a second server on the same port is refused with what to do.
+    let other = tempfile::tempdir().unwrap();
+    let taken = local_model("start", other.path(), Some(port));
+    local_model("stop", state.path(), Some(port));
+    assert!(!taken.status.success());
+    assert!(
+        stderr(&taken).contains(&format!("port {port} on 127.0.0.1 is taken")),
+        "{}",
+        stderr(&taken)
+    );
+    assert!(
+        stderr(&taken).contains("LOCAL_MODEL_PORT=0"),
+        "{}",
+        stderr(&taken)
+    );
 }
