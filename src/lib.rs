@@ -7,7 +7,8 @@
 //! - shell: [`scope`] (reads the workspace), [`provider`] (talks to the model), [`txn`] (the ONLY code that writes to a
 //!   workspace), [`checks`] (runs the policy's validation commands), [`confine`] (how they are started: confined around a
 //!   sandbox copy on propose), [`sandbox`] (temporary copies to validate
-//!   proposals in), [`service`] (orchestration), and the two thin transports [`mcp`] and the CLI in `main.rs`.
+//!   proposals in), [`service`] (orchestration, over the one [`task::Task`]), and the two thin transports [`mcp`] and
+//!   the CLI in `main.rs` (which shows results through the pure [`render`]).
 
 pub mod checks;
 pub mod config;
@@ -21,6 +22,7 @@ pub mod patch;
 pub mod prompt;
 pub mod proposal;
 pub mod provider;
+pub mod render;
 pub mod sandbox;
 pub mod scope;
 pub mod secret;

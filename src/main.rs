@@ -8,11 +8,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use local_llm_delegator::config::{self, ProviderKind};
 use local_llm_delegator::error::IoContext;
-use local_llm_delegator::service::{
-    self, ApplyResult, Call, DelegateRequest, ProposeRequest, ProposeResult, Service,
-};
+use local_llm_delegator::service::{self, Call, DelegateRequest, ProposeRequest, Service};
 use local_llm_delegator::task::{OutputFormat, Task, TaskKind};
-use local_llm_delegator::{Error, doctor, ledger, mcp, scope, txn};
+use local_llm_delegator::{Error, doctor, ledger, mcp, render, scope, txn};
 
 #[derive(Parser)]
 #[command(
@@ -23,6 +21,67 @@ use local_llm_delegator::{Error, doctor, ledger, mcp, scope, txn};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Colour the patch and the verdicts: auto (on a terminal, unless NO_COLOR is set), always, never. JSON output
+    /// is never coloured.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto)]
+    color: ColorWhen,
+}
+
+/// When the CLI colours its output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorWhen {
+    fn choice(self) -> anstream::ColorChoice {
+        match self {
+            ColorWhen::Auto => anstream::ColorChoice::Auto,
+            ColorWhen::Always => anstream::ColorChoice::Always,
+            ColorWhen::Never => anstream::ColorChoice::Never,
+        }
+    }
+}
+
+/// Print text with styles in it to stdout: the styles are kept or stripped as `--color`, `NO_COLOR` and the terminal
+/// say.
+fn print_styled(text: &str) {
+    let choice = COLOR.get().copied().unwrap_or(ColorWhen::Auto).choice();
+    let mut out = anstream::AutoStream::new(std::io::stdout(), choice);
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+static COLOR: std::sync::OnceLock<ColorWhen> = std::sync::OnceLock::new();
+
+/// While the model answers: a line on stderr with the seconds waited and the tokens streamed so far, drawn only when
+/// stderr is a terminal, cleared when the answer is in.
+struct Waiting(indicatif::ProgressBar);
+
+impl Waiting {
+    fn start(call: &mut Call) -> Waiting {
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{spinner} waiting for the model: {elapsed} {msg}",
+        ) {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        let shown = bar.clone();
+        call.watch.on_progress = std::sync::Arc::new(move |n| {
+            shown.set_message(format!("({n} tokens so far)"));
+        });
+        Waiting(bar)
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
 }
 
 #[derive(Subcommand)]
@@ -180,6 +239,7 @@ fn main() -> ExitCode {
     // SAFETY: close_range only sets the close-on-exec flag on descriptors 3 and up; no memory is involved.
     unsafe { libc::close_range(3, u32::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int) };
     let cli = Cli::parse();
+    let _ = COLOR.set(cli.color);
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err((e, json)) => {
@@ -247,20 +307,23 @@ fn init_project(
 }
 
 fn propose(t: TaskArgs, out: Option<PathBuf>, json: bool) -> Result<(), Error> {
-    let call = t.call();
+    let mut call = t.call();
+    let waiting = Waiting::start(&mut call);
     let req = ProposeRequest {
         workspace_root: workspace_for(t.workspace_root.clone())?,
         task: t.task,
         ..ProposeRequest::default()
     };
-    let r = Service::new().propose(&req, &call)?;
+    let r = Service::new().propose(&req, &call);
+    drop(waiting);
+    let r = r?;
     if let Some(out) = out {
         std::fs::write(&out, r.patch.as_bytes()).at("cannot write", &out)?;
     }
     if json {
         print_json(&r);
     } else {
-        print_proposal(&r);
+        print_styled(&render::proposal(&r, ledger::path().as_deref()));
     }
     Ok(())
 }
@@ -272,7 +335,8 @@ fn delegate(
     max_output_tokens: Option<u32>,
     json: bool,
 ) -> Result<(), Error> {
-    let call = t.call();
+    let mut call = t.call();
+    let waiting = Waiting::start(&mut call);
     let req = DelegateRequest {
         workspace_root: workspace_for(t.workspace_root.clone())?,
         task_kind,
@@ -281,7 +345,9 @@ fn delegate(
         max_output_tokens,
         ..DelegateRequest::default()
     };
-    let r = Service::new().delegate(&req, &call)?;
+    let r = Service::new().delegate(&req, &call);
+    drop(waiting);
+    let r = r?;
     if json {
         print_json(&r);
     } else {
@@ -395,7 +461,7 @@ fn apply(
     if json {
         print_json(&r);
     } else {
-        print_applied(&r);
+        print_styled(&render::applied(&r, ledger::path().as_deref()));
     }
     Ok(())
 }
@@ -404,76 +470,4 @@ fn print_json<T: serde::Serialize>(v: &T) {
     let mut out = std::io::stdout().lock();
     let _ = serde_json::to_writer_pretty(&mut out, v);
     let _ = writeln!(out);
-}
-
-fn print_proposal(r: &ProposeResult) {
-    println!("proposal  {}", r.proposal_id);
-    println!("provider  {} / {}", r.provider, r.model);
-    println!(
-        "usage     {} input + {} output = {} tokens",
-        r.usage.input_tokens, r.usage.output_tokens, r.usage.total_tokens
-    );
-    println!(
-        "time      {} ms ({} ms waiting for the model)",
-        r.elapsed_ms, r.model_ms
-    );
-    println!("window    {}", r.context_window);
-    for f in &r.files {
-        let tiers: Vec<String> = f
-            .hunks
-            .iter()
-            .map(|h| format!("line {} ({:?})", h.old_start, h.tier).to_lowercase())
-            .collect();
-        println!(
-            "file      {} {} +{} -{}: {}",
-            f.path,
-            f.status,
-            f.added_lines,
-            f.removed_lines,
-            tiers.join(", ")
-        );
-    }
-    println!("dry run   {}", if r.dry_run_ok { "ok" } else { "failed" });
-    print_checks(&r.validation, " in a sandbox copy");
-    if let Some(why) = &r.repair_reason {
-        println!(
-            "first     the first answer failed validation; the last lines of what the repair round was shown:"
-        );
-        let lines: Vec<&str> = why.lines().collect();
-        for l in &lines[lines.len().saturating_sub(8)..] {
-            println!("          | {l}");
-        }
-    }
-    if r.repaired {
-        println!(
-            "repaired  the first answer failed validation; this is the answer of the one repair round"
-        );
-    }
-    if let Some(e) = &r.repair_error {
-        println!("repair    tried, no usable edit: {e}");
-    }
-    println!("digest    {}", r.digest);
-    println!("--- patch ---");
-    print!("{}", r.patch);
-    println!("--- end of patch ---");
-}
-
-fn print_applied(r: &ApplyResult) {
-    println!("applied   {}", r.digest);
-    for f in &r.files_written {
-        println!("wrote     {f}");
-    }
-    print_checks(&r.validation, "");
-}
-
-fn print_checks(checks: &[local_llm_delegator::checks::CheckResult], place: &str) {
-    for c in checks {
-        println!(
-            "check     `{}` {}{place} ({} ms, {})",
-            c.command,
-            if c.passed { "passed" } else { "FAILED" },
-            c.duration_ms,
-            c.isolation
-        );
-    }
 }
