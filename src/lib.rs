@@ -27,6 +27,7 @@ pub mod sandbox;
 pub mod scope;
 pub mod secret;
 pub mod service;
+pub mod spill;
 pub mod task;
 pub mod txn;
 

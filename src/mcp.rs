@@ -139,6 +139,15 @@ impl WorkerServer {
     pub fn new(service: Arc<Service>) -> Self {
         let mut tool_router = ToolRouter::new();
         for mut route in Self::tool_router() {
+            if route.attr.name != "apply_patch" {
+                // A patch or an answer may be long: hosts that read this hint show it whole (see `spill`).
+                let mut meta = serde_json::Map::new();
+                meta.insert(
+                    "anthropic/maxResultSizeChars".into(),
+                    crate::spill::SIZE_HINT_CHARS.into(),
+                );
+                route.attr.meta = Some(rmcp::model::MetaObject(meta));
+            }
             strip_formats(Arc::make_mut(&mut route.attr.input_schema));
             if let Some(out) = route.attr.output_schema.as_mut() {
                 strip_formats(Arc::make_mut(out));

@@ -152,6 +152,71 @@ async fn the_tool_schemas_as_listed() {
     c.cancel().await.unwrap();
 }
 
+/// A patch longer than hosts show in one tool result comes back whole, says so, and is also in a file with the
+/// same bytes; the tools carry Claude Code's size hint.
+#[tokio::test]
+async fn a_large_patch_is_whole_and_kept_in_a_file() {
+    let old: String = (0..2_000)
+        .map(|i| format!("line_{i:04} = 'some value here to make it long'\n"))
+        .collect();
+    let new = old.replace("some value", "another value");
+    let edit = serde_json::json!({"edits": [{"path": "src/big.py", "old": old.trim_end(), "new": new.trim_end()}]});
+    // A server that read the whole (long) prompt.
+    let body = serde_json::json!({
+        "model": "scripted-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": edit.to_string()}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 30000, "completion_tokens": 30000, "total_tokens": 60000}
+    });
+    let s = scripted(vec![Reply::status(200, &body.to_string())]);
+    let ws = sample(
+        &s.base_url,
+        "[models]\ncontext_window = 400000\n[edit]\nformat = \"json\"\n",
+    );
+    ws.write("src/big.py", &old);
+    let c = client().await;
+    let tools = c.list_all_tools().await.unwrap();
+    for t in &tools {
+        let hint = t
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get("anthropic/maxResultSizeChars"))
+            .cloned();
+        match t.name.as_ref() {
+            "apply_patch" => assert_eq!(hint, None),
+            _ => assert_eq!(
+                hint,
+                Some(serde_json::json!(
+                    local_llm_delegator::spill::SIZE_HINT_CHARS
+                ))
+            ),
+        }
+    }
+    let mut args = propose_args(&ws);
+    args["files"] = serde_json::json!(["src/big.py"]);
+    let r = call(&c, "propose_patch", args).await;
+    assert_ne!(r.is_error, Some(true), "{}", text_of(&r));
+    let v = r.structured_content.clone().unwrap();
+    let patch = v["patch"].as_str().unwrap();
+    assert!(patch.len() > local_llm_delegator::spill::HOST_RESULT_CHARS);
+    assert!(
+        patch.contains("+line_1999 = 'another value"),
+        "the patch is whole"
+    );
+    let file = v["patch_file"]
+        .as_str()
+        .expect("a large patch names its file");
+    assert_eq!(std::fs::read_to_string(file).unwrap(), patch);
+    assert_eq!(
+        sha256_of_file(std::path::Path::new(file)),
+        v["digest"].as_str().unwrap()
+    );
+    assert!(
+        v["note"].as_str().unwrap().contains("nothing was cut"),
+        "{v}"
+    );
+    c.cancel().await.unwrap();
+}
+
 /// Refusals over MCP carry their kind: a wrong field, a wrong value, a path outside the scope, an unknown field.
 #[tokio::test]
 async fn refusals_carry_their_kind() {

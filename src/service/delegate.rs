@@ -62,6 +62,12 @@ pub struct DelegateResult {
     pub model_ms: u64,
     /// The context window the request was checked against, and where that figure came from.
     pub context_window: ContextWindow,
+    /// When the answer is longer than hosts show in one tool result: a file holding exactly the same text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_file: Option<String>,
+    /// What the caller should know about this result's size (the answer is never cut).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Service {
@@ -141,7 +147,11 @@ fn delegate_checked(
     let provider = provider::for_policy(policy)?;
     let answer = ask(policy, &*provider, &chat, call, entry)?;
     let content = checked_content(&answer.completion.content, &format)?;
+    let (content_file, note) =
+        super::propose::keep_if_large(&format!("{}.txt", crate::proposal::new_id()), &content);
     Ok(DelegateResult {
+        content_file,
+        note,
         content,
         output_format: format,
         files_read: files.keys().cloned().collect(),

@@ -133,6 +133,12 @@ pub struct ProposeResult {
     pub bytes_read: u64,
     /// The context window the request was checked against, and where that figure came from.
     pub context_window: ContextWindow,
+    /// When the patch is longer than hosts show in one tool result: a file holding exactly the same bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_file: Option<String>,
+    /// What the caller should know about this result's size (the patch is never cut).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// What a held proposal was made from: enough to make the apply-time repair round.
@@ -460,6 +466,24 @@ fn repair(
     }
 }
 
+/// A large text kept whole in the state folder (see [`crate::spill`]): the file's path and the note saying so.
+pub(super) fn keep_if_large(name: &str, text: &str) -> (Option<String>, Option<String>) {
+    match crate::spill::keep_if_large(ledger::state_dir().as_deref(), name, text) {
+        Ok(Some(path)) => (
+            Some(path.display().to_string()),
+            Some(crate::spill::note(text.chars().count(), &path)),
+        ),
+        Ok(None) => (None, None),
+        Err(e) => (
+            None,
+            Some(format!(
+                "this result holds {} characters, more than some hosts show in one tool result; nothing was cut,                  but it could not also be kept in a file ({e})",
+                text.chars().count()
+            )),
+        ),
+    }
+}
+
 fn summarise(changes: &[patch::FileChange]) -> Vec<FileSummary> {
     changes
         .iter()
@@ -550,7 +574,10 @@ impl Service {
             },
             repair_left: !d.repair_spent,
         });
+        let (patch_file, note) = keep_if_large(&format!("{proposal_id}.patch"), &d.cand.patch_text);
         ProposeResult {
+            patch_file,
+            note,
             proposal_id,
             digest,
             files: summarise(&d.cand.changes),
