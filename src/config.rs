@@ -5,11 +5,10 @@
 //! so that a typo never silently weakens a limit.
 
 use std::path::{Path, PathBuf};
-use crate::error::IoContext;
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 
 /// The file name looked for at the workspace root.
 pub const POLICY_FILE: &str = "local-llm-worker.toml";
@@ -864,10 +863,8 @@ pub fn init_project(root: &Path, kind: ProviderKind, force: bool) -> Result<Path
     let text = template(kind, ProjectKind::detect(root));
     // The template must always be a policy this binary accepts.
     parse(&text, &path)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(root)
-        .at("cannot write in", &root)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())
-        .at("cannot write", &path)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(root).at("cannot write in", root)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).at("cannot write", &path)?;
     tmp.persist(&path)
         .map_err(|e| Error::io_message(format!("cannot write {}: {}", path.display(), e.error)))?;
     Ok(path)

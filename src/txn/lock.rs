@@ -1,11 +1,10 @@
 //! One apply at a time per workspace: an exclusive `flock` on `locks/<key>.lock` in the worker's state folder.
 
 use std::fs;
-use crate::error::IoContext;
 use std::path::Path;
 
 use crate::digest::sha256_hex;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 
 /// The name a workspace's lock and journal files share in the state folder.
 pub(super) fn workspace_key(root: &Path) -> String {
@@ -31,8 +30,7 @@ impl WorkspaceLock {
 
     pub(super) fn open(state: &Path, key: &str, wait: bool) -> Result<Option<WorkspaceLock>> {
         let dir = state.join("locks");
-        fs::create_dir_all(&dir)
-            .at("cannot create", &dir)?;
+        fs::create_dir_all(&dir).at("cannot create", &dir)?;
         let path = dir.join(format!("{key}.lock"));
         let file = fs::OpenOptions::new()
             .create(true)
@@ -54,7 +52,10 @@ impl WorkspaceLock {
         match locked {
             Ok(true) => Ok(Some(WorkspaceLock { _file: file })),
             Ok(false) => Ok(None),
-            Err(e) => Err(Error::io_message(format!("cannot lock {}: {e}", path.display()))),
+            Err(e) => Err(Error::io_message(format!(
+                "cannot lock {}: {e}",
+                path.display()
+            ))),
         }
     }
 }

@@ -2,12 +2,11 @@
 //! pre-image checked against the file (blob id and mode), every post-image computed and checked. Writes nothing.
 
 use std::fs;
-use crate::error::IoContext;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 use crate::digest::git_blob_id;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::patch::MODE_EXECUTABLE;
 use crate::patch::canonical::{self, CanonicalFile};
 use crate::scope::{OnDisk, Workspace};
@@ -110,8 +109,7 @@ pub(super) fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
                 file.read_to_end(&mut bytes)?;
                 Ok((bytes, meta.permissions(), meta.nlink()))
             };
-            let (bytes, perms, links) =
-                read().at("cannot read", &rel)?;
+            let (bytes, perms, links) = read().at("cannot read", &rel)?;
             if links > 1 {
                 return Err(Error::Scope(hard_link_refusal(&rel, links)));
             }
