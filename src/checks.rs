@@ -9,7 +9,7 @@
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -154,36 +154,72 @@ impl Capture {
 fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResult {
     let start = Instant::now();
     let isolation = run.launch.isolation.to_string();
-    let fail = |why: String| CheckResult {
+    let (child, reader) = match start_check(command, dir, run.launch) {
+        Ok(started) => started,
+        Err(why) => {
+            return CheckResult {
+                command: command.to_string(),
+                passed: false,
+                exit_code: None,
+                timed_out: false,
+                duration_ms: start.elapsed().as_millis() as u64,
+                isolation,
+                output: why,
+                output_bytes: 0,
+                output_dropped: 0,
+            };
+        }
+    };
+    let (capture, done_rx) = capture_output(reader);
+    let end = await_exit(child, start, run.timeout, watch);
+    let mut notes = drain_notes(&done_rx, &capture);
+    let cap = capture.lock().unwrap_or_else(|p| p.into_inner());
+    let mut output = cap.render(run.secret);
+    if end.timed_out {
+        notes.push(format!(
+            "[killed after the {} s timeout]",
+            run.timeout.as_secs()
+        ));
+    }
+    if end.cancelled {
+        notes.push("[killed: the call was cancelled]".to_string());
+    }
+    for n in notes {
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(&n);
+    }
+    let exit_code = end.status.and_then(|s| s.code());
+    CheckResult {
         command: command.to_string(),
-        passed: false,
-        exit_code: None,
-        timed_out: false,
+        passed: !end.timed_out && !end.cancelled && exit_code == Some(0),
+        exit_code,
+        timed_out: end.timed_out,
         duration_ms: start.elapsed().as_millis() as u64,
-        isolation: isolation.clone(),
-        output: why,
-        output_bytes: 0,
-        output_dropped: 0,
-    };
-    // One pipe for stdout and stderr, so their lines keep their order; read in memory, never to a file.
-    let (reader, writer) = match std::io::pipe() {
-        Ok(p) => p,
-        Err(e) => {
-            return fail(format!(
-                "[the check did not run: no pipe for its output could be made: {e}]"
-            ));
-        }
-    };
-    let writer2 = match writer.try_clone() {
-        Ok(w) => w,
-        Err(e) => {
-            return fail(format!(
-                "[the check did not run: its output pipe could not be shared: {e}]"
-            ));
-        }
-    };
+        isolation,
+        output,
+        output_bytes: cap.total,
+        output_dropped: cap.dropped(),
+    }
+}
+
+/// Start `sh -c command` in `dir` as `launch` says, in a process group of its own, its stdout and stderr on one pipe
+/// (so their lines keep their order; read in memory, never to a file). `Err` is the line that says why it did not
+/// run.
+fn start_check(
+    command: &str,
+    dir: &Path,
+    launch: &Launch,
+) -> Result<(Child, std::io::PipeReader), String> {
+    let (reader, writer) = std::io::pipe().map_err(|e| {
+        format!("[the check did not run: no pipe for its output could be made: {e}]")
+    })?;
+    let writer2 = writer.try_clone().map_err(|e| {
+        format!("[the check did not run: its output pipe could not be shared: {e}]")
+    })?;
     // With a wrapper: `bwrap OPTIONS -- sh -c COMMAND`; without: `sh -c COMMAND`.
-    let mut cmd = match run.launch.wrapper.split_first() {
+    let mut cmd = match launch.wrapper.split_first() {
         Some((program, options)) => {
             let mut c = Command::new(program);
             c.args(options).arg("sh");
@@ -195,7 +231,7 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
         .arg(command)
         .current_dir(dir)
         .env_clear()
-        .envs(run.launch.env.iter().map(|(k, v)| (k, v)))
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(writer2)
@@ -203,40 +239,57 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
     let spawned = cmd.spawn();
     // Our copies of the pipe's write end must go, or the reader never sees the end of the output.
     drop(cmd);
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            return fail(format!(
-                "[the check did not run: cannot start {}: {e}]",
-                run.launch
-                    .wrapper
-                    .first()
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "sh".into())
-            ));
-        }
-    };
+    let child = spawned.map_err(|e| {
+        format!(
+            "[the check did not run: cannot start {}: {e}]",
+            launch
+                .wrapper
+                .first()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "sh".into())
+        )
+    })?;
+    Ok((child, reader))
+}
+
+/// Read the check's output into a [`Capture`] on a thread of its own; the receiver hears once the output ended (or
+/// could not be read further).
+fn capture_output(
+    mut reader: std::io::PipeReader,
+) -> (Arc<Mutex<Capture>>, mpsc::Receiver<std::io::Result<()>>) {
     let capture = Arc::new(Mutex::new(Capture::default()));
     let (done_tx, done_rx) = mpsc::channel::<std::io::Result<()>>();
-    {
-        let capture = capture.clone();
-        let mut reader = reader;
-        std::thread::spawn(move || {
-            let mut buf = vec![0u8; 64 * 1024];
-            let r = loop {
-                match reader.read(&mut buf) {
-                    Ok(0) => break Ok(()),
-                    Ok(n) => capture
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(&buf[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => break Err(e),
-                }
-            };
-            let _ = done_tx.send(r);
-        });
-    }
+    let shared = capture.clone();
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        let r = loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break Ok(()),
+                Ok(n) => shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        let _ = done_tx.send(r);
+    });
+    (capture, done_rx)
+}
+
+/// How a started check ended.
+struct End {
+    /// Its exit status; `None` when it could not be awaited.
+    status: Option<ExitStatus>,
+    timed_out: bool,
+    cancelled: bool,
+}
+
+/// Wait for the check started at `start` to exit, killing its whole process group when `timeout` passes or `watch`
+/// is cancelled; whatever the outcome, no member of the group is left behind (in a confinement, the whole PID
+/// namespace ends with its first process).
+fn await_exit(mut child: Child, start: Instant, timeout: Duration, watch: &Watch) -> End {
     let pgid = rustix::process::Pid::from_child(&child);
     let kill_group = || {
         // ESRCH (the group is already gone) is fine.
@@ -251,12 +304,12 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
     let mut timed_out = false;
     let mut cancelled = false;
     let status = loop {
-        let left = run.timeout.saturating_sub(start.elapsed());
+        let left = timeout.saturating_sub(start.elapsed());
         match exit_rx.recv_timeout(left.min(CANCEL_POLL)) {
             Ok(r) => break r.ok(),
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if start.elapsed() >= run.timeout || watch.is_cancelled() {
-                    timed_out = start.elapsed() >= run.timeout;
+                if start.elapsed() >= timeout || watch.is_cancelled() {
+                    timed_out = start.elapsed() >= timeout;
                     cancelled = !timed_out;
                     kill_group();
                     break exit_rx.recv().ok().and_then(|r| r.ok());
@@ -265,50 +318,30 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
             Err(mpsc::RecvTimeoutError::Disconnected) => break None,
         }
     };
-    // Whatever the outcome, leave no member of the group behind (in a confinement, the whole PID namespace ends
-    // with its first process).
     kill_group();
-    let mut notes = Vec::new();
+    End {
+        status,
+        timed_out,
+        cancelled,
+    }
+}
+
+/// Wait a little ([`DRAIN_GRACE`]) for the rest of the output; the notes to add when it could not all be read.
+fn drain_notes(
+    done_rx: &mpsc::Receiver<std::io::Result<()>>,
+    capture: &Mutex<Capture>,
+) -> Vec<String> {
     match done_rx.recv_timeout(DRAIN_GRACE) {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => notes.push(format!(
+        Ok(Ok(())) => Vec::new(),
+        Ok(Err(e)) => vec![format!(
             "[the output could not be captured after {} bytes: {e}; this says nothing about the check itself]",
             capture.lock().unwrap_or_else(|p| p.into_inner()).total
-        )),
-        Err(_) => notes.push(
+        )],
+        Err(_) => vec![
             "[a process that left the check's group still holds its output open; it was not waited for \
              (install bubblewrap so that checks run in a PID namespace of their own)]"
                 .to_string(),
-        ),
-    }
-    let exit_code = status.and_then(|s| s.code());
-    let cap = capture.lock().unwrap_or_else(|p| p.into_inner());
-    let mut output = cap.render(run.secret);
-    if timed_out {
-        notes.push(format!(
-            "[killed after the {} s timeout]",
-            run.timeout.as_secs()
-        ));
-    }
-    if cancelled {
-        notes.push("[killed: the call was cancelled]".to_string());
-    }
-    for n in notes {
-        if !output.is_empty() && !output.ends_with('\n') {
-            output.push('\n');
-        }
-        output.push_str(&n);
-    }
-    CheckResult {
-        command: command.to_string(),
-        passed: !timed_out && !cancelled && exit_code == Some(0),
-        exit_code,
-        timed_out,
-        duration_ms: start.elapsed().as_millis() as u64,
-        isolation,
-        output,
-        output_bytes: cap.total,
-        output_dropped: cap.dropped(),
+        ],
     }
 }
 
