@@ -463,22 +463,38 @@ impl Policy {
         }
     }
 
+    /// Refuse what the policy file at `source` says that cannot work or would weaken a limit, with the fix.
     fn check(&self, source: &str) -> Result<()> {
-        let bad = |what: String| Err(Error::Policy(format!("{source}: {what}")));
+        self.check_required()
+            .and_then(|()| self.check_limits())
+            .and_then(|()| self.check_provider())
+            .and_then(|()| self.check_validation())
+            .and_then(|()| self.check_command_environment())
+            .and_then(|()| self.check_repair())
+            .map_err(|what| Error::Policy(format!("{source}: {what}")))
+    }
+
+    /// What must be given: a base URL for a generic server, a context window above 0, a path to read.
+    fn check_required(&self) -> std::result::Result<(), String> {
         if self.provider.kind == ProviderKind::Openai && self.provider.base_url.is_none() {
-            return bad("[provider] kind = \"openai\" needs base_url (for example \"http://127.0.0.1:8000/v1\")".into());
+            return Err("[provider] kind = \"openai\" needs base_url (for example \"http://127.0.0.1:8000/v1\")".into());
         }
         if self.models.context_window == Some(0) {
-            return bad(
+            return Err(
                 "[models] context_window is 0; give the model's context size in tokens".into(),
             );
         }
         if self.paths.allowed.is_empty() {
-            return bad(
+            return Err(
                 "[paths] allowed is empty, so no file could be read; list globs such as \"src/**\""
                     .into(),
             );
         }
+        Ok(())
+    }
+
+    /// Every `[limits]` value is positive.
+    fn check_limits(&self) -> std::result::Result<(), String> {
         let l = &self.limits;
         for (name, v) in [
             ("max_file_bytes", l.max_file_bytes),
@@ -491,15 +507,20 @@ impl Policy {
             ("max_hunks_per_patch", l.max_hunks_per_patch as u64),
         ] {
             if v == 0 {
-                return bad(format!(
+                return Err(format!(
                     "[limits] {name} is 0; give a positive number or remove the line for the default"
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// `[provider] api_key_env` is a variable's name (never a key), `base_url` an http(s) URL.
+    fn check_provider(&self) -> std::result::Result<(), String> {
         if let Some(env) = &self.provider.api_key_env
             && (env.is_empty() || !env.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
         {
-            return bad(
+            return Err(
                 "[provider] api_key_env must be the NAME of an environment variable (letters, digits, _); \
                  never put a key in this file"
                     .to_string(),
@@ -508,17 +529,22 @@ impl Policy {
         if let Some(url) = &self.provider.base_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
-            return bad(format!(
+            return Err(format!(
                 "[provider] base_url {url:?} must start with http:// or https://"
             ));
         }
+        Ok(())
+    }
+
+    /// `[validation]`: no empty command, a positive timeout, sandbox skips that stay in the workspace.
+    fn check_validation(&self) -> std::result::Result<(), String> {
         for c in &self.validation.commands {
             if c.trim().is_empty() {
-                return bad("[validation] commands holds an empty command; remove it".into());
+                return Err("[validation] commands holds an empty command; remove it".into());
             }
         }
         if self.validation.timeout_secs == 0 {
-            return bad(
+            return Err(
                 "[validation] timeout_secs is 0; give a positive number of seconds or remove the line for the default"
                     .into(),
             );
@@ -526,23 +552,29 @@ impl Policy {
         for s in &self.validation.sandbox_skip {
             let t = s.trim().trim_end_matches('/');
             if t.is_empty() || t.starts_with('/') || t.split('/').any(|c| c == ".." || c == ".") {
-                return bad(format!(
+                return Err(format!(
                     "[validation] sandbox_skip entry {s:?} is not a name or a workspace-relative path; write a \
                      folder name such as \"target\" or a path such as \"web/dist\""
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// What validation commands get: `[validation] env` names variables (never the key's), `sandbox_read` absolute
+    /// folders or folders under `~/`.
+    fn check_command_environment(&self) -> std::result::Result<(), String> {
         for name in &self.validation.env {
             if name.is_empty()
                 || name.as_bytes()[0].is_ascii_digit()
                 || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
             {
-                return bad(format!(
+                return Err(format!(
                     "[validation] env entry {name:?} is not the name of an environment variable (letters, digits, _)"
                 ));
             }
             if self.api_key_env().as_deref() == Some(name.as_str()) {
-                return bad(format!(
+                return Err(format!(
                     "[validation] env names {name}, the provider key's variable: the key never reaches validation \
                      commands; remove it"
                 ));
@@ -554,14 +586,19 @@ impl Policy {
                 || rest.split('/').any(|c| c == ".." || c == ".")
                 || entry == "/"
             {
-                return bad(format!(
+                return Err(format!(
                     "[validation] sandbox_read entry {entry:?} is not an absolute folder or one under ~/ (such as \
                      \"~/.cargo\" or \"/opt/sdk\"); write it that way"
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// `[repair] attempts` is 0 or 1.
+    fn check_repair(&self) -> std::result::Result<(), String> {
         if !(0..=1).contains(&self.repair.attempts) {
-            return bad(format!(
+            return Err(format!(
                 "[repair] attempts = {} is not supported: use 0 (no repair) or 1 (one bounded repair round); more \
                  rounds are never made",
                 self.repair.attempts
