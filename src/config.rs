@@ -139,6 +139,19 @@ pub enum EditFormat {
     Json,
 }
 
+impl EditFormat {
+    /// Its name in the policy file (`[edit] format`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EditFormat::Auto => "auto",
+            EditFormat::Udiff => "udiff",
+            EditFormat::SearchReplace => "search_replace",
+            EditFormat::WholeFile => "whole_file",
+            EditFormat::Json => "json",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
@@ -172,8 +185,11 @@ pub struct ProviderSection {
     pub reasoning_effort: Effort,
 }
 
+/// `[provider] temperature` when the policy does not set it.
+pub const DEFAULT_TEMPERATURE: f32 = 0.2;
+
 fn default_temperature() -> f32 {
-    0.2
+    DEFAULT_TEMPERATURE
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -220,7 +236,7 @@ impl Default for Paths {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
     pub max_file_bytes: u64,
@@ -233,22 +249,27 @@ pub struct Limits {
     pub proposal_ttl_secs: u64,
 }
 
+impl Limits {
+    /// The limits a policy gets for what it does not set (and what `init-project` writes).
+    pub const DEFAULT: Limits = Limits {
+        max_file_bytes: 1_000_000,
+        max_total_bytes: 4_000_000,
+        max_patch_bytes: 1_000_000,
+        max_files_per_patch: 20,
+        max_hunks_per_patch: 200,
+        max_output_tokens: 2048,
+        request_timeout_secs: 300,
+        proposal_ttl_secs: 900,
+    };
+}
+
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_file_bytes: 1_000_000,
-            max_total_bytes: 4_000_000,
-            max_patch_bytes: 1_000_000,
-            max_files_per_patch: 20,
-            max_hunks_per_patch: 200,
-            max_output_tokens: 2048,
-            request_timeout_secs: 300,
-            proposal_ttl_secs: 900,
-        }
+        Limits::DEFAULT
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Validation {
     /// Commands run with `sh -c` in the workspace after an apply; any non-zero exit restores the previous bytes.
@@ -301,6 +322,9 @@ pub const DEFAULT_SANDBOX_READ: &[&str] = &[
     "~/go",
 ];
 
+/// `[validation] timeout_secs` when the policy does not set it: seconds per command.
+pub const DEFAULT_CHECK_TIMEOUT_SECS: u64 = 300;
+
 /// The folders a sandbox copy leaves out by default.
 pub const DEFAULT_SANDBOX_SKIP: &[&str] = &["target", "node_modules", ".git"];
 
@@ -308,7 +332,7 @@ impl Default for Validation {
     fn default() -> Self {
         Validation {
             commands: Vec::new(),
-            timeout_secs: 300,
+            timeout_secs: DEFAULT_CHECK_TIMEOUT_SECS,
             on_propose: false,
             sandbox_skip: DEFAULT_SANDBOX_SKIP.iter().map(|s| s.to_string()).collect(),
             isolation: crate::confine::Isolation::Confined,
@@ -319,14 +343,14 @@ impl Default for Validation {
 }
 
 /// The one bounded repair round.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Repair {
     /// 0: never; 1: when validation fails, the model sees its edit and the failing output once and may fix it.
     pub attempts: i64,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Edit {
     #[serde(default)]
@@ -773,8 +797,36 @@ fn toml_list(items: &[&str]) -> String {
     format!("[{}]", quoted.join(", "))
 }
 
-/// The commented policy file `init-project` writes for a provider and a project kind.
+/// The commented policy file `init-project` writes for a provider and a project kind. Every value it sets is the
+/// default a policy gets without it (`Limits::DEFAULT`, `Validation::default()`...), but for the provider's URL, key
+/// variable and models, and the project's paths and check.
 pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
+    [
+        template_header(project),
+        template_provider(kind),
+        template_models(kind),
+        template_paths(project),
+        template_limits(&Limits::DEFAULT),
+        template_validation(project, &Validation::default()),
+        template_repair(&Repair::default()),
+        template_edit(&Edit::default()),
+    ]
+    .join("\n")
+}
+
+/// What the file is, for which project.
+fn template_header(project: ProjectKind) -> String {
+    format!(
+        r#"# local-llm-worker policy for this workspace. Project detected: {project}.
+# The worker reads only the files a request names AND these globs allow, asks the model for an edit, and writes
+# only the exact patch bytes the primary agent approved.
+"#,
+        project = project.name(),
+    )
+}
+
+/// `[provider]`: the kind, its URL and key variable, the sampling temperature and the reasoning effort.
+fn template_provider(kind: ProviderKind) -> String {
     let d = kind.defaults();
     let key_line = match d.api_key_env {
         Some(env) => format!(
@@ -782,30 +834,40 @@ pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
         ),
         None => "# No key: a local server needs none. Name a variable here if yours does.\n# api_key_env = \"LLAMA_API_KEY\"\n".to_string(),
     };
+    format!(
+        r#"[provider]
+kind = "{kind}"
+base_url = "{base_url}"
+{key_line}# Sampling temperature for edits.
+temperature = {temperature}
+# For models that reason: none | low | medium | high | max ({effort_note}).
+reasoning_effort = "{effort}"
+"#,
+        kind = kind.name(),
+        base_url = d.base_url,
+        temperature = DEFAULT_TEMPERATURE,
+        effort_note = match kind {
+            ProviderKind::Openrouter =>
+                "GLM accepts low, high or max: none is sent as low, medium as high",
+            ProviderKind::Huggingface => "sent as reasoning_effort; max is sent as high",
+            ProviderKind::Deepseek => "sent as reasoning.effort; max is sent as high",
+            ProviderKind::Llamacpp | ProviderKind::Openai => "not sent to this provider",
+        },
+        effort = Effort::default().name(),
+    )
+}
+
+/// `[models]`: the provider's flash and pro models, the context window and the active pairs (commented out).
+fn template_models(kind: ProviderKind) -> String {
+    let d = kind.defaults();
     let model_note = match kind {
         ProviderKind::Llamacpp => {
             "# llama.cpp serves whichever model it loaded and accepts any name here.\n"
         }
         _ => "",
     };
-    let checks = match project.check() {
-        Some(c) => format!("commands = [{c:?}]"),
-        None => "commands = []  # e.g. [\"make test\"]".to_string(),
-    };
     format!(
-        r#"# local-llm-worker policy for this workspace. Project detected: {project}.
-# The worker reads only the files a request names AND these globs allow, asks the model for an edit, and writes
-# only the exact patch bytes the primary agent approved.
-
-[provider]
-kind = "{kind}"
-base_url = "{base_url}"
-{key_line}# Sampling temperature for edits.
-temperature = 0.2
-# For models that reason: none | low | medium | high | max ({effort_note}).
-reasoning_effort = "high"
-
-[models]
+        r#"[models]
 {model_note}# complexity = "low" always uses flash; "medium" uses pro.
 flash = "{flash}"
 pro = "{pro}"
@@ -815,8 +877,18 @@ pro = "{pro}"
 # context_window = {context_window}
 # Uncomment to allow only these pairs; any other is refused before a request is made.
 # active = [{{ provider = "{kind}", model = "{flash}" }}, {{ provider = "{kind}", model = "{pro}" }}]
+"#,
+        kind = kind.name(),
+        flash = d.flash,
+        pro = d.pro,
+        context_window = kind.default_context_window(),
+    )
+}
 
-[paths]
+/// `[paths]`: the project's globs, and no further denial or unlock.
+fn template_paths(project: ProjectKind) -> String {
+    format!(
+        r#"[paths]
 # Files the model may see and edit: workspace-relative globs; `*` stays within a folder, `**` crosses folders.
 allowed = {allowed}
 # Never read or written, on top of the built-in denials (.git/, this file, .env*, *.pem, *.key, id_rsa*,
@@ -824,67 +896,117 @@ allowed = {allowed}
 denied = []
 # Secret-looking files stay denied unless listed here explicitly, e.g. ["**/.env.example"].
 unlock_secrets = []
+"#,
+        allowed = toml_list(project.allowed()),
+    )
+}
 
-[limits]
-max_file_bytes = 1000000      # per selected file
-max_total_bytes = 4000000     # all selected files together
-max_patch_bytes = 1000000
-max_files_per_patch = 20
-max_hunks_per_patch = 200
-max_output_tokens = 2048      # the model's answer is cut here (and then refused as truncated)
-request_timeout_secs = 300
-proposal_ttl_secs = 900       # a proposal not applied within this time expires
+/// A `key = value` line with its comment in the column the other commented lines use.
+fn commented(key: &str, value: impl std::fmt::Display, comment: &str) -> String {
+    format!("{:<29} # {comment}", format!("{key} = {value}"))
+}
 
-[validation]
+/// `[limits]`, every one of `l`.
+fn template_limits(l: &Limits) -> String {
+    format!(
+        r#"[limits]
+{}
+{}
+max_patch_bytes = {}
+max_files_per_patch = {}
+max_hunks_per_patch = {}
+{}
+request_timeout_secs = {}
+{}
+"#,
+        commented("max_file_bytes", l.max_file_bytes, "per selected file"),
+        commented(
+            "max_total_bytes",
+            l.max_total_bytes,
+            "all selected files together"
+        ),
+        l.max_patch_bytes,
+        l.max_files_per_patch,
+        l.max_hunks_per_patch,
+        commented(
+            "max_output_tokens",
+            l.max_output_tokens,
+            "the model's answer is cut here (and then refused as truncated)"
+        ),
+        l.request_timeout_secs,
+        commented(
+            "proposal_ttl_secs",
+            l.proposal_ttl_secs,
+            "a proposal not applied within this time expires"
+        ),
+    )
+}
+
+/// `[validation]`: the project's check, and every other value of `v`.
+fn template_validation(project: ProjectKind, v: &Validation) -> String {
+    let checks = match project.check() {
+        Some(c) => format!("commands = [{c:?}]"),
+        None => "commands = []  # e.g. [\"make test\"]".to_string(),
+    };
+    let list = |items: &[String]| toml_list(&items.iter().map(String::as_str).collect::<Vec<_>>());
+    format!(
+        r#"[validation]
 # Run with `sh -c` in the workspace after a patch is applied; if one fails, the previous bytes are restored.
 # These come only from this file, never from a model or a tool argument.
 {checks}
-timeout_secs = 300            # per command; the command's whole process group is killed after it
+{timeout}
 # true: also validate every proposal before returning it, in a temporary copy of the workspace (.gitignore
 # respected, the names below left out, copy-on-write clones where the filesystem has them). A proposal never
 # writes to the workspace itself.
-on_propose = false
+on_propose = {on_propose}
 # Left out of that copy: a name matches at any depth, a name with / is a workspace-relative path.
 sandbox_skip = {sandbox_skip}
 # How on_propose runs the model's not yet approved code: "confined" (bubblewrap: no network, its own PID namespace,
 # only the copy writable, this workspace, your home folder and the worker out of sight; refused when bubblewrap is
 # missing) or "copy" (an UNCONFINED copy: the model's code runs with your rights and your network).
-isolation = "confined"
+isolation = "{isolation}"
 # Environment variables the commands get, besides PATH, LANG, LANGUAGE, LC_*, TZ, USER, LOGNAME, HOME and TMPDIR
 # (a confined check gets a fresh, empty HOME and /tmp). Never the provider key.
 env = {check_env}
 # Folders outside the workspace that a confined check may read (read-only; missing ones are skipped): toolchains
 # in your home folder, which is otherwise hidden. Credential files at their top (credentials.toml...) are masked.
 sandbox_read = {sandbox_read}
+"#,
+        timeout = commented(
+            "timeout_secs",
+            v.timeout_secs,
+            "per command; the command's whole process group is killed after it"
+        ),
+        on_propose = v.on_propose,
+        sandbox_skip = list(&v.sandbox_skip),
+        isolation = v.isolation.name(),
+        check_env = list(&v.env),
+        sandbox_read = list(&v.sandbox_read),
+    )
+}
 
-[repair]
+/// `[repair]`, `r`'s attempts.
+fn template_repair(r: &Repair) -> String {
+    format!(
+        r#"[repair]
 # 1: when validation fails, the model is shown its edit and the failing output once and may fix it. On propose
 # (with on_propose = true) the fixed edit is returned marked repaired; at apply time (the previous bytes are
 # restored first) it comes back as a NEW proposal that needs its own approval. 0: never. Never more than 1.
-attempts = 0
+attempts = {}
+"#,
+        r.attempts
+    )
+}
 
-[edit]
+/// `[edit]`, `e`'s format.
+fn template_edit(e: &Edit) -> String {
+    format!(
+        r#"[edit]
 # How the model writes its edit: "auto" (JSON constrained by a schema on llama.cpp, unified diff elsewhere),
 # "json", "udiff", "search_replace" or "whole_file" (small files only).
-format = "auto"
+format = "{}"
 "#,
-        project = project.name(),
-        sandbox_skip = toml_list(DEFAULT_SANDBOX_SKIP),
-        check_env = toml_list(DEFAULT_CHECK_ENV),
-        sandbox_read = toml_list(DEFAULT_SANDBOX_READ),
-        kind = kind.name(),
-        base_url = d.base_url,
-        context_window = kind.default_context_window(),
-        effort_note = match kind {
-            ProviderKind::Openrouter =>
-                "GLM accepts low, high or max: none is sent as low, medium as high",
-            ProviderKind::Huggingface => "sent as reasoning_effort; max is sent as high",
-            ProviderKind::Deepseek => "sent as reasoning.effort; max is sent as high",
-            ProviderKind::Llamacpp | ProviderKind::Openai => "not sent to this provider",
-        },
-        flash = d.flash,
-        pro = d.pro,
-        allowed = toml_list(project.allowed()),
+        e.format.name()
     )
 }
 
@@ -911,25 +1033,60 @@ pub fn init_project(root: &Path, kind: ProviderKind, force: bool) -> Result<Path
 mod tests {
     use super::*;
 
+    const ALL_PROVIDERS: [ProviderKind; 5] = [
+        ProviderKind::Llamacpp,
+        ProviderKind::Huggingface,
+        ProviderKind::Openrouter,
+        ProviderKind::Deepseek,
+        ProviderKind::Openai,
+    ];
+
+    const ALL_PROJECTS: [ProjectKind; 6] = [
+        ProjectKind::Rust,
+        ProjectKind::Node,
+        ProjectKind::Python,
+        ProjectKind::PythonTests,
+        ProjectKind::Go,
+        ProjectKind::Other,
+    ];
+
     #[test]
     fn every_template_parses() {
-        for kind in [
-            ProviderKind::Llamacpp,
-            ProviderKind::Huggingface,
-            ProviderKind::Openrouter,
-            ProviderKind::Deepseek,
-            ProviderKind::Openai,
-        ] {
-            for project in [
-                ProjectKind::Rust,
-                ProjectKind::Node,
-                ProjectKind::Python,
-                ProjectKind::PythonTests,
-                ProjectKind::Go,
-                ProjectKind::Other,
-            ] {
+        for kind in ALL_PROVIDERS {
+            for project in ALL_PROJECTS {
                 let text = template(kind, project);
                 parse(&text, Path::new("t.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            }
+        }
+    }
+
+    #[test]
+    fn every_template_sets_the_defaults() {
+        for kind in ALL_PROVIDERS {
+            for project in ALL_PROJECTS {
+                let p = parse(&template(kind, project), Path::new("t.toml")).unwrap();
+                let d = kind.defaults();
+                assert_eq!(p.provider.kind, kind);
+                assert_eq!(p.provider.base_url.as_deref(), Some(d.base_url));
+                assert_eq!(p.provider.api_key_env.as_deref(), d.api_key_env);
+                assert_eq!(p.provider.temperature, DEFAULT_TEMPERATURE);
+                assert_eq!(p.provider.reasoning_effort, Effort::default());
+                assert_eq!(p.models.flash.as_deref(), Some(d.flash));
+                assert_eq!(p.models.pro.as_deref(), Some(d.pro));
+                assert_eq!(p.models.context_window, None);
+                assert_eq!(p.models.active, None);
+                assert_eq!(p.paths.allowed, project.allowed());
+                assert!(p.paths.denied.is_empty() && p.paths.unlock_secrets.is_empty());
+                assert_eq!(p.limits, Limits::default());
+                assert_eq!(
+                    p.validation,
+                    Validation {
+                        commands: project.check().into_iter().map(str::to_string).collect(),
+                        ..Validation::default()
+                    }
+                );
+                assert_eq!(p.repair, Repair::default());
+                assert_eq!(p.edit, Edit::default());
             }
         }
     }

@@ -52,6 +52,16 @@ pub enum Isolation {
     Copy,
 }
 
+impl Isolation {
+    /// Its name in the policy file (`[validation] isolation`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::Confined => "confined",
+            Isolation::Copy => "copy",
+        }
+    }
+}
+
 /// Folders hidden from a confined check (when they exist), on top of the workspace, the state folder and the
 /// sandbox's parent.
 const HIDDEN: &[&str] = &[
