@@ -93,6 +93,19 @@ pub fn failure_report(r: &CheckResult) -> String {
     )
 }
 
+/// Where the last `max` bytes of `bytes` start (0 when there are no more than `max`), moved forward past at most
+/// three UTF-8 continuation bytes: a character cut in two there is left out whole rather than kept in part. The
+/// output kept of a check and the output a repair round shows the model are cut with it.
+pub fn tail_start(bytes: &[u8], max: usize) -> usize {
+    let cut = bytes.len().saturating_sub(max);
+    let mut start = cut;
+    // A continuation byte is 0b10xx_xxxx; a character has at most three of them.
+    while start < bytes.len() && start - cut < 3 && bytes[start] & 0xC0 == 0x80 {
+        start += 1;
+    }
+    start
+}
+
 /// The output captured so far: the first bytes, the last bytes, and how many there were in all.
 #[derive(Default)]
 struct Capture {
@@ -123,8 +136,9 @@ impl Capture {
         }
     }
 
+    /// The last [`OUTPUT_TAIL_BYTES`] at most, from a char boundary.
     fn kept_tail(&self) -> &[u8] {
-        &self.tail[self.tail.len().saturating_sub(OUTPUT_TAIL_BYTES)..]
+        &self.tail[tail_start(&self.tail, OUTPUT_TAIL_BYTES)..]
     }
 
     fn dropped(&self) -> u64 {
@@ -441,6 +455,42 @@ mod tests {
             "the cut is said"
         );
         assert!(o.output.len() < OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES + 200);
+    }
+
+    #[test]
+    fn the_tail_starts_on_a_char_boundary() {
+        let text = "aé€𝄞";
+        for max in 0..=text.len() + 1 {
+            let start = tail_start(text.as_bytes(), max);
+            assert!(text.is_char_boundary(start), "{max}: {start}");
+            assert!(text.len() - start <= max, "{max}: {start}");
+            assert!(start < text.len().saturating_sub(max) + 4, "{max}: {start}");
+        }
+        assert_eq!(tail_start(b"abc", 3), 0);
+        // Not UTF-8: at most three bytes more are left out.
+        assert_eq!(tail_start(&[0x80; 10], 5), 8);
+    }
+
+    #[test]
+    fn a_character_cut_at_the_start_of_the_kept_tail_is_left_out_whole() {
+        // Two-byte characters and an odd total: the last OUTPUT_TAIL_BYTES start inside a character.
+        let r = run_with(
+            &plain(),
+            &["i=0; while [ $i -lt 30000 ]; do printf 'é'; i=$((i+1)); done; echo; exit 1"],
+            &std::env::temp_dir(),
+            Duration::from_secs(10),
+        );
+        let o = &r[0];
+        assert_eq!(o.output_bytes, 60_001);
+        assert_eq!(
+            o.output_dropped,
+            o.output_bytes - (OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES - 1) as u64
+        );
+        assert!(
+            !o.output.contains('\u{FFFD}'),
+            "a piece of a character is kept"
+        );
+        assert!(o.output.ends_with("éé\n"));
     }
 
     #[test]
