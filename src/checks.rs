@@ -32,11 +32,15 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 /// How one validation command went.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CheckResult {
+    /// The command, as the policy file gives it.
     pub command: String,
+    /// Whether it exited with 0 (neither killed nor stopped).
     pub passed: bool,
     /// The exit code; `None` when it was killed (timeout, cancellation) or could not start.
     pub exit_code: Option<i32>,
+    /// Whether it was killed at its timeout.
     pub timed_out: bool,
+    /// How long it ran.
     pub duration_ms: u64,
     /// How it was isolated: `confined` (bubblewrap: no network, its own PID namespace, only the sandbox writable),
     /// `pid-namespace` (apply time: in the workspace, no descendant outlives it) or `process-group`.
@@ -52,8 +56,11 @@ pub struct CheckResult {
 
 /// How to run the checks: the launch, the timeout per command, and the key to redact from their output.
 pub struct Run<'a> {
+    /// How each command is started (confined or not, with which environment).
     pub launch: &'a Launch,
+    /// How long each command may run before its whole process group is killed.
     pub timeout: Duration,
+    /// The provider key, redacted from the output.
     pub secret: &'a Secret,
 }
 

@@ -30,6 +30,7 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// Its name in the policy file (`[provider] kind`) and on the command line.
     pub fn name(self) -> &'static str {
         match self {
             ProviderKind::Llamacpp => "llamacpp",
@@ -91,15 +92,21 @@ impl ProviderKind {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Effort {
+    /// No reasoning asked for.
     None,
+    /// A little reasoning.
     Low,
+    /// Some reasoning.
     Medium,
+    /// Much reasoning (the default).
     #[default]
     High,
+    /// The most the model offers; sent as `high` to providers that have no more.
     Max,
 }
 
 impl Effort {
+    /// Its name in the policy file (`[provider] reasoning_effort`).
     pub fn name(self) -> &'static str {
         match self {
             Effort::None => "none",
@@ -115,14 +122,21 @@ impl Effort {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActivePair {
+    /// The provider kind of the pair.
     pub provider: ProviderKind,
+    /// The model id, as that provider spells it.
     pub model: String,
 }
 
+/// What a provider kind uses where the policy says nothing (see [`ProviderKind::defaults`]).
 pub struct ProviderDefaults {
+    /// The base URL of its API.
     pub base_url: &'static str,
+    /// The environment variable that holds its key; `None` when it needs none.
     pub api_key_env: Option<&'static str>,
+    /// The model for `complexity = "low"`.
     pub flash: &'static str,
+    /// The model for `complexity = "medium"`.
     pub pro: &'static str,
 }
 
@@ -133,9 +147,13 @@ pub enum EditFormat {
     /// `json` for llama.cpp (its output is constrained by a JSON schema), `udiff` elsewhere.
     #[default]
     Auto,
+    /// A unified diff.
     Udiff,
+    /// SEARCH/REPLACE blocks.
     SearchReplace,
+    /// The whole new content of each file it changes (small files only).
     WholeFile,
+    /// JSON edits of whole lines (constrained by a schema on llama.cpp).
     Json,
 }
 
@@ -152,28 +170,39 @@ impl EditFormat {
     }
 }
 
+/// The policy file of a workspace, as read (see the module's doc); [`load`] finds and checks it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
+    /// `[provider]`: which model server, how to reach it, how to sample.
     pub provider: ProviderSection,
+    /// `[models]`: which models, their context window, the pairs that may be called.
     #[serde(default)]
     pub models: Models,
+    /// `[paths]`: which files the model may see and edit.
     #[serde(default)]
     pub paths: Paths,
+    /// `[limits]`: the sizes, counts and times the worker keeps to.
     #[serde(default)]
     pub limits: Limits,
+    /// `[validation]`: the commands that check an edit, and how they run.
     #[serde(default)]
     pub validation: Validation,
+    /// `[edit]`: how the model is asked to write its edit.
     #[serde(default)]
     pub edit: Edit,
+    /// `[repair]`: the one bounded repair round.
     #[serde(default)]
     pub repair: Repair,
 }
 
+/// `[provider]`: the model server.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSection {
+    /// Which kind of server; it decides the API spoken and the defaults.
     pub kind: ProviderKind,
+    /// The server's base URL; `None`: the kind's default (see [`Policy::base_url`]).
     pub base_url: Option<String>,
     /// The NAME of the environment variable holding the key; never the key itself.
     pub api_key_env: Option<String>,
@@ -192,6 +221,7 @@ fn default_temperature() -> f32 {
     DEFAULT_TEMPERATURE
 }
 
+/// `[models]`: the models called and their context window.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Models {
@@ -206,6 +236,7 @@ pub struct Models {
     pub active: Option<Vec<ActivePair>>,
 }
 
+/// `[paths]`: what the model may see and edit.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Paths {
@@ -236,16 +267,25 @@ impl Default for Paths {
     }
 }
 
+/// `[limits]`: every value positive; what the policy does not set is [`Limits::DEFAULT`].
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
+    /// The largest file that may be selected, in bytes.
     pub max_file_bytes: u64,
+    /// The selected files together, in bytes.
     pub max_total_bytes: u64,
+    /// The largest patch, in bytes.
     pub max_patch_bytes: u64,
+    /// The most files one patch may change.
     pub max_files_per_patch: usize,
+    /// The most hunks one patch may hold.
     pub max_hunks_per_patch: usize,
+    /// The model's answer budget: an answer cut there is refused as truncated.
     pub max_output_tokens: u32,
+    /// How long one request to the model server may take, in seconds.
     pub request_timeout_secs: u64,
+    /// A proposal not applied within this many seconds expires.
     pub proposal_ttl_secs: u64,
 }
 
@@ -269,6 +309,7 @@ impl Default for Limits {
     }
 }
 
+/// `[validation]`: the commands that check an edit, and how they run.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Validation {
@@ -350,9 +391,11 @@ pub struct Repair {
     pub attempts: i64,
 }
 
+/// `[edit]`: how the model writes its edit.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Edit {
+    /// The format asked for.
     #[serde(default)]
     pub format: EditFormat,
 }
@@ -378,6 +421,7 @@ impl Policy {
         }
     }
 
+    /// The server's base URL without a trailing `/`: `[provider] base_url`, else the kind's default.
     pub fn base_url(&self) -> String {
         let url = self
             .provider
@@ -387,6 +431,8 @@ impl Policy {
         url.trim_end_matches('/').to_string()
     }
 
+    /// The name of the variable that holds the key: `[provider] api_key_env`, else the kind's default; `None`
+    /// when there is no key.
     pub fn api_key_env(&self) -> Option<String> {
         self.provider.api_key_env.clone().or_else(|| {
             self.provider
@@ -397,8 +443,9 @@ impl Policy {
         })
     }
 
-    /// The provider key (read from the variable [`Policy::api_key_env`] names) as a [`Secret`] to look for in what
-    /// servers send and to redact from what is shown; none when there is no key.
+    /// The provider key (read from the variable [`Policy::api_key_env`] names) as a
+    /// [`Secret`](crate::secret::Secret) to look for in what servers send and to redact from what is shown; none
+    /// when there is no key.
     pub fn secret(&self) -> crate::secret::Secret {
         self.api_key_env()
             .and_then(|v| std::env::var(v).ok())
@@ -635,6 +682,7 @@ impl Policy {
 /// A policy and where it came from.
 #[derive(Debug, Clone)]
 pub struct LoadedPolicy {
+    /// The policy, checked.
     pub policy: Policy,
     /// The file it was read from; `None` for the default of an allowed root.
     pub path: Option<PathBuf>,
@@ -715,16 +763,23 @@ fn read_file(path: &Path) -> Result<LoadedPolicy> {
 /// What kind of project a folder holds, from its marker files; it decides the suggested paths and check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProjectKind {
+    /// A Cargo project (`Cargo.toml`).
     Rust,
+    /// A Node.js project (`package.json`).
     Node,
+    /// A Python project (`pyproject.toml`, `setup.py`, `requirements.txt`, or `.py` files at the top).
     Python,
     /// Plain Python files with `test_*.py` tests beside them, and no packaging file.
     PythonTests,
+    /// A Go module (`go.mod`).
     Go,
+    /// None of these.
     Other,
 }
 
 impl ProjectKind {
+    /// The kind of the project at `root`: the first of Cargo, Node.js, Python and Go whose marker file it holds,
+    /// else what its top-level `.py` files say.
     pub fn detect(root: &Path) -> ProjectKind {
         let has = |f: &str| root.join(f).is_file();
         if has("Cargo.toml") {

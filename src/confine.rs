@@ -92,6 +92,7 @@ pub const CHECK_UID: u32 = 65534;
 /// A bubblewrap that was found and shown to work here.
 #[derive(Debug, Clone)]
 pub struct Bwrap {
+    /// The `bwrap` binary.
     pub path: PathBuf,
     /// `bubblewrap 0.8.0`, as it says.
     pub version: String,
@@ -233,6 +234,7 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
 pub struct Launch {
     /// Empty: `sh` is started directly (in its own process group).
     pub wrapper: Vec<OsString>,
+    /// The check's whole environment (see [`environment`]).
     pub env: Vec<(OsString, OsString)>,
     /// `confined`, `pid-namespace` or `process-group`; reported with every check.
     pub isolation: &'static str,

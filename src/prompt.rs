@@ -24,10 +24,15 @@ const MAX_ENUM_LINES: usize = 2000;
 /// The scoped task, as the primary wrote it.
 #[derive(Debug, Clone)]
 pub struct TaskSpec<'a> {
+    /// What to change, self-contained.
     pub task: &'a str,
+    /// How to tell the change is done.
     pub acceptance_criteria: &'a [String],
+    /// What the change must not do.
     pub constraints: &'a [String],
+    /// The steps to take, when the primary gave them.
     pub plan: &'a [String],
+    /// Anything else the model should know.
     pub context: Option<&'a str>,
 }
 

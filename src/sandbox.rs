@@ -54,6 +54,7 @@ pub struct Report {
     pub left_out: u64,
     /// Time spent walking the workspace and making folders and symlinks, included in `elapsed_ms`.
     pub walk_ms: u64,
+    /// Time spent making the copy in all.
     pub elapsed_ms: u64,
 }
 
@@ -70,6 +71,7 @@ impl Sandbox {
         &self.root
     }
 
+    /// What making the copy did.
     pub fn report(&self) -> &Report {
         &self.report
     }

@@ -62,9 +62,18 @@ pub struct Workspace {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OnDisk {
     /// A regular file with this git mode.
-    File { abs: PathBuf, mode: u32 },
+    File {
+        /// Its absolute path.
+        abs: PathBuf,
+        /// Its git mode: [`crate::patch::MODE_EXECUTABLE`] when executable, else
+        /// [`crate::patch::MODE_REGULAR`].
+        mode: u32,
+    },
     /// Nothing there (a parent folder may be missing too).
-    Absent { abs: PathBuf },
+    Absent {
+        /// The absolute path it would have.
+        abs: PathBuf,
+    },
 }
 
 /// Turn a `workspace_root` argument into a canonical absolute folder path.
@@ -128,6 +137,7 @@ impl Workspace {
         })
     }
 
+    /// The workspace's root folder (canonical).
     pub fn root(&self) -> &Path {
         &self.root
     }
