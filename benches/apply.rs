@@ -45,8 +45,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
-use common::mcp::{Mcp, start_endpoint};
-use common::{Stats, children_cpu_ms, ms_since, stats_header, stats_row};
+use common::mcp::Mcp;
+use common::{Stats, children_cpu_ms, ms_since, start_endpoint, stats_header, stats_row};
 use local_llm_delegator::digest::{git_blob_id, sha256_hex};
 use local_llm_delegator::patch::{FileChange, MODE_REGULAR, canonical};
 use serde_json::json;
@@ -430,7 +430,7 @@ fn run(bin: &Path) -> BenchResult<()> {
             .collect();
         // The warm server's model: an instant endpoint answering with the canonical patch.
         let patch_text = std::fs::read_to_string(&case.patch).map_err(|e| e.to_string())?;
-        let (port, _) = start_endpoint(&patch_text)?;
+        let port = start_endpoint(&patch_text)?.port;
         std::fs::write(
             case.template.join("local-llm-worker.toml"),
             policy(Some(port)),

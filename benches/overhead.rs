@@ -43,8 +43,8 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Instant;
 
-use common::mcp::{CHILD_TIMEOUT, Mcp, start_endpoint};
-use common::{Stats, children_cpu_ms, fmt, ms_since, stats_header, stats_row};
+use common::mcp::{CHILD_TIMEOUT, Mcp};
+use common::{Stats, children_cpu_ms, fmt, ms_since, start_endpoint, stats_header, stats_row};
 use serde_json::{Value, json};
 
 const WARMUPS: usize = 3;
@@ -342,7 +342,7 @@ fn cold_start(env: &Env, python: Option<&PythonServer>) -> BenchResult<Idle> {
 // ---------------------------------------------------------------------------------------------------------------
 
 fn memory(env: &Env, idle: &Idle) -> BenchResult<()> {
-    let (port, _) = start_endpoint(EDIT_LIST)?;
+    let port = start_endpoint(EDIT_LIST)?.port;
     let ws = tempfile::tempdir().map_err(|e| format!("memory workspace: {e}"))?;
     let src = ws.path().join("src");
     std::fs::create_dir_all(&src).map_err(|e| e.to_string())?;
@@ -609,7 +609,8 @@ fn propose_mcp(mcp: &mut Mcp, root: &Path) -> BenchResult<f64> {
 }
 
 fn propose_overhead(env: &Env) -> BenchResult<()> {
-    let (port, served) = start_endpoint(EDIT_LIST)?;
+    let endpoint = start_endpoint(EDIT_LIST)?;
+    let port = endpoint.port;
     let mut workspaces = Vec::new();
     for (files, folders) in SIZES {
         let built = Instant::now();
@@ -658,7 +659,7 @@ fn propose_overhead(env: &Env) -> BenchResult<()> {
             }
         }
     }
-    let served = served.load(Ordering::Relaxed);
+    let served = endpoint.answered.load(Ordering::Relaxed);
 
     println!(
         "3. Propose overhead: the same 3 selected files, instant scripted endpoint on 127.0.0.1:{port} \

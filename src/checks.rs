@@ -9,7 +9,7 @@
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -32,11 +32,15 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 /// How one validation command went.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CheckResult {
+    /// The command, as the policy file gives it.
     pub command: String,
+    /// Whether it exited with 0 (neither killed nor stopped).
     pub passed: bool,
     /// The exit code; `None` when it was killed (timeout, cancellation) or could not start.
     pub exit_code: Option<i32>,
+    /// Whether it was killed at its timeout.
     pub timed_out: bool,
+    /// How long it ran.
     pub duration_ms: u64,
     /// How it was isolated: `confined` (bubblewrap: no network, its own PID namespace, only the sandbox writable),
     /// `pid-namespace` (apply time: in the workspace, no descendant outlives it) or `process-group`.
@@ -52,8 +56,11 @@ pub struct CheckResult {
 
 /// How to run the checks: the launch, the timeout per command, and the key to redact from their output.
 pub struct Run<'a> {
+    /// How each command is started (confined or not, with which environment).
     pub launch: &'a Launch,
+    /// How long each command may run before its whole process group is killed.
     pub timeout: Duration,
+    /// The provider key, redacted from the output.
     pub secret: &'a Secret,
 }
 
@@ -93,6 +100,19 @@ pub fn failure_report(r: &CheckResult) -> String {
     )
 }
 
+/// Where the last `max` bytes of `bytes` start (0 when there are no more than `max`), moved forward past at most
+/// three UTF-8 continuation bytes: a character cut in two there is left out whole rather than kept in part. The
+/// output kept of a check and the output a repair round shows the model are cut with it.
+pub fn tail_start(bytes: &[u8], max: usize) -> usize {
+    let cut = bytes.len().saturating_sub(max);
+    let mut start = cut;
+    // A continuation byte is 0b10xx_xxxx; a character has at most three of them.
+    while start < bytes.len() && start - cut < 3 && bytes[start] & 0xC0 == 0x80 {
+        start += 1;
+    }
+    start
+}
+
 /// The output captured so far: the first bytes, the last bytes, and how many there were in all.
 #[derive(Default)]
 struct Capture {
@@ -123,8 +143,9 @@ impl Capture {
         }
     }
 
+    /// The last [`OUTPUT_TAIL_BYTES`] at most, from a char boundary.
     fn kept_tail(&self) -> &[u8] {
-        &self.tail[self.tail.len().saturating_sub(OUTPUT_TAIL_BYTES)..]
+        &self.tail[tail_start(&self.tail, OUTPUT_TAIL_BYTES)..]
     }
 
     fn dropped(&self) -> u64 {
@@ -154,36 +175,72 @@ impl Capture {
 fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResult {
     let start = Instant::now();
     let isolation = run.launch.isolation.to_string();
-    let fail = |why: String| CheckResult {
+    let (child, reader) = match start_check(command, dir, run.launch) {
+        Ok(started) => started,
+        Err(why) => {
+            return CheckResult {
+                command: command.to_string(),
+                passed: false,
+                exit_code: None,
+                timed_out: false,
+                duration_ms: start.elapsed().as_millis() as u64,
+                isolation,
+                output: why,
+                output_bytes: 0,
+                output_dropped: 0,
+            };
+        }
+    };
+    let (capture, done_rx) = capture_output(reader);
+    let end = await_exit(child, start, run.timeout, watch);
+    let mut notes = drain_notes(&done_rx, &capture);
+    let cap = capture.lock().unwrap_or_else(|p| p.into_inner());
+    let mut output = cap.render(run.secret);
+    if end.timed_out {
+        notes.push(format!(
+            "[killed after the {} s timeout]",
+            run.timeout.as_secs()
+        ));
+    }
+    if end.cancelled {
+        notes.push("[killed: the call was cancelled]".to_string());
+    }
+    for n in notes {
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(&n);
+    }
+    let exit_code = end.status.and_then(|s| s.code());
+    CheckResult {
         command: command.to_string(),
-        passed: false,
-        exit_code: None,
-        timed_out: false,
+        passed: !end.timed_out && !end.cancelled && exit_code == Some(0),
+        exit_code,
+        timed_out: end.timed_out,
         duration_ms: start.elapsed().as_millis() as u64,
-        isolation: isolation.clone(),
-        output: why,
-        output_bytes: 0,
-        output_dropped: 0,
-    };
-    // One pipe for stdout and stderr, so their lines keep their order; read in memory, never to a file.
-    let (reader, writer) = match std::io::pipe() {
-        Ok(p) => p,
-        Err(e) => {
-            return fail(format!(
-                "[the check did not run: no pipe for its output could be made: {e}]"
-            ));
-        }
-    };
-    let writer2 = match writer.try_clone() {
-        Ok(w) => w,
-        Err(e) => {
-            return fail(format!(
-                "[the check did not run: its output pipe could not be shared: {e}]"
-            ));
-        }
-    };
+        isolation,
+        output,
+        output_bytes: cap.total,
+        output_dropped: cap.dropped(),
+    }
+}
+
+/// Start `sh -c command` in `dir` as `launch` says, in a process group of its own, its stdout and stderr on one pipe
+/// (so their lines keep their order; read in memory, never to a file). `Err` is the line that says why it did not
+/// run.
+fn start_check(
+    command: &str,
+    dir: &Path,
+    launch: &Launch,
+) -> Result<(Child, std::io::PipeReader), String> {
+    let (reader, writer) = std::io::pipe().map_err(|e| {
+        format!("[the check did not run: no pipe for its output could be made: {e}]")
+    })?;
+    let writer2 = writer.try_clone().map_err(|e| {
+        format!("[the check did not run: its output pipe could not be shared: {e}]")
+    })?;
     // With a wrapper: `bwrap OPTIONS -- sh -c COMMAND`; without: `sh -c COMMAND`.
-    let mut cmd = match run.launch.wrapper.split_first() {
+    let mut cmd = match launch.wrapper.split_first() {
         Some((program, options)) => {
             let mut c = Command::new(program);
             c.args(options).arg("sh");
@@ -195,7 +252,7 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
         .arg(command)
         .current_dir(dir)
         .env_clear()
-        .envs(run.launch.env.iter().map(|(k, v)| (k, v)))
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(writer2)
@@ -203,40 +260,57 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
     let spawned = cmd.spawn();
     // Our copies of the pipe's write end must go, or the reader never sees the end of the output.
     drop(cmd);
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            return fail(format!(
-                "[the check did not run: cannot start {}: {e}]",
-                run.launch
-                    .wrapper
-                    .first()
-                    .map(|p| p.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "sh".into())
-            ));
-        }
-    };
+    let child = spawned.map_err(|e| {
+        format!(
+            "[the check did not run: cannot start {}: {e}]",
+            launch
+                .wrapper
+                .first()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "sh".into())
+        )
+    })?;
+    Ok((child, reader))
+}
+
+/// Read the check's output into a [`Capture`] on a thread of its own; the receiver hears once the output ended (or
+/// could not be read further).
+fn capture_output(
+    mut reader: std::io::PipeReader,
+) -> (Arc<Mutex<Capture>>, mpsc::Receiver<std::io::Result<()>>) {
     let capture = Arc::new(Mutex::new(Capture::default()));
     let (done_tx, done_rx) = mpsc::channel::<std::io::Result<()>>();
-    {
-        let capture = capture.clone();
-        let mut reader = reader;
-        std::thread::spawn(move || {
-            let mut buf = vec![0u8; 64 * 1024];
-            let r = loop {
-                match reader.read(&mut buf) {
-                    Ok(0) => break Ok(()),
-                    Ok(n) => capture
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(&buf[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => break Err(e),
-                }
-            };
-            let _ = done_tx.send(r);
-        });
-    }
+    let shared = capture.clone();
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        let r = loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break Ok(()),
+                Ok(n) => shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        let _ = done_tx.send(r);
+    });
+    (capture, done_rx)
+}
+
+/// How a started check ended.
+struct End {
+    /// Its exit status; `None` when it could not be awaited.
+    status: Option<ExitStatus>,
+    timed_out: bool,
+    cancelled: bool,
+}
+
+/// Wait for the check started at `start` to exit, killing its whole process group when `timeout` passes or `watch`
+/// is cancelled; whatever the outcome, no member of the group is left behind (in a confinement, the whole PID
+/// namespace ends with its first process).
+fn await_exit(mut child: Child, start: Instant, timeout: Duration, watch: &Watch) -> End {
     let pgid = rustix::process::Pid::from_child(&child);
     let kill_group = || {
         // ESRCH (the group is already gone) is fine.
@@ -251,12 +325,12 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
     let mut timed_out = false;
     let mut cancelled = false;
     let status = loop {
-        let left = run.timeout.saturating_sub(start.elapsed());
+        let left = timeout.saturating_sub(start.elapsed());
         match exit_rx.recv_timeout(left.min(CANCEL_POLL)) {
             Ok(r) => break r.ok(),
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if start.elapsed() >= run.timeout || watch.is_cancelled() {
-                    timed_out = start.elapsed() >= run.timeout;
+                if start.elapsed() >= timeout || watch.is_cancelled() {
+                    timed_out = start.elapsed() >= timeout;
                     cancelled = !timed_out;
                     kill_group();
                     break exit_rx.recv().ok().and_then(|r| r.ok());
@@ -265,50 +339,30 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
             Err(mpsc::RecvTimeoutError::Disconnected) => break None,
         }
     };
-    // Whatever the outcome, leave no member of the group behind (in a confinement, the whole PID namespace ends
-    // with its first process).
     kill_group();
-    let mut notes = Vec::new();
+    End {
+        status,
+        timed_out,
+        cancelled,
+    }
+}
+
+/// Wait a little ([`DRAIN_GRACE`]) for the rest of the output; the notes to add when it could not all be read.
+fn drain_notes(
+    done_rx: &mpsc::Receiver<std::io::Result<()>>,
+    capture: &Mutex<Capture>,
+) -> Vec<String> {
     match done_rx.recv_timeout(DRAIN_GRACE) {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => notes.push(format!(
+        Ok(Ok(())) => Vec::new(),
+        Ok(Err(e)) => vec![format!(
             "[the output could not be captured after {} bytes: {e}; this says nothing about the check itself]",
             capture.lock().unwrap_or_else(|p| p.into_inner()).total
-        )),
-        Err(_) => notes.push(
+        )],
+        Err(_) => vec![
             "[a process that left the check's group still holds its output open; it was not waited for \
              (install bubblewrap so that checks run in a PID namespace of their own)]"
                 .to_string(),
-        ),
-    }
-    let exit_code = status.and_then(|s| s.code());
-    let cap = capture.lock().unwrap_or_else(|p| p.into_inner());
-    let mut output = cap.render(run.secret);
-    if timed_out {
-        notes.push(format!(
-            "[killed after the {} s timeout]",
-            run.timeout.as_secs()
-        ));
-    }
-    if cancelled {
-        notes.push("[killed: the call was cancelled]".to_string());
-    }
-    for n in notes {
-        if !output.is_empty() && !output.ends_with('\n') {
-            output.push('\n');
-        }
-        output.push_str(&n);
-    }
-    CheckResult {
-        command: command.to_string(),
-        passed: !timed_out && !cancelled && exit_code == Some(0),
-        exit_code,
-        timed_out,
-        duration_ms: start.elapsed().as_millis() as u64,
-        isolation,
-        output,
-        output_bytes: cap.total,
-        output_dropped: cap.dropped(),
+        ],
     }
 }
 
@@ -408,6 +462,42 @@ mod tests {
             "the cut is said"
         );
         assert!(o.output.len() < OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES + 200);
+    }
+
+    #[test]
+    fn the_tail_starts_on_a_char_boundary() {
+        let text = "aé€𝄞";
+        for max in 0..=text.len() + 1 {
+            let start = tail_start(text.as_bytes(), max);
+            assert!(text.is_char_boundary(start), "{max}: {start}");
+            assert!(text.len() - start <= max, "{max}: {start}");
+            assert!(start < text.len().saturating_sub(max) + 4, "{max}: {start}");
+        }
+        assert_eq!(tail_start(b"abc", 3), 0);
+        // Not UTF-8: at most three bytes more are left out.
+        assert_eq!(tail_start(&[0x80; 10], 5), 8);
+    }
+
+    #[test]
+    fn a_character_cut_at_the_start_of_the_kept_tail_is_left_out_whole() {
+        // Two-byte characters and an odd total: the last OUTPUT_TAIL_BYTES start inside a character.
+        let r = run_with(
+            &plain(),
+            &["i=0; while [ $i -lt 30000 ]; do printf 'é'; i=$((i+1)); done; echo; exit 1"],
+            &std::env::temp_dir(),
+            Duration::from_secs(10),
+        );
+        let o = &r[0];
+        assert_eq!(o.output_bytes, 60_001);
+        assert_eq!(
+            o.output_dropped,
+            o.output_bytes - (OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES - 1) as u64
+        );
+        assert!(
+            !o.output.contains('\u{FFFD}'),
+            "a piece of a character is kept"
+        );
+        assert!(o.output.ends_with("éé\n"));
     }
 
     #[test]

@@ -4,12 +4,11 @@
 //! The policy file is trusted (the user wrote it); everything else the worker reads is not. Unknown keys are refused
 //! so that a typo never silently weakens a limit.
 
-use crate::error::IoContext;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 
 /// The file name looked for at the workspace root.
 pub const POLICY_FILE: &str = "local-llm-worker.toml";
@@ -31,6 +30,7 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// Its name in the policy file (`[provider] kind`) and on the command line.
     pub fn name(self) -> &'static str {
         match self {
             ProviderKind::Llamacpp => "llamacpp",
@@ -92,15 +92,21 @@ impl ProviderKind {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Effort {
+    /// No reasoning asked for.
     None,
+    /// A little reasoning.
     Low,
+    /// Some reasoning.
     Medium,
+    /// Much reasoning (the default).
     #[default]
     High,
+    /// The most the model offers; sent as `high` to providers that have no more.
     Max,
 }
 
 impl Effort {
+    /// Its name in the policy file (`[provider] reasoning_effort`).
     pub fn name(self) -> &'static str {
         match self {
             Effort::None => "none",
@@ -116,14 +122,21 @@ impl Effort {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActivePair {
+    /// The provider kind of the pair.
     pub provider: ProviderKind,
+    /// The model id, as that provider spells it.
     pub model: String,
 }
 
+/// What a provider kind uses where the policy says nothing (see [`ProviderKind::defaults`]).
 pub struct ProviderDefaults {
+    /// The base URL of its API.
     pub base_url: &'static str,
+    /// The environment variable that holds its key; `None` when it needs none.
     pub api_key_env: Option<&'static str>,
+    /// The model for `complexity = "low"`.
     pub flash: &'static str,
+    /// The model for `complexity = "medium"`.
     pub pro: &'static str,
 }
 
@@ -134,34 +147,62 @@ pub enum EditFormat {
     /// `json` for llama.cpp (its output is constrained by a JSON schema), `udiff` elsewhere.
     #[default]
     Auto,
+    /// A unified diff.
     Udiff,
+    /// SEARCH/REPLACE blocks.
     SearchReplace,
+    /// The whole new content of each file it changes (small files only).
     WholeFile,
+    /// JSON edits of whole lines (constrained by a schema on llama.cpp).
     Json,
 }
 
+impl EditFormat {
+    /// Its name in the policy file (`[edit] format`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EditFormat::Auto => "auto",
+            EditFormat::Udiff => "udiff",
+            EditFormat::SearchReplace => "search_replace",
+            EditFormat::WholeFile => "whole_file",
+            EditFormat::Json => "json",
+        }
+    }
+}
+
+/// The policy file of a workspace, as read (see the module's doc); [`load`] finds and checks it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
+    /// `[provider]`: which model server, how to reach it, how to sample.
     pub provider: ProviderSection,
+    /// `[models]`: which models, their context window, the pairs that may be called.
     #[serde(default)]
     pub models: Models,
+    /// `[paths]`: which files the model may see and edit.
     #[serde(default)]
     pub paths: Paths,
+    /// `[limits]`: the sizes, counts and times the worker keeps to.
     #[serde(default)]
     pub limits: Limits,
+    /// `[validation]`: the commands that check an edit, and how they run.
     #[serde(default)]
     pub validation: Validation,
+    /// `[edit]`: how the model is asked to write its edit.
     #[serde(default)]
     pub edit: Edit,
+    /// `[repair]`: the one bounded repair round.
     #[serde(default)]
     pub repair: Repair,
 }
 
+/// `[provider]`: the model server.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSection {
+    /// Which kind of server; it decides the API spoken and the defaults.
     pub kind: ProviderKind,
+    /// The server's base URL; `None`: the kind's default (see [`Policy::base_url`]).
     pub base_url: Option<String>,
     /// The NAME of the environment variable holding the key; never the key itself.
     pub api_key_env: Option<String>,
@@ -173,10 +214,14 @@ pub struct ProviderSection {
     pub reasoning_effort: Effort,
 }
 
+/// `[provider] temperature` when the policy does not set it.
+pub const DEFAULT_TEMPERATURE: f32 = 0.2;
+
 fn default_temperature() -> f32 {
-    0.2
+    DEFAULT_TEMPERATURE
 }
 
+/// `[models]`: the models called and their context window.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Models {
@@ -191,6 +236,7 @@ pub struct Models {
     pub active: Option<Vec<ActivePair>>,
 }
 
+/// `[paths]`: what the model may see and edit.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Paths {
@@ -221,35 +267,50 @@ impl Default for Paths {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// `[limits]`: every value positive; what the policy does not set is [`Limits::DEFAULT`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
+    /// The largest file that may be selected, in bytes.
     pub max_file_bytes: u64,
+    /// The selected files together, in bytes.
     pub max_total_bytes: u64,
+    /// The largest patch, in bytes.
     pub max_patch_bytes: u64,
+    /// The most files one patch may change.
     pub max_files_per_patch: usize,
+    /// The most hunks one patch may hold.
     pub max_hunks_per_patch: usize,
+    /// The model's answer budget: an answer cut there is refused as truncated.
     pub max_output_tokens: u32,
+    /// How long one request to the model server may take, in seconds.
     pub request_timeout_secs: u64,
+    /// A proposal not applied within this many seconds expires.
     pub proposal_ttl_secs: u64,
+}
+
+impl Limits {
+    /// The limits a policy gets for what it does not set (and what `init-project` writes).
+    pub const DEFAULT: Limits = Limits {
+        max_file_bytes: 1_000_000,
+        max_total_bytes: 4_000_000,
+        max_patch_bytes: 1_000_000,
+        max_files_per_patch: 20,
+        max_hunks_per_patch: 200,
+        max_output_tokens: 2048,
+        request_timeout_secs: 300,
+        proposal_ttl_secs: 900,
+    };
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_file_bytes: 1_000_000,
-            max_total_bytes: 4_000_000,
-            max_patch_bytes: 1_000_000,
-            max_files_per_patch: 20,
-            max_hunks_per_patch: 200,
-            max_output_tokens: 2048,
-            request_timeout_secs: 300,
-            proposal_ttl_secs: 900,
-        }
+        Limits::DEFAULT
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// `[validation]`: the commands that check an edit, and how they run.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Validation {
     /// Commands run with `sh -c` in the workspace after an apply; any non-zero exit restores the previous bytes.
@@ -302,6 +363,9 @@ pub const DEFAULT_SANDBOX_READ: &[&str] = &[
     "~/go",
 ];
 
+/// `[validation] timeout_secs` when the policy does not set it: seconds per command.
+pub const DEFAULT_CHECK_TIMEOUT_SECS: u64 = 300;
+
 /// The folders a sandbox copy leaves out by default.
 pub const DEFAULT_SANDBOX_SKIP: &[&str] = &["target", "node_modules", ".git"];
 
@@ -309,7 +373,7 @@ impl Default for Validation {
     fn default() -> Self {
         Validation {
             commands: Vec::new(),
-            timeout_secs: 300,
+            timeout_secs: DEFAULT_CHECK_TIMEOUT_SECS,
             on_propose: false,
             sandbox_skip: DEFAULT_SANDBOX_SKIP.iter().map(|s| s.to_string()).collect(),
             isolation: crate::confine::Isolation::Confined,
@@ -320,16 +384,18 @@ impl Default for Validation {
 }
 
 /// The one bounded repair round.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Repair {
     /// 0: never; 1: when validation fails, the model sees its edit and the failing output once and may fix it.
     pub attempts: i64,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+/// `[edit]`: how the model writes its edit.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Edit {
+    /// The format asked for.
     #[serde(default)]
     pub format: EditFormat,
 }
@@ -355,6 +421,7 @@ impl Policy {
         }
     }
 
+    /// The server's base URL without a trailing `/`: `[provider] base_url`, else the kind's default.
     pub fn base_url(&self) -> String {
         let url = self
             .provider
@@ -364,6 +431,8 @@ impl Policy {
         url.trim_end_matches('/').to_string()
     }
 
+    /// The name of the variable that holds the key: `[provider] api_key_env`, else the kind's default; `None`
+    /// when there is no key.
     pub fn api_key_env(&self) -> Option<String> {
         self.provider.api_key_env.clone().or_else(|| {
             self.provider
@@ -374,8 +443,9 @@ impl Policy {
         })
     }
 
-    /// The provider key (read from the variable [`Policy::api_key_env`] names) as a [`Secret`] to look for in what
-    /// servers send and to redact from what is shown; none when there is no key.
+    /// The provider key (read from the variable [`Policy::api_key_env`] names) as a
+    /// [`Secret`](crate::secret::Secret) to look for in what servers send and to redact from what is shown; none
+    /// when there is no key.
     pub fn secret(&self) -> crate::secret::Secret {
         self.api_key_env()
             .and_then(|v| std::env::var(v).ok())
@@ -464,22 +534,38 @@ impl Policy {
         }
     }
 
+    /// Refuse what the policy file at `source` says that cannot work or would weaken a limit, with the fix.
     fn check(&self, source: &str) -> Result<()> {
-        let bad = |what: String| Err(Error::Policy(format!("{source}: {what}")));
+        self.check_required()
+            .and_then(|()| self.check_limits())
+            .and_then(|()| self.check_provider())
+            .and_then(|()| self.check_validation())
+            .and_then(|()| self.check_command_environment())
+            .and_then(|()| self.check_repair())
+            .map_err(|what| Error::Policy(format!("{source}: {what}")))
+    }
+
+    /// What must be given: a base URL for a generic server, a context window above 0, a path to read.
+    fn check_required(&self) -> std::result::Result<(), String> {
         if self.provider.kind == ProviderKind::Openai && self.provider.base_url.is_none() {
-            return bad("[provider] kind = \"openai\" needs base_url (for example \"http://127.0.0.1:8000/v1\")".into());
+            return Err("[provider] kind = \"openai\" needs base_url (for example \"http://127.0.0.1:8000/v1\")".into());
         }
         if self.models.context_window == Some(0) {
-            return bad(
+            return Err(
                 "[models] context_window is 0; give the model's context size in tokens".into(),
             );
         }
         if self.paths.allowed.is_empty() {
-            return bad(
+            return Err(
                 "[paths] allowed is empty, so no file could be read; list globs such as \"src/**\""
                     .into(),
             );
         }
+        Ok(())
+    }
+
+    /// Every `[limits]` value is positive.
+    fn check_limits(&self) -> std::result::Result<(), String> {
         let l = &self.limits;
         for (name, v) in [
             ("max_file_bytes", l.max_file_bytes),
@@ -492,15 +578,20 @@ impl Policy {
             ("max_hunks_per_patch", l.max_hunks_per_patch as u64),
         ] {
             if v == 0 {
-                return bad(format!(
+                return Err(format!(
                     "[limits] {name} is 0; give a positive number or remove the line for the default"
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// `[provider] api_key_env` is a variable's name (never a key), `base_url` an http(s) URL.
+    fn check_provider(&self) -> std::result::Result<(), String> {
         if let Some(env) = &self.provider.api_key_env
             && (env.is_empty() || !env.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
         {
-            return bad(
+            return Err(
                 "[provider] api_key_env must be the NAME of an environment variable (letters, digits, _); \
                  never put a key in this file"
                     .to_string(),
@@ -509,17 +600,22 @@ impl Policy {
         if let Some(url) = &self.provider.base_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
-            return bad(format!(
+            return Err(format!(
                 "[provider] base_url {url:?} must start with http:// or https://"
             ));
         }
+        Ok(())
+    }
+
+    /// `[validation]`: no empty command, a positive timeout, sandbox skips that stay in the workspace.
+    fn check_validation(&self) -> std::result::Result<(), String> {
         for c in &self.validation.commands {
             if c.trim().is_empty() {
-                return bad("[validation] commands holds an empty command; remove it".into());
+                return Err("[validation] commands holds an empty command; remove it".into());
             }
         }
         if self.validation.timeout_secs == 0 {
-            return bad(
+            return Err(
                 "[validation] timeout_secs is 0; give a positive number of seconds or remove the line for the default"
                     .into(),
             );
@@ -527,23 +623,29 @@ impl Policy {
         for s in &self.validation.sandbox_skip {
             let t = s.trim().trim_end_matches('/');
             if t.is_empty() || t.starts_with('/') || t.split('/').any(|c| c == ".." || c == ".") {
-                return bad(format!(
+                return Err(format!(
                     "[validation] sandbox_skip entry {s:?} is not a name or a workspace-relative path; write a \
                      folder name such as \"target\" or a path such as \"web/dist\""
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// What validation commands get: `[validation] env` names variables (never the key's), `sandbox_read` absolute
+    /// folders or folders under `~/`.
+    fn check_command_environment(&self) -> std::result::Result<(), String> {
         for name in &self.validation.env {
             if name.is_empty()
                 || name.as_bytes()[0].is_ascii_digit()
                 || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
             {
-                return bad(format!(
+                return Err(format!(
                     "[validation] env entry {name:?} is not the name of an environment variable (letters, digits, _)"
                 ));
             }
             if self.api_key_env().as_deref() == Some(name.as_str()) {
-                return bad(format!(
+                return Err(format!(
                     "[validation] env names {name}, the provider key's variable: the key never reaches validation \
                      commands; remove it"
                 ));
@@ -555,14 +657,19 @@ impl Policy {
                 || rest.split('/').any(|c| c == ".." || c == ".")
                 || entry == "/"
             {
-                return bad(format!(
+                return Err(format!(
                     "[validation] sandbox_read entry {entry:?} is not an absolute folder or one under ~/ (such as \
                      \"~/.cargo\" or \"/opt/sdk\"); write it that way"
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// `[repair] attempts` is 0 or 1.
+    fn check_repair(&self) -> std::result::Result<(), String> {
         if !(0..=1).contains(&self.repair.attempts) {
-            return bad(format!(
+            return Err(format!(
                 "[repair] attempts = {} is not supported: use 0 (no repair) or 1 (one bounded repair round); more \
                  rounds are never made",
                 self.repair.attempts
@@ -575,6 +682,7 @@ impl Policy {
 /// A policy and where it came from.
 #[derive(Debug, Clone)]
 pub struct LoadedPolicy {
+    /// The policy, checked.
     pub policy: Policy,
     /// The file it was read from; `None` for the default of an allowed root.
     pub path: Option<PathBuf>,
@@ -655,16 +763,23 @@ fn read_file(path: &Path) -> Result<LoadedPolicy> {
 /// What kind of project a folder holds, from its marker files; it decides the suggested paths and check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProjectKind {
+    /// A Cargo project (`Cargo.toml`).
     Rust,
+    /// A Node.js project (`package.json`).
     Node,
+    /// A Python project (`pyproject.toml`, `setup.py`, `requirements.txt`, or `.py` files at the top).
     Python,
     /// Plain Python files with `test_*.py` tests beside them, and no packaging file.
     PythonTests,
+    /// A Go module (`go.mod`).
     Go,
+    /// None of these.
     Other,
 }
 
 impl ProjectKind {
+    /// The kind of the project at `root`: the first of Cargo, Node.js, Python and Go whose marker file it holds,
+    /// else what its top-level `.py` files say.
     pub fn detect(root: &Path) -> ProjectKind {
         let has = |f: &str| root.join(f).is_file();
         if has("Cargo.toml") {
@@ -737,8 +852,36 @@ fn toml_list(items: &[&str]) -> String {
     format!("[{}]", quoted.join(", "))
 }
 
-/// The commented policy file `init-project` writes for a provider and a project kind.
+/// The commented policy file `init-project` writes for a provider and a project kind. Every value it sets is the
+/// default a policy gets without it (`Limits::DEFAULT`, `Validation::default()`...), but for the provider's URL, key
+/// variable and models, and the project's paths and check.
 pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
+    [
+        template_header(project),
+        template_provider(kind),
+        template_models(kind),
+        template_paths(project),
+        template_limits(&Limits::DEFAULT),
+        template_validation(project, &Validation::default()),
+        template_repair(&Repair::default()),
+        template_edit(&Edit::default()),
+    ]
+    .join("\n")
+}
+
+/// What the file is, for which project.
+fn template_header(project: ProjectKind) -> String {
+    format!(
+        r#"# local-llm-worker policy for this workspace. Project detected: {project}.
+# The worker reads only the files a request names AND these globs allow, asks the model for an edit, and writes
+# only the exact patch bytes the primary agent approved.
+"#,
+        project = project.name(),
+    )
+}
+
+/// `[provider]`: the kind, its URL and key variable, the sampling temperature and the reasoning effort.
+fn template_provider(kind: ProviderKind) -> String {
     let d = kind.defaults();
     let key_line = match d.api_key_env {
         Some(env) => format!(
@@ -746,30 +889,40 @@ pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
         ),
         None => "# No key: a local server needs none. Name a variable here if yours does.\n# api_key_env = \"LLAMA_API_KEY\"\n".to_string(),
     };
+    format!(
+        r#"[provider]
+kind = "{kind}"
+base_url = "{base_url}"
+{key_line}# Sampling temperature for edits.
+temperature = {temperature}
+# For models that reason: none | low | medium | high | max ({effort_note}).
+reasoning_effort = "{effort}"
+"#,
+        kind = kind.name(),
+        base_url = d.base_url,
+        temperature = DEFAULT_TEMPERATURE,
+        effort_note = match kind {
+            ProviderKind::Openrouter =>
+                "GLM accepts low, high or max: none is sent as low, medium as high",
+            ProviderKind::Huggingface => "sent as reasoning_effort; max is sent as high",
+            ProviderKind::Deepseek => "sent as reasoning.effort; max is sent as high",
+            ProviderKind::Llamacpp | ProviderKind::Openai => "not sent to this provider",
+        },
+        effort = Effort::default().name(),
+    )
+}
+
+/// `[models]`: the provider's flash and pro models, the context window and the active pairs (commented out).
+fn template_models(kind: ProviderKind) -> String {
+    let d = kind.defaults();
     let model_note = match kind {
         ProviderKind::Llamacpp => {
             "# llama.cpp serves whichever model it loaded and accepts any name here.\n"
         }
         _ => "",
     };
-    let checks = match project.check() {
-        Some(c) => format!("commands = [{c:?}]"),
-        None => "commands = []  # e.g. [\"make test\"]".to_string(),
-    };
     format!(
-        r#"# local-llm-worker policy for this workspace. Project detected: {project}.
-# The worker reads only the files a request names AND these globs allow, asks the model for an edit, and writes
-# only the exact patch bytes the primary agent approved.
-
-[provider]
-kind = "{kind}"
-base_url = "{base_url}"
-{key_line}# Sampling temperature for edits.
-temperature = 0.2
-# For models that reason: none | low | medium | high | max ({effort_note}).
-reasoning_effort = "high"
-
-[models]
+        r#"[models]
 {model_note}# complexity = "low" always uses flash; "medium" uses pro.
 flash = "{flash}"
 pro = "{pro}"
@@ -779,8 +932,18 @@ pro = "{pro}"
 # context_window = {context_window}
 # Uncomment to allow only these pairs; any other is refused before a request is made.
 # active = [{{ provider = "{kind}", model = "{flash}" }}, {{ provider = "{kind}", model = "{pro}" }}]
+"#,
+        kind = kind.name(),
+        flash = d.flash,
+        pro = d.pro,
+        context_window = kind.default_context_window(),
+    )
+}
 
-[paths]
+/// `[paths]`: the project's globs, and no further denial or unlock.
+fn template_paths(project: ProjectKind) -> String {
+    format!(
+        r#"[paths]
 # Files the model may see and edit: workspace-relative globs; `*` stays within a folder, `**` crosses folders.
 allowed = {allowed}
 # Never read or written, on top of the built-in denials (.git/, this file, .env*, *.pem, *.key, id_rsa*,
@@ -788,67 +951,117 @@ allowed = {allowed}
 denied = []
 # Secret-looking files stay denied unless listed here explicitly, e.g. ["**/.env.example"].
 unlock_secrets = []
+"#,
+        allowed = toml_list(project.allowed()),
+    )
+}
 
-[limits]
-max_file_bytes = 1000000      # per selected file
-max_total_bytes = 4000000     # all selected files together
-max_patch_bytes = 1000000
-max_files_per_patch = 20
-max_hunks_per_patch = 200
-max_output_tokens = 2048      # the model's answer is cut here (and then refused as truncated)
-request_timeout_secs = 300
-proposal_ttl_secs = 900       # a proposal not applied within this time expires
+/// A `key = value` line with its comment in the column the other commented lines use.
+fn commented(key: &str, value: impl std::fmt::Display, comment: &str) -> String {
+    format!("{:<29} # {comment}", format!("{key} = {value}"))
+}
 
-[validation]
+/// `[limits]`, every one of `l`.
+fn template_limits(l: &Limits) -> String {
+    format!(
+        r#"[limits]
+{}
+{}
+max_patch_bytes = {}
+max_files_per_patch = {}
+max_hunks_per_patch = {}
+{}
+request_timeout_secs = {}
+{}
+"#,
+        commented("max_file_bytes", l.max_file_bytes, "per selected file"),
+        commented(
+            "max_total_bytes",
+            l.max_total_bytes,
+            "all selected files together"
+        ),
+        l.max_patch_bytes,
+        l.max_files_per_patch,
+        l.max_hunks_per_patch,
+        commented(
+            "max_output_tokens",
+            l.max_output_tokens,
+            "the model's answer is cut here (and then refused as truncated)"
+        ),
+        l.request_timeout_secs,
+        commented(
+            "proposal_ttl_secs",
+            l.proposal_ttl_secs,
+            "a proposal not applied within this time expires"
+        ),
+    )
+}
+
+/// `[validation]`: the project's check, and every other value of `v`.
+fn template_validation(project: ProjectKind, v: &Validation) -> String {
+    let checks = match project.check() {
+        Some(c) => format!("commands = [{c:?}]"),
+        None => "commands = []  # e.g. [\"make test\"]".to_string(),
+    };
+    let list = |items: &[String]| toml_list(&items.iter().map(String::as_str).collect::<Vec<_>>());
+    format!(
+        r#"[validation]
 # Run with `sh -c` in the workspace after a patch is applied; if one fails, the previous bytes are restored.
 # These come only from this file, never from a model or a tool argument.
 {checks}
-timeout_secs = 300            # per command; the command's whole process group is killed after it
+{timeout}
 # true: also validate every proposal before returning it, in a temporary copy of the workspace (.gitignore
 # respected, the names below left out, copy-on-write clones where the filesystem has them). A proposal never
 # writes to the workspace itself.
-on_propose = false
+on_propose = {on_propose}
 # Left out of that copy: a name matches at any depth, a name with / is a workspace-relative path.
 sandbox_skip = {sandbox_skip}
 # How on_propose runs the model's not yet approved code: "confined" (bubblewrap: no network, its own PID namespace,
 # only the copy writable, this workspace, your home folder and the worker out of sight; refused when bubblewrap is
 # missing) or "copy" (an UNCONFINED copy: the model's code runs with your rights and your network).
-isolation = "confined"
+isolation = "{isolation}"
 # Environment variables the commands get, besides PATH, LANG, LANGUAGE, LC_*, TZ, USER, LOGNAME, HOME and TMPDIR
 # (a confined check gets a fresh, empty HOME and /tmp). Never the provider key.
 env = {check_env}
 # Folders outside the workspace that a confined check may read (read-only; missing ones are skipped): toolchains
 # in your home folder, which is otherwise hidden. Credential files at their top (credentials.toml...) are masked.
 sandbox_read = {sandbox_read}
+"#,
+        timeout = commented(
+            "timeout_secs",
+            v.timeout_secs,
+            "per command; the command's whole process group is killed after it"
+        ),
+        on_propose = v.on_propose,
+        sandbox_skip = list(&v.sandbox_skip),
+        isolation = v.isolation.name(),
+        check_env = list(&v.env),
+        sandbox_read = list(&v.sandbox_read),
+    )
+}
 
-[repair]
+/// `[repair]`, `r`'s attempts.
+fn template_repair(r: &Repair) -> String {
+    format!(
+        r#"[repair]
 # 1: when validation fails, the model is shown its edit and the failing output once and may fix it. On propose
 # (with on_propose = true) the fixed edit is returned marked repaired; at apply time (the previous bytes are
 # restored first) it comes back as a NEW proposal that needs its own approval. 0: never. Never more than 1.
-attempts = 0
+attempts = {}
+"#,
+        r.attempts
+    )
+}
 
-[edit]
+/// `[edit]`, `e`'s format.
+fn template_edit(e: &Edit) -> String {
+    format!(
+        r#"[edit]
 # How the model writes its edit: "auto" (JSON constrained by a schema on llama.cpp, unified diff elsewhere),
 # "json", "udiff", "search_replace" or "whole_file" (small files only).
-format = "auto"
+format = "{}"
 "#,
-        project = project.name(),
-        sandbox_skip = toml_list(DEFAULT_SANDBOX_SKIP),
-        check_env = toml_list(DEFAULT_CHECK_ENV),
-        sandbox_read = toml_list(DEFAULT_SANDBOX_READ),
-        kind = kind.name(),
-        base_url = d.base_url,
-        context_window = kind.default_context_window(),
-        effort_note = match kind {
-            ProviderKind::Openrouter =>
-                "GLM accepts low, high or max: none is sent as low, medium as high",
-            ProviderKind::Huggingface => "sent as reasoning_effort; max is sent as high",
-            ProviderKind::Deepseek => "sent as reasoning.effort; max is sent as high",
-            ProviderKind::Llamacpp | ProviderKind::Openai => "not sent to this provider",
-        },
-        flash = d.flash,
-        pro = d.pro,
-        allowed = toml_list(project.allowed()),
+        e.format.name()
     )
 }
 
@@ -875,25 +1088,60 @@ pub fn init_project(root: &Path, kind: ProviderKind, force: bool) -> Result<Path
 mod tests {
     use super::*;
 
+    const ALL_PROVIDERS: [ProviderKind; 5] = [
+        ProviderKind::Llamacpp,
+        ProviderKind::Huggingface,
+        ProviderKind::Openrouter,
+        ProviderKind::Deepseek,
+        ProviderKind::Openai,
+    ];
+
+    const ALL_PROJECTS: [ProjectKind; 6] = [
+        ProjectKind::Rust,
+        ProjectKind::Node,
+        ProjectKind::Python,
+        ProjectKind::PythonTests,
+        ProjectKind::Go,
+        ProjectKind::Other,
+    ];
+
     #[test]
     fn every_template_parses() {
-        for kind in [
-            ProviderKind::Llamacpp,
-            ProviderKind::Huggingface,
-            ProviderKind::Openrouter,
-            ProviderKind::Deepseek,
-            ProviderKind::Openai,
-        ] {
-            for project in [
-                ProjectKind::Rust,
-                ProjectKind::Node,
-                ProjectKind::Python,
-                ProjectKind::PythonTests,
-                ProjectKind::Go,
-                ProjectKind::Other,
-            ] {
+        for kind in ALL_PROVIDERS {
+            for project in ALL_PROJECTS {
                 let text = template(kind, project);
                 parse(&text, Path::new("t.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            }
+        }
+    }
+
+    #[test]
+    fn every_template_sets_the_defaults() {
+        for kind in ALL_PROVIDERS {
+            for project in ALL_PROJECTS {
+                let p = parse(&template(kind, project), Path::new("t.toml")).unwrap();
+                let d = kind.defaults();
+                assert_eq!(p.provider.kind, kind);
+                assert_eq!(p.provider.base_url.as_deref(), Some(d.base_url));
+                assert_eq!(p.provider.api_key_env.as_deref(), d.api_key_env);
+                assert_eq!(p.provider.temperature, DEFAULT_TEMPERATURE);
+                assert_eq!(p.provider.reasoning_effort, Effort::default());
+                assert_eq!(p.models.flash.as_deref(), Some(d.flash));
+                assert_eq!(p.models.pro.as_deref(), Some(d.pro));
+                assert_eq!(p.models.context_window, None);
+                assert_eq!(p.models.active, None);
+                assert_eq!(p.paths.allowed, project.allowed());
+                assert!(p.paths.denied.is_empty() && p.paths.unlock_secrets.is_empty());
+                assert_eq!(p.limits, Limits::default());
+                assert_eq!(
+                    p.validation,
+                    Validation {
+                        commands: project.check().into_iter().map(str::to_string).collect(),
+                        ..Validation::default()
+                    }
+                );
+                assert_eq!(p.repair, Repair::default());
+                assert_eq!(p.edit, Edit::default());
             }
         }
     }

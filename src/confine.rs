@@ -52,6 +52,16 @@ pub enum Isolation {
     Copy,
 }
 
+impl Isolation {
+    /// Its name in the policy file (`[validation] isolation`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::Confined => "confined",
+            Isolation::Copy => "copy",
+        }
+    }
+}
+
 /// Folders hidden from a confined check (when they exist), on top of the workspace, the state folder and the
 /// sandbox's parent.
 const HIDDEN: &[&str] = &[
@@ -82,6 +92,7 @@ pub const CHECK_UID: u32 = 65534;
 /// A bubblewrap that was found and shown to work here.
 #[derive(Debug, Clone)]
 pub struct Bwrap {
+    /// The `bwrap` binary.
     pub path: PathBuf,
     /// `bubblewrap 0.8.0`, as it says.
     pub version: String,
@@ -223,6 +234,7 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
 pub struct Launch {
     /// Empty: `sh` is started directly (in its own process group).
     pub wrapper: Vec<OsString>,
+    /// The check's whole environment (see [`environment`]).
     pub env: Vec<(OsString, OsString)>,
     /// `confined`, `pid-namespace` or `process-group`; reported with every check.
     pub isolation: &'static str,
@@ -409,13 +421,119 @@ fn confined(
     read: &[String],
     pass_env: &[String],
 ) -> Launch {
-    let canon = |p: &Path| p.canonicalize().ok().filter(|c| c.is_dir());
-    let sandbox = canon(sandbox).unwrap_or_else(|| sandbox.to_path_buf());
-    let sandbox_parent = sandbox.parent().map(Path::to_path_buf);
-    let tmp = PathBuf::from("/tmp");
+    let layout = Layout::new(sandbox, private, read);
+    let mut a = Args::new(&bwrap.path);
+    layout.mount(&mut a);
+    a.flag("--chdir").path(&layout.sandbox);
+    a.0.extend(isolation_flags(bwrap.setpriv.as_deref()));
+    Launch {
+        wrapper: a.0,
+        env: environment(pass_env, Some(&layout.inside_home), Some(&layout.tmp)),
+        isolation: "confined",
+    }
+}
 
-    // Folders that must stay out of sight: empty and read-only. One that holds the sandbox (its parent, or a
-    // workspace holding LOCAL_LLM_SANDBOX_DIR) is hidden too: the sandbox is bound over it afterwards.
+/// `p` made canonical, when it is a folder.
+fn canonical_dir(p: &Path) -> Option<PathBuf> {
+    p.canonicalize().ok().filter(|c| c.is_dir())
+}
+
+/// The folders of a confined check: what stays out of sight, what is fresh, what may be read, and the sandbox.
+struct Layout {
+    /// The sandbox copy (canonical): the only writable folder besides the fresh HOME and `/tmp`.
+    sandbox: PathBuf,
+    /// `/tmp`, fresh.
+    tmp: PathBuf,
+    /// Folders that must stay out of sight (the workspace, the state folder, the sandbox's parent), outermost first.
+    private_dirs: Vec<PathBuf>,
+    /// The worker's HOME (canonical), made fresh and empty at the same path; `None` when it cannot be.
+    home_path: Option<PathBuf>,
+    /// The HOME the check gets: `home_path`, else a folder in the fresh `/tmp`.
+    inside_home: PathBuf,
+    /// Fixed folders hidden behind empty ones (and `/tmp` and the HOME, fresh), outermost first.
+    empty: Vec<PathBuf>,
+    /// The folders `[validation] sandbox_read` names: (where it really is, where the check looks for it).
+    read_dirs: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Layout {
+    fn new(sandbox: &Path, private: &Private, read: &[String]) -> Layout {
+        let sandbox = canonical_dir(sandbox).unwrap_or_else(|| sandbox.to_path_buf());
+        let tmp = PathBuf::from("/tmp");
+        let private_dirs = private_folders(private, &sandbox, &tmp);
+        // A fresh HOME at the worker's HOME path (the sandbox, when it lies there, is bound over it afterwards),
+        // unless that path is private itself.
+        let home_path = home().and_then(|h| canonical_dir(&h)).filter(|h| {
+            !private_dirs.iter().any(|p| within(h, p)) && *h != tmp && h.parent().is_some()
+        });
+        let inside_home = home_path.clone().unwrap_or_else(|| tmp.join("home"));
+        let empty = hidden_folders(&tmp, home_path.as_ref());
+        let read_dirs = readable_folders(read, &sandbox, &empty, &private_dirs);
+        Layout {
+            sandbox,
+            tmp,
+            private_dirs,
+            home_path,
+            inside_home,
+            empty,
+            read_dirs,
+        }
+    }
+
+    /// Whether `d` is one of the fresh, writable folders (`/tmp` and the fresh HOME).
+    fn is_fresh(&self, d: &PathBuf) -> bool {
+        *d == self.tmp || Some(d) == self.home_path.as_ref()
+    }
+
+    /// The mounts: the filesystem read-only, the hidden and fresh folders, the readable ones with their credential
+    /// files masked, the private ones, and the sandbox writable.
+    fn mount(&self, a: &mut Args) {
+        a.flag("--ro-bind")
+            .path(Path::new("/"))
+            .path(Path::new("/"));
+        a.flag("--dev").path(Path::new("/dev"));
+        a.flag("--proc").path(Path::new("/proc"));
+        for d in &self.empty {
+            // Writable for the check's user (as root that is CHECK_UID); the mount is the namespace's own.
+            if self.is_fresh(d) {
+                a.flag("--perms").flag("1777");
+            }
+            a.flag("--tmpfs").path(d);
+        }
+        if self.home_path.is_none() {
+            a.flag("--perms")
+                .flag("1777")
+                .flag("--dir")
+                .path(&self.inside_home);
+        }
+        for (real, at) in &self.read_dirs {
+            a.flag("--ro-bind").path(real).path(at);
+            if real.is_dir() {
+                for m in MASKED {
+                    if real.join(m).symlink_metadata().is_ok() {
+                        a.flag("--ro-bind")
+                            .path(Path::new("/dev/null"))
+                            .path(&at.join(m));
+                    }
+                }
+            }
+        }
+        for d in &self.private_dirs {
+            a.flag("--tmpfs").path(d);
+        }
+        a.flag("--bind").path(&self.sandbox).path(&self.sandbox);
+        for d in self.empty.iter().chain(&self.private_dirs) {
+            if !self.is_fresh(d) {
+                a.flag("--remount-ro").path(d);
+            }
+        }
+    }
+}
+
+/// Folders that must stay out of sight: empty and read-only. One that holds the sandbox (its parent, or a workspace
+/// holding LOCAL_LLM_SANDBOX_DIR) is hidden too: the sandbox is bound over it afterwards.
+fn private_folders(private: &Private, sandbox: &Path, tmp: &Path) -> Vec<PathBuf> {
+    let sandbox_parent = sandbox.parent().map(Path::to_path_buf);
     let mut private_dirs: Vec<PathBuf> = [
         Some(private.workspace.clone()),
         private.state.clone(),
@@ -423,101 +541,58 @@ fn confined(
     ]
     .into_iter()
     .flatten()
-    .filter_map(|p| canon(&p))
-    .filter(|p| !within(p, &sandbox))
+    .filter_map(|p| canonical_dir(&p))
+    .filter(|p| !within(p, sandbox))
     .collect();
     private_dirs.sort_by_key(|p| depth(p));
     private_dirs.dedup();
+    private_dirs
+}
 
-    // A fresh HOME at the worker's HOME path (the sandbox, when it lies there, is bound over it afterwards), unless
-    // that path is private itself.
-    let home_path = home().and_then(|h| canon(&h)).filter(|h| {
-        !private_dirs.iter().any(|p| within(h, p)) && *h != tmp && h.parent().is_some()
-    });
-    let inside_home = home_path.clone().unwrap_or_else(|| tmp.join("home"));
-
-    // Fixed folders to hide (where one is a symlink, the folder it leads to): empty; read-only except /tmp (the
-    // fresh TMPDIR) and the fresh HOME.
+/// Fixed folders to hide (where one is a symlink, the folder it leads to): empty; read-only except `tmp` (the fresh
+/// TMPDIR) and the fresh HOME `home_path`.
+fn hidden_folders(tmp: &Path, home_path: Option<&PathBuf>) -> Vec<PathBuf> {
     let mut empty: Vec<PathBuf> = HIDDEN
         .iter()
         .map(PathBuf::from)
-        .chain([tmp.clone()])
-        .filter_map(|p| canon(&p))
+        .chain([tmp.to_path_buf()])
+        .filter_map(|p| canonical_dir(&p))
         .filter(|c| c.parent().is_some())
         .collect();
-    if let Some(h) = &home_path {
+    if let Some(h) = home_path {
         empty.push(h.clone());
     }
     empty.sort_by_key(|p| depth(p));
     empty.dedup();
+    empty
+}
 
-    // (where it really is, where the check looks for it)
+/// The `[validation] sandbox_read` folders that may come back, read-only: (where it really is, where the check looks
+/// for it). Never a way back into a private folder or the sandbox, and never a folder that holds what is hidden (it
+/// would bring the hidden folder back).
+fn readable_folders(
+    read: &[String],
+    sandbox: &Path,
+    empty: &[PathBuf],
+    private_dirs: &[PathBuf],
+) -> Vec<(PathBuf, PathBuf)> {
     let mut read_dirs: Vec<(PathBuf, PathBuf)> = read
         .iter()
         .filter_map(|e| expand(e, home().as_deref()))
         .filter_map(|p| Some((p.canonicalize().ok()?, p)))
         .filter(|(real, at)| {
-            let hidden_or_private = || empty.iter().chain(&private_dirs);
-            // Never a way back into a private folder or the sandbox, and never a folder that holds what is hidden
-            // (it would bring the hidden folder back).
+            let hidden_or_private = || empty.iter().chain(private_dirs);
             [real, at].iter().all(|p| {
                 !private_dirs.iter().any(|d| within(p, d))
-                    && !within(p, &sandbox)
-                    && !within(&sandbox, p)
+                    && !within(p, sandbox)
+                    && !within(sandbox, p)
                     && !hidden_or_private().any(|h| within(h, p))
             })
         })
         .collect();
     read_dirs.sort_by_key(|(_, at)| depth(at));
     read_dirs.dedup();
-
-    let mut a = Args::new(&bwrap.path);
-    a.flag("--ro-bind")
-        .path(Path::new("/"))
-        .path(Path::new("/"));
-    a.flag("--dev").path(Path::new("/dev"));
-    a.flag("--proc").path(Path::new("/proc"));
-    for d in &empty {
-        // Writable for the check's user (as root that is CHECK_UID); the mount is the namespace's own.
-        if *d == tmp || Some(d) == home_path.as_ref() {
-            a.flag("--perms").flag("1777");
-        }
-        a.flag("--tmpfs").path(d);
-    }
-    if home_path.is_none() {
-        a.flag("--perms")
-            .flag("1777")
-            .flag("--dir")
-            .path(&inside_home);
-    }
-    for (real, at) in &read_dirs {
-        a.flag("--ro-bind").path(real).path(at);
-        if real.is_dir() {
-            for m in MASKED {
-                if real.join(m).symlink_metadata().is_ok() {
-                    a.flag("--ro-bind")
-                        .path(Path::new("/dev/null"))
-                        .path(&at.join(m));
-                }
-            }
-        }
-    }
-    for d in &private_dirs {
-        a.flag("--tmpfs").path(d);
-    }
-    a.flag("--bind").path(&sandbox).path(&sandbox);
-    for d in empty.iter().chain(&private_dirs) {
-        if *d != tmp && Some(d) != home_path.as_ref() {
-            a.flag("--remount-ro").path(d);
-        }
-    }
-    a.flag("--chdir").path(&sandbox);
-    a.0.extend(isolation_flags(bwrap.setpriv.as_deref()));
-    Launch {
-        wrapper: a.0,
-        env: environment(pass_env, Some(&inside_home), Some(&tmp)),
-        isolation: "confined",
-    }
+    read_dirs
 }
 
 #[cfg(test)]

@@ -13,8 +13,11 @@ use crate::scope;
 /// One check's outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
+    /// Whether it passed.
     pub ok: bool,
+    /// What was checked: `workspace`, `policy`, `key`, `endpoint`...
     pub name: &'static str,
+    /// What was found, and for a failure what to do about it.
     pub detail: String,
 }
 

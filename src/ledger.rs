@@ -21,25 +21,35 @@ pub struct Entry {
     pub time: u64,
     /// `propose`, `apply` or `delegate`.
     pub kind: String,
+    /// The workspace root.
     pub workspace: String,
+    /// The provider kind called; empty when no model was called.
     pub provider: String,
+    /// The model called; empty when none was.
     pub model: String,
+    /// Prompt tokens, as the server counted them.
     pub input_tokens: u64,
+    /// Answer tokens, as the server counted them.
     pub output_tokens: u64,
+    /// Both together, as the server counted them.
     pub total_tokens: u64,
+    /// How long the call took.
     pub duration_ms: u64,
     /// `ok` or `refused:<error kind>`.
     pub outcome: String,
+    /// The digest of the patch proposed or applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
     /// Bytes of the selected files the worker read for the model.
     #[serde(default)]
     pub bytes_read: u64,
+    /// The usage to record: [`record`] copies it into the token fields.
     #[serde(skip)]
     pub usage: Usage,
 }
 
 impl Entry {
+    /// An entry of `kind` for `workspace`, so far `ok`, its duration counted from `started`.
     pub fn new(kind: &str, workspace: &str, started: Instant) -> Entry {
         Entry {
             time: SystemTime::now()
@@ -116,17 +126,27 @@ pub fn record(entry: &Entry) {
 /// What `stats` prints.
 #[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]
 pub struct Stats {
+    /// Proposals made.
     pub proposals: u64,
+    /// Proposals refused.
     pub proposals_refused: u64,
+    /// Patches applied.
     pub applied: u64,
+    /// Applies refused.
     pub applies_refused: u64,
+    /// Delegated tasks answered.
     pub delegations: u64,
+    /// Delegated tasks refused.
     pub delegations_refused: u64,
+    /// Prompt tokens in all.
     pub input_tokens: u64,
+    /// Answer tokens in all.
     pub output_tokens: u64,
+    /// Bytes of selected files read for the model in all.
     pub bytes_read: u64,
     /// Primary-model tokens not spent reading the files the worker read (bytes / 4).
     pub primary_tokens_saved: u64,
+    /// Lines of the ledger that are not an entry this version reads.
     pub unreadable_lines: u64,
 }
 

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Value, json};
 
+use crate::checks;
 use crate::patch::PreImage;
 use crate::patch::focus::{self, Focus, LineRange};
 use crate::patch::reader::AnswerFormat;
@@ -23,10 +24,15 @@ const MAX_ENUM_LINES: usize = 2000;
 /// The scoped task, as the primary wrote it.
 #[derive(Debug, Clone)]
 pub struct TaskSpec<'a> {
+    /// What to change, self-contained.
     pub task: &'a str,
+    /// How to tell the change is done.
     pub acceptance_criteria: &'a [String],
+    /// What the change must not do.
     pub constraints: &'a [String],
+    /// The steps to take, when the primary gave them.
     pub plan: &'a [String],
+    /// Anything else the model should know.
     pub context: Option<&'a str>,
 }
 
@@ -140,14 +146,11 @@ pub fn messages(
 /// The most bytes of failing validation output shown to the model in a repair round (its last bytes).
 pub const REPAIR_OUTPUT_BYTES: usize = 4000;
 
-/// The last `max` bytes of `text` (cut on a char boundary), marked when cut.
+/// The last `max` bytes of `text` (cut on a char boundary, see [`checks::tail_start`]), marked when cut.
 pub fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
+    let start = checks::tail_start(text.as_bytes(), max);
+    if start == 0 {
         return text.to_string();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
     }
     format!("[{start} earlier bytes cut]\n{}", &text[start..])
 }

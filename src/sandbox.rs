@@ -54,6 +54,7 @@ pub struct Report {
     pub left_out: u64,
     /// Time spent walking the workspace and making folders and symlinks, included in `elapsed_ms`.
     pub walk_ms: u64,
+    /// Time spent making the copy in all.
     pub elapsed_ms: u64,
 }
 
@@ -70,6 +71,7 @@ impl Sandbox {
         &self.root
     }
 
+    /// What making the copy did.
     pub fn report(&self) -> &Report {
         &self.report
     }
@@ -187,15 +189,37 @@ pub fn create_in(
     watch: &Watch,
 ) -> Result<Sandbox> {
     let started = Instant::now();
-    let io = |what: &str, e: std::io::Error| {
-        Error::io_message(format!(
-            "validation sandbox: {what}: {e} (set {DIR_ENV} to a writable folder with room for a copy of the workspace)"
-        ))
-    };
+    let mut sandbox = new_folder(parent)?;
+    let tree = copy_tree(
+        root,
+        &sandbox.root,
+        skip,
+        secret,
+        watch,
+        &mut sandbox.report,
+    )?;
+    sandbox.report.walk_ms = started.elapsed().as_millis() as u64;
+    let cloned = copy_all(&tree.jobs, watch)?;
+    sandbox.report.files = tree.jobs.len() as u64;
+    sandbox.report.cloned = cloned;
+    set_folder_modes(&tree.dirs)?;
+    sandbox.report.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(sandbox)
+}
+
+/// The error for a sandbox step `what` that failed with `e`, with the fix.
+fn sandbox_error(what: &str, e: std::io::Error) -> Error {
+    Error::io_message(format!(
+        "validation sandbox: {what}: {e} (set {DIR_ENV} to a writable folder with room for a copy of the workspace)"
+    ))
+}
+
+/// A new, empty sandbox folder in `parent`, owned by the returned guard from the moment it exists.
+fn new_folder(parent: &Path) -> Result<Sandbox> {
     let made = tempfile::Builder::new()
         .prefix(PREFIX)
         .tempdir_in(parent)
-        .map_err(|e| io(&format!("cannot make a folder in {}", parent.display()), e))?
+        .map_err(|e| sandbox_error(&format!("cannot make a folder in {}", parent.display()), e))?
         .keep();
     // From here on the folder is owned by the guard, whatever happens.
     let mut sandbox = Sandbox {
@@ -204,9 +228,59 @@ pub fn create_in(
     };
     sandbox.root = made
         .canonicalize()
-        .map_err(|e| io("cannot resolve its folder", e))?;
-    let dst_root = sandbox.root.clone();
+        .map_err(|e| sandbox_error("cannot resolve its folder", e))?;
+    Ok(sandbox)
+}
 
+/// What the walk leaves to do once the folders and symlinks exist: the files to copy, and each folder's mode.
+struct Tree {
+    jobs: Vec<Job>,
+    dirs: Vec<(PathBuf, u32)>,
+}
+
+/// Walk the workspace at `root` and make its folders and its symlinks that lead inside under `dst_root`, leaving
+/// out what `skip` names and the files `secret` says are secrets; the regular files are returned as jobs.
+fn copy_tree(
+    root: &Path,
+    dst_root: &Path,
+    skip: &[String],
+    secret: &dyn Fn(&str) -> bool,
+    watch: &Watch,
+    report: &mut Report,
+) -> Result<Tree> {
+    let mut tree = Tree {
+        jobs: Vec::new(),
+        dirs: Vec::new(),
+    };
+    for entry in walker(root, skip, dst_root) {
+        if watch.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        let entry = entry.map_err(|e| {
+            Error::io_message(format!(
+                "validation sandbox: cannot read the workspace: {e}; fix its permissions, or leave it out of the \
+                 copy with [validation] sandbox_skip"
+            ))
+        })?;
+        if entry.depth() == 0 {
+            continue;
+        }
+        let src = entry.path();
+        let Ok(rel) = src.strip_prefix(root) else {
+            continue;
+        };
+        if !entry.file_type().is_some_and(|t| t.is_dir()) && rel.to_str().is_some_and(secret) {
+            report.left_out += 1;
+            continue;
+        }
+        copy_entry(root, src, rel, &dst_root.join(rel), &mut tree, report)?;
+    }
+    Ok(tree)
+}
+
+/// The walk of the workspace at `root`: `.gitignore` files and `.git/info/exclude` respected, hidden files kept,
+/// symlinks not followed, the entries `skip` names left out, and so is the sandbox folder `own`.
+fn walker(root: &Path, skip: &[String], own: &Path) -> ignore::Walk {
     let skip_names: Vec<String> = skip
         .iter()
         .map(|s| s.trim().trim_end_matches('/').to_string())
@@ -215,8 +289,8 @@ pub fn create_in(
     let filter_root = root.to_path_buf();
     // When the sandbox folder lies inside the workspace (LOCAL_LLM_SANDBOX_DIR there, or a workspace holding the
     // temporary folder), the walk must not copy the copy into itself.
-    let own = dst_root.clone();
-    let walker = ignore::WalkBuilder::new(root)
+    let own = own.to_path_buf();
+    ignore::WalkBuilder::new(root)
         .hidden(false)
         .parents(false)
         .ignore(false)
@@ -239,74 +313,62 @@ pub fn create_in(
                 }
             })
         })
-        .build();
+        .build()
+}
 
-    let mut jobs = Vec::new();
-    let mut dirs: Vec<(PathBuf, u32)> = Vec::new();
-    for entry in walker {
-        if watch.is_cancelled() {
-            return Err(Error::Cancelled);
-        }
-        let entry = entry.map_err(|e| {
-            Error::io_message(format!(
-                "validation sandbox: cannot read the workspace: {e}; fix its permissions, or leave it out of the \
-                 copy with [validation] sandbox_skip"
-            ))
-        })?;
-        if entry.depth() == 0 {
-            continue;
-        }
-        let src = entry.path();
-        let Ok(rel) = src.strip_prefix(root) else {
-            continue;
-        };
-        let dst = dst_root.join(rel);
-        if !entry.file_type().is_some_and(|t| t.is_dir()) && rel.to_str().is_some_and(secret) {
-            sandbox.report.left_out += 1;
-            continue;
-        }
-        let meta = fs::symlink_metadata(src)
-            .map_err(|e| io(&format!("cannot inspect {}", rel.display()), e))?;
-        let ft = meta.file_type();
-        if ft.is_dir() {
-            fs::create_dir(&dst).map_err(|e| io(&format!("cannot make {}", rel.display()), e))?;
-            dirs.push((dst, meta.permissions().mode() & 0o777));
-        } else if ft.is_file() {
-            sandbox.report.bytes += meta.len();
-            jobs.push(Job {
-                src: src.to_path_buf(),
-                dst,
-                mode: meta.permissions().mode() & 0o777,
-            });
-        } else if ft.is_symlink() {
-            let target = fs::read_link(src)
-                .map_err(|e| io(&format!("cannot read the link {}", rel.display()), e))?;
-            match inside_link(root, rel, &target) {
-                Some(link) => {
-                    std::os::unix::fs::symlink(&link, &dst)
-                        .map_err(|e| io(&format!("cannot make the link {}", rel.display()), e))?;
-                    sandbox.report.symlinks += 1;
-                }
-                None => sandbox.report.left_out += 1,
+/// One entry of the walk, `src` (workspace-relative `rel`), to `dst`: a folder is made, a regular file becomes a job,
+/// a symlink that leads inside is made again; anything else is counted as left out.
+fn copy_entry(
+    root: &Path,
+    src: &Path,
+    rel: &Path,
+    dst: &Path,
+    tree: &mut Tree,
+    report: &mut Report,
+) -> Result<()> {
+    let meta = fs::symlink_metadata(src)
+        .map_err(|e| sandbox_error(&format!("cannot inspect {}", rel.display()), e))?;
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        fs::create_dir(dst)
+            .map_err(|e| sandbox_error(&format!("cannot make {}", rel.display()), e))?;
+        tree.dirs
+            .push((dst.to_path_buf(), meta.permissions().mode() & 0o777));
+    } else if ft.is_file() {
+        report.bytes += meta.len();
+        tree.jobs.push(Job {
+            src: src.to_path_buf(),
+            dst: dst.to_path_buf(),
+            mode: meta.permissions().mode() & 0o777,
+        });
+    } else if ft.is_symlink() {
+        let target = fs::read_link(src)
+            .map_err(|e| sandbox_error(&format!("cannot read the link {}", rel.display()), e))?;
+        match inside_link(root, rel, &target) {
+            Some(link) => {
+                std::os::unix::fs::symlink(&link, dst).map_err(|e| {
+                    sandbox_error(&format!("cannot make the link {}", rel.display()), e)
+                })?;
+                report.symlinks += 1;
             }
-        } else {
-            sandbox.report.left_out += 1;
+            None => report.left_out += 1,
         }
+    } else {
+        report.left_out += 1;
     }
+    Ok(())
+}
 
-    sandbox.report.walk_ms = started.elapsed().as_millis() as u64;
-    let cloned = copy_all(&jobs, watch)?;
-    sandbox.report.files = jobs.len() as u64;
-    sandbox.report.cloned = cloned;
-    // Folder modes last (deepest first), so a read-only folder could still be filled.
+/// Give the copied folders their modes, deepest first (last, so that a read-only folder could still be filled).
+fn set_folder_modes(dirs: &[(PathBuf, u32)]) -> Result<()> {
     for (d, mode) in dirs.iter().rev() {
         if *mode != 0o755 {
-            fs::set_permissions(d, Permissions::from_mode(*mode))
-                .map_err(|e| io(&format!("cannot set the mode of {}", d.display()), e))?;
+            fs::set_permissions(d, Permissions::from_mode(*mode)).map_err(|e| {
+                sandbox_error(&format!("cannot set the mode of {}", d.display()), e)
+            })?;
         }
     }
-    sandbox.report.elapsed_ms = started.elapsed().as_millis() as u64;
-    Ok(sandbox)
+    Ok(())
 }
 
 /// Copy every job on a few threads; returns how many were cloned.

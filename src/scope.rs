@@ -7,7 +7,6 @@
 //!
 //! Reading never walks the workspace: only the named files are touched, so its cost does not grow with the tree.
 
-use crate::error::IoContext;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -16,7 +15,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::config::{Limits, POLICY_FILE, Paths};
 use crate::digest::git_blob_id;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::patch::focus::{self, Focus};
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
 
@@ -63,9 +62,18 @@ pub struct Workspace {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OnDisk {
     /// A regular file with this git mode.
-    File { abs: PathBuf, mode: u32 },
+    File {
+        /// Its absolute path.
+        abs: PathBuf,
+        /// Its git mode: [`crate::patch::MODE_EXECUTABLE`] when executable, else
+        /// [`crate::patch::MODE_REGULAR`].
+        mode: u32,
+    },
     /// Nothing there (a parent folder may be missing too).
-    Absent { abs: PathBuf },
+    Absent {
+        /// The absolute path it would have.
+        abs: PathBuf,
+    },
 }
 
 /// Turn a `workspace_root` argument into a canonical absolute folder path.
@@ -129,6 +137,7 @@ impl Workspace {
         })
     }
 
+    /// The workspace's root folder (canonical).
     pub fn root(&self) -> &Path {
         &self.root
     }

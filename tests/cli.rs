@@ -460,12 +460,7 @@ fn refuses_unusable_model_answers_with_an_excerpt() {
 
 #[test]
 fn an_unreachable_model_is_named_by_url() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}/v1");
+    let url = unreachable_base_url();
     let ws = sample(&url, "");
     let out = propose(&ws, &["src/value.py"], &[]);
     assert_refused(

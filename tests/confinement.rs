@@ -16,11 +16,9 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use common::*;
 
@@ -93,9 +91,8 @@ struct Setup {
     state: tempfile::TempDir,
     sandboxes: tempfile::TempDir,
     ledger: tempfile::TempDir,
-    port: u16,
-    connected: Arc<AtomicBool>,
-    _listener: std::thread::JoinHandle<()>,
+    /// The port the probe tries to reach on the host's loopback.
+    tripwire: Tripwire,
 }
 
 fn setup(isolation: &str) -> (Setup, Scripted) {
@@ -104,16 +101,8 @@ fn setup(isolation: &str) -> (Setup, Scripted) {
     })
     .to_string();
     let s = scripted(vec![Reply::chat(&probe_answer)]);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let connected = Arc::new(AtomicBool::new(false));
-    let flag = connected.clone();
-    let handle = std::thread::spawn(move || {
-        for c in listener.incoming().flatten() {
-            flag.store(true, Ordering::SeqCst);
-            drop(c);
-        }
-    });
+    let tripwire = tripwire();
+    let port = tripwire.port;
     // Outside /tmp (the confinement's fresh /tmp would hide anything under it anyway): the workspace, the home and
     // the state folder must be hidden by the confinement's own rules.
     let ws = Ws { dir: outside_tmp() };
@@ -149,9 +138,7 @@ fn setup(isolation: &str) -> (Setup, Scripted) {
             state,
             sandboxes: tempfile::tempdir().unwrap(),
             ledger: tempfile::tempdir().unwrap(),
-            port,
-            connected,
-            _listener: handle,
+            tripwire,
         },
         s,
     )
@@ -266,7 +253,7 @@ fn the_models_code_reaches_nothing_outside_its_sandbox() {
     assert!(pids.len() <= 5, "the check sees other processes: {pids:?}");
     assert!(r["NET"].starts_with("blocked"), "{}", r["NET"]);
     assert!(
-        !st.connected.load(Ordering::SeqCst),
+        !st.tripwire.connected.load(Ordering::SeqCst),
         "the probe reached the host's loopback"
     );
     assert!(r["WS_WRITE"].starts_with("blocked"), "{}", r["WS_WRITE"]);
@@ -326,7 +313,6 @@ fn the_models_code_reaches_nothing_outside_its_sandbox() {
     for text in [stdout(&out), stderr(&out)] {
         assert!(!text.contains(KEY), "the key reached an output");
     }
-    let _ = st.port;
 }
 
 #[test]
@@ -338,7 +324,7 @@ fn the_same_probe_unconfined_reaches_the_network_and_the_workspace() {
     assert_eq!(v["validation"][0]["isolation"], "process-group", "{v}");
     let r = probe_lines(&v);
     assert_eq!(r["NET"], "CONNECTED", "{r:?}");
-    assert!(st.connected.load(Ordering::SeqCst));
+    assert!(st.tripwire.connected.load(Ordering::SeqCst));
     assert_eq!(r["WS_WRITE"], "WROTE", "{r:?}");
     assert!(st.ws.root().join("pwned.txt").exists());
     assert!(r["WS_LIST"].contains("app.py"));

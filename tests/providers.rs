@@ -332,12 +332,7 @@ fn auth_failures_name_the_variable_and_never_the_key() {
 fn a_sentinel_key_appears_in_no_output_and_no_file_on_any_error_path() {
     let ledger_dir = tempfile::tempdir().unwrap();
     let ledger = ledger_dir.path().join("ledger.jsonl");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let dead = format!("http://127.0.0.1:{port}/v1");
+    let dead = unreachable_base_url();
     let echo = |status: u16| Reply::status(status, &format!("{{\"echo\":\"Bearer {SENTINEL}\"}}"));
     let mut cases: Vec<(String, Ws)> = Vec::new();
     for reply in [

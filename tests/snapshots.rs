@@ -51,12 +51,7 @@ fn doctor_reports_each_check_with_its_fix() {
     insta::assert_snapshot!("doctor_ok", placeholders(&stdout(&out), &ws, &s.base_url));
     assert_eq!(s.seen.lock().unwrap()[0].path, "/v1/models");
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let dead = format!("http://127.0.0.1:{port}/v1");
+    let dead = unreachable_base_url();
     let ws = Ws {
         dir: tempfile::tempdir().unwrap(),
     };

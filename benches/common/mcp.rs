@@ -1,11 +1,8 @@
-//! The MCP client (stdio, newline-delimited JSON-RPC) and the instant scripted OpenAI-compatible endpoint the
-//! benches drive the worker with. A scripted endpoint, not a model: the benches measure the worker, not a model.
+//! The MCP client (stdio, newline-delimited JSON-RPC) the benches drive the worker with. Its model is the instant
+//! scripted endpoint of [`super::scripted`] (a scripted fake, not a model: the benches measure the worker).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -151,108 +148,5 @@ impl Mcp {
             .as_str()
             .and_then(|t| serde_json::from_str(t).ok())
             .ok_or_else(|| format!("{name} returned no structured result: {result}"))
-    }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// The instant scripted endpoint
-// ---------------------------------------------------------------------------------------------------------------
-
-/// Start the scripted OpenAI-compatible endpoint, which answers every chat request at once with `content`; returns
-/// its port and the count of requests it answered.
-pub fn start_endpoint(content: &str) -> BenchResult<(u16, Arc<AtomicUsize>)> {
-    let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot bind 127.0.0.1:0: {e}"))?;
-    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    let body = json!({
-        "choices": [{"message": {"content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        "model": "scripted",
-    })
-    .to_string();
-    let response = Arc::new(format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    ));
-    let served = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&served);
-    thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            let response = Arc::clone(&response);
-            let counter = Arc::clone(&counter);
-            thread::spawn(move || {
-                if answer(stream, &response).is_ok() {
-                    counter.fetch_add(1, Ordering::Relaxed);
-                }
-            });
-        }
-    });
-    Ok((port, served))
-}
-
-/// Read one HTTP request (headers, then the body in full) and send the fixed response.
-fn answer(stream: TcpStream, response: &str) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-    stream.set_nodelay(true)?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut content_length = 0usize;
-    let mut chunked = false;
-    let mut is_post = false;
-    let mut first = true;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        let line = line.trim_end();
-        if first {
-            is_post = line.starts_with("POST ");
-            first = false;
-            continue;
-        }
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            let (name, value) = (name.trim(), value.trim());
-            if name.eq_ignore_ascii_case("content-length") {
-                content_length = value.parse().unwrap_or(0);
-            } else if name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = value.to_ascii_lowercase().contains("chunked");
-            }
-        }
-    }
-    if chunked {
-        read_chunked(&mut reader)?;
-    } else {
-        let mut body = vec![0u8; content_length];
-        reader.read_exact(&mut body)?;
-    }
-    let mut stream = stream;
-    if is_post {
-        stream.write_all(response.as_bytes())?;
-    } else {
-        stream.write_all(
-            b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        )?;
-    }
-    stream.flush()?;
-    let _ = stream.shutdown(std::net::Shutdown::Write);
-    Ok(())
-}
-
-fn read_chunked(reader: &mut impl BufRead) -> std::io::Result<()> {
-    loop {
-        let mut size = String::new();
-        reader.read_line(&mut size)?;
-        let hex = size.trim().split(';').next().unwrap_or("");
-        let n =
-            usize::from_str_radix(hex, 16).map_err(|_| std::io::Error::other("bad chunk size"))?;
-        let mut chunk = vec![0u8; n + 2]; // the data and its CRLF
-        reader.read_exact(&mut chunk)?;
-        if n == 0 {
-            return Ok(());
-        }
     }
 }

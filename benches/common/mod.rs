@@ -1,14 +1,24 @@
 //! Helpers shared by the bench binaries (`overhead`, `apply`, `reader`): the machine header, the load average,
-//! summary statistics and the worker binary's path. Each bench includes it with `mod common;`; not every bench
+//! summary statistics, the worker binary's path and the instant scripted endpoint. Each bench includes it with `mod common;`; not every bench
 //! uses every helper.
 
 #![allow(dead_code)]
 
 pub mod mcp;
+/// The scripted OpenAI-compatible endpoint the tests use too (a scripted fake, not the real server).
+#[path = "../../tests/common/scripted.rs"]
+pub mod scripted;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
+
+/// Start the instant scripted endpoint (a scripted fake, not a model), which answers every chat request at once
+/// with `content`.
+pub fn start_endpoint(content: &str) -> Result<scripted::Scripted, String> {
+    scripted::instant(content)
+        .map_err(|e| format!("cannot start the scripted endpoint on 127.0.0.1: {e}"))
+}
 
 /// The body of a bench's `main`: find the release binary, run the bench with it, report an error and fail.
 pub fn main_with(run: impl FnOnce(&Path) -> Result<(), String>) -> std::process::ExitCode {

@@ -18,7 +18,9 @@ pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(20);
 
 /// A configured endpoint: base URL, key, timeout.
 pub struct Endpoint {
+    /// The provider kind's name, for messages.
     pub provider: &'static str,
+    /// The base URL, without a trailing `/`.
     pub base_url: String,
     key: Option<String>,
     key_env: Option<String>,
@@ -30,12 +32,17 @@ pub struct Endpoint {
 
 /// A successful answer: its body as a reader, and whether it is a server-sent event stream.
 pub struct Answer {
+    /// The URL that answered.
     pub url: String,
+    /// The answer's body, at most [`MAX_RESPONSE_BYTES`].
     pub body: Box<dyn Read + Send>,
+    /// Whether it is a server-sent event stream (`text/event-stream`).
     pub is_event_stream: bool,
 }
 
 impl Endpoint {
+    /// The endpoint `policy` names, with its key read from the variable the policy names; `Err` when that variable
+    /// is not set.
     pub fn from_policy(policy: &Policy) -> Result<Endpoint> {
         let key_env = policy.api_key_env();
         let key = match &key_env {

@@ -25,17 +25,24 @@ use crate::error::Result;
 /// One message of a chat.
 #[derive(Debug, Clone, Serialize)]
 pub struct Message {
+    /// `system`, `user` or `assistant`.
     pub role: &'static str,
+    /// Its text.
     pub content: String,
 }
 
 /// What the service asks a model.
 #[derive(Debug, Clone)]
 pub struct ChatRequest {
+    /// The model id, as the provider spells it.
     pub model: String,
+    /// The chat, in order.
     pub messages: Vec<Message>,
+    /// The answer budget, in tokens.
     pub max_tokens: u32,
+    /// The sampling temperature.
     pub temperature: f32,
+    /// How hard a reasoning model should think (mapped per provider).
     pub reasoning: Effort,
     /// When set, the answer is constrained to this JSON schema (where the provider supports it).
     pub json_schema: Option<serde_json::Value>,
@@ -44,18 +51,23 @@ pub struct ChatRequest {
 /// Token usage, normalised across providers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Usage {
+    /// Prompt tokens.
     pub input_tokens: u64,
+    /// Answer tokens.
     pub output_tokens: u64,
+    /// Both, as the server counted them.
     pub total_tokens: u64,
 }
 
 /// What a model answered.
 #[derive(Debug, Clone)]
 pub struct Completion {
+    /// The answer's text.
     pub content: String,
     /// `stop`, `length`, ... as the server reported it (`length` also for the Responses API's
     /// `max_output_tokens`).
     pub finish_reason: Option<String>,
+    /// Its token usage.
     pub usage: Usage,
     /// The model name the server reported, else the one requested.
     pub model: String,
@@ -87,6 +99,7 @@ impl Default for Watch {
 }
 
 impl Watch {
+    /// Whether the request was cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Relaxed)
     }

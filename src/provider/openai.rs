@@ -16,12 +16,14 @@ use super::{ChatRequest, Completion, Provider, Usage, Watch};
 use crate::config::{Effort, Policy, ProviderKind};
 use crate::error::{Error, Result, excerpt};
 
+/// An OpenAI-compatible chat completions server (see the module's doc).
 pub struct OpenAiChat {
     kind: ProviderKind,
     endpoint: Endpoint,
 }
 
 impl OpenAiChat {
+    /// The server `policy` names.
     pub fn from_policy(policy: &Policy) -> Result<OpenAiChat> {
         Ok(OpenAiChat {
             kind: policy.provider.kind,

@@ -14,11 +14,13 @@ use super::{ChatRequest, Completion, Provider, Usage, Watch};
 use crate::config::{Effort, Policy};
 use crate::error::{Error, Result, excerpt};
 
+/// A Responses API server (see the module's doc).
 pub struct Responses {
     endpoint: Endpoint,
 }
 
 impl Responses {
+    /// The server `policy` names.
     pub fn from_policy(policy: &Policy) -> Result<Responses> {
         Ok(Responses {
             endpoint: Endpoint::from_policy(policy)?,

@@ -2,13 +2,12 @@
 //! read back, flushed; and the way back: restoring the pre-images and removing created folders, always through
 //! handles. Also the crash injection points the crash tests use.
 
-use crate::error::IoContext;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::scope::Workspace;
 
 use super::*;
@@ -186,6 +185,12 @@ pub(super) fn split_rel(rel: &str) -> (&str, &str) {
     rel.rsplit_once('/').unwrap_or(("", rel))
 }
 
+/// Handles on the targets' folders (opened from the root one component at a time, without following symlinks), one
+/// per folder by its workspace-relative path; `None` for a folder the apply creates (opened once it exists).
+type Folders = Vec<(String, Option<Rc<fsat::Dir>>)>;
+
+/// Write the planned files: every target checked first, then the missing folders `dirs` created, then every file
+/// written; `undo` says what was done, for [`restore_after`].
 pub(super) fn write_all(
     ws: &Workspace,
     planned: &[Planned],
@@ -193,16 +198,26 @@ pub(super) fn write_all(
     undo: &mut Undo,
 ) -> Result<Vec<Written>> {
     let root = ws.root();
-    // Handles on the targets' folders (opened from the root one component at a time, without following symlinks),
-    // one per folder; `None` for a folder the apply creates.
-    let mut folders: Vec<(String, Option<Rc<fsat::Dir>>)> = Vec::new();
+    let mut folders = Folders::new();
     let new_dirs: Vec<String> = dirs
         .iter()
         .filter_map(|d| d.strip_prefix(root).ok()?.to_str().map(str::to_string))
         .collect();
-    // 1. Before anything changes: every existing target is opened and must still hold exactly the bytes the plan saw
-    //    (and have one name); every file to create must still be absent.
-    let mut opened: Vec<Option<fs::File>> = Vec::with_capacity(planned.len());
+    let opened = check_targets(root, planned, &new_dirs, &mut folders)?;
+    create_dirs(root, dirs, &new_dirs, undo)?;
+    write_targets(root, planned, opened, &mut folders, undo)
+}
+
+/// Step 1, before anything changes: every existing target is opened and must still hold exactly the bytes the plan
+/// saw (and have one name); every file to create must still be absent. Returns the opened files, in plan order
+/// (`None` for a file to create).
+fn check_targets(
+    root: &Path,
+    planned: &[Planned],
+    new_dirs: &[String],
+    folders: &mut Folders,
+) -> Result<Vec<Option<fs::File>>> {
+    let mut opened = Vec::with_capacity(planned.len());
     for p in planned {
         let (folder, name) = split_rel(&p.rel);
         let dir = match folders.iter().find(|(f, _)| *f == folder) {
@@ -211,67 +226,78 @@ pub(super) fn write_all(
                 let d = if new_dirs.iter().any(|n| n == folder) {
                     None
                 } else {
-                    let (d, _) = fsat::open_parent(root, &p.rel).map_err(|e| {
-                        if e.kind() == std::io::ErrorKind::NotFound {
-                            Error::Stale(format!(
-                                "the folder of {} was removed while the patch was being applied",
-                                p.rel
-                            ))
-                        } else {
-                            Error::Scope(format!("{}: {e}", p.rel))
-                        }
-                    })?;
-                    Some(Rc::new(d))
+                    Some(Rc::new(open_target_folder(root, &p.rel)?))
                 };
                 folders.push((folder.to_string(), d.clone()));
                 d
             }
         };
-        let file = match (&p.pre, &dir) {
-            (Some(pre), Some(dir)) => {
-                let (file, links, now) =
-                    dir.open_for_rewrite(name).map_err(|e| match e.kind() {
-                        std::io::ErrorKind::NotFound => Error::Stale(format!(
-                            "{} was removed while the patch was being applied",
-                            p.rel
-                        )),
-                        _ => Error::Scope(format!("{}: {e}", p.rel)),
-                    })?;
-                if now != *pre {
-                    return Err(Error::Stale(format!(
-                        "{} changed while the patch was being applied",
-                        p.rel
-                    )));
-                }
-                if links > 1 {
-                    return Err(Error::Scope(hard_link_refusal(&p.rel, links)));
-                }
-                Some(file)
-            }
-            (Some(_), None) => {
-                return Err(Error::Stale(format!(
+        opened.push(check_target(p, name, dir.as_deref())?);
+    }
+    Ok(opened)
+}
+
+/// The folder of the existing target `rel`, opened from `root`.
+fn open_target_folder(root: &Path, rel: &str) -> Result<fsat::Dir> {
+    let (d, _) = fsat::open_parent(root, rel).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::Stale(format!(
+                "the folder of {rel} was removed while the patch was being applied"
+            ))
+        } else {
+            Error::Scope(format!("{rel}: {e}"))
+        }
+    })?;
+    Ok(d)
+}
+
+/// One target of step 1, `name` in the folder `dir` (`None`: a folder the apply creates): the file opened for its
+/// rewrite when it must exist, `None` when it must not (and does not).
+fn check_target(p: &Planned, name: &str, dir: Option<&fsat::Dir>) -> Result<Option<fs::File>> {
+    match (&p.pre, dir) {
+        (Some(pre), Some(dir)) => {
+            let (file, links, now) = dir.open_for_rewrite(name).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Error::Stale(format!(
                     "{} was removed while the patch was being applied",
+                    p.rel
+                )),
+                _ => Error::Scope(format!("{}: {e}", p.rel)),
+            })?;
+            if now != *pre {
+                return Err(Error::Stale(format!(
+                    "{} changed while the patch was being applied",
                     p.rel
                 )));
             }
-            (None, Some(dir)) => {
-                if dir
-                    .exists(name)
-                    .map_err(|e| Error::Scope(format!("{}: {e}", p.rel)))?
-                {
-                    return Err(Error::Stale(format!(
-                        "{} was created while the patch was being applied",
-                        p.rel
-                    )));
-                }
-                None
+            if links > 1 {
+                return Err(Error::Scope(hard_link_refusal(&p.rel, links)));
             }
-            (None, None) => None,
-        };
-        opened.push(file);
+            Ok(Some(file))
+        }
+        (Some(_), None) => Err(Error::Stale(format!(
+            "{} was removed while the patch was being applied",
+            p.rel
+        ))),
+        (None, Some(dir)) => {
+            if dir
+                .exists(name)
+                .map_err(|e| Error::Scope(format!("{}: {e}", p.rel)))?
+            {
+                return Err(Error::Stale(format!(
+                    "{} was created while the patch was being applied",
+                    p.rel
+                )));
+            }
+            Ok(None)
+        }
+        (None, None) => Ok(None),
     }
-    // 2. The folders for new files, outermost first.
-    for (d, rel) in dirs.iter().zip(&new_dirs) {
+}
+
+/// Step 2: the folders for new files (`dirs`, absolute, and `new_dirs`, the same workspace-relative), outermost
+/// first.
+fn create_dirs(root: &Path, dirs: &[PathBuf], new_dirs: &[String], undo: &mut Undo) -> Result<()> {
+    for (d, rel) in dirs.iter().zip(new_dirs) {
         let (parent, name) = fsat::open_parent(root, rel)
             .map_err(|e| Error::Scope(format!("cannot create {rel}: {e}")))?;
         if parent.mkdir(&name).at("cannot create", rel)? {
@@ -279,9 +305,19 @@ pub(super) fn write_all(
             crash_point();
         }
     }
-    // 3. Write. Existing files are rewritten in place (same inode, owner and permissions); new files are created
-    //    under their final name, never over anything. Nothing is flushed one by one: until `flush` has run, the
-    //    journal can undo any of it.
+    Ok(())
+}
+
+/// Step 3: write. Existing files are rewritten in place (same inode, owner and permissions); new files are created
+/// under their final name, never over anything. Nothing is flushed one by one: until `flush` has run, the journal
+/// can undo any of it.
+fn write_targets(
+    root: &Path,
+    planned: &[Planned],
+    opened: Vec<Option<fs::File>>,
+    folders: &mut Folders,
+    undo: &mut Undo,
+) -> Result<Vec<Written>> {
     let mut written = Vec::with_capacity(planned.len());
     for (i, (p, file)) in planned.iter().zip(opened).enumerate() {
         let (folder, name) = split_rel(&p.rel);

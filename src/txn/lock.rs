@@ -1,11 +1,10 @@
 //! One apply at a time per workspace: an exclusive `flock` on `locks/<key>.lock` in the worker's state folder.
 
-use crate::error::IoContext;
 use std::fs;
 use std::path::Path;
 
 use crate::digest::sha256_hex;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 
 /// The name a workspace's lock and journal files share in the state folder.
 pub(super) fn workspace_key(root: &Path) -> String {

@@ -55,15 +55,20 @@ pub use recover::{Recovery, recover_all};
 /// What a finished transaction changed, and what its validation reported.
 #[derive(Debug)]
 pub struct Applied<T> {
+    /// The files written, workspace-relative, in the patch's order.
     pub files: Vec<String>,
+    /// What the validation reported.
     pub validation: T,
 }
 
 /// Limits the transaction enforces on the patch itself.
 #[derive(Debug, Clone, Copy)]
 pub struct PatchLimits {
+    /// The largest patch, in bytes.
     pub max_patch_bytes: u64,
+    /// The most files it may change.
     pub max_files: usize,
+    /// The most hunks it may hold.
     pub max_hunks: usize,
 }
 

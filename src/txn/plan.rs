@@ -1,13 +1,12 @@
 //! Planning an apply: the strict parse of the canonical patch, every target re-resolved under the policy, every
 //! pre-image checked against the file (blob id and mode), every post-image computed and checked. Writes nothing.
 
-use crate::error::IoContext;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 use crate::digest::git_blob_id;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::patch::MODE_EXECUTABLE;
 use crate::patch::canonical::{self, CanonicalFile};
 use crate::scope::{OnDisk, Workspace};

@@ -14,11 +14,14 @@ use super::*;
 /// What recovery did for one interrupted apply.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Recovery {
+    /// The workspace the apply was in.
     pub workspace: String,
     /// `restored` (every file back to its pre-image), `completed` (every file already held its post-image) or
     /// `incomplete` (some file could not be restored: see `problems`).
     pub outcome: String,
+    /// The files the apply was writing, workspace-relative.
     pub files: Vec<String>,
+    /// What could not be put back, one line per file.
     pub problems: Vec<String>,
 }
 
