@@ -4,8 +4,8 @@
 //! The policy file is trusted (the user wrote it); everything else the worker reads is not. Unknown keys are refused
 //! so that a typo never silently weakens a limit.
 
-use std::path::{Path, PathBuf};
 use crate::error::IoContext;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -864,10 +864,8 @@ pub fn init_project(root: &Path, kind: ProviderKind, force: bool) -> Result<Path
     let text = template(kind, ProjectKind::detect(root));
     // The template must always be a policy this binary accepts.
     parse(&text, &path)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(root)
-        .at("cannot write in", &root)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())
-        .at("cannot write", &path)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(root).at("cannot write in", root)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).at("cannot write", &path)?;
     tmp.persist(&path)
         .map_err(|e| Error::io_message(format!("cannot write {}: {}", path.display(), e.error)))?;
     Ok(path)

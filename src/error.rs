@@ -305,7 +305,8 @@ mod tests {
 
     #[test]
     fn every_kind_has_a_distinct_name() {
-        let names: std::collections::BTreeSet<_> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        let names: std::collections::BTreeSet<_> =
+            ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
         assert_eq!(names.len(), ErrorKind::ALL.len());
         for k in ErrorKind::ALL {
             assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use local_llm_delegator::config::{self, ProviderKind};
+use local_llm_delegator::error::IoContext;
 use local_llm_delegator::service::{
     self, ApplyResult, Call, DelegateRequest, ProposeRequest, ProposeResult, Service,
 };
-use local_llm_delegator::error::IoContext;
 use local_llm_delegator::{Error, doctor, ledger, mcp, scope, txn};
 
 #[derive(Parser)]
@@ -209,7 +209,9 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
         } => {
             let root = match workspace_root {
                 Some(p) => absolute(p).map_err(|e| (e, false))?,
-                None => std::env::current_dir().context("cannot read the current folder").map_err(|e| (e, false))?,
+                None => std::env::current_dir()
+                    .context("cannot read the current folder")
+                    .map_err(|e| (e, false))?,
             };
             let root = scope::root_from_arg(&root.to_string_lossy()).map_err(|e| (e, false))?;
             let path = config::init_project(&root, provider, force).map_err(|e| (e, false))?;

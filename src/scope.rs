@@ -7,8 +7,8 @@
 //!
 //! Reading never walks the workspace: only the named files are touched, so its cost does not grow with the tree.
 
-use std::collections::BTreeMap;
 use crate::error::IoContext;
+use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -208,7 +208,12 @@ impl Workspace {
                         abs: self.root.join(rel),
                     });
                 }
-                Err(e) => return Err(Error::io_message(format!("cannot inspect {}: {e}", abs.display()))),
+                Err(e) => {
+                    return Err(Error::io_message(format!(
+                        "cannot inspect {}: {e}",
+                        abs.display()
+                    )));
+                }
             };
             let ft = meta.file_type();
             if ft.is_symlink() {
@@ -403,8 +408,7 @@ pub fn current_identity(ws: &Workspace, rel: &str) -> Result<Option<(String, u32
     match ws.resolve(rel)? {
         OnDisk::Absent { .. } => Ok(None),
         OnDisk::File { abs, mode } => {
-            let bytes =
-                std::fs::read(&abs).at("cannot read", rel)?;
+            let bytes = std::fs::read(&abs).at("cannot read", rel)?;
             Ok(Some((git_blob_id(&bytes), mode, bytes)))
         }
     }

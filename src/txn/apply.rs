@@ -2,8 +2,8 @@
 //! read back, flushed; and the way back: restoring the pre-images and removing created folders, always through
 //! handles. Also the crash injection points the crash tests use.
 
-use std::fs;
 use crate::error::IoContext;
+use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -130,16 +130,16 @@ pub(super) fn flush(
     for w in written.iter().filter(|w| w.created) {
         if !flushed.contains(&Rc::as_ptr(&w.dir)) {
             flushed.push(Rc::as_ptr(&w.dir));
-            w.dir
-                .sync()
-                .map_err(|e| Error::io_message(format!("cannot flush the folder of {}: {e}", w.name)))?;
+            w.dir.sync().map_err(|e| {
+                Error::io_message(format!("cannot flush the folder of {}: {e}", w.name))
+            })?;
         }
     }
     for d in created_dirs {
         if let Some(parent) = d.parent() {
             fs::File::open(parent)
                 .and_then(|f| f.sync_all())
-                .at("cannot flush", &parent)?;
+                .at("cannot flush", parent)?;
         }
     }
     Ok(())
@@ -274,10 +274,7 @@ pub(super) fn write_all(
     for (d, rel) in dirs.iter().zip(&new_dirs) {
         let (parent, name) = fsat::open_parent(root, rel)
             .map_err(|e| Error::Scope(format!("cannot create {rel}: {e}")))?;
-        if parent
-            .mkdir(&name)
-            .at("cannot create", rel)?
-        {
+        if parent.mkdir(&name).at("cannot create", rel)? {
             undo.created_dirs.push(d.clone());
             crash_point();
         }

@@ -127,7 +127,8 @@ impl Journal {
             files,
             created_dirs: self.created_dirs.clone(),
         };
-        let mut header = serde_json::to_vec(&doc).map_err(|e| Error::io_message(format!("cannot encode the apply journal: {e}")))?;
+        let mut header = serde_json::to_vec(&doc)
+            .map_err(|e| Error::io_message(format!("cannot encode the apply journal: {e}")))?;
         header.push(b'\n');
         let mut file = &self.file;
         let written = (|| {

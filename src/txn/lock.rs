@@ -1,7 +1,7 @@
 //! One apply at a time per workspace: an exclusive `flock` on `locks/<key>.lock` in the worker's state folder.
 
-use std::fs;
 use crate::error::IoContext;
+use std::fs;
 use std::path::Path;
 
 use crate::digest::sha256_hex;
@@ -31,8 +31,7 @@ impl WorkspaceLock {
 
     pub(super) fn open(state: &Path, key: &str, wait: bool) -> Result<Option<WorkspaceLock>> {
         let dir = state.join("locks");
-        fs::create_dir_all(&dir)
-            .at("cannot create", &dir)?;
+        fs::create_dir_all(&dir).at("cannot create", &dir)?;
         let path = dir.join(format!("{key}.lock"));
         let file = fs::OpenOptions::new()
             .create(true)
@@ -54,7 +53,10 @@ impl WorkspaceLock {
         match locked {
             Ok(true) => Ok(Some(WorkspaceLock { _file: file })),
             Ok(false) => Ok(None),
-            Err(e) => Err(Error::io_message(format!("cannot lock {}: {e}", path.display()))),
+            Err(e) => Err(Error::io_message(format!(
+                "cannot lock {}: {e}",
+                path.display()
+            ))),
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Planning an apply: the strict parse of the canonical patch, every target re-resolved under the policy, every
 //! pre-image checked against the file (blob id and mode), every post-image computed and checked. Writes nothing.
 
-use std::fs;
 use crate::error::IoContext;
+use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
@@ -110,8 +110,7 @@ pub(super) fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
                 file.read_to_end(&mut bytes)?;
                 Ok((bytes, meta.permissions(), meta.nlink()))
             };
-            let (bytes, perms, links) =
-                read().at("cannot read", &rel)?;
+            let (bytes, perms, links) = read().at("cannot read", &rel)?;
             if links > 1 {
                 return Err(Error::Scope(hard_link_refusal(&rel, links)));
             }
