@@ -65,16 +65,20 @@ pub fn render(changes: &[FileChange]) -> Vec<u8> {
 /// One file's section of a canonical patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CanonicalFile {
+    /// Workspace-relative path with `/` separators.
     pub path: String,
-    /// `None` when the patch creates the file.
+    /// The git blob id of the pre-image; `None` when the patch creates the file.
     pub old_id: Option<String>,
+    /// The git blob id of the post-image.
     pub new_id: String,
+    /// The file's git mode after the patch.
     pub mode: u32,
     /// The `---` line onwards: a plain unified diff of this one file.
     pub body: Vec<u8>,
 }
 
 impl CanonicalFile {
+    /// Whether the patch creates the file.
     pub fn creates(&self) -> bool {
         self.old_id.is_none()
     }
@@ -98,125 +102,162 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<CanonicalFile>> {
             "the patch does not end with a newline",
         ));
     }
-    // Byte offsets of every line start.
-    let lines: Vec<(usize, &str)> = {
-        let mut v = Vec::new();
-        let mut off = 0;
-        for l in text.split_inclusive('\n') {
-            v.push((off, l.strip_suffix('\n').unwrap_or(l)));
-            off += l.len();
-        }
-        v
-    };
+    let lines = lines_with_offsets(text);
     let mut files: Vec<CanonicalFile> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let n = i + 1;
-        let line = lines[i].1;
-        let Some(rest) = line.strip_prefix("diff --git a/") else {
-            return Err(malformed(n, "expected `diff --git a/PATH b/PATH`"));
-        };
-        let path = rest
-            .split_once(" b/")
-            .filter(|(a, b)| a == b && !a.is_empty())
-            .map(|(a, _)| a.to_string())
-            .ok_or_else(|| malformed(n, "the two paths of `diff --git` differ or are empty"))?;
-        i += 1;
-        let mut created_mode = None;
-        if let Some(m) = lines
-            .get(i)
-            .and_then(|l| l.1.strip_prefix("new file mode "))
-        {
-            created_mode =
-                Some(parse_mode(m).ok_or_else(|| malformed(i + 1, "unsupported file mode"))?);
-            i += 1;
-        }
-        let index = lines
-            .get(i)
-            .and_then(|l| l.1.strip_prefix("index "))
-            .ok_or_else(|| malformed(i + 1, "expected an `index OLD..NEW` line"))?;
-        let (ids, mode_str) = match index.split_once(' ') {
-            Some((ids, m)) => (ids, Some(m)),
-            None => (index, None),
-        };
-        let (old, new) = ids
-            .split_once("..")
-            .ok_or_else(|| malformed(i + 1, "bad `index` line"))?;
-        if !is_blob_id(old) || !is_blob_id(new) {
-            return Err(malformed(
-                i + 1,
-                "`index` ids must be full 40-hex git blob ids",
-            ));
-        }
-        let mode = match (created_mode, mode_str) {
-            (Some(m), None) if old == NULL_BLOB_ID => m,
-            (None, Some(m)) if old != NULL_BLOB_ID => {
-                parse_mode(m).ok_or_else(|| malformed(i + 1, "unsupported file mode"))?
-            }
-            _ => {
-                return Err(malformed(
-                    i + 1,
-                    "`index` line does not fit `new file mode`",
-                ));
-            }
-        };
-        i += 1;
-        if created_mode.is_some()
-            && new == EMPTY_BLOB_ID
+        let header = parse_section_header(&lines, &mut i)?;
+        let body = if header.created_mode.is_some()
+            && header.new == EMPTY_BLOB_ID
             && lines.get(i).is_none_or(|l| l.1.starts_with("diff --git "))
         {
             // An empty new file has no body.
-            if files.iter().any(|f| f.path == path) {
-                return Err(malformed(n, &format!("{path} appears twice")));
-            }
-            files.push(CanonicalFile {
-                path,
-                old_id: None,
-                new_id: new.to_string(),
-                mode,
-                body: Vec::new(),
-            });
-            continue;
-        }
-        let body_start = lines
-            .get(i)
-            .map(|l| l.0)
-            .ok_or_else(|| malformed(i + 1, "missing `---` line"))?;
-        let want_old = if created_mode.is_some() {
-            "--- /dev/null".to_string()
+            Vec::new()
         } else {
-            format!("--- a/{path}")
+            let (from, to) = parse_section_body(&lines, &mut i, &header, text.len())?;
+            bytes[from..to].to_vec()
         };
-        if lines.get(i).map(|l| l.1) != Some(want_old.as_str()) {
-            return Err(malformed(i + 1, &format!("expected `{want_old}`")));
-        }
-        if lines.get(i + 1).map(|l| l.1) != Some(format!("+++ b/{path}").as_str()) {
-            return Err(malformed(i + 2, &format!("expected `+++ b/{path}`")));
-        }
-        i += 2;
-        if !lines.get(i).is_some_and(|l| l.1.starts_with("@@ ")) {
-            return Err(malformed(i + 1, "expected a `@@` hunk"));
-        }
-        while i < lines.len() && !lines[i].1.starts_with("diff --git ") {
-            let l = lines[i].1;
-            if !(l.starts_with("@@ ") || l.starts_with([' ', '+', '-', '\\'])) {
-                return Err(malformed(i + 1, "unexpected line inside a hunk"));
-            }
-            i += 1;
-        }
-        let body_end = lines.get(i).map(|l| l.0).unwrap_or(text.len());
+        let path = header.path;
         if files.iter().any(|f| f.path == path) {
             return Err(malformed(n, &format!("{path} appears twice")));
         }
         files.push(CanonicalFile {
             path,
-            old_id: (old != NULL_BLOB_ID).then(|| old.to_string()),
-            new_id: new.to_string(),
-            mode,
-            body: bytes[body_start..body_end].to_vec(),
+            old_id: (header.old != NULL_BLOB_ID).then(|| header.old.to_string()),
+            new_id: header.new.to_string(),
+            mode: header.mode,
+            body,
         });
     }
     Ok(files)
+}
+
+/// Every line of `text` without its `\n`, with the byte offset it starts at.
+fn lines_with_offsets(text: &str) -> Vec<(usize, &str)> {
+    let mut v = Vec::new();
+    let mut off = 0;
+    for l in text.split_inclusive('\n') {
+        v.push((off, l.strip_suffix('\n').unwrap_or(l)));
+        off += l.len();
+    }
+    v
+}
+
+/// The header of one file's section: the lines before its `---` line.
+struct SectionHeader<'a> {
+    path: String,
+    /// The mode of `new file mode`, when the section creates the file.
+    created_mode: Option<u32>,
+    /// The blob ids of the `index` line (the old one is 40 zeros for a new file).
+    old: &'a str,
+    new: &'a str,
+    /// The file's mode after the patch.
+    mode: u32,
+}
+
+/// Parse the header of the section starting at line index `*i` (`diff --git`, `new file mode`, `index`), moving
+/// `*i` past it.
+fn parse_section_header<'a>(
+    lines: &[(usize, &'a str)],
+    i: &mut usize,
+) -> Result<SectionHeader<'a>> {
+    let n = *i + 1;
+    let line = lines[*i].1;
+    let Some(rest) = line.strip_prefix("diff --git a/") else {
+        return Err(malformed(n, "expected `diff --git a/PATH b/PATH`"));
+    };
+    let path = rest
+        .split_once(" b/")
+        .filter(|(a, b)| a == b && !a.is_empty())
+        .map(|(a, _)| a.to_string())
+        .ok_or_else(|| malformed(n, "the two paths of `diff --git` differ or are empty"))?;
+    *i += 1;
+    let mut created_mode = None;
+    if let Some(m) = lines
+        .get(*i)
+        .and_then(|l| l.1.strip_prefix("new file mode "))
+    {
+        created_mode =
+            Some(parse_mode(m).ok_or_else(|| malformed(*i + 1, "unsupported file mode"))?);
+        *i += 1;
+    }
+    let index = lines
+        .get(*i)
+        .and_then(|l| l.1.strip_prefix("index "))
+        .ok_or_else(|| malformed(*i + 1, "expected an `index OLD..NEW` line"))?;
+    let (ids, mode_str) = match index.split_once(' ') {
+        Some((ids, m)) => (ids, Some(m)),
+        None => (index, None),
+    };
+    let (old, new) = ids
+        .split_once("..")
+        .ok_or_else(|| malformed(*i + 1, "bad `index` line"))?;
+    if !is_blob_id(old) || !is_blob_id(new) {
+        return Err(malformed(
+            *i + 1,
+            "`index` ids must be full 40-hex git blob ids",
+        ));
+    }
+    let mode = match (created_mode, mode_str) {
+        (Some(m), None) if old == NULL_BLOB_ID => m,
+        (None, Some(m)) if old != NULL_BLOB_ID => {
+            parse_mode(m).ok_or_else(|| malformed(*i + 1, "unsupported file mode"))?
+        }
+        _ => {
+            return Err(malformed(
+                *i + 1,
+                "`index` line does not fit `new file mode`",
+            ));
+        }
+    };
+    *i += 1;
+    Ok(SectionHeader {
+        path,
+        created_mode,
+        old,
+        new,
+        mode,
+    })
+}
+
+/// Check the body of the section whose `---` line is at line index `*i` (`---`, `+++`, then hunks up to the next
+/// section), moving `*i` past it; returns its byte range in the patch, whose length is `text_len`.
+fn parse_section_body(
+    lines: &[(usize, &str)],
+    i: &mut usize,
+    header: &SectionHeader<'_>,
+    text_len: usize,
+) -> Result<(usize, usize)> {
+    let path = &header.path;
+    let body_start = lines
+        .get(*i)
+        .map(|l| l.0)
+        .ok_or_else(|| malformed(*i + 1, "missing `---` line"))?;
+    let want_old = if header.created_mode.is_some() {
+        "--- /dev/null".to_string()
+    } else {
+        format!("--- a/{path}")
+    };
+    if lines.get(*i).map(|l| l.1) != Some(want_old.as_str()) {
+        return Err(malformed(*i + 1, &format!("expected `{want_old}`")));
+    }
+    if lines.get(*i + 1).map(|l| l.1) != Some(format!("+++ b/{path}").as_str()) {
+        return Err(malformed(*i + 2, &format!("expected `+++ b/{path}`")));
+    }
+    *i += 2;
+    if !lines.get(*i).is_some_and(|l| l.1.starts_with("@@ ")) {
+        return Err(malformed(*i + 1, "expected a `@@` hunk"));
+    }
+    while *i < lines.len() && !lines[*i].1.starts_with("diff --git ") {
+        let l = lines[*i].1;
+        if !(l.starts_with("@@ ") || l.starts_with([' ', '+', '-', '\\'])) {
+            return Err(malformed(*i + 1, "unexpected line inside a hunk"));
+        }
+        *i += 1;
+    }
+    let body_end = lines.get(*i).map(|l| l.0).unwrap_or(text_len);
+    Ok((body_start, body_end))
 }
 
 fn parse_mode(s: &str) -> Option<u32> {
