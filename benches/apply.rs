@@ -37,6 +37,11 @@
 //!
 //! `APPLY_RUNS` overrides the number of measured runs (30) after 3 warmups. `APPLY_KEEP=1` keeps the scratch folder
 //! (the trees `tree-1`, `tree-50`, their patches `patch-1.diff`, `patch-50.diff` and `digests.txt`) for profiling.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark: a failed unwrap stops the run with its message"
+)]
 
 mod common;
 

@@ -10,6 +10,11 @@
 //! ```text
 //! cargo bench --locked --bench confine
 //! ```
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark: a failed unwrap stops the run with its message"
+)]
 
 mod common;
 

@@ -33,6 +33,11 @@
 //! Environment: `CORPUS_EDITS` (number of base edits, default 2400), `CORPUS_SEED` (default below), and
 //! `CORPUS_DUMP=DIR` to write every wrong application, every application of an intent-destroying answer and every
 //! refusal that is not an ambiguity into `DIR`, one file per case, for investigation.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark: a failed unwrap stops the run with its message"
+)]
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -33,6 +33,11 @@
 //! runs with `$LLW_BENCH_PYTHON` if set, else `~/.cache/local-llm-delegator/bench-venv/bin/python`, a venv this bench
 //! creates when it is missing (`python3 -m venv DIR && DIR/bin/pip install mcp==2.3.0`); when that fails, the
 //! comparison is skipped and the commands are printed. `OVERHEAD_RUNS` overrides the number of measured runs (30).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark: a failed unwrap stops the run with its message"
+)]
 
 mod common;
 

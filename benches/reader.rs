@@ -23,6 +23,11 @@
 //! ```
 //!
 //! `READER_CASES=AC` runs only the cases named (letters A to D), e.g. under a profiler.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark: a failed unwrap stops the run with its message"
+)]
 
 mod common;
 

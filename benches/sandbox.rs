@@ -15,6 +15,11 @@
 //!
 //! The tree and the copies go under `$LLW_BENCH_DIR` if set (pick a btrfs or XFS folder to see clones), else the
 //! system's temporary folder.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark: a failed unwrap stops the run with its message"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

@@ -77,6 +77,10 @@ impl<O> Default for ProposalStore<O> {
 }
 
 /// A fresh unguessable proposal id.
+#[allow(
+    clippy::expect_used,
+    reason = "without the system's random source no id could be unguessable: stopping is the only safe answer"
+)]
 pub fn new_id() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random source failed");

@@ -39,6 +39,10 @@ pub const SECRET_DENIED: &[&str] = &[
 pub const MAX_SELECTED_FILES: usize = 100;
 
 /// The built-in denials, compiled once per process: (always denied, secret-looking).
+#[allow(
+    clippy::expect_used,
+    reason = "the built-in globs are constants, compiled in a unit test"
+)]
 static BUILT_IN: std::sync::LazyLock<(GlobSet, GlobSet)> = std::sync::LazyLock::new(|| {
     (
         compile(ALWAYS_DENIED, "built-in denied").expect("the built-in denied globs compile"),

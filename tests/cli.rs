@@ -1,6 +1,11 @@
 //! CLI end to end against a scripted OpenAI-compatible endpoint (deterministic answers, error statuses and dead
 //! servers that a real model server will not produce on demand). Every refusal also checks that the workspace is
 //! byte-for-byte unchanged.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 mod common;
 

@@ -11,6 +11,11 @@
 //! the workspace, which shows that the probe detects what it looks for.
 //!
 //! These tests need bubblewrap (`.ci/run` installs it).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 mod common;
 

@@ -1,5 +1,10 @@
 //! The MCP server end to end through rmcp's client over the real binary's stdio, against a scripted endpoint:
 //! tool listing with annotations and schemas, propose then apply by id and digest, and every proposal refusal.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 mod common;
 

@@ -1,6 +1,11 @@
 //! The plugin bundle, checked without the host CLIs (scripts/test-hosts.sh runs those): the launcher finds the
 //! binary beside it, else on PATH, else fails at once with one line naming the command to run; the skill mirrors are
 //! exactly what scripts/gen-skills.sh makes from skills/; the manifests and MCP declarations agree with each other.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 use std::fs;
 use std::io::{Read, Write};

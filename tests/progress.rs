@@ -1,5 +1,10 @@
 //! Progress notifications and cancellation through a real MCP client (rmcp's, over the binary's stdio), against a
 //! scripted endpoint that streams its answer slowly (a real server cannot be made to stream slowly on demand).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 mod common;
 

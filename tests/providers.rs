@@ -2,6 +2,11 @@
 //! model routing chose, reasoning fields) and parses realistic answers, usage included. Scripted, because the
 //! hosted APIs are not reachable here and their fault statuses cannot be produced on demand; the llama.cpp adapter
 //! also runs against the real local server in `real_model.rs`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 mod common;
 

@@ -1,6 +1,11 @@
 //! Line ranges (`PATH:START-END`) and the server's prompt count, end to end through the CLI against a scripted
 //! endpoint: what the model is shown, edits kept inside the range, refusals of bad ranges before any request,
 //! names that hold `:`, and a server that read far fewer prompt tokens than were sent.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 mod common;
 

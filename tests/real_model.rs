@@ -5,6 +5,11 @@
 //!
 //! Without `LOCAL_LLM_TEST_URL` the test says so and passes, unless `LLW_REQUIRE_REAL_MODEL=1` (set by `.ci/run`),
 //! where a missing server is a failure.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 mod common;
 

@@ -14,6 +14,11 @@
 //! ```
 //! A success is also rendered as a canonical patch, parsed back and re-applied to the pre-images: it must give the
 //! same files. Adding a case means adding a folder.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

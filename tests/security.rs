@@ -2,6 +2,11 @@
 //! workspace nor a sentinel folder beside it. Crash tests kill the apply at every write step (a crash point compiled
 //! only into debug builds) and check that recovery leaves exactly the pre-image or exactly the post-image.
 //! The model is a scripted endpoint here: these answers are hostile on purpose.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 mod common;
 

@@ -1,5 +1,10 @@
 //! Snapshots of what people read: the policy file `init-project` writes for every provider and project kind, and
 //! `doctor`'s report (paths, ports and bubblewrap's version replaced by placeholders).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 mod common;
 

@@ -2,6 +2,11 @@
 //! `script`) or with `--color always`, plain when piped, with `NO_COLOR` or `--color never`, and `--json` never
 //! coloured; the progress line while waiting for the model only on a terminal; the ledger's path printed. The model
 //! is a scripted endpoint (a deterministic answer, so the snapshot holds); the real server is in `real_model.rs`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 mod common;
 

@@ -5,6 +5,11 @@
 //!
 //! Every propose here is followed by a check that the workspace is byte-identical (a hash of the whole tree) and
 //! that no sandbox folder is left behind.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 mod common;
 

@@ -1,5 +1,10 @@
 //! The MCP client (stdio, newline-delimited JSON-RPC) the benches drive the worker with. Its model is the instant
 //! scripted endpoint of [`super::scripted`] (a scripted fake, not a model: the benches measure the worker).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark: a failed unwrap stops the run with its message"
+)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};

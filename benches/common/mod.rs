@@ -1,7 +1,11 @@
 //! Helpers shared by the bench binaries (`overhead`, `apply`, `reader`): the machine header, the load average,
 //! summary statistics, the worker binary's path and the instant scripted endpoint. Each bench includes it with `mod common;`; not every bench
 //! uses every helper.
-
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark: a failed unwrap stops the run with its message"
+)]
 #![allow(dead_code)]
 
 pub mod mcp;

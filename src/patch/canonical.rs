@@ -20,6 +20,7 @@ const EMPTY_BLOB_ID: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
 use crate::error::{Error, Result};
 
 /// Render the canonical patch for `changes`. Files are sorted by path, so the same change always has the same bytes.
+#[allow(clippy::expect_used, reason = "writing into a Vec cannot fail")]
 pub fn render(changes: &[FileChange]) -> Vec<u8> {
     let mut sorted: Vec<&FileChange> = changes.iter().collect();
     sorted.sort_by(|a, b| a.path.cmp(&b.path));

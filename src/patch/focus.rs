@@ -19,7 +19,9 @@ pub const CONTEXT_LINES: usize = 3;
 /// A range of lines, 1-based and inclusive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct LineRange {
+    /// First line, 1-based.
     pub start: usize,
+    /// Last line, 1-based and inclusive.
     pub end: usize,
 }
 
@@ -122,6 +124,7 @@ pub fn merge(mut ranges: Vec<LineRange>) -> Vec<LineRange> {
 pub struct Shown {
     /// First and one-past-last line index of the block, context included.
     pub from: usize,
+    /// One past the last line index of the block.
     pub to: usize,
     /// The ranges inside the block (1-based, inclusive).
     pub ranges: Vec<LineRange>,

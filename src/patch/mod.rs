@@ -23,8 +23,11 @@ pub const MODE_EXECUTABLE: u32 = 0o100755;
 /// One line of a hunk as the model wrote it (without its line terminator).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HunkLine {
+    /// A line kept as it is (` ` in a diff).
     Context(String),
+    /// A line taken out (`-`).
     Remove(String),
+    /// A line put in (`+`).
     Add(String),
     /// The whole new content of the file (the `whole_file` answer format); only ever the single line of a hunk.
     WholeFile(Vec<String>),
@@ -33,7 +36,9 @@ pub enum HunkLine {
 /// One hunk as read from the model: its lines, and the old-side start line it claimed (a hint only).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hunk {
+    /// The old-side start line the model wrote (1-based), if any: used only to break ties between equal matches.
     pub old_start_hint: Option<usize>,
+    /// The hunk's lines, in order.
     pub lines: Vec<HunkLine>,
     /// The answer ends inside this hunk, which is shorter than its header says and ends on a changed line: it may be
     /// cut off. It is accepted only where it reaches the end of the file.
@@ -47,13 +52,16 @@ pub struct FileEdit {
     pub path: String,
     /// The model marked the file as new (`--- /dev/null`).
     pub creates: bool,
+    /// The hunks, in the order the model wrote them.
     pub hunks: Vec<Hunk>,
 }
 
 /// A selected file as it is now: its text and git mode. `None` in a pre-image map means "does not exist yet".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreImage {
+    /// The file's whole text (UTF-8).
     pub text: String,
+    /// Its git mode ([`MODE_EXECUTABLE`] or 0o100644).
     pub mode: u32,
 }
 
@@ -79,8 +87,11 @@ pub enum MatchTier {
 pub struct HunkReport {
     /// 1-based line of the pre-image where the hunk's old side starts (0 for an empty or new file).
     pub old_start: usize,
+    /// Lines the hunk removes.
     pub removed: usize,
+    /// Lines the hunk adds.
     pub added: usize,
+    /// The tolerance that located it.
     pub tier: MatchTier,
     /// Several places matched equally and the line number the model gave picked one: look at this hunk.
     pub line_number_tie_break: bool,
@@ -89,11 +100,15 @@ pub struct HunkReport {
 /// The located result for one file: exact pre- and post-image bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
+    /// Workspace-relative path with `/` separators.
     pub path: String,
     /// `None` when the file is created.
     pub pre: Option<Vec<u8>>,
+    /// The exact bytes the file holds after the change.
     pub post: Vec<u8>,
+    /// Its git mode after the change.
     pub mode: u32,
+    /// Where each hunk landed.
     pub hunks: Vec<HunkReport>,
 }
 

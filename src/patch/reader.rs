@@ -20,13 +20,18 @@ use crate::error::{Error, Result, excerpt};
 /// How the model was asked to write its edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AnswerFormat {
+    /// A unified diff, hunks with `@@` headers.
     Udiff,
+    /// `<<<<<<< SEARCH` / `=======` / `>>>>>>> REPLACE` blocks under each file's path.
     SearchReplace,
+    /// Each changed file's whole new content in a fenced block under its path.
     WholeFile,
+    /// `{"edits": [{"path", "old", "new"}]}`, constrained by a JSON schema where the server supports one.
     Json,
 }
 
 impl AnswerFormat {
+    /// The format's name as the policy writes it (`[edit] format`).
     pub fn name(self) -> &'static str {
         match self {
             AnswerFormat::Udiff => "udiff",

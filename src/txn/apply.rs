@@ -324,7 +324,12 @@ fn write_targets(
         let slot = folders
             .iter_mut()
             .find(|(f, _)| *f == folder)
-            .expect("every target's folder was looked at in step 1");
+            .ok_or_else(|| {
+                Error::io_message(format!(
+                    "internal: the folder of {} was not looked at before writing; nothing was written to it",
+                    p.rel
+                ))
+            })?;
         let dir = match &slot.1 {
             Some(d) => Rc::clone(d),
             None => {

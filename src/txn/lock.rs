@@ -19,8 +19,12 @@ pub(super) struct WorkspaceLock {
 impl WorkspaceLock {
     /// Wait for the workspace's lock.
     pub(super) fn take(state: &Path, root: &Path) -> Result<WorkspaceLock> {
-        Ok(WorkspaceLock::open(state, &workspace_key(root), true)?
-            .expect("a blocking lock is always taken"))
+        WorkspaceLock::open(state, &workspace_key(root), true)?.ok_or_else(|| {
+            Error::io_message(format!(
+                "the apply lock of {} could not be taken; retry",
+                root.display()
+            ))
+        })
     }
 
     /// The lock of the workspace whose key is `key`, or `None` when another process holds it.

@@ -1,5 +1,10 @@
 //! Shared helpers for the end-to-end tests: the scripted OpenAI-compatible endpoint (a fake for error paths and
 //! determinism, see [`scripted`]), sample workspaces, tree hashes.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 #![allow(dead_code)]
 
 pub mod scripted;

@@ -8,6 +8,11 @@
 //!
 //! Also here: a base URL where nothing listens (the unreachable-server paths) and a tripwire port that only notes
 //! that something connected (to show that nothing reached the host's loopback).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
