@@ -1394,13 +1394,10 @@ fn ranges_for(case: &Case, lines: usize, margin: usize) -> Vec<LineRange> {
 
 /// The estimated tokens of the proposal prompt for `pre` (narrowed by `focus`), as the worker counts them.
 fn prompt_tokens(pre: &BTreeMap<String, Option<PreImage>>, focus: &Focus) -> u64 {
-    let criteria = vec!["the change is made".to_string()];
-    let spec = local_llm_delegator::prompt::TaskSpec {
-        task: "Make the described change.",
-        acceptance_criteria: &criteria,
-        constraints: &[],
-        plan: &[],
-        context: None,
+    let spec = local_llm_delegator::task::Task {
+        task: "Make the described change.".into(),
+        acceptance_criteria: vec!["the change is made".to_string()],
+        ..Default::default()
     };
     local_llm_delegator::prompt::messages(&spec, pre, focus, AnswerFormat::Udiff)
         .iter()

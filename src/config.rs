@@ -388,7 +388,40 @@ impl Default for Validation {
 #[serde(deny_unknown_fields, default)]
 pub struct Repair {
     /// 0: never; 1: when validation fails, the model sees its edit and the failing output once and may fix it.
-    pub attempts: i64,
+    pub attempts: RepairAttempts,
+}
+
+/// `[repair] attempts`: 0 or 1. Any other number is kept, to be refused by name when the policy is checked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RepairAttempts {
+    /// `0`: no repair round.
+    #[default]
+    Never,
+    /// `1`: one bounded repair round per task.
+    Once,
+    /// Any other number: refused.
+    Unsupported(i64),
+}
+
+impl RepairAttempts {
+    /// The number as the policy writes it.
+    pub fn count(self) -> i64 {
+        match self {
+            RepairAttempts::Never => 0,
+            RepairAttempts::Once => 1,
+            RepairAttempts::Unsupported(n) => n,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RepairAttempts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Ok(match i64::deserialize(d)? {
+            0 => RepairAttempts::Never,
+            1 => RepairAttempts::Once,
+            n => RepairAttempts::Unsupported(n),
+        })
+    }
 }
 
 /// `[edit]`: how the model writes its edit.
@@ -668,11 +701,10 @@ impl Policy {
 
     /// `[repair] attempts` is 0 or 1.
     fn check_repair(&self) -> std::result::Result<(), String> {
-        if !(0..=1).contains(&self.repair.attempts) {
+        if let RepairAttempts::Unsupported(n) = self.repair.attempts {
             return Err(format!(
-                "[repair] attempts = {} is not supported: use 0 (no repair) or 1 (one bounded repair round); more \
-                 rounds are never made",
-                self.repair.attempts
+                "[repair] attempts = {n} is not supported: use 0 (no repair) or 1 (one bounded repair round); more \
+                 rounds are never made"
             ));
         }
         Ok(())
@@ -1049,7 +1081,7 @@ fn template_repair(r: &Repair) -> String {
 # restored first) it comes back as a NEW proposal that needs its own approval. 0: never. Never more than 1.
 attempts = {}
 "#,
-        r.attempts
+        r.attempts.count()
     )
 }
 
@@ -1205,7 +1237,7 @@ mod tests {
     #[test]
     fn repair_attempts_are_zero_or_one_and_sandbox_skips_are_checked() {
         let p = parse("[provider]\nkind = \"llamacpp\"\n", Path::new("p.toml")).unwrap();
-        assert_eq!(p.repair.attempts, 0);
+        assert_eq!(p.repair.attempts, RepairAttempts::Never);
         assert!(!p.validation.on_propose);
         assert_eq!(
             p.validation.sandbox_skip,
@@ -1216,7 +1248,7 @@ mod tests {
             Path::new("p.toml"),
         )
         .unwrap();
-        assert!(p.validation.on_propose && p.repair.attempts == 1);
+        assert!(p.validation.on_propose && p.repair.attempts == RepairAttempts::Once);
         for n in ["2", "-1", "10"] {
             let err = parse(
                 &format!("[provider]\nkind = \"llamacpp\"\n[repair]\nattempts = {n}\n"),

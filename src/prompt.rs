@@ -17,24 +17,10 @@ use crate::patch::PreImage;
 use crate::patch::focus::{self, Focus, LineRange};
 use crate::patch::reader::AnswerFormat;
 use crate::provider::Message;
+use crate::task::Task;
 
 /// Above this many distinct candidate lines, `old` is left a free string (the schema would be too large).
 const MAX_ENUM_LINES: usize = 2000;
-
-/// The scoped task, as the primary wrote it.
-#[derive(Debug, Clone)]
-pub struct TaskSpec<'a> {
-    /// What to change, self-contained.
-    pub task: &'a str,
-    /// How to tell the change is done.
-    pub acceptance_criteria: &'a [String],
-    /// What the change must not do.
-    pub constraints: &'a [String],
-    /// The steps to take, when the primary gave them.
-    pub plan: &'a [String],
-    /// Anything else the model should know.
-    pub context: Option<&'a str>,
-}
 
 const SYSTEM: &str = "You are a careful code editor. You make exactly the change the task asks for and nothing else. \
 You never add explanations, never elide code, and never touch files you were not given.";
@@ -115,7 +101,7 @@ def greet(name):
 
 /// Build the chat messages for a proposal; the files in `focus` are shown only in their line ranges.
 pub fn messages(
-    spec: &TaskSpec<'_>,
+    spec: &Task,
     files: &BTreeMap<String, Option<PreImage>>,
     focus: &Focus,
     format: AnswerFormat,
@@ -258,12 +244,12 @@ fn push_ranges(u: &mut String, path: &str, text: &str, ranges: &[LineRange]) {
 }
 
 /// The task, its acceptance criteria, constraints, plan and context.
-fn push_spec(u: &mut String, spec: &TaskSpec<'_>) {
+fn push_spec(u: &mut String, spec: &Task) {
     u.push_str(&format!("Task: {}\n", spec.task.trim()));
     for (title, items, numbered) in [
-        ("Acceptance criteria", spec.acceptance_criteria, false),
-        ("Constraints", spec.constraints, false),
-        ("Plan", spec.plan, true),
+        ("Acceptance criteria", &spec.acceptance_criteria, false),
+        ("Constraints", &spec.constraints, false),
+        ("Plan", &spec.plan, true),
     ] {
         if items.is_empty() {
             continue;
@@ -277,7 +263,7 @@ fn push_spec(u: &mut String, spec: &TaskSpec<'_>) {
             }
         }
     }
-    if let Some(ctx) = spec.context.filter(|c| !c.trim().is_empty()) {
+    if let Some(ctx) = spec.context.as_deref().filter(|c| !c.trim().is_empty()) {
         u.push_str(&format!("Context:\n{}\n", ctx.trim()));
     }
 }
@@ -389,7 +375,7 @@ pub fn edit_schema_within(
 pub fn delegate_messages(
     task_kind: &str,
     output_format: &str,
-    spec: &TaskSpec<'_>,
+    spec: &Task,
     files: &BTreeMap<String, Option<PreImage>>,
     focus: &Focus,
 ) -> Vec<Message> {
@@ -442,12 +428,12 @@ mod tests {
     fn prompt_holds_task_criteria_plan_and_files() {
         let crit = vec!["y is 3".to_string()];
         let plan = vec!["edit y".to_string()];
-        let spec = TaskSpec {
-            task: "Set y to 3",
-            acceptance_criteria: &crit,
-            constraints: &[],
-            plan: &plan,
-            context: Some("ctx"),
+        let spec = Task {
+            task: "Set y to 3".into(),
+            acceptance_criteria: crit.clone(),
+            plan: plan.clone(),
+            context: Some("ctx".into()),
+            ..Task::default()
         };
         let m = messages(&spec, &files(), &Focus::new(), AnswerFormat::Udiff);
         insta::assert_snapshot!(m[1].content);
@@ -456,12 +442,10 @@ mod tests {
     #[test]
     fn the_repair_prompt_shows_the_previous_edit_and_the_bounded_failure() {
         let crit = vec!["y is 3".to_string()];
-        let spec = TaskSpec {
-            task: "Set y to 3",
-            acceptance_criteria: &crit,
-            constraints: &[],
-            plan: &[],
-            context: None,
+        let spec = Task {
+            task: "Set y to 3".into(),
+            acceptance_criteria: crit.clone(),
+            ..Task::default()
         };
         let original = messages(&spec, &files(), &Focus::new(), AnswerFormat::Json);
         let failure = format!("{}\nSyntaxError: invalid syntax\n", "x".repeat(10_000));
@@ -511,12 +495,10 @@ mod tests {
     fn a_narrowed_file_shows_its_ranges_and_marked_context_only() {
         let (files, focus) = ranged();
         let crit = vec!["v20 is 0".to_string()];
-        let spec = TaskSpec {
-            task: "Set v20 to 0",
-            acceptance_criteria: &crit,
-            constraints: &[],
-            plan: &[],
-            context: None,
+        let spec = Task {
+            task: "Set v20 to 0".into(),
+            acceptance_criteria: crit.clone(),
+            ..Task::default()
         };
         let m = messages(&spec, &files, &focus, AnswerFormat::Json);
         let u = &m[1].content;

@@ -101,8 +101,8 @@ impl Service {
     ) -> Option<String> {
         let attempts = config::load(&claimed.root)
             .map(|l| l.policy.repair.attempts)
-            .unwrap_or(0);
-        if attempts != 1 {
+            .unwrap_or_default();
+        if attempts != config::RepairAttempts::Once {
             return None;
         }
         let origin = self.store.take_repair(id)?;

@@ -6,7 +6,6 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::propose::spec;
 use super::{Call, Service, ask, invalid, logged, open_workspace};
 use crate::error::{Error, Result};
 use crate::ledger;
@@ -132,7 +131,7 @@ fn delegate_checked(
         messages: prompt::delegate_messages(
             req.task_kind.as_str(),
             format.as_str(),
-            &spec(&req.task),
+            &req.task,
             files,
             &selection.focus,
         ),

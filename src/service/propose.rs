@@ -17,7 +17,7 @@ use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 use crate::ledger;
 use crate::patch::{self, HunkReport, PreImage, reader::AnswerFormat};
-use crate::prompt::{self, TaskSpec};
+use crate::prompt;
 use crate::proposal::NewProposal;
 use crate::provider::window::{self, ContextWindow};
 use crate::provider::{self, ChatRequest, Message, Provider, Usage, Watch};
@@ -249,7 +249,7 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
     }
     let selection = ws.read_selection(&req.task.files, &policy.limits)?;
     let (format, schema) = answer_format(&policy, &selection);
-    let messages = prompt::messages(&spec(&req.task), &selection.files, &selection.focus, format);
+    let messages = prompt::messages(&req.task, &selection.files, &selection.focus, format);
     let context_window = window::for_model(&policy, &model);
     Ok(Prepared {
         ws,
@@ -261,17 +261,6 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
         messages,
         context_window,
     })
-}
-
-/// The prompt's view of a task.
-pub(super) fn spec(t: &Task) -> TaskSpec<'_> {
-    TaskSpec {
-        task: &t.task,
-        acceptance_criteria: &t.acceptance_criteria,
-        constraints: &t.constraints,
-        plan: &t.plan,
-        context: t.context.as_deref(),
-    }
 }
 
 /// The edit format to ask for, and its JSON schema when it has one: the policy's, unless the selection rules it out.
@@ -543,7 +532,10 @@ impl Service {
         let mut d = Draft::new(cand, answer, repair_of.is_some());
         if p.validates() {
             d.validation = validate(&p, &d.cand, &call.watch)?;
-            if !d.passed() && !d.repair_spent && p.policy.repair.attempts == 1 {
+            if !d.passed()
+                && !d.repair_spent
+                && p.policy.repair.attempts == config::RepairAttempts::Once
+            {
                 repair(&p, &*provider, &mut d, call, &req.workspace_root)?;
             }
             d.validation_passed = Some(d.passed());

@@ -11,14 +11,35 @@ use crate::digest::git_blob_id;
 
 use super::*;
 
+/// How an interrupted apply ended after recovery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every file is back to its pre-image.
+    Restored,
+    /// Every file already held its post-image: the apply is complete (and flushed).
+    Completed,
+    /// Some file could not be put right: see `problems`.
+    Incomplete,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Outcome::Restored => "restored",
+            Outcome::Completed => "completed",
+            Outcome::Incomplete => "incomplete",
+        })
+    }
+}
+
 /// What recovery did for one interrupted apply.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Recovery {
     /// The workspace the apply was in.
     pub workspace: String,
-    /// `restored` (every file back to its pre-image), `completed` (every file already held its post-image) or
-    /// `incomplete` (some file could not be restored: see `problems`).
-    pub outcome: String,
+    /// What became of the apply.
+    pub outcome: Outcome,
     /// The files the apply was writing, workspace-relative.
     pub files: Vec<String>,
     /// What could not be put back, one line per file.
@@ -190,9 +211,9 @@ pub(super) fn recover_one(found: &FoundJournal, journal: &Path) -> Recovery {
                 .chain(doc.created_dirs.iter().filter_map(|d| d.parent())),
         );
         if problems.is_empty() {
-            "completed"
+            Outcome::Completed
         } else {
-            "incomplete"
+            Outcome::Incomplete
         }
     } else {
         for (i, (f, p)) in doc.files.iter().zip(&paths).enumerate() {
@@ -222,14 +243,14 @@ pub(super) fn recover_one(found: &FoundJournal, journal: &Path) -> Recovery {
         remove_created_dirs(root, &doc.created_dirs);
         sync_folders(doc.created_dirs.iter().filter_map(|d| d.parent()));
         if problems.is_empty() {
-            "restored"
+            Outcome::Restored
         } else {
-            "incomplete"
+            Outcome::Incomplete
         }
     };
     Recovery {
         workspace: root.display().to_string(),
-        outcome: outcome.to_string(),
+        outcome,
         files: doc.files.iter().map(|f| f.rel.clone()).collect(),
         problems,
     }

@@ -126,7 +126,7 @@ fn recovery_restores_from_the_journal_and_empties_it() {
     drop(lock);
     let done = recover_all(state.path());
     assert_eq!(done.len(), 1);
-    assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+    assert_eq!(done[0].outcome, Outcome::Restored, "{:?}", done[0].problems);
     assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
     assert!(!root.path().join("new").exists());
     assert_eq!(journal_len(&path), 0);
@@ -141,7 +141,7 @@ fn recovery_leaves_the_journal_of_a_live_apply_alone() {
     assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A\n");
     assert!(journal_len(&path) > 0);
     drop(lock);
-    assert_eq!(recover_all(state.path())[0].outcome, "restored");
+    assert_eq!(recover_all(state.path())[0].outcome, Outcome::Restored);
 }
 
 #[test]
@@ -184,7 +184,7 @@ fn a_damaged_copy_in_the_journal_is_never_written_back() {
     drop(lock);
     let bytes = damage_last_copy(&path);
     let done = recover_all(state.path());
-    assert_eq!(done[0].outcome, "incomplete");
+    assert_eq!(done[0].outcome, Outcome::Incomplete);
     assert!(
         done[0].problems[0].contains("damaged"),
         "{:?}",
@@ -318,10 +318,10 @@ fn a_restore_that_fails_keeps_the_journal_for_recover() {
     let journal = journal_of(state.path(), &ws);
     assert!(journal_len(&journal) > 0, "the only copy of a.txt is gone");
     let done = recover_all(state.path());
-    assert_eq!(done[0].outcome, "incomplete");
+    assert_eq!(done[0].outcome, Outcome::Incomplete);
     fs::remove_dir(root.path().join("a.txt")).unwrap();
     let done = recover_all(state.path());
-    assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+    assert_eq!(done[0].outcome, Outcome::Restored, "{:?}", done[0].problems);
     assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
     assert_eq!(journal_len(&journal), 0);
 }
@@ -346,7 +346,7 @@ fn a_version_1_journal_of_the_workspace_blocks_applies_until_recovered() {
     let err = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap_err();
     assert!(err.to_string().contains("apply-old"), "{err}");
     assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
-    assert_eq!(recover_all(state.path())[0].outcome, "restored");
+    assert_eq!(recover_all(state.path())[0].outcome, Outcome::Restored);
     apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap();
     assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A\n");
 }
@@ -400,7 +400,7 @@ fn a_damaged_copy_of_an_untouched_file_does_not_block_recovery() {
     fs::write(root.path().join("a.txt"), "a\n").unwrap();
     damage_last_copy(&path);
     let done = recover_all(state.path());
-    assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+    assert_eq!(done[0].outcome, Outcome::Restored, "{:?}", done[0].problems);
     assert_eq!(journal_len(&path), 0);
 }
 
@@ -411,11 +411,16 @@ fn recovery_still_reads_a_version_1_journal_folder() {
     let workspace = root.path().canonicalize().unwrap();
     let dir = write_v1_journal(state.path(), &workspace);
     let done = recover_all(state.path());
-    assert_eq!(done[0].outcome, "completed", "{:?}", done[0].problems);
+    assert_eq!(
+        done[0].outcome,
+        Outcome::Completed,
+        "{:?}",
+        done[0].problems
+    );
     assert!(!dir.exists());
     fs::write(root.path().join("a.txt"), "half\n").unwrap();
     write_v1_journal(state.path(), &workspace);
     let done = recover_all(state.path());
-    assert_eq!(done[0].outcome, "restored", "{:?}", done[0].problems);
+    assert_eq!(done[0].outcome, Outcome::Restored, "{:?}", done[0].problems);
     assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
 }
