@@ -96,7 +96,7 @@ host() {
     XDG_CACHE_HOME="$RUN/$world/home/.cache" XDG_DATA_HOME="$RUN/$world/home/.local/share" \
     PATH="${EXTRA_PATH:+$EXTRA_PATH:}$HOST_PATH" \
     DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 \
-    "$@" </dev/null
+    "$@" <"${HOST_STDIN:-/dev/null}"
 }
 
 # The scripted model endpoints (worker chat completions, Codex Responses, Claude Messages) on 127.0.0.1.
@@ -186,6 +186,36 @@ if r=$(python3 "$ROOT/tests/hosts/check_requests.py" e2e "$MODELS_LOG" "$m") && 
   ok "Claude Code end to end: $r; src/value.py now VALUE = 2"
 else echo "$r" >"$L/c-e2e.why"; bad "Claude Code end to end" "$L/c-e2e.why" "$L/c-e2e.log"; fi
 
+# The provider key through the plugin's user configuration: marked sensitive, so Claude Code keeps it in its own
+# secure storage; it reaches the server as LOCAL_LLM_API_KEY (the policy's OPENROUTER_API_KEY being unset), is sent
+# in the Authorization header, and appears in no file the product writes.
+CANARY=sk-userconfig-CANARY-$RANDOM$RANDOM$RANDOM
+printf '{"provider_api_key":"%s"}' "$CANARY" >"$RUN/user-config.json"
+reset_ws
+printf '[provider]\nkind = "openrouter"\nbase_url = "%s/v1"\n[edit]\nformat = "json"\n' "$MODELS" >"$WS/local-llm-worker.toml"
+m=$(log_mark)
+if HOST_STDIN=$RUN/user-config.json host claude claude plugin configure "$PLUGIN_ID" --values-stdin >"$L/c-config.log" 2>&1 &&
+   claude_p c-key --allowedTools "${CLAUDE_TOOL}propose_patch,${CLAUDE_TOOL}apply_patch" -- \
+     "E2E-DELEGATE: set VALUE to 2 in src/value.py" &&
+   r=$(python3 - "$MODELS_LOG" "$m" "$CANARY" <<'PY'
+import hashlib, json, sys
+log, mark, key = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+want = hashlib.sha256(f"Bearer {key}".encode()).hexdigest()
+posts = [e for e in map(json.loads, open(log).read().splitlines()[mark:]) if e["path"].endswith("/chat/completions")]
+sent = [e for e in posts if e["headers"].get("authorization-sha256") == want]
+if not sent:
+    sys.exit(f"no worker request carried the configured key ({len(posts)} worker requests)")
+print(f"{len(sent)} worker request(s) sent it as the bearer key")
+PY
+) && grep -qx 'VALUE = 2' "$WS/src/value.py"; then
+  leaked=$(grep -rlF "$CANARY" "$RUN" 2>/dev/null | grep -v -e '/\.credentials\.json$' -e "^$RUN/user-config.json$" || true)
+  if [ -z "$leaked" ]; then
+    ok "Claude Code userConfig key (sensitive): $r; src/value.py now VALUE = 2; the key is in no file but the host's credentials"
+  else
+    echo "$leaked" >"$L/c-key.why"; bad "Claude Code userConfig key leaked into files" "$L/c-key.why"
+  fi
+else echo "${r:-}" >"$L/c-key.why"; bad "Claude Code userConfig key" "$L/c-config.log" "$L/c-key.why" "$L/c-key.log"; fi
+
 # ---------------------------------------------------------------- Codex, local clone
 echo "== Codex: local clone"
 cd "$RUN" || finish
@@ -212,6 +242,24 @@ else bad "codex debug prompt-input: our server's tools are missing" "$L/x-prompt
 if ! grep -q 'delegate-local-worker' "$L/x-prompt.json" && grep -q '<skills_instructions>' "$L/x-prompt.json"; then
   ok "codex debug prompt-input: the skill is not in the model's list"
 else bad "codex debug prompt-input: the skill is listed although implicit invocation is off" "$L/x-prompt.json"; fi
+
+# The Codex skill mirror against the pinned Codex's own skill validator (its system skill-creator, written into
+# CODEX_HOME on first start); it needs PyYAML, installed into a cached venv when python3 lacks it.
+VALIDATE=$RUN/codex/codex/skills/.system/skill-creator/scripts/quick_validate.py
+PY=python3
+if ! python3 -c 'import yaml' 2>/dev/null; then
+  [ -x "$CACHE/skill-check/bin/python" ] || { python3 -m venv "$CACHE/skill-check" &&
+    "$CACHE/skill-check/bin/pip" install -q --disable-pip-version-check 'PyYAML==6.0.2'; } >"$L/skill-check.log" 2>&1
+  PY=$CACHE/skill-check/bin/python
+fi
+if [ ! -f "$VALIDATE" ]; then bad "Codex wrote no skill-creator/scripts/quick_validate.py into CODEX_HOME/skills/.system"
+elif "$PY" "$VALIDATE" "$ROOT/plugins/local-llm-delegator/codex-skills/delegate-local-worker" >"$L/x-skill-valid.log" 2>&1 &&
+     grep -q 'Skill is valid!' "$L/x-skill-valid.log"; then
+  ok "Codex's skill-creator quick_validate.py: the Codex skill mirror is valid"
+else bad "Codex's quick_validate.py refuses the Codex skill mirror" "$L/x-skill-valid.log" "$L/skill-check.log"; fi
+if ls "$RUN/codex/codex/skills/.system" | grep -qi 'plugin'; then
+  echo "   note: this Codex ships a plugin skill ($(ls "$RUN/codex/codex/skills/.system" | grep -i plugin | tr '\n' ' '))"
+fi
 
 # codex_exec LOGNAME ARGS...: a headless run against the scripted Responses endpoint, in the project.
 codex_exec() {

@@ -10,6 +10,10 @@ use serde::Deserialize;
 
 use crate::error::{Error, IoContext, Result};
 
+/// The variable the Claude Code plugin sets from its user configuration (the provider key the user entered, kept in
+/// the host's keychain or credentials file): read when the policy's own key variable is unset or empty.
+pub const PLUGIN_KEY_ENV: &str = "LOCAL_LLM_API_KEY";
+
 /// The file name looked for at the workspace root.
 pub const POLICY_FILE: &str = "local-llm-worker.toml";
 
@@ -476,23 +480,37 @@ impl Policy {
         })
     }
 
-    /// The provider key (read from the variable [`Policy::api_key_env`] names) as a
-    /// [`Secret`](crate::secret::Secret) to look for in what servers send and to redact from what is shown; none
-    /// when there is no key.
+    /// The provider key and the variable it was read from: the variable [`Policy::api_key_env`] names, else (when
+    /// that one is unset or empty) [`PLUGIN_KEY_ENV`], which the Claude Code plugin fills from its user
+    /// configuration. `None` when the provider takes no key or neither variable holds one.
+    pub fn api_key(&self) -> Option<(String, String)> {
+        let var = self.api_key_env()?;
+        let read = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        read(&var)
+            .map(|k| (var.clone(), k))
+            .or_else(|| read(PLUGIN_KEY_ENV).map(|k| (PLUGIN_KEY_ENV.to_string(), k)))
+    }
+
+    /// The provider key ([`Policy::api_key`]) as a [`Secret`](crate::secret::Secret) to look for in what servers
+    /// send and to redact from what is shown; none when there is no key.
     pub fn secret(&self) -> crate::secret::Secret {
-        self.api_key_env()
-            .and_then(|v| std::env::var(v).ok())
-            .map(|k| crate::secret::Secret::new(&k))
+        self.api_key()
+            .map(|(_, k)| crate::secret::Secret::new(&k))
             .unwrap_or_default()
     }
 
-    /// The variables `[validation] env` passes to validation commands; never the key's variable.
+    /// The variables `[validation] env` passes to validation commands; never a key's variable.
     pub fn check_env(&self) -> Vec<String> {
         let key = self.api_key_env();
         self.validation
             .env
             .iter()
-            .filter(|n| key.as_deref() != Some(n.as_str()))
+            .filter(|n| key.as_deref() != Some(n.as_str()) && n.as_str() != PLUGIN_KEY_ENV)
             .cloned()
             .collect()
     }
@@ -677,7 +695,7 @@ impl Policy {
                     "[validation] env entry {name:?} is not the name of an environment variable (letters, digits, _)"
                 ));
             }
-            if self.api_key_env().as_deref() == Some(name.as_str()) {
+            if self.api_key_env().as_deref() == Some(name.as_str()) || name == PLUGIN_KEY_ENV {
                 return Err(format!(
                     "[validation] env names {name}, the provider key's variable: the key never reaches validation \
                      commands; remove it"

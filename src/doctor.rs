@@ -66,12 +66,20 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
             "key",
             "no key needed (no [provider] api_key_env)".into(),
         )),
-        Some(var) => match std::env::var(&var) {
-            Ok(v) if !v.trim().is_empty() => out.push(check(true, "key", format!("{var} is set"))),
-            _ => out.push(check(
+        Some(var) => match policy.api_key() {
+            Some((from, _)) if from == var => out.push(check(true, "key", format!("{var} is set"))),
+            Some((from, _)) => out.push(check(
+                true,
+                "key",
+                format!("{var} is not set; the key comes from {from} (the plugin's provider_api_key)"),
+            )),
+            None => out.push(check(
                 false,
                 "key",
-                format!("{var} is not set; export it in the environment that starts the worker"),
+                format!(
+                    "{var} is not set; export it in the environment that starts the worker (or set the Claude \
+                     Code plugin's provider_api_key)"
+                ),
             )),
         },
     }

@@ -403,6 +403,15 @@ fn manifests_and_mcp_declarations_agree() {
         server["timeout"], 600_000,
         "tool calls may wait minutes for a slow model"
     );
+    // The provider key from the plugin's user configuration: sensitive (the host's secure storage), handed over
+    // as the variable the worker reads when the policy's own is unset.
+    let option = &claude["userConfig"]["provider_api_key"];
+    assert_eq!(option["sensitive"], true, "{option}");
+    assert_eq!(option["type"], "string");
+    assert_eq!(
+        server["env"][local_llm_delegator::config::PLUGIN_KEY_ENV],
+        "${user_config.provider_api_key}"
+    );
 
     // Codex: no variables are expanded; cwd "." is the installed plugin root.
     let codex_mcp = json(&format!(

@@ -728,3 +728,76 @@ fn a_key_quoted_by_the_json_parser_of_a_malformed_answer_is_redacted() {
         }
     }
 }
+
+/// The Claude Code plugin hands the key over as `LOCAL_LLM_API_KEY` (from its sensitive user configuration): used when
+/// the policy's own variable is unset, never over it, redacted like the policy's, and `doctor` says where it came from.
+#[test]
+fn the_plugin_key_variable_is_used_when_the_policy_variable_is_unset() {
+    let s = scripted(vec![Reply::chat(EDIT_JSON), Reply::chat(EDIT_JSON)]);
+    let ws = workspace(&s.base_url, "openrouter", "[edit]\nformat = \"json\"\n");
+    let args = propose_args(&ws, "low");
+    let run = |env: &[(&str, &str)]| {
+        let mut c = std::process::Command::new(BIN);
+        c.args(&args)
+            .env_remove("LOCAL_LLM_CONFIG")
+            .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+            .env_remove("OPENROUTER_API_KEY")
+            .env_remove("LOCAL_LLM_API_KEY")
+            .env("LOCAL_LLM_LEDGER", test_ledger());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let out = run(&[("LOCAL_LLM_API_KEY", SENTINEL)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        header(&first_post(&s), "authorization"),
+        Some(format!("Bearer {SENTINEL}").as_str())
+    );
+    assert!(!stdout(&out).contains(SENTINEL) && !stderr(&out).contains(SENTINEL));
+    // The policy's variable wins when both are set.
+    let out = run(&[
+        ("LOCAL_LLM_API_KEY", "sk-plugin-other"),
+        ("OPENROUTER_API_KEY", SENTINEL),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let posts: Vec<Seen> = s
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .cloned()
+        .collect();
+    assert_eq!(
+        header(&posts[1], "authorization"),
+        Some(format!("Bearer {SENTINEL}").as_str())
+    );
+    // Neither set: the refusal names both ways to give the key, before any request.
+    let out = run(&[]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("OPENROUTER_API_KEY"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("provider_api_key"),
+        "{}",
+        stderr(&out)
+    );
+    let mut doctor = std::process::Command::new(BIN);
+    let d = doctor
+        .args(["doctor", "--workspace-root", &ws.root_str()])
+        .env_remove("OPENROUTER_API_KEY")
+        .env("LOCAL_LLM_API_KEY", SENTINEL)
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&d).contains("the key comes from LOCAL_LLM_API_KEY"),
+        "{}",
+        stdout(&d)
+    );
+    assert!(!stdout(&d).contains(SENTINEL));
+}

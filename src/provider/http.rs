@@ -44,18 +44,17 @@ impl Endpoint {
     /// The endpoint `policy` names, with its key read from the variable the policy names; `Err` when that variable
     /// is not set.
     pub fn from_policy(policy: &Policy) -> Result<Endpoint> {
-        let key_env = policy.api_key_env();
-        let key = match &key_env {
-            None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(v) if !v.trim().is_empty() => Some(v.trim().to_string()),
-                _ => {
-                    return Err(Error::Provider(format!(
-                        "the environment variable {var} (named by [provider] api_key_env) is not set; export it in \
-                         the environment that starts the worker"
-                    )));
-                }
-            },
+        // The variable the key was read from names it in a refusal (the policy's, or the plugin's).
+        let (key_env, key) = match (policy.api_key_env(), policy.api_key()) {
+            (None, _) => (None, None),
+            (Some(_), Some((from, key))) => (Some(from), Some(key)),
+            (Some(var), None) => {
+                return Err(Error::Provider(format!(
+                    "the environment variable {var} (named by [provider] api_key_env) is not set; export it in the \
+                     environment that starts the worker (in Claude Code, or set the plugin's provider_api_key: \
+                     claude plugin configure local-llm-delegator@local-llm-delegator)",
+                )));
+            }
         };
         let timeout = Duration::from_secs(policy.limits.request_timeout_secs);
         let agent: ureq::Agent = ureq::Agent::config_builder()

@@ -110,11 +110,7 @@ fn discover(policy: &Policy, model: &str) -> (ContextWindow, bool) {
     if kind == ProviderKind::Deepseek {
         return (fallback("DeepSeek's API does not report it".into()), true);
     }
-    let key = policy
-        .api_key_env()
-        .and_then(|v| std::env::var(v).ok())
-        .map(|k| k.trim().to_string())
-        .filter(|k| !k.is_empty());
+    let key = policy.api_key().map(|(_, k)| k);
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(DISCOVERY_TIMEOUT))
         .http_status_as_error(false)

@@ -14,6 +14,7 @@ The server writes its port to FILE once it listens, and stops after --lifetime s
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -122,7 +123,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self._body()
         path = self.path.split("?")[0]
-        self.state.log(path, {"user-agent": self.headers.get("user-agent", "")}, body)
+        seen = {"user-agent": self.headers.get("user-agent", "")}
+        auth = self.headers.get("authorization")
+        if auth is not None:
+            # Only a digest of the credential goes to the log, so the log itself never holds a key.
+            seen["authorization-sha256"] = hashlib.sha256(auth.encode()).hexdigest()
+        self.state.log(path, seen, body)
         if path.endswith("/chat/completions"):
             return self.chat_api(body)
         if path.endswith("/responses"):
