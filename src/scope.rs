@@ -182,8 +182,8 @@ impl Workspace {
         }
         if secrets.is_match(rel) && !self.unlocked.is_match(rel) {
             return refuse(
-                "looks like a secret (.env*, *.pem, *.key, id_rsa*, *credentials*, .aws/, .ssh/...) and is always \
-                 denied; name it in [paths] unlock_secrets if the model may really see it",
+                "looks like a secret (.env*, *.pem, *.key, id_rsa*, *credentials*, .aws/, .ssh/...), so it is not \
+                 sent to the model; if the model really must see it, name it in [paths] unlock_secrets",
             );
         }
         if self.denied.is_match(rel) {
@@ -280,7 +280,20 @@ impl Workspace {
                 continue;
             }
             let pre = match self.resolve(rel)? {
-                OnDisk::Absent { .. } => None,
+                OnDisk::Absent { abs } => {
+                    if let Some(name) = near_miss(&abs) {
+                        let near = match rel.rsplit_once('/') {
+                            Some((dir, _)) => format!("{dir}/{name}"),
+                            None => name,
+                        };
+                        return Err(Error::Scope(format!(
+                            "{rel} does not exist, but {near} does next to it: check the path (a path that does not \
+                             exist is sent to the model as a new file to create); to create {rel} anyway, create it \
+                             empty first"
+                        )));
+                    }
+                    None
+                }
                 OnDisk::File { abs, mode } => {
                     let text = read_text(&abs, rel, limits.max_file_bytes)?;
                     total += text.len() as u64;
@@ -297,6 +310,32 @@ impl Workspace {
         }
         Ok(out)
     }
+}
+
+/// A file next to `abs` (which does not exist) whose name is one or two letters off, or the same in another case:
+/// what a misspelled selection most likely meant. Reads that one folder only.
+fn near_miss(abs: &Path) -> Option<String> {
+    let name = abs.file_name()?.to_str()?;
+    let dir = abs.parent()?;
+    let mut best: Option<(usize, String)> = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten().take(10_000) {
+        let Some(other) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let d = if other.eq_ignore_ascii_case(name) {
+            0
+        } else {
+            strsim::damerau_levenshtein(&other, name)
+        };
+        let close = d == 0 || (d <= 2 && name.chars().count() > 3 * d);
+        if close && best.as_ref().is_none_or(|(b, o)| (d, &other) < (*b, o)) {
+            best = Some((d, other));
+        }
+    }
+    best.map(|(_, other)| other)
 }
 
 /// The selected files as read, and the line ranges some of them are narrowed to.

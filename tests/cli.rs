@@ -381,7 +381,20 @@ fn refuses_paths_outside_scope() {
         ("../outside.py", "`..`"),
         ("/etc/passwd", "is absolute"),
         (".git/config", "always denied"),
-        ("src/.env", "looks like a secret"),
+        ("src/.env", "looks like a secret (.env*"),
+        (
+            "src/.env",
+            "so it is not sent to the model; if the model really must see it, name it in [paths] unlock_secrets",
+        ),
+        // A misspelled path is not sent to the model as a file to create.
+        (
+            "src/valeu.py",
+            "src/valeu.py does not exist, but src/value.py does next to it",
+        ),
+        (
+            "src/VALUE.py",
+            "src/VALUE.py does not exist, but src/value.py does",
+        ),
         ("src/private/k.py", "denied by [paths] denied"),
         ("src/link.py", "is a symlink"),
         ("src/linkdir/secret.py", "src/linkdir is a symlink"),

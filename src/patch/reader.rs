@@ -430,7 +430,8 @@ fn read_search_replace(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit
         }
         let path = path_above(lines, i, selected).ok_or_else(|| {
             Error::ModelAnswer(format!(
-                "a SEARCH/REPLACE block (answer line {}) does not name its file; the line above it must be the path",
+                "a SEARCH/REPLACE block in the model's answer (line {}) does not name its file, so it cannot be \
+                 applied; propose again, or select one file at a time",
                 i + 1
             ))
         })?;
@@ -682,16 +683,16 @@ fn read_whole_file(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
         blocks.iter().filter(|b| b.0.is_some()).collect();
     if !named.is_empty() && named.len() < blocks.len() {
         return Err(Error::ModelAnswer(format!(
-            "a code block does not name its file ({} of {}), so the answer cannot be applied in full; the line \
-             above each block must be its path",
+            "a code block in the model's answer does not name its file ({} of {} blocks), so the answer was \
+             refused rather than applied in part; propose again, or set [edit] format = \"json\" in the policy",
             blocks.len() - named.len(),
             blocks.len()
         )));
     }
     if named.is_empty() && selected.len() > 1 && !blocks.is_empty() {
         return Err(Error::ModelAnswer(
-            "several files are selected and a code block does not name its file; the line above each block must \
-             be its path"
+            "several files are selected and a code block in the model's answer does not name its file, so it \
+             cannot be applied; propose again with one file, or set [edit] format = \"json\" in the policy"
                 .into(),
         ));
     }
