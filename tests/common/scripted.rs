@@ -54,11 +54,12 @@ impl Reply {
         Reply::status(200, &body.to_string())
     }
 
-    /// The benches' chat completion: `content`, with a small usage.
+    /// The benches' chat completion: `content`, with a usage that says the whole prompt was read (more tokens than
+    /// any bench sends), so the dropped-prompt guard lets it through as it would a real server's.
     pub fn instant(content: &str) -> Reply {
         let body = serde_json::json!({
             "choices": [{"message": {"content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            "usage": {"prompt_tokens": 10_000_000, "completion_tokens": 5, "total_tokens": 10_000_005},
             "model": "scripted",
         });
         Reply::status(200, &body.to_string())
