@@ -348,5 +348,37 @@ if ! grep -q 'mcp__local_llm_worker' "$L/xg-none.json" && grep -q 'mcp__local_ll
   ok "Codex from git: no server without a binary, the server through local-llm-worker on PATH"
 else bad "Codex from git: PATH fallback" "$L/xg-none.json" "$L/xg-path.json"; fi
 
+# ---------------------------------------------------------------- the README, as a user types it
+echo "== README: the blocks marked runnable, as written, in a throwaway HOME"
+REAL_CARGO_HOME=${CARGO_HOME:-$HOME/.cargo} REAL_RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup}
+REAL_MODEL_HOME=${LOCAL_MODEL_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/local-llm-delegator/model}
+R_HOME=$RUN/readme/home
+# readme_block NAME LOG [VAR=VALUE...]: run README's block NAME in the repository root, as the user's shell would
+# (with ~/.local/bin on PATH, cargo's own folders, and every command's failure stopping the block).
+readme_block() {
+  local name=$1 log=$2; shift 2
+  local block
+  block=$(python3 "$ROOT/tests/hosts/readme_block.py" "$ROOT/README.md" "$name") || { echo "$block" >"$log"; return 1; }
+  printf '%s\n' "$block" >"$L/readme-$name.sh"
+  (cd "$ROOT" && EXTRA_PATH=$R_HOME/.local/bin:$REAL_CARGO_HOME/bin LIMIT=900 host readme \
+    CARGO_HOME="$REAL_CARGO_HOME" RUSTUP_HOME="$REAL_RUSTUP_HOME" "$@" bash -euo pipefail "$L/readme-$name.sh") >"$log" 2>&1
+}
+if readme_block install "$L/readme-install.log" &&
+   [ -x "$R_HOME/.local/bin/local-llm-worker" ] &&
+   host readme claude plugin list >"$L/readme-claude-list.log" 2>&1 && grep -q 'local-llm-delegator' "$L/readme-claude-list.log" &&
+   host readme codex mcp list >"$L/readme-codex-list.log" 2>&1 && grep -q 'local-llm-worker' "$L/readme-codex-list.log"; then
+  ok "README install block ran as written: the binary in ~/.local/bin, the plugin in both hosts"
+else bad "README install block" "$L/readme-install.log" "$L/readme-claude-list.log" "$L/readme-codex-list.log"; fi
+
+PROJECT=$RUN/readme-project; mkdir -p "$PROJECT"
+printf 'def total(items):\n    return sum(items)\n' >"$PROJECT/cart.py"
+printf 'import unittest\nfrom cart import total\n\nclass T(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(total([1, 2]), 3)\n' >"$PROJECT/test_cart.py"
+if readme_block project "$L/readme-project.log" PROJECT="$PROJECT" LOCAL_MODEL_HOME="$REAL_MODEL_HOME" \
+     LOCAL_MODEL_STATE="$RUN/readme-model" &&
+   [ -f "$PROJECT/local-llm-worker.toml" ] && ! grep -q '^FAIL' "$L/readme-project.log"; then
+  ok "README per-project block ran as written: the model on 127.0.0.1:8080, init-project, doctor all ok"
+else bad "README per-project block (port 8080 must be free for it)" "$L/readme-project.log"; fi
+LOCAL_MODEL_STATE="$RUN/readme-model" scripts/local-model.sh stop >/dev/null 2>&1
+
 echo "== $((SECONDS - START_TIME)) s"
 finish
