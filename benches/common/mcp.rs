@@ -64,6 +64,18 @@ impl Mcp {
         })
     }
 
+    /// The next JSON message the server wrote, waiting at most `timeout`.
+    pub fn recv(&self, timeout: Duration) -> Option<Value> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).ok()?;
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                return Some(v);
+            }
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

@@ -204,7 +204,14 @@ impl OpenAiChat {
                 return Err(Error::Cancelled);
             }
             let line = line.map_err(|e| {
-                Error::Provider(format!("the answer stream of {url} broke off: {e}"))
+                if e.kind() == std::io::ErrorKind::TimedOut || e.to_string().contains("timeout") {
+                    Error::Provider(format!(
+                        "the model server at {url} did not finish its answer within [limits] request_timeout_secs \
+                         ({chunks} chunks received); raise the limit, narrow the task, or check the server"
+                    ))
+                } else {
+                    Error::Provider(format!("the answer stream of {url} broke off: {e}"))
+                }
             })?;
             raw_echo |= self.endpoint.secret.found_in(&line);
             let Some(data) = line.strip_prefix("data:").map(str::trim) else {
