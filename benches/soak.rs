@@ -61,7 +61,10 @@ fn read_request(s: &mut TcpStream) -> Option<String> {
 }
 
 /// A scripted endpoint: `answer(body)` writes the whole reply on the stream, one thread per connection.
-fn endpoint(answer: fn(&str, &mut TcpStream)) -> String {
+/// How a scripted endpoint answers one request body.
+type Answer = fn(&str, &mut TcpStream);
+
+fn endpoint(answer: Answer) -> String {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://127.0.0.1:{}/v1", l.local_addr().unwrap().port());
     std::thread::spawn(move || {
@@ -325,7 +328,7 @@ fn faults(bin: &Path) -> Result<(), String> {
         "   {:<38} {:>8} {:>14}  refusal",
         "server", "seconds", "peak RSS MiB"
     );
-    let cases: [(&str, fn(&str, &mut TcpStream)); 4] = [
+    let cases: [(&str, Answer); 4] = [
         ("one byte a second", one_byte_a_second),
         ("an endless stream", endless),
         ("invalid UTF-8 mid-stream", invalid_utf8),
