@@ -43,6 +43,22 @@ pub struct Entry {
     /// Bytes of the selected files the worker read for the model.
     #[serde(default)]
     pub bytes_read: u64,
+    /// For a proposal: the edit format the model was asked for (`json`, `udiff`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// For a proposal: the Unix time after which it can no longer be applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<u64>,
+    /// For a proposal: whether it came from the one repair round.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repaired: bool,
+    /// For an apply-time repair proposal: the digest of the proposal whose failure it repairs (that one is then
+    /// superseded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_of: Option<String>,
+    /// For a proposal validated on propose: whether its checks passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation_passed: Option<bool>,
     /// The usage to record: [`record`] copies it into the token fields.
     #[serde(skip)]
     pub usage: Usage,
@@ -67,6 +83,11 @@ impl Entry {
             outcome: "ok".into(),
             digest: None,
             bytes_read: 0,
+            format: None,
+            expires: None,
+            repaired: false,
+            repair_of: None,
+            validation_passed: None,
             usage: Usage::default(),
         }
     }
@@ -150,14 +171,31 @@ pub struct Stats {
     pub unreadable_lines: u64,
 }
 
+/// The ledger's entries, and the count of lines this version cannot read.
+pub fn entries(text: &str) -> (Vec<Entry>, u64) {
+    let mut out = Vec::new();
+    let mut unreadable = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<Entry>(line) {
+            Ok(e) => out.push(e),
+            Err(_) => unreadable += 1,
+        }
+    }
+    (out, unreadable)
+}
+
 /// Summarise the ledger's text.
 pub fn summarise(text: &str) -> Stats {
+    let (entries, unreadable) = entries(text);
+    let mut s = summarise_entries(&entries);
+    s.unreadable_lines += unreadable;
+    s
+}
+
+/// Summarise entries.
+pub fn summarise_entries(entries: &[Entry]) -> Stats {
     let mut s = Stats::default();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let Ok(e) = serde_json::from_str::<Entry>(line) else {
-            s.unreadable_lines += 1;
-            continue;
-        };
+    for e in entries {
         let ok = e.outcome == "ok";
         match (e.kind.as_str(), ok) {
             ("propose", true) => s.proposals += 1,

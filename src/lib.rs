@@ -19,6 +19,7 @@ pub mod error;
 pub mod ledger;
 pub mod mcp;
 pub mod patch;
+pub mod payoff;
 pub mod prompt;
 pub mod proposal;
 pub mod provider;

@@ -143,8 +143,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Summarise the ledger: tokens delegated, proposals applied and refused.
+    /// Summarise the ledger: per provider, model and edit format, what became of the proposals and what an
+    /// accepted patch cost and saved.
+    ///
+    /// A proposal is accepted when an apply of its digest succeeded. Acceptance rate = accepted / propose calls
+    /// (refused ones included). Model tokens and seconds per accepted patch = those of every propose call / accepted.
+    /// Primary-model tokens saved per accepted patch = the bytes of the files the worker read for it / 4 (what the
+    /// primary did not have to read; the patch it still reviews is not counted).
     Stats {
+        /// Only this workspace (absolute or relative).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// Only what happened on or after this day (YYYY-MM-DD, UTC).
+        #[arg(long)]
+        since: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -187,7 +199,7 @@ impl Command {
             Command::Propose { json, .. }
             | Command::Delegate { json, .. }
             | Command::Recover { json }
-            | Command::Stats { json }
+            | Command::Stats { json, .. }
             | Command::Apply { json, .. } => *json,
             Command::Mcp | Command::InitProject { .. } | Command::Doctor { .. } => false,
         }
@@ -275,7 +287,11 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             provider,
         } => doctor_cmd(workspace_root, provider),
         Command::Recover { json } => recover(json),
-        Command::Stats { json } => stats(json),
+        Command::Stats {
+            workspace,
+            since,
+            json,
+        } => stats(workspace, since, json),
         Command::Apply {
             workspace_root,
             patch,
@@ -411,39 +427,77 @@ fn recover(json: bool) -> Result<(), Error> {
     }
 }
 
-fn stats(json: bool) -> Result<(), Error> {
+fn stats(workspace: Option<PathBuf>, since: Option<String>, json: bool) -> Result<(), Error> {
     let Some(path) = ledger::path() else {
         return Err(Error::io_message(
             "no ledger location: set LOCAL_LLM_LEDGER or HOME",
         ));
     };
+    let filter = local_llm_delegator::payoff::Filter {
+        workspace: match workspace {
+            Some(w) => {
+                let w = absolute(w)?;
+                Some(w.canonicalize().unwrap_or(w).to_string_lossy().into_owned())
+            }
+            None => None,
+        },
+        since: match since {
+            Some(d) => Some(local_llm_delegator::payoff::parse_date(&d).ok_or_else(|| {
+                Error::InvalidArgument(format!("--since {d:?} is not a date: write YYYY-MM-DD"))
+            })?),
+            None => None,
+        },
+    };
     let text = std::fs::read_to_string(&path).unwrap_or_default();
-    let s = ledger::summarise(&text);
+    let (all, unreadable) = ledger::entries(&text);
+    let kept: Vec<ledger::Entry> = all
+        .iter()
+        .filter(|e| {
+            filter.workspace.as_ref().is_none_or(|w| &e.workspace == w)
+                && filter.since.is_none_or(|t| e.time >= t)
+        })
+        .cloned()
+        .collect();
+    let mut s = ledger::summarise_entries(&kept);
+    s.unreadable_lines = unreadable;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let groups = local_llm_delegator::payoff::summarise(&all, &filter, now);
     if json {
-        print_json(&s);
-    } else {
-        println!("ledger              {}", path.display());
-        println!(
-            "proposals           {} made, {} refused",
-            s.proposals, s.proposals_refused
-        );
-        println!(
-            "applies             {} applied, {} refused or rolled back",
-            s.applied, s.applies_refused
-        );
-        println!(
-            "delegations         {} answered, {} refused",
-            s.delegations, s.delegations_refused
-        );
-        println!(
-            "tokens delegated    {} input + {} output",
-            s.input_tokens, s.output_tokens
-        );
-        println!(
-            "files read for you  {} bytes: about {} primary-model tokens not spent reading them",
-            s.bytes_read, s.primary_tokens_saved
-        );
+        // The totals at the top level (as before), the ledger's path and the payoff per group beside them.
+        let mut v = serde_json::to_value(&s).unwrap_or_default();
+        if let Some(m) = v.as_object_mut() {
+            m.insert("ledger".into(), serde_json::json!(path));
+            m.insert("payoff".into(), serde_json::json!(groups));
+        }
+        print_json(&v);
+        return Ok(());
     }
+    println!("ledger              {}", path.display());
+    println!(
+        "proposals           {} made, {} refused",
+        s.proposals, s.proposals_refused
+    );
+    println!(
+        "applies             {} applied, {} refused or rolled back",
+        s.applied, s.applies_refused
+    );
+    println!(
+        "delegations         {} answered, {} refused",
+        s.delegations, s.delegations_refused
+    );
+    println!(
+        "tokens delegated    {} input + {} output",
+        s.input_tokens, s.output_tokens
+    );
+    println!(
+        "files read for you  {} bytes: about {} primary-model tokens not spent reading them",
+        s.bytes_read, s.primary_tokens_saved
+    );
+    println!();
+    print!("{}", local_llm_delegator::payoff::render(&groups));
     Ok(())
 }
 

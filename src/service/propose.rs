@@ -522,6 +522,8 @@ impl Service {
         let started = Instant::now();
         let p = prepare(req, call)?;
         entry.bytes_read = p.selection.bytes_shown();
+        entry.format = Some(p.format.name().to_string());
+        entry.repair_of = repair_of.map(|f| sha256_hex(f.patch.as_bytes()));
         let provider = provider::for_policy(&p.policy)?;
         let first = match repair_of {
             Some(f) => prompt::repair_messages(&p.messages, f.patch, f.report),
@@ -541,7 +543,11 @@ impl Service {
             d.validation_passed = Some(d.passed());
         }
         entry.usage = d.usage;
-        Ok(self.record(&p, req, call, d, started))
+        entry.validation_passed = d.validation_passed;
+        entry.repaired = d.repaired;
+        let r = self.record(&p, req, call, d, started);
+        entry.expires = Some(r.expires_at_unix);
+        Ok(r)
     }
 
     /// Stage 6: hold the proposal (patch, digest, origin and repair budget in one store entry) and say what it is.
