@@ -378,7 +378,7 @@ if readme_block project "$L/readme-project.log" PROJECT="$PROJECT" LOCAL_MODEL_H
    [ -f "$PROJECT/local-llm-worker.toml" ] && ! grep -q '^FAIL' "$L/readme-project.log"; then
   ok "README per-project block ran as written: the model on 127.0.0.1:8080, init-project, doctor all ok"
 else bad "README per-project block (port 8080 must be free for it)" "$L/readme-project.log"; fi
-LOCAL_MODEL_STATE="$RUN/readme-model" scripts/local-model.sh stop >/dev/null 2>&1
+LOCAL_MODEL_STATE="$RUN/readme-model" "$ROOT/scripts/local-model.sh" stop >"$L/readme-model-stop.log" 2>&1 || bad "stopping the README block's model server" "$L/readme-model-stop.log"
 
 echo "== $((SECONDS - START_TIME)) s"
 finish

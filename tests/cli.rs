@@ -320,8 +320,12 @@ fn refuses_a_workspace_without_policy_unless_allowed() {
         "{}",
         stderr(&out)
     );
+    // It went to the default server: unreachable here, or (on a machine running `scripts/local-model.sh start`,
+    // which listens on that port) answered.
     assert!(
-        stderr(&out).contains("http://127.0.0.1:8080/v1/chat/completions"),
+        stderr(&out).contains("http://127.0.0.1:8080/v1/chat/completions")
+            || !stderr(&out).starts_with("error: policy:")
+                && !stderr(&out).starts_with("error: scope:"),
         "{}",
         stderr(&out)
     );
