@@ -3,7 +3,12 @@
 //! A path is accepted only when it is workspace-relative, plain (no `..`, no `.`, no empty component, no characters
 //! that git would quote), matched by `paths.allowed`, not matched by a denied glob (built-in: `.git/`, the policy
 //! file, secret-looking files; plus `paths.denied`), and when no component of it on disk is a symlink. The check is
-//! repeated at write time by the transaction; nothing here writes.
+//! repeated at write time by the transaction ([`Workspace::resolve`] calls [`Workspace::check_path`]); nothing here
+//! writes.
+//!
+//! Denials (the built-in ones and `paths.denied`) match names in any case, whatever the filesystem: on a
+//! case-insensitive one (macOS and Windows by default, case-folding mounts on Linux) `.GIT/config` IS `.git/config`.
+//! `paths.allowed` and `paths.unlock_secrets` match exactly as written, so that no case widens what they let through.
 //!
 //! Reading never walks the workspace: only the named files are touched, so its cost does not grow with the tree.
 
@@ -19,10 +24,10 @@ use crate::error::{Error, IoContext, Result};
 use crate::patch::focus::{self, Focus};
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
 
-/// Globs that are never read or written, whatever the policy says.
+/// Globs that are never read or written, whatever the policy says (matched in any case).
 pub const ALWAYS_DENIED: &[&str] = &[".git", ".git/**", "**/.git", "**/.git/**", POLICY_FILE];
 
-/// Secret-looking files: denied unless `[paths] unlock_secrets` names them explicitly.
+/// Secret-looking files: denied unless `[paths] unlock_secrets` names them explicitly (matched in any case).
 pub const SECRET_DENIED: &[&str] = &[
     "**/.env",
     "**/.env.*",
@@ -45,8 +50,10 @@ pub const MAX_SELECTED_FILES: usize = 100;
 )]
 static BUILT_IN: std::sync::LazyLock<(GlobSet, GlobSet)> = std::sync::LazyLock::new(|| {
     (
-        compile(ALWAYS_DENIED, "built-in denied").expect("the built-in denied globs compile"),
-        compile(SECRET_DENIED, "built-in secret").expect("the built-in secret globs compile"),
+        compile(ALWAYS_DENIED, "built-in denied", AnyCase::Yes)
+            .expect("the built-in denied globs compile"),
+        compile(SECRET_DENIED, "built-in secret", AnyCase::Yes)
+            .expect("the built-in secret globs compile"),
     )
 });
 
@@ -104,11 +111,19 @@ pub fn root_from_arg(arg: &str) -> Result<PathBuf> {
     Ok(canon)
 }
 
-fn compile(globs: &[&str], what: &str) -> Result<GlobSet> {
+/// Whether a glob set matches names in any case (denials) or exactly as written (what lets paths through).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AnyCase {
+    Yes,
+    No,
+}
+
+fn compile(globs: &[&str], what: &str, any_case: AnyCase) -> Result<GlobSet> {
     let mut b = GlobSetBuilder::new();
     for g in globs {
         let glob = GlobBuilder::new(g)
             .literal_separator(true)
+            .case_insensitive(any_case == AnyCase::Yes)
             .build()
             .map_err(|e| Error::Policy(format!("{what} glob {g:?} is invalid: {e}")))?;
         b.add(glob);
@@ -132,10 +147,10 @@ impl Workspace {
         }
         let (allowed, denied, unlocked) = (&paths.allowed, &paths.denied, &paths.unlock_secrets);
         Ok(Workspace {
-            allowed: compile(&strs(allowed), "[paths] allowed")?,
+            allowed: compile(&strs(allowed), "[paths] allowed", AnyCase::No)?,
             policy_rel,
-            unlocked: compile(&strs(unlocked), "[paths] unlock_secrets")?,
-            denied: compile(&strs(denied), "[paths] denied")?,
+            unlocked: compile(&strs(unlocked), "[paths] unlock_secrets", AnyCase::No)?,
+            denied: compile(&strs(denied), "[paths] denied", AnyCase::Yes)?,
             extra_denied: paths.denied.clone(),
             root,
         })
@@ -175,9 +190,13 @@ impl Workspace {
             }
         }
         let (always_denied, secrets) = &*BUILT_IN;
-        if always_denied.is_match(rel) || self.policy_rel.as_deref() == Some(rel) {
+        let is_policy_file = self
+            .policy_rel
+            .as_deref()
+            .is_some_and(|p| p.to_lowercase() == rel.to_lowercase());
+        if always_denied.is_match(rel) || is_policy_file {
             return refuse(
-                "is always denied (.git or the policy file); the worker never reads or writes it",
+                "is always denied (.git or the policy file, in any case); the worker never reads or writes it",
             );
         }
         if secrets.is_match(rel) && !self.unlocked.is_match(rel) {
@@ -560,6 +579,49 @@ mod tests {
                 "{p}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn case_insensitive_filesystems_denials_match_in_any_case() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("policy.toml"), "").unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let paths = Paths {
+            allowed: vec!["**".into()],
+            denied: vec!["private/**".into()],
+            unlock_secrets: vec!["**/.env.example".into()],
+        };
+        let w = Workspace::new(root.clone(), &paths, Some(&root.join("policy.toml"))).unwrap();
+        for p in [
+            ".GIT/config",
+            ".Git/hooks/pre-commit",
+            "sub/.gIT/HEAD",
+            "LOCAL-LLM-WORKER.TOML",
+            "Local-Llm-Worker.toml",
+            "POLICY.TOML",
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(err.contains("always denied"), "{p}: {err}");
+        }
+        for p in [
+            ".ENV",
+            "app/.Env.Local",
+            "server.PEM",
+            "deploy/ID_RSA",
+            ".AWS/config",
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(err.contains("looks like a secret"), "{p}: {err}");
+        }
+        let err = w.check_path("Private/notes.txt").unwrap_err().to_string();
+        assert!(err.contains("denied by [paths] denied"), "{err}");
+        // What lets a path through matches exactly: another case unlocks nothing.
+        assert!(w.check_path("app/.env.example").is_ok());
+        assert!(w.check_path("app/.ENV.EXAMPLE").is_err());
+        assert!(
+            ws(&["src/**"], &[]).check_path("SRC/a.rs").is_err(),
+            "allowed must not widen by case"
+        );
     }
 
     #[test]

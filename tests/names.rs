@@ -1,0 +1,143 @@
+//! Names and policy values a red-team pass found accepted: each test is named after the finding it closes, runs the
+//! binary end to end against the scripted endpoint, and checks that a refusal names the problem and the fix, that no
+//! request reached the model and that nothing changed on disk.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers: a failed unwrap is a failed test, with its message"
+)]
+
+mod common;
+
+use std::process::Output;
+
+use common::*;
+use local_llm_delegator::digest::sha256_hex;
+use local_llm_delegator::patch::{FileChange, MODE_REGULAR, canonical};
+
+const EDIT_JSON: &str =
+    r#"{"edits":[{"path":"src/value.py","old":"VALUE = 1","new":"VALUE = 2"}]}"#;
+
+/// A workspace allowing every path (`[paths]` plus `extra`), with `src/value.py`, and its scripted endpoint.
+fn open(extra: &str) -> (Scripted, Ws) {
+    let s = scripted(vec![Reply::chat(EDIT_JSON)]);
+    let ws = Ws::new(
+        &s.base_url,
+        &format!("[paths]\nallowed = [\"**\"]\n{extra}"),
+    );
+    ws.write("src/value.py", "VALUE = 1\n");
+    (s, ws)
+}
+
+/// `propose` of one file, in the tests' clean environment.
+fn propose_one(ws: &Ws, file: &str) -> Output {
+    propose(ws, &[file], &[])
+}
+
+/// `apply` of exactly these patch bytes, with their digest.
+fn apply_bytes(ws: &Ws, patch: &[u8]) -> Output {
+    let pf = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(pf.path(), patch).unwrap();
+    cli(&[
+        "apply",
+        "--workspace-root",
+        &ws.root_str(),
+        "--patch",
+        pf.path().to_str().unwrap(),
+        "--digest",
+        &sha256_hex(patch),
+    ])
+}
+
+fn change(path: &str, pre: Option<&str>, post: &str) -> FileChange {
+    FileChange {
+        path: path.into(),
+        pre: pre.map(|s| s.as_bytes().to_vec()),
+        post: post.as_bytes().to_vec(),
+        mode: MODE_REGULAR,
+        hunks: vec![],
+    }
+}
+
+/// A refusal (exit 1, not a panic's 101) whose one-line reason holds `needle`.
+#[track_caller]
+fn assert_refused(out: &Output, needle: &str, what: &str) {
+    let err = stderr(out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{what}: expected a refusal (exit 1), got {:?}: {err}{}",
+        out.status.code(),
+        stdout(out)
+    );
+    assert!(
+        err.contains(needle),
+        "{what}: reason {err:?} does not contain {needle:?}"
+    );
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{what}: the reason must be one line: {err:?}"
+    );
+}
+
+#[track_caller]
+fn assert_no_model_call(s: &Scripted) {
+    assert!(
+        s.requests.lock().unwrap().is_empty(),
+        "a refused path or policy reached the model"
+    );
+}
+
+// 6. Case-insensitive filesystems: `.GIT/config` is `.git/config` there, `LOCAL-LLM-WORKER.TOML` the policy file.
+#[test]
+fn case_insensitive_filesystems_get_every_built_in_denial_in_any_case() {
+    let (s, ws) = open("");
+    ws.write(".GIT/config", "[core]\n");
+    ws.write("sub/.Git/HEAD", "ref: refs/heads/main\n");
+    ws.write("LOCAL-LLM-WORKER.TOML", "[provider]\nkind = \"llamacpp\"\n");
+    ws.write("src/.ENV", "TOKEN=x\n");
+    ws.write("server.PEM", "-----BEGIN PRIVATE KEY-----\n");
+    let before = ws.snapshot();
+    for (file, needle) in [
+        (".GIT/config", "always denied"),
+        ("sub/.Git/HEAD", "always denied"),
+        ("LOCAL-LLM-WORKER.TOML", "always denied"),
+        ("Local-Llm-Worker.toml", "always denied"),
+        ("src/.ENV", "looks like a secret"),
+        ("server.PEM", "looks like a secret"),
+    ] {
+        assert_refused(&propose_one(&ws, file), needle, file);
+    }
+    assert_no_model_call(&s);
+    // The write-time check refuses them too: a crafted patch never reaches .GIT or a policy file in another case.
+    for (patch, what) in [
+        (
+            canonical::render(&[change(
+                ".GIT/config",
+                Some("[core]\n"),
+                "[core]\nhooksPath = x\n",
+            )]),
+            ".GIT/config",
+        ),
+        (
+            canonical::render(&[change(
+                "LOCAL-LLM-WORKER.TOML",
+                Some("[provider]\nkind = \"llamacpp\"\n"),
+                "[provider]\nkind = \"llamacpp\"\n[validation]\ncommands = [\"touch pwned\"]\n",
+            )]),
+            "LOCAL-LLM-WORKER.TOML",
+        ),
+        (
+            canonical::render(&[change(
+                "Local-LLM-Worker.Toml",
+                None,
+                "[validation]\ncommands = [\"touch pwned\"]\n",
+            )]),
+            "Local-LLM-Worker.Toml",
+        ),
+    ] {
+        assert_refused(&apply_bytes(&ws, &patch), "always denied", what);
+    }
+    assert_eq!(ws.snapshot(), before, "a refusal changed the workspace");
+}
