@@ -24,8 +24,10 @@ use crate::error::{Error, IoContext, Result};
 use crate::patch::focus::{self, Focus};
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
 
-/// Globs that are never read or written, whatever the policy says (matched in any case).
-pub const ALWAYS_DENIED: &[&str] = &[".git", ".git/**", "**/.git", "**/.git/**", POLICY_FILE];
+/// Globs that are never read or written, whatever the policy says (matched in any case): `.git` at any depth, and
+/// every file named like the policy file at any depth (a nested project's policy decides what the next apply there
+/// runs). The last entry is the policy file's name ([`POLICY_FILE`], checked in a unit test).
+pub const ALWAYS_DENIED: &[&str] = &["**/.git", "**/.git/**", "**/local-llm-worker.toml"];
 
 /// Secret-looking files: denied unless `[paths] unlock_secrets` names them explicitly (matched in any case).
 pub const SECRET_DENIED: &[&str] = &[
@@ -190,13 +192,22 @@ impl Workspace {
             }
         }
         let (always_denied, secrets) = &*BUILT_IN;
-        let is_policy_file = self
-            .policy_rel
-            .as_deref()
-            .is_some_and(|p| p.to_lowercase() == rel.to_lowercase());
-        if always_denied.is_match(rel) || is_policy_file {
+        let matched = always_denied.matches(rel);
+        let is_policy_file = matched.contains(&(ALWAYS_DENIED.len() - 1))
+            || self
+                .policy_rel
+                .as_deref()
+                .is_some_and(|p| p.to_lowercase() == rel.to_lowercase());
+        if is_policy_file {
+            return refuse(&format!(
+                "is always denied: it is a policy file ({POLICY_FILE} at any depth and in any case, or the file \
+                 LOCAL_LLM_CONFIG names), whose validation commands run on the next apply; the worker never reads \
+                 or writes it, edit it yourself"
+            ));
+        }
+        if !matched.is_empty() {
             return refuse(
-                "is always denied (.git or the policy file, in any case); the worker never reads or writes it",
+                "is always denied (.git, at any depth and in any case); the worker never reads or writes it",
             );
         }
         if secrets.is_match(rel) && !self.unlocked.is_match(rel) {
@@ -622,6 +633,29 @@ mod tests {
             ws(&["src/**"], &[]).check_path("SRC/a.rs").is_err(),
             "allowed must not widen by case"
         );
+    }
+
+    #[test]
+    fn policy_files_of_nested_projects_are_denied_at_any_depth_in_any_case() {
+        assert_eq!(
+            ALWAYS_DENIED.last(),
+            Some(&format!("**/{POLICY_FILE}").as_str())
+        );
+        let w = ws(&["**"], &[]);
+        for p in [
+            "local-llm-worker.toml",
+            "svc/local-llm-worker.toml",
+            "a/b/c/LOCAL-LLM-WORKER.TOML",
+            "svc/Local-Llm-Worker.Toml",
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(
+                err.contains("always denied: it is a policy file"),
+                "{p}: {err}"
+            );
+        }
+        assert!(w.check_path("svc/local-llm-worker.toml.example").is_ok());
+        assert!(w.check_path("svc/local-llm-worker.toml.d/x").is_ok());
     }
 
     #[test]

@@ -141,3 +141,31 @@ fn case_insensitive_filesystems_get_every_built_in_denial_in_any_case() {
     }
     assert_eq!(ws.snapshot(), before, "a refusal changed the workspace");
 }
+
+// 8. Policy files of nested projects: `svc/local-llm-worker.toml` decides what the next apply in `svc` runs.
+#[test]
+fn policy_files_of_nested_projects_are_never_read_or_written() {
+    let (s, ws) = open("");
+    let nested = "[provider]\nkind = \"llamacpp\"\n";
+    ws.write("svc/local-llm-worker.toml", nested);
+    ws.write("a/b/Local-LLM-Worker.toml", nested);
+    let before = ws.snapshot();
+    for file in ["svc/local-llm-worker.toml", "a/b/Local-LLM-Worker.toml"] {
+        assert_refused(&propose_one(&ws, file), "policy file", file);
+    }
+    assert_no_model_call(&s);
+    let injected = "[provider]\nkind = \"llamacpp\"\n[validation]\ncommands = [\"touch pwned\"]\n";
+    for (patch, what) in [
+        (
+            canonical::render(&[change("svc/local-llm-worker.toml", Some(nested), injected)]),
+            "svc/local-llm-worker.toml",
+        ),
+        (
+            canonical::render(&[change("new/deep/LOCAL-LLM-WORKER.toml", None, injected)]),
+            "new/deep/LOCAL-LLM-WORKER.toml",
+        ),
+    ] {
+        assert_refused(&apply_bytes(&ws, &patch), "always denied", what);
+    }
+    assert_eq!(ws.snapshot(), before, "a refusal changed the workspace");
+}
