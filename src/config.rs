@@ -996,14 +996,31 @@ fn template_paths(project: ProjectKind) -> String {
         r#"[paths]
 # Files the model may see and edit: workspace-relative globs; `*` stays within a folder, `**` crosses folders.
 allowed = {allowed}
-# Never read or written, on top of the built-in denials (.git/, this file, .env*, *.pem, *.key, id_rsa*,
-# id_ed25519*, *credentials*, .aws/, .ssh/, and any path through a symlink).
+# Never read or written, on top of the built-in denials (.git/, every local-llm-worker.toml, any path through a
+# symlink, and the secret-looking names below), all matched in any case.
 denied = []
-# Secret-looking files stay denied unless listed here explicitly, e.g. ["**/.env.example"].
+# Secret-looking files stay denied unless listed here explicitly, e.g. ["**/.env.example"]. At any depth:
+{secret_names}
 unlock_secrets = []
 "#,
         allowed = toml_list(project.allowed()),
+        secret_names = comment_lines(&crate::scope::secret_names().join(", ")),
     )
+}
+
+/// `text` as `# ` comment lines of at most 118 columns, broken at spaces.
+fn comment_lines(text: &str) -> String {
+    let mut lines: Vec<String> = vec![];
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.len() + 1 + word.len() <= 118 => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(format!("# {word}")),
+        }
+    }
+    lines.join("\n")
 }
 
 /// A `key = value` line with its comment in the column the other commented lines use.
@@ -1194,6 +1211,26 @@ mod tests {
                 assert_eq!(p.edit, Edit::default());
             }
         }
+    }
+
+    #[test]
+    fn secrets_by_other_spellings_every_template_lists_the_secret_names() {
+        let text = template(ProviderKind::Llamacpp, ProjectKind::Other);
+        let comments: String = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# "))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            comments.contains(&crate::scope::secret_names().join(", ")),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .filter(|l| l.starts_with('#'))
+                .all(|l| l.len() <= 118),
+            "{text}"
+        );
     }
 
     #[test]

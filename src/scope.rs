@@ -29,18 +29,71 @@ use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
 /// runs). The last entry is the policy file's name ([`POLICY_FILE`], checked in a unit test).
 pub const ALWAYS_DENIED: &[&str] = &["**/.git", "**/.git/**", "**/local-llm-worker.toml"];
 
-/// Secret-looking files: denied unless `[paths] unlock_secrets` names them explicitly (matched in any case).
+/// Secret-looking files: denied unless `[paths] unlock_secrets` names them explicitly (matched in any case). The
+/// names secret scanners treat as secrets (gitleaks', trufflehog's and detect-secrets' file rules, GitHub's and
+/// gitrob's sensitive-file lists), kept to names that ordinary source files do not have: `secrets.py` and
+/// `key.rs` are not here, `secrets.yml` and `tls.key` are. README's "Always denied" paragraph lists them as
+/// [`secret_names`] writes them (a test compares the two).
 pub const SECRET_DENIED: &[&str] = &[
-    "**/.env",
-    "**/.env.*",
+    // Environment files: .env, .env.local, .env-prod, .env_prod, .envrc; prod.env.
+    "**/.env*",
+    "**/*.env",
+    // Private keys, keystores and certificates bundled with their key.
     "**/*.pem",
     "**/*.key",
+    "**/*.p12",
+    "**/*.pfx",
+    "**/*.pkcs12",
+    "**/*.keystore",
+    "**/*.jks",
+    "**/*.ppk",
+    "**/*.ovpn",
     "**/id_rsa*",
+    "**/id_dsa*",
+    "**/id_ecdsa*",
     "**/id_ed25519*",
+    // Password databases.
+    "**/*.kdbx",
+    "**/*.kdb",
+    "**/*.psafe3",
+    // Tools' credential files (`.git-credentials` is `*credentials*`).
     "**/*credentials*",
+    "**/.netrc",
+    "**/_netrc",
+    "**/.npmrc",
+    "**/.pypirc",
+    "**/.pgpass",
+    "**/.htpasswd",
+    "**/.s3cfg",
+    "**/.dockercfg",
+    "**/.docker/config.json",
+    "**/.kube/config",
+    "**/*.tfstate",
+    "**/*.tfstate.*",
+    "**/secrets.{yml,yaml,json,toml,ini,env,txt}",
+    "**/.*_history",
+    // Folders of credentials.
     "**/.aws/**",
     "**/.ssh/**",
+    "**/.gnupg/**",
+    "**/.azure/**",
+    "**/.config/gcloud/**",
 ];
+
+/// A built-in glob as people read it: `**/` left off (every built-in name matches at any depth), a folder's `/**`
+/// written `/`.
+pub fn shown_glob(glob: &str) -> String {
+    let g = glob.strip_prefix("**/").unwrap_or(glob);
+    match g.strip_suffix("/**") {
+        Some(folder) => format!("{folder}/"),
+        None => g.to_string(),
+    }
+}
+
+/// The secret-looking names ([`SECRET_DENIED`]) as README and the `init-project` template list them.
+pub fn secret_names() -> Vec<String> {
+    SECRET_DENIED.iter().map(|g| shown_glob(g)).collect()
+}
 
 /// At most this many files may be selected for one request.
 pub const MAX_SELECTED_FILES: usize = 100;
@@ -210,11 +263,14 @@ impl Workspace {
                 "is always denied (.git, at any depth and in any case); the worker never reads or writes it",
             );
         }
-        if secrets.is_match(rel) && !self.unlocked.is_match(rel) {
-            return refuse(
-                "looks like a secret (.env*, *.pem, *.key, id_rsa*, *credentials*, .aws/, .ssh/...), so it is not \
-                 sent to the model; if the model really must see it, name it in [paths] unlock_secrets",
-            );
+        if let Some(&first) = secrets.matches(rel).first()
+            && !self.unlocked.is_match(rel)
+        {
+            return refuse(&format!(
+                "looks like a secret ({}, matched in any case), so it is not sent to the model; if the model really \
+                 must see it, name it in [paths] unlock_secrets",
+                shown_glob(SECRET_DENIED[first])
+            ));
         }
         if self.denied.is_match(rel) {
             return refuse(&format!(
@@ -656,6 +712,71 @@ mod tests {
         }
         assert!(w.check_path("svc/local-llm-worker.toml.example").is_ok());
         assert!(w.check_path("svc/local-llm-worker.toml.d/x").is_ok());
+    }
+
+    #[test]
+    fn secrets_by_other_spellings_are_secrets_and_ordinary_sources_are_not() {
+        let w = ws(&["**"], &[]);
+        for p in [
+            ".env-prod",
+            ".env_prod",
+            ".envrc",
+            ".ENV",
+            "docker/prod.env",
+            "server.PEM",
+            "tls.Key",
+            "deploy/ID_RSA",
+            "Credentials.json",
+            ".AWS/config",
+            "id_ecdsa",
+            "id_dsa.pub",
+            ".npmrc",
+            ".netrc",
+            ".pypirc",
+            "a.p12",
+            "a.pfx",
+            "release.keystore",
+            "app.jks",
+            ".git-credentials",
+            ".docker/config.json",
+            "db.kdbx",
+            ".htpasswd",
+            "config/secrets.yml",
+            ".streamlit/secrets.toml",
+            ".pgpass",
+            "terraform.tfstate",
+            "terraform.tfstate.backup",
+            ".kube/config",
+            ".gnupg/pubring.kbx",
+            ".bash_history",
+            ".config/gcloud/credentials.db",
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(err.contains("looks like a secret ("), "{p}: {err}");
+            assert!(w.is_secret(p), "{p} is copied into a sandbox");
+        }
+        let err = w.check_path("deploy/tls.Key").unwrap_err().to_string();
+        assert!(err.contains("(*.key, matched in any case)"), "{err}");
+        for p in [
+            "src/secrets.py",
+            "src/secret.rs",
+            "src/key.rs",
+            "src/keys/mod.rs",
+            "src/env.rs",
+            "src/environment.py",
+            "src/pem.rs",
+            "src/keystore.rs",
+            "src/history.rs",
+            "docs/secrets.md",
+            "config/settings.yml",
+            ".github/workflows/ci.yml",
+            ".gitignore",
+            "src/npmrc_parser.js",
+            "kube/config.yaml",
+        ] {
+            assert!(w.check_path(p).is_ok(), "{p} is an ordinary file");
+            assert!(!w.is_secret(p), "{p}");
+        }
     }
 
     #[test]

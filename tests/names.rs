@@ -169,3 +169,105 @@ fn policy_files_of_nested_projects_are_never_read_or_written() {
     }
     assert_eq!(ws.snapshot(), before, "a refusal changed the workspace");
 }
+
+/// Secret-looking files by spellings the first list missed, and names it never had (id_ecdsa, .npmrc, keystores...).
+const OTHER_SPELLINGS: &[&str] = &[
+    ".env-prod",
+    ".env_prod",
+    ".envrc",
+    ".ENV",
+    "deploy/prod.env",
+    "server.PEM",
+    "tls.Key",
+    "deploy/ID_RSA",
+    "Credentials.json",
+    ".AWS/config",
+    "home/id_ecdsa",
+    "home/id_dsa",
+    ".npmrc",
+    ".netrc",
+    ".pypirc",
+    "certs/store.p12",
+    "certs/site.pfx",
+    "android/release.keystore",
+    "certs/app.jks",
+    ".git-credentials",
+    ".docker/config.json",
+    "vault.kdbx",
+    "web/.htpasswd",
+    "config/secrets.yml",
+    ".pgpass",
+    "infra/terraform.tfstate",
+    ".kube/config",
+    ".gnupg/private-keys-v1.d/k.key",
+    ".bash_history",
+];
+
+// 7. Secrets by other spellings: each of these was sent to the model.
+#[test]
+fn secrets_by_other_spellings_are_never_sent_to_the_model() {
+    let (s, ws) = open("");
+    for rel in OTHER_SPELLINGS {
+        ws.write(rel, "TOKEN=hunter2\n");
+    }
+    let before = ws.snapshot();
+    for rel in OTHER_SPELLINGS {
+        assert_refused(&propose_one(&ws, rel), "looks like a secret", rel);
+    }
+    assert_no_model_call(&s);
+    assert_eq!(ws.snapshot(), before);
+}
+
+// 7. ... and the validation sandbox leaves the same files out of its copy, where the model's code would run.
+#[test]
+fn secrets_by_other_spellings_are_left_out_of_the_sandbox_copy() {
+    let absent: Vec<String> = OTHER_SPELLINGS
+        .iter()
+        .map(|rel| format!("test ! -e '{rel}'"))
+        .collect();
+    let (_s, ws) = open(&format!(
+        "[validation]\ncommands = [{:?}]\non_propose = true\nisolation = \"copy\"\n",
+        absent.join(" && ")
+    ));
+    for rel in OTHER_SPELLINGS {
+        ws.write(rel, "TOKEN=hunter2\n");
+    }
+    let out = propose(&ws, &["src/value.py"], &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        v["validation_passed"], true,
+        "a secret-looking file was copied into the sandbox: {:#}",
+        v["validation"]
+    );
+}
+
+/// A built-in secret glob as README writes it: `**/` left off, a folder's `/**` as `/`.
+fn as_listed(glob: &str) -> String {
+    let g = glob.strip_prefix("**/").unwrap_or(glob);
+    match g.strip_suffix("/**") {
+        Some(folder) => format!("{folder}/"),
+        None => g.to_string(),
+    }
+}
+
+// 7. ... and README's list of secret-looking names is the code's list: one list.
+#[test]
+fn secrets_by_other_spellings_one_list_in_the_readme_and_the_code() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .unwrap()
+        .replace('\n', " ");
+    let start = readme
+        .find("Secret-looking files (")
+        .expect("README names the secret-looking files");
+    let rest = &readme[start..];
+    let end = rest
+        .find(") are denied")
+        .expect("the list ends with \") are denied\"");
+    let listed: Vec<&str> = rest[..end].split('`').skip(1).step_by(2).collect();
+    let code: Vec<String> = local_llm_delegator::scope::SECRET_DENIED
+        .iter()
+        .map(|g| as_listed(g))
+        .collect();
+    assert_eq!(listed, code, "README.md and scope::SECRET_DENIED differ");
+}
