@@ -1,10 +1,20 @@
 //! Scope: which paths of a workspace the worker may read and write, and reading the selected files safely.
 //!
-//! A path is accepted only when it is workspace-relative, plain (no `..`, no `.`, no empty component, no characters
-//! that git would quote), matched by `paths.allowed`, not matched by a denied glob (built-in: `.git/`, the policy
+//! A path is accepted only when it is workspace-relative, plain (no `..`, no `.`, no empty component, no
+//! whitespace, quotes, backslashes or unseen characters; see below), matched by `paths.allowed`, not matched by a denied glob (built-in: `.git/`, the policy
 //! file, secret-looking files; plus `paths.denied`), and when no component of it on disk is a symlink. The check is
 //! repeated at write time by the transaction ([`Workspace::resolve`] calls [`Workspace::check_path`]); nothing here
 //! writes.
+//!
+//! Names a person could misread are refused, each by its code point (never printed raw): control characters,
+//! Unicode format characters (category Cf: bidi controls such as U+202E that reorder what follows, zero-width
+//! characters, the byte-order mark) and the other default-ignorable code points (U+034F, variation selectors,
+//! Hangul fillers) anywhere in a path; and a component that reads as `.git` or the policy file's name through
+//! non-ASCII characters (`.gіt` with a Cyrillic і, a Kelvin sign K, fullwidth letters; some filesystems fold such
+//! characters to ASCII, so they may even be the same file) or through trailing dots (which Windows and vfat drop).
+//! Other UTF-8 names (`café.py`, `日本語.md`) stay ordinary names: refusing every character git quotes with
+//! `core.quotePath` would refuse them all, while the look-alike rule needs no confusables table to catch every
+//! spelling of the two names that matter.
 //!
 //! Denials (the built-in ones and `paths.denied`) match names in any case, whatever the filesystem: on a
 //! case-insensitive one (macOS and Windows by default, case-folding mounts on Linux) `.GIT/config` IS `.git/config`.
@@ -93,6 +103,136 @@ pub fn shown_glob(glob: &str) -> String {
 /// The secret-looking names ([`SECRET_DENIED`]) as README and the `init-project` template list them.
 pub fn secret_names() -> Vec<String> {
     SECRET_DENIED.iter().map(|g| shown_glob(g)).collect()
+}
+
+/// Code points a path may never hold (besides control characters and spaces): every format character (Unicode
+/// general category Cf; a unit test checks the list against the Unicode tables) and every other default-ignorable
+/// code point, which renders as nothing; and U+2800, which renders as a blank.
+const UNSEEN: &[(u32, u32)] = &[
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x2800, 0x2800),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+];
+
+/// What an unseen character is, for the refusal; `None` for a character a path may hold.
+fn unseen(c: char) -> Option<&'static str> {
+    let cp = c as u32;
+    if c.is_control() {
+        Some("a control character")
+    } else if matches!(cp, 0x061C | 0x200E | 0x200F | 0x202A..=0x202E | 0x2066..=0x2069) {
+        Some("a bidirectional control, which reorders how the characters after it are shown")
+    } else if UNSEEN.iter().any(|&(lo, hi)| (lo..=hi).contains(&cp)) {
+        Some("an invisible character (zero-width, format or default-ignorable)")
+    } else if !c.is_ascii() && c.is_whitespace() {
+        Some("a space other than the ASCII one")
+    } else {
+        None
+    }
+}
+
+/// `c` as a code point: `U+202E`.
+fn code_point(c: char) -> String {
+    format!("U+{:04X}", c as u32)
+}
+
+/// A path as a refusal about its characters shows it: every non-ASCII or control character as `<U+XXXX>`.
+fn escaped(rel: &str) -> String {
+    rel.chars()
+        .map(|c| {
+            if c.is_ascii() && !c.is_control() {
+                c.to_string()
+            } else {
+                format!("<{}>", code_point(c))
+            }
+        })
+        .collect()
+}
+
+/// The names a component must not merely look like: `.git` and the policy file's.
+const LOOKALIKE_GUARDED: &[&str] = &[".git", POLICY_FILE];
+
+/// Whether `comp` spells `name` when each of its non-ASCII characters stands for one character of `name` or for
+/// none (a look-alike letter, a fullwidth form, a letter some filesystem folds to ASCII, an added combining mark),
+/// and each ASCII character is the one at its place in any case.
+fn reads_as(comp: &str, name: &str) -> bool {
+    let name = name.as_bytes();
+    // at[j]: whether the characters of `comp` read so far can spell the first j bytes of `name`.
+    let mut at = vec![false; name.len() + 1];
+    at[0] = true;
+    for c in comp.chars() {
+        let mut next = vec![false; name.len() + 1];
+        for j in 0..=name.len() {
+            if !at[j] {
+                continue;
+            }
+            if c.is_ascii() {
+                if j < name.len() && name[j].eq_ignore_ascii_case(&(c as u8)) {
+                    next[j + 1] = true;
+                }
+            } else {
+                next[j] = true;
+                if j < name.len() {
+                    next[j + 1] = true;
+                }
+            }
+        }
+        at = next;
+    }
+    at[name.len()]
+}
+
+/// Why a component would be read as `.git` or the policy file without being it: the refusal's words, or `None`.
+fn lookalike(comp: &str) -> Option<String> {
+    let trimmed = comp.trim_end_matches('.');
+    for name in LOOKALIKE_GUARDED {
+        if let Some(c) = comp.chars().find(|c| !c.is_ascii())
+            && reads_as(trimmed, name)
+        {
+            return Some(format!(
+                "has a component {:?} that reads as {name:?}: {} stands where a letter of it is (some filesystems \
+                 even fold it to that letter), so it is refused like {name} itself; rename it with ASCII letters",
+                escaped(comp),
+                code_point(c)
+            ));
+        }
+        if trimmed.len() < comp.len() && trimmed.eq_ignore_ascii_case(name) {
+            return Some(format!(
+                "has a component {comp:?} that is {name:?} with trailing dots, which Windows and vfat drop (it is \
+                 {name} there), so it is refused like {name} itself"
+            ));
+        }
+    }
+    if comp.eq_ignore_ascii_case("git~1") {
+        return Some(
+            "has a component \"git~1\", the short (8.3) name of .git on Windows and vfat, so it is refused like \
+             .git itself"
+                .into(),
+        );
+    }
+    None
 }
 
 /// At most this many files may be selected for one request.
@@ -225,13 +365,19 @@ impl Workspace {
         if rel.starts_with('/') {
             return refuse("is absolute; paths are relative to workspace_root");
         }
+        if let Some((c, what)) = rel.chars().find_map(|c| unseen(c).map(|what| (c, what))) {
+            return Err(Error::Scope(format!(
+                "path \"{}\" holds {}, {what}: a name shown with it is not the name it is; rename the file with \
+                 visible characters",
+                escaped(rel),
+                code_point(c)
+            )));
+        }
         if rel
             .chars()
-            .any(|c| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\\' | '\''))
+            .any(|c| c.is_whitespace() || matches!(c, '"' | '\\' | '\''))
         {
-            return refuse(
-                "holds whitespace, quotes, backslashes or control characters, which are not supported",
-            );
+            return refuse("holds whitespace, quotes or backslashes, which are not supported");
         }
         for comp in rel.split('/') {
             match comp {
@@ -242,6 +388,9 @@ impl Workspace {
                     return refuse("uses `.` or `..`; give the plain path inside the workspace");
                 }
                 _ => {}
+            }
+            if let Some(why) = lookalike(comp) {
+                return Err(Error::Scope(format!("path \"{}\" {why}", escaped(rel))));
             }
         }
         let (always_denied, secrets) = &*BUILT_IN;
@@ -776,6 +925,64 @@ mod tests {
         ] {
             assert!(w.check_path(p).is_ok(), "{p} is an ordinary file");
             assert!(!w.is_secret(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn invisible_and_confusable_characters_in_paths_are_refused_by_code_point() {
+        use unicode_general_category::{GeneralCategory, get_general_category};
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            if get_general_category(c) == GeneralCategory::Format {
+                assert!(
+                    unseen(c).is_some(),
+                    "{} is a format character",
+                    code_point(c)
+                );
+            }
+        }
+        let w = ws(&["**"], &[]);
+        for (p, needle) in [
+            (
+                "src/\u{202E}yp.txt",
+                "holds U+202E, a bidirectional control",
+            ),
+            ("a\u{200B}.py", "holds U+200B, an invisible character"),
+            ("a\u{FEFF}.py", "U+FEFF"),
+            ("a\u{034F}.py", "U+034F"),
+            ("a\u{E0041}.py", "U+E0041"),
+            ("a\tb", "holds U+0009, a control character"),
+            ("a\u{00A0}b", "holds U+00A0, a space"),
+            (".g\u{0456}t/config", "reads as \".git\": U+0456"),
+            ("x/.\u{0261}it/HEAD", "U+0261"),
+            (".g\u{0131}t/config", "U+0131"),
+            (".gi\u{0307}t/config", "U+0307"),
+            ("\u{FF0E}\u{FF47}\u{FF49}\u{FF54}/config", "U+FF0E"),
+            ("\u{FF0E}git/config", "U+FF0E"),
+            (
+                "local-llm-w\u{043E}rker.toml",
+                "reads as \"local-llm-worker.toml\": U+043E",
+            ),
+            ("svc/local-llm-wor\u{212A}er.toml", "U+212A"),
+            (".git./config", "trailing dots"),
+            ("svc/LOCAL-LLM-WORKER.TOML..", "trailing dots"),
+            ("GIT~1/config", "short (8.3) name of .git"),
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(err.contains(needle), "{}: {err}", escaped(p));
+            assert!(err.is_ascii(), "a refusal printed a character raw: {err}");
+        }
+        for p in [
+            "src/café.py",
+            "docs/日本語.md",
+            "src/naïve.rs",
+            ".github/x.yml",
+            ".gitignore",
+            "src/.gitkeep",
+            "a.b./c",
+            "git~2/x",
+            "src/gité.rs",
+        ] {
+            assert!(w.check_path(p).is_ok(), "{p}");
         }
     }
 

@@ -271,3 +271,55 @@ fn secrets_by_other_spellings_one_list_in_the_readme_and_the_code() {
         .collect();
     assert_eq!(listed, code, "README.md and scope::SECRET_DENIED differ");
 }
+
+/// Paths holding invisible, direction-changing or look-alike characters, each with the code point the refusal names.
+const UNSEEN: &[(&str, &str)] = &[
+    ("src/\u{202E}yp.txt", "U+202E"),
+    ("src/a\u{200B}.py", "U+200B"),
+    ("src/a\u{200C}.py", "U+200C"),
+    ("src/a\u{200D}.py", "U+200D"),
+    ("src/a\u{2060}.py", "U+2060"),
+    ("src/\u{FEFF}a.py", "U+FEFF"),
+    ("src/a\u{034F}.py", "U+034F"),
+    ("src/\u{2066}a.py\u{2069}", "U+2066"),
+    ("src/a\u{00AD}b.py", "U+00AD"),
+    (".g\u{0456}t/config", "U+0456"),
+    (".\u{0261}it/hooks/pre-commit", "U+0261"),
+    (".g\u{0131}t/config", "U+0131"),
+    ("sub/\u{FF0E}\u{FF47}\u{FF49}\u{FF54}/config", "U+FF0E"),
+    ("local-llm-w\u{043E}rker.toml", "U+043E"),
+    ("svc/local-llm-wor\u{212A}er.toml", "U+212A"),
+];
+
+// 10. Invisible and confusable characters in paths: accepted and printed raw in the patch before.
+#[test]
+fn invisible_and_confusable_characters_in_paths_are_refused_by_code_point() {
+    let (s, ws) = open("");
+    for (rel, _) in UNSEEN {
+        ws.write(rel, "x = 1\n");
+    }
+    let before = ws.snapshot();
+    for (rel, code_point) in UNSEEN {
+        let out = propose_one(&ws, rel);
+        assert_refused(&out, code_point, code_point);
+        let raw: Vec<char> = rel.chars().filter(|c| !c.is_ascii()).collect();
+        assert!(
+            !stderr(&out).contains(raw.as_slice()),
+            "{code_point}: the refusal prints the character raw: {}",
+            stderr(&out)
+        );
+    }
+    assert_no_model_call(&s);
+    for (rel, code_point) in [
+        (".g\u{0456}t/hooks/pre-commit", "U+0456"),
+        ("src/\u{202E}yp.txt", "U+202E"),
+    ] {
+        let patch = canonical::render(&[change(rel, None, "#!/bin/sh\ntouch pwned\n")]);
+        assert_refused(&apply_bytes(&ws, &patch), code_point, code_point);
+    }
+    assert_eq!(ws.snapshot(), before, "a refusal changed the workspace");
+    // Ordinary UTF-8 names are still files like any other.
+    ws.write("src/café.py", "VALUE = 1\n");
+    let out = propose_one(&ws, "src/café.py");
+    assert!(!stderr(&out).contains("U+00E9"), "{}", stderr(&out));
+}
