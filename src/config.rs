@@ -244,11 +244,13 @@ pub struct Models {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Paths {
-    /// Globs (workspace-relative, `/`-separated; `*` stays within a folder, `**` crosses folders) of files the model
-    /// may see and edit.
+    /// Patterns of files the model may see and edit: workspace-relative globs read as in `.gitignore` (a leading
+    /// `/` anchors, no other `/` matches at any depth, a trailing `/` or a plain name covers a folder; `*` stays within
+    /// a folder, `**` crosses folders; a leading `!` is refused). See [`crate::scope::pattern_globs`].
     #[serde(default = "default_allowed")]
     pub allowed: Vec<String>,
-    /// Globs that are never read or written, on top of the built-in ones (`.git/`, the policy file, secrets).
+    /// Patterns that are never read or written, on top of the built-in ones (`.git/`, the policy file, secrets); read
+    /// like `allowed`, but matched in any case and also covering everything under a folder any of them matches.
     #[serde(default)]
     pub denied: Vec<String>,
     /// The explicit override of the built-in secret denials: globs of secret-looking files that may be read and
@@ -588,6 +590,7 @@ impl Policy {
     /// Refuse what the policy file at `source` says that cannot work or would weaken a limit, with the fix.
     fn check(&self, source: &str) -> Result<()> {
         self.check_required()
+            .and_then(|()| crate::scope::check_paths(&self.paths))
             .and_then(|()| self.check_limits())
             .and_then(|()| self.check_provider())
             .and_then(|()| self.check_validation())
@@ -994,10 +997,13 @@ pro = "{pro}"
 fn template_paths(project: ProjectKind) -> String {
     format!(
         r#"[paths]
-# Files the model may see and edit: workspace-relative globs; `*` stays within a folder, `**` crosses folders.
+# Files the model may see and edit. Patterns read as in .gitignore: a leading / anchors at the workspace root, a
+# pattern with no other / matches at any depth ("*.py"), a trailing / or a plain name ("src/gen") covers a folder and
+# all under it; `*` stays within a folder, `**` crosses folders; a leading ! is refused (list exclusions in denied).
 allowed = {allowed}
-# Never read or written, on top of the built-in denials (.git/, every local-llm-worker.toml, any path through a
-# symlink, and the secret-looking names below), all matched in any case.
+# Never read or written (a pattern there also covers all under a folder it matches), on top of the built-in denials
+# (.git/, every local-llm-worker.toml, any path through a symlink, and the secret-looking names below); denials
+# match in any case.
 denied = []
 # Secret-looking files stay denied unless listed here explicitly, e.g. ["**/.env.example"]. At any depth:
 {secret_names}

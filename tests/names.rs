@@ -323,3 +323,61 @@ fn invisible_and_confusable_characters_in_paths_are_refused_by_code_point() {
     let out = propose_one(&ws, "src/café.py");
     assert!(!stderr(&out).contains("U+00E9"), "{}", stderr(&out));
 }
+
+// 15. Globs that silently do less: gitignore-like forms in [paths] were accepted and matched nothing.
+#[test]
+fn globs_that_silently_do_less_deny_as_written_or_are_refused() {
+    let (s, ws) =
+        open("denied = [\"src/secret\", \"vault/\", \"*.secret\", \"/config/**\", \"Private\"]\n");
+    for rel in [
+        "src/secret/a.py",
+        "src/secret/deep/b.py",
+        "x/vault/c.py",
+        "deep/down/d.secret",
+        "config/e.py",
+        "private/f.py",
+    ] {
+        ws.write(rel, "x = 1\n");
+    }
+    let before = ws.snapshot();
+    for rel in [
+        "src/secret/a.py",
+        "src/secret/deep/b.py",
+        "x/vault/c.py",
+        "deep/down/d.secret",
+        "config/e.py",
+        "private/f.py",
+    ] {
+        assert_refused(&propose_one(&ws, rel), "denied by [paths] denied", rel);
+    }
+    assert_no_model_call(&s);
+    // A leading `!` (a .gitignore re-include) is refused at load, with what to write instead.
+    for (list, pattern) in [("allowed", "!src/secret/**"), ("denied", "!src/keep.py")] {
+        ws.write(
+            "local-llm-worker.toml",
+            &format!(
+                "[provider]\nkind = \"llamacpp\"\nbase_url = \"{}\"\n[paths]\n{list} = [\"**\", {pattern:?}]\n",
+                s.base_url
+            ),
+        );
+        let out = propose_one(&ws, "src/value.py");
+        assert_refused(
+            &out,
+            &format!("[paths] {list} pattern {pattern:?} starts with `!`"),
+            pattern,
+        );
+        assert!(stderr(&out).contains("[paths] denied"), "{}", stderr(&out));
+        let out = cli(&["doctor", "--workspace-root", &ws.root_str()]);
+        assert!(
+            stdout(&out).contains("starts with `!`"),
+            "doctor must refuse it too: {}",
+            stdout(&out)
+        );
+    }
+    assert_no_model_call(&s);
+    let mut after = ws.snapshot();
+    after.remove("local-llm-worker.toml");
+    let mut want = before;
+    want.remove("local-llm-worker.toml");
+    assert_eq!(after, want);
+}
