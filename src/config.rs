@@ -257,6 +257,10 @@ pub struct Paths {
     /// written anyway (for example `"**/.env.example"`). `.git/` and the policy file can never be unlocked.
     #[serde(default)]
     pub unlock_secrets: Vec<String>,
+    /// Read (and send) files that have more than one hard link. Off by default: such a file's bytes are also another
+    /// file's, which may lie outside the workspace or under a denied name. They are never written either way.
+    #[serde(default)]
+    pub allow_hard_links: bool,
 }
 
 fn default_allowed() -> Vec<String> {
@@ -269,6 +273,7 @@ impl Default for Paths {
             allowed: default_allowed(),
             denied: Vec::new(),
             unlock_secrets: Vec::new(),
+            allow_hard_links: false,
         }
     }
 }
@@ -913,7 +918,7 @@ pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
         template_header(project),
         template_provider(kind),
         template_models(kind),
-        template_paths(project),
+        template_paths(project, &Paths::default()),
         template_limits(&Limits::DEFAULT),
         template_validation(project, &Validation::default()),
         template_repair(&Repair::default()),
@@ -993,8 +998,8 @@ pro = "{pro}"
     )
 }
 
-/// `[paths]`: the project's globs, and no further denial or unlock.
-fn template_paths(project: ProjectKind) -> String {
+/// `[paths]`: the project's globs, no further denial or unlock, and `p`'s hard-link rule.
+fn template_paths(project: ProjectKind, p: &Paths) -> String {
     format!(
         r#"[paths]
 # Files the model may see and edit. Patterns read as in .gitignore: a leading / anchors at the workspace root, a
@@ -1008,8 +1013,13 @@ denied = []
 # Secret-looking files stay denied unless listed here explicitly, e.g. ["**/.env.example"]. At any depth:
 {secret_names}
 unlock_secrets = []
+# true: also read files that have more than one hard link. Their bytes are also another file's, which may lie outside
+# the workspace or under a denied name (~/.ssh/id_rsa linked as notes.txt), so they are refused by default; they are
+# never written either way.
+allow_hard_links = {allow_hard_links}
 "#,
         allowed = toml_list(project.allowed()),
+        allow_hard_links = p.allow_hard_links,
         secret_names = comment_lines(&crate::scope::secret_names().join(", ")),
     )
 }
@@ -1205,6 +1215,7 @@ mod tests {
                 assert_eq!(p.models.active, None);
                 assert_eq!(p.paths.allowed, project.allowed());
                 assert!(p.paths.denied.is_empty() && p.paths.unlock_secrets.is_empty());
+                assert_eq!(p.paths.allow_hard_links, Paths::default().allow_hard_links);
                 assert_eq!(p.limits, Limits::default());
                 assert_eq!(
                     p.validation,

@@ -262,6 +262,8 @@ pub struct Workspace {
     unlocked: GlobSet,
     denied: GlobSet,
     extra_denied: Vec<String>,
+    /// `[paths] allow_hard_links`: read files with more than one link (never written all the same).
+    allow_hard_links: bool,
 }
 
 /// What is on disk at a checked path.
@@ -471,6 +473,7 @@ impl Workspace {
             unlocked: compile_list(&paths.unlock_secrets, PathList::UnlockSecrets)?,
             denied: compile_list(&paths.denied, PathList::Denied)?,
             extra_denied: paths.denied.clone(),
+            allow_hard_links: paths.allow_hard_links,
             root,
         })
     }
@@ -565,6 +568,17 @@ impl Workspace {
         BUILT_IN.1.is_match(rel) && !self.unlocked.is_match(rel)
     }
 
+    /// Whether a validation sandbox leaves the file at `rel` out of its copy, where the model's code runs: a secret
+    /// ([`Workspace::is_secret`]), or a file with more than one hard link that the policy does not allow to be read
+    /// (its other name may be `~/.ssh/id_rsa`). One `lstat`.
+    pub fn kept_from_sandbox(&self, rel: &str) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        self.is_secret(rel)
+            || (!self.allow_hard_links
+                && std::fs::symlink_metadata(self.root.join(rel))
+                    .is_ok_and(|m| m.is_file() && m.nlink() > 1))
+    }
+
     /// Resolve a checked path on disk, one component at a time, refusing symlinks and non-folders on the way.
     pub fn resolve(&self, rel: &str) -> Result<OnDisk> {
         self.check_path(rel)?;
@@ -654,7 +668,7 @@ impl Workspace {
                     None
                 }
                 OnDisk::File { abs, mode } => {
-                    let text = read_text(&abs, rel, limits.max_file_bytes)?;
+                    let text = read_text(&abs, rel, limits.max_file_bytes, self.allow_hard_links)?;
                     total += text.len() as u64;
                     if total > limits.max_total_bytes {
                         return Err(Error::File(format!(
@@ -788,10 +802,22 @@ impl Workspace {
     }
 }
 
-/// Read a file as UTF-8 text within a size limit, refusing binary content.
-fn read_text(abs: &Path, rel: &str, max: u64) -> Result<String> {
+/// Read a file as UTF-8 text within a size limit, refusing binary content, and a file with more than one hard link
+/// unless `hard_links` (`[paths] allow_hard_links`): its bytes are also another file's, which may lie outside the
+/// workspace or under a denied name, and no path check sees that name.
+fn read_text(abs: &Path, rel: &str, max: u64, hard_links: bool) -> Result<String> {
     use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
     let f = std::fs::File::open(abs).at("cannot read", rel)?;
+    let links = f.metadata().at("cannot inspect", rel)?.nlink();
+    if links > 1 && !hard_links {
+        return Err(Error::Scope(format!(
+            "{rel} has {links} hard links: its bytes are also another file's, which may lie outside the workspace or \
+             under a denied name (a link named notes.txt can be ~/.ssh/id_rsa), so it is not read; give it a name \
+             of its own (`cp {rel} {rel}.tmp && mv {rel}.tmp {rel}`), or set [paths] allow_hard_links = true to \
+             read such files (they are never written all the same)"
+        )));
+    }
     let mut bytes = Vec::new();
     f.take(max + 1)
         .read_to_end(&mut bytes)
@@ -834,6 +860,7 @@ mod tests {
             allowed: allowed.iter().map(|s| s.to_string()).collect(),
             denied: denied.iter().map(|s| s.to_string()).collect(),
             unlock_secrets: vec![],
+            ..Paths::default()
         };
         Workspace::new(std::env::temp_dir(), &paths, None).unwrap()
     }
@@ -930,6 +957,7 @@ mod tests {
             allowed: vec!["**".into()],
             denied: vec!["private/**".into()],
             unlock_secrets: vec!["**/.env.example".into()],
+            ..Paths::default()
         };
         let w = Workspace::new(root.clone(), &paths, Some(&root.join("policy.toml"))).unwrap();
         for p in [
@@ -1116,6 +1144,7 @@ mod tests {
             allowed: vec!["**".into()],
             denied: vec![],
             unlock_secrets: vec!["**/.env.example".into(), ".git/**".into()],
+            ..Paths::default()
         };
         let w = Workspace::new(std::env::temp_dir(), &paths, None).unwrap();
         assert!(w.check_path("app/.env.example").is_ok());
@@ -1201,6 +1230,7 @@ mod tests {
             allowed: vec!["src/[".into()],
             denied: vec![],
             unlock_secrets: vec![],
+            ..Paths::default()
         };
         let err = Workspace::new(std::env::temp_dir(), &paths, None).unwrap_err();
         assert!(

@@ -381,3 +381,60 @@ fn globs_that_silently_do_less_deny_as_written_or_are_refused() {
     want.remove("local-llm-worker.toml");
     assert_eq!(after, want);
 }
+
+// 9. Hard links: a second name for a file outside the workspace (~/.ssh/id_rsa as notes.txt) was read and sent.
+#[test]
+fn hard_links_are_not_read_unless_the_policy_allows_them() {
+    let (s, ws) = open("");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("id_rsa"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.dir.path().join("src")).unwrap();
+    std::fs::hard_link(
+        outside.path().join("id_rsa"),
+        ws.dir.path().join("src/notes.txt"),
+    )
+    .unwrap();
+    let before = ws.snapshot();
+    let out = propose_one(&ws, "src/notes.txt");
+    assert_refused(&out, "src/notes.txt has 2 hard links", "hard link");
+    assert!(
+        stderr(&out).contains("[paths] allow_hard_links = true"),
+        "{}",
+        stderr(&out)
+    );
+    assert_no_model_call(&s);
+    // The validation sandbox leaves such a file out too: the model's code would run beside it.
+    ws.write(
+        "local-llm-worker.toml",
+        &format!(
+            "[provider]\nkind = \"llamacpp\"\nbase_url = \"{}\"\n[paths]\nallowed = [\"**\"]\n[validation]\n\
+             commands = [\"test ! -e src/notes.txt\"]\non_propose = true\nisolation = \"copy\"\n",
+            s.base_url
+        ),
+    );
+    let out = propose(&ws, &["src/value.py"], &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["validation_passed"], true, "{:#}", v["validation"]);
+    // With the policy's consent the file is read (and still never written: the apply refuses it).
+    ws.write(
+        "local-llm-worker.toml",
+        &format!(
+            "[provider]\nkind = \"llamacpp\"\nbase_url = \"{}\"\n[paths]\nallowed = [\"**\"]\nallow_hard_links = true\n",
+            s.base_url
+        ),
+    );
+    s.requests.lock().unwrap().clear();
+    let out = propose_one(&ws, "src/notes.txt");
+    assert!(!stderr(&out).contains("hard links"), "{}", stderr(&out));
+    assert_eq!(s.requests.lock().unwrap().len(), 1, "the file was not sent");
+    let mut after = ws.snapshot();
+    let mut want = before;
+    after.remove("local-llm-worker.toml");
+    want.remove("local-llm-worker.toml");
+    assert_eq!(after, want);
+}
