@@ -314,6 +314,95 @@ impl Limits {
     };
 }
 
+/// The range of a number in the policy: 1 to `max`.
+pub struct Bound {
+    /// Its section, without brackets.
+    pub section: &'static str,
+    /// Its key.
+    pub key: &'static str,
+    /// The largest value accepted.
+    pub max: u64,
+    /// What it counts, for the refusal.
+    pub unit: &'static str,
+    /// Its value in a policy (`None`: not set, nothing to check).
+    pub get: fn(&Policy) -> Option<u64>,
+}
+
+/// Every duration and size of the policy, with its range (from 1). Durations stay within a day (a proposal's life
+/// within a week), sizes far above any real use and far below what overflows a deadline or a buffer.
+pub const BOUNDS: &[Bound] = &[
+    Bound {
+        section: "limits",
+        key: "max_file_bytes",
+        max: 100_000_000,
+        unit: "bytes",
+        get: |p| Some(p.limits.max_file_bytes),
+    },
+    Bound {
+        section: "limits",
+        key: "max_total_bytes",
+        max: 1_000_000_000,
+        unit: "bytes",
+        get: |p| Some(p.limits.max_total_bytes),
+    },
+    Bound {
+        section: "limits",
+        key: "max_patch_bytes",
+        max: 100_000_000,
+        unit: "bytes",
+        get: |p| Some(p.limits.max_patch_bytes),
+    },
+    Bound {
+        section: "limits",
+        key: "max_files_per_patch",
+        max: 10_000,
+        unit: "files",
+        get: |p| Some(p.limits.max_files_per_patch as u64),
+    },
+    Bound {
+        section: "limits",
+        key: "max_hunks_per_patch",
+        max: 1_000_000,
+        unit: "hunks",
+        get: |p| Some(p.limits.max_hunks_per_patch as u64),
+    },
+    Bound {
+        section: "limits",
+        key: "max_output_tokens",
+        max: 1_000_000,
+        unit: "tokens",
+        get: |p| Some(u64::from(p.limits.max_output_tokens)),
+    },
+    Bound {
+        section: "limits",
+        key: "request_timeout_secs",
+        max: 86_400,
+        unit: "seconds (a day)",
+        get: |p| Some(p.limits.request_timeout_secs),
+    },
+    Bound {
+        section: "limits",
+        key: "proposal_ttl_secs",
+        max: 604_800,
+        unit: "seconds (7 days)",
+        get: |p| Some(p.limits.proposal_ttl_secs),
+    },
+    Bound {
+        section: "validation",
+        key: "timeout_secs",
+        max: 86_400,
+        unit: "seconds (a day)",
+        get: |p| Some(p.validation.timeout_secs),
+    },
+    Bound {
+        section: "models",
+        key: "context_window",
+        max: 1_000_000_000,
+        unit: "tokens",
+        get: |p| p.models.context_window,
+    },
+];
+
 impl Default for Limits {
     fn default() -> Self {
         Limits::DEFAULT
@@ -604,15 +693,10 @@ impl Policy {
             .map_err(|what| Error::Policy(format!("{source}: {what}")))
     }
 
-    /// What must be given: a base URL for a generic server, a context window above 0, a path to read.
+    /// What must be given: a base URL for a generic server, a path to read.
     fn check_required(&self) -> std::result::Result<(), String> {
         if self.provider.kind == ProviderKind::Openai && self.provider.base_url.is_none() {
             return Err("[provider] kind = \"openai\" needs base_url (for example \"http://127.0.0.1:8000/v1\")".into());
-        }
-        if self.models.context_window == Some(0) {
-            return Err(
-                "[models] context_window is 0; give the model's context size in tokens".into(),
-            );
         }
         if self.paths.allowed.is_empty() {
             return Err(
@@ -623,22 +707,16 @@ impl Policy {
         Ok(())
     }
 
-    /// Every `[limits]` value is positive.
+    /// Every duration and size of the policy lies in its range ([`BOUNDS`]): above 0, and small enough that no
+    /// deadline or buffer computed from it overflows.
     fn check_limits(&self) -> std::result::Result<(), String> {
-        let l = &self.limits;
-        for (name, v) in [
-            ("max_file_bytes", l.max_file_bytes),
-            ("max_total_bytes", l.max_total_bytes),
-            ("max_patch_bytes", l.max_patch_bytes),
-            ("request_timeout_secs", l.request_timeout_secs),
-            ("proposal_ttl_secs", l.proposal_ttl_secs),
-            ("max_output_tokens", u64::from(l.max_output_tokens)),
-            ("max_files_per_patch", l.max_files_per_patch as u64),
-            ("max_hunks_per_patch", l.max_hunks_per_patch as u64),
-        ] {
-            if v == 0 {
+        for b in BOUNDS {
+            if let Some(v) = (b.get)(self)
+                && !(1..=b.max).contains(&v)
+            {
                 return Err(format!(
-                    "[limits] {name} is 0; give a positive number or remove the line for the default"
+                    "[{}] {} = {v} is out of range: give 1 to {} {}, or remove the line for the default",
+                    b.section, b.key, b.max, b.unit
                 ));
             }
         }
@@ -666,18 +744,12 @@ impl Policy {
         Ok(())
     }
 
-    /// `[validation]`: no empty command, a positive timeout, sandbox skips that stay in the workspace.
+    /// `[validation]`: no empty command, sandbox skips that stay in the workspace (the timeout: [`BOUNDS`]).
     fn check_validation(&self) -> std::result::Result<(), String> {
         for c in &self.validation.commands {
             if c.trim().is_empty() {
                 return Err("[validation] commands holds an empty command; remove it".into());
             }
-        }
-        if self.validation.timeout_secs == 0 {
-            return Err(
-                "[validation] timeout_secs is 0; give a positive number of seconds or remove the line for the default"
-                    .into(),
-            );
         }
         for s in &self.validation.sandbox_skip {
             let t = s.trim().trim_end_matches('/');
@@ -1248,6 +1320,37 @@ mod tests {
                 .all(|l| l.len() <= 118),
             "{text}"
         );
+    }
+
+    #[test]
+    fn policy_values_that_panic_are_refused_at_load_with_their_range() {
+        for b in BOUNDS {
+            let line = |v: u64| {
+                format!(
+                    "[provider]\nkind = \"llamacpp\"\n[{}]\n{} = {v}\n",
+                    b.section, b.key
+                )
+            };
+            parse(&line(b.max), Path::new("p.toml")).unwrap_or_else(|e| panic!("{e}"));
+            parse(&line(1), Path::new("p.toml")).unwrap_or_else(|e| panic!("{e}"));
+            for bad in [0, b.max + 1, i64::MAX as u64] {
+                if b.key == "max_output_tokens" && bad > u64::from(u32::MAX) {
+                    continue;
+                }
+                let err = parse(&line(bad), Path::new("p.toml"))
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    err.contains(&format!(
+                        "[{}] {} = {bad} is out of range: give 1 to {}",
+                        b.section, b.key, b.max
+                    )),
+                    "{err}"
+                );
+            }
+        }
+        // The defaults and every template lie inside.
+        assert!(parse("[provider]\nkind = \"llamacpp\"\n", Path::new("p.toml")).is_ok());
     }
 
     #[test]

@@ -438,3 +438,92 @@ fn hard_links_are_not_read_unless_the_policy_allows_them() {
     want.remove("local-llm-worker.toml");
     assert_eq!(after, want);
 }
+
+// 14. Policy values that panic: i64::MAX seconds passed validation and then overflowed an Instant (exit 101).
+#[test]
+fn policy_values_that_panic_are_refused_at_load_with_their_range() {
+    let (s, ws) = open("");
+    let before = ws.snapshot();
+    let max = i64::MAX;
+    for (section, key, value, range) in [
+        (
+            "limits",
+            "proposal_ttl_secs",
+            max.to_string(),
+            "1 to 604800",
+        ),
+        (
+            "limits",
+            "request_timeout_secs",
+            max.to_string(),
+            "1 to 86400",
+        ),
+        ("validation", "timeout_secs", max.to_string(), "1 to 86400"),
+        (
+            "limits",
+            "max_file_bytes",
+            max.to_string(),
+            "1 to 100000000",
+        ),
+        (
+            "limits",
+            "max_total_bytes",
+            max.to_string(),
+            "1 to 1000000000",
+        ),
+        (
+            "limits",
+            "max_patch_bytes",
+            max.to_string(),
+            "1 to 100000000",
+        ),
+        (
+            "limits",
+            "max_files_per_patch",
+            max.to_string(),
+            "1 to 10000",
+        ),
+        (
+            "limits",
+            "max_hunks_per_patch",
+            max.to_string(),
+            "1 to 1000000",
+        ),
+        (
+            "limits",
+            "max_output_tokens",
+            u32::MAX.to_string(),
+            "1 to 1000000",
+        ),
+        (
+            "models",
+            "context_window",
+            max.to_string(),
+            "1 to 1000000000",
+        ),
+        (
+            "limits",
+            "proposal_ttl_secs",
+            "0".to_string(),
+            "1 to 604800",
+        ),
+    ] {
+        ws.write(
+            "local-llm-worker.toml",
+            &format!(
+                "[provider]\nkind = \"llamacpp\"\nbase_url = \"{}\"\n[paths]\nallowed = [\"**\"]\n[{section}]\n{key} = {value}\n",
+                s.base_url
+            ),
+        );
+        let out = propose_one(&ws, "src/value.py");
+        let what = format!("[{section}] {key} = {value}");
+        assert_refused(&out, &what, &what);
+        assert!(stderr(&out).contains(range), "{what}: {}", stderr(&out));
+    }
+    assert_no_model_call(&s);
+    let mut after = ws.snapshot();
+    let mut want = before;
+    after.remove("local-llm-worker.toml");
+    want.remove("local-llm-worker.toml");
+    assert_eq!(after, want);
+}
