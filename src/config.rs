@@ -820,8 +820,9 @@ pub struct LoadedPolicy {
 
 /// Find and read the policy for the workspace at `root` (already made absolute and canonical).
 ///
-/// Order: `LOCAL_LLM_CONFIG` (a file that must exist), then `<root>/local-llm-worker.toml`, then the default policy
-/// when `root` lies under one of the `:`-separated `LOCAL_LLM_ALLOWED_ROOTS`. Otherwise the workspace is refused.
+/// Order: `LOCAL_LLM_CONFIG` (a file that must exist; it applies only to a `root` that holds a policy file or lies
+/// under `LOCAL_LLM_ALLOWED_ROOTS`), then `<root>/local-llm-worker.toml`, then the default policy when `root` lies
+/// under one of the `:`-separated `LOCAL_LLM_ALLOWED_ROOTS`. Otherwise the workspace is refused.
 pub fn load(root: &Path) -> Result<LoadedPolicy> {
     if let Some(forced) = std::env::var_os("LOCAL_LLM_CONFIG").filter(|v| !v.is_empty()) {
         let path = PathBuf::from(forced);
@@ -829,6 +830,18 @@ pub fn load(root: &Path) -> Result<LoadedPolicy> {
             return Err(Error::Policy(format!(
                 "LOCAL_LLM_CONFIG names {}, which is not a file; fix or unset the variable",
                 path.display()
+            )));
+        }
+        // A forced policy makes no folder a workspace by itself: the folder must be one already.
+        let own = std::fs::symlink_metadata(root.join(POLICY_FILE)).is_ok_and(|m| m.is_file());
+        if !own && !under_allowed_roots(root) {
+            return Err(Error::Policy(format!(
+                "LOCAL_LLM_CONFIG names {}, but {} holds no {POLICY_FILE} and is not under LOCAL_LLM_ALLOWED_ROOTS, \
+                 so it is not a workspace; run `local-llm-worker init-project --workspace-root {}` there, or list \
+                 the folder (or one above it) in LOCAL_LLM_ALLOWED_ROOTS",
+                path.display(),
+                root.display(),
+                root.display()
             )));
         }
         return read_file(&path);

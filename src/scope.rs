@@ -284,7 +284,8 @@ pub enum OnDisk {
     },
 }
 
-/// Turn a `workspace_root` argument into a canonical absolute folder path.
+/// Turn a `workspace_root` argument into a canonical absolute folder path. The filesystem's root and the home folder
+/// itself are refused: neither is ever a workspace.
 pub fn root_from_arg(arg: &str) -> Result<PathBuf> {
     if arg.trim().is_empty() {
         return Err(Error::InvalidArgument(
@@ -303,6 +304,21 @@ pub fn root_from_arg(arg: &str) -> Result<PathBuf> {
     if !canon.is_dir() {
         return Err(Error::InvalidArgument(format!(
             "workspace_root {arg} is not a folder"
+        )));
+    }
+    if canon == Path::new("/") {
+        return Err(Error::InvalidArgument(format!(
+            "workspace_root {arg} is the filesystem's root, which is never a workspace (whatever LOCAL_LLM_CONFIG or \
+             LOCAL_LLM_ALLOWED_ROOTS say); pass the project's folder"
+        )));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .and_then(|h| PathBuf::from(h).canonicalize().ok());
+    if home.as_deref() == Some(canon.as_path()) {
+        return Err(Error::InvalidArgument(format!(
+            "workspace_root {arg} is the home folder itself, which is never a workspace (it holds ~/.ssh, ~/.aws and \
+             every project); pass the project's folder inside it"
         )));
     }
     Ok(canon)
