@@ -244,17 +244,23 @@ pub struct Models {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Paths {
-    /// Globs (workspace-relative, `/`-separated; `*` stays within a folder, `**` crosses folders) of files the model
-    /// may see and edit.
+    /// Patterns of files the model may see and edit: workspace-relative globs read as in `.gitignore` (a leading
+    /// `/` anchors, no other `/` matches at any depth, a trailing `/` or a plain name covers a folder; `*` stays within
+    /// a folder, `**` crosses folders; a leading `!` is refused). See [`crate::scope::pattern_globs`].
     #[serde(default = "default_allowed")]
     pub allowed: Vec<String>,
-    /// Globs that are never read or written, on top of the built-in ones (`.git/`, the policy file, secrets).
+    /// Patterns that are never read or written, on top of the built-in ones (`.git/`, the policy file, secrets); read
+    /// like `allowed`, but matched in any case and also covering everything under a folder any of them matches.
     #[serde(default)]
     pub denied: Vec<String>,
     /// The explicit override of the built-in secret denials: globs of secret-looking files that may be read and
     /// written anyway (for example `"**/.env.example"`). `.git/` and the policy file can never be unlocked.
     #[serde(default)]
     pub unlock_secrets: Vec<String>,
+    /// Read (and send) files that have more than one hard link. Off by default: such a file's bytes are also another
+    /// file's, which may lie outside the workspace or under a denied name. They are never written either way.
+    #[serde(default)]
+    pub allow_hard_links: bool,
 }
 
 fn default_allowed() -> Vec<String> {
@@ -267,6 +273,7 @@ impl Default for Paths {
             allowed: default_allowed(),
             denied: Vec::new(),
             unlock_secrets: Vec::new(),
+            allow_hard_links: false,
         }
     }
 }
@@ -306,6 +313,95 @@ impl Limits {
         proposal_ttl_secs: 900,
     };
 }
+
+/// The range of a number in the policy: 1 to `max`.
+pub struct Bound {
+    /// Its section, without brackets.
+    pub section: &'static str,
+    /// Its key.
+    pub key: &'static str,
+    /// The largest value accepted.
+    pub max: u64,
+    /// What it counts, for the refusal.
+    pub unit: &'static str,
+    /// Its value in a policy (`None`: not set, nothing to check).
+    pub get: fn(&Policy) -> Option<u64>,
+}
+
+/// Every duration and size of the policy, with its range (from 1). Durations stay within a day (a proposal's life
+/// within a week), sizes far above any real use and far below what overflows a deadline or a buffer.
+pub const BOUNDS: &[Bound] = &[
+    Bound {
+        section: "limits",
+        key: "max_file_bytes",
+        max: 100_000_000,
+        unit: "bytes",
+        get: |p| Some(p.limits.max_file_bytes),
+    },
+    Bound {
+        section: "limits",
+        key: "max_total_bytes",
+        max: 1_000_000_000,
+        unit: "bytes",
+        get: |p| Some(p.limits.max_total_bytes),
+    },
+    Bound {
+        section: "limits",
+        key: "max_patch_bytes",
+        max: 100_000_000,
+        unit: "bytes",
+        get: |p| Some(p.limits.max_patch_bytes),
+    },
+    Bound {
+        section: "limits",
+        key: "max_files_per_patch",
+        max: 10_000,
+        unit: "files",
+        get: |p| Some(p.limits.max_files_per_patch as u64),
+    },
+    Bound {
+        section: "limits",
+        key: "max_hunks_per_patch",
+        max: 1_000_000,
+        unit: "hunks",
+        get: |p| Some(p.limits.max_hunks_per_patch as u64),
+    },
+    Bound {
+        section: "limits",
+        key: "max_output_tokens",
+        max: 1_000_000,
+        unit: "tokens",
+        get: |p| Some(u64::from(p.limits.max_output_tokens)),
+    },
+    Bound {
+        section: "limits",
+        key: "request_timeout_secs",
+        max: 86_400,
+        unit: "seconds (a day)",
+        get: |p| Some(p.limits.request_timeout_secs),
+    },
+    Bound {
+        section: "limits",
+        key: "proposal_ttl_secs",
+        max: 604_800,
+        unit: "seconds (7 days)",
+        get: |p| Some(p.limits.proposal_ttl_secs),
+    },
+    Bound {
+        section: "validation",
+        key: "timeout_secs",
+        max: 86_400,
+        unit: "seconds (a day)",
+        get: |p| Some(p.validation.timeout_secs),
+    },
+    Bound {
+        section: "models",
+        key: "context_window",
+        max: 1_000_000_000,
+        unit: "tokens",
+        get: |p| p.models.context_window,
+    },
+];
 
 impl Default for Limits {
     fn default() -> Self {
@@ -588,6 +684,7 @@ impl Policy {
     /// Refuse what the policy file at `source` says that cannot work or would weaken a limit, with the fix.
     fn check(&self, source: &str) -> Result<()> {
         self.check_required()
+            .and_then(|()| crate::scope::check_paths(&self.paths))
             .and_then(|()| self.check_limits())
             .and_then(|()| self.check_provider())
             .and_then(|()| self.check_validation())
@@ -596,15 +693,10 @@ impl Policy {
             .map_err(|what| Error::Policy(format!("{source}: {what}")))
     }
 
-    /// What must be given: a base URL for a generic server, a context window above 0, a path to read.
+    /// What must be given: a base URL for a generic server, a path to read.
     fn check_required(&self) -> std::result::Result<(), String> {
         if self.provider.kind == ProviderKind::Openai && self.provider.base_url.is_none() {
             return Err("[provider] kind = \"openai\" needs base_url (for example \"http://127.0.0.1:8000/v1\")".into());
-        }
-        if self.models.context_window == Some(0) {
-            return Err(
-                "[models] context_window is 0; give the model's context size in tokens".into(),
-            );
         }
         if self.paths.allowed.is_empty() {
             return Err(
@@ -615,22 +707,16 @@ impl Policy {
         Ok(())
     }
 
-    /// Every `[limits]` value is positive.
+    /// Every duration and size of the policy lies in its range ([`BOUNDS`]): above 0, and small enough that no
+    /// deadline or buffer computed from it overflows.
     fn check_limits(&self) -> std::result::Result<(), String> {
-        let l = &self.limits;
-        for (name, v) in [
-            ("max_file_bytes", l.max_file_bytes),
-            ("max_total_bytes", l.max_total_bytes),
-            ("max_patch_bytes", l.max_patch_bytes),
-            ("request_timeout_secs", l.request_timeout_secs),
-            ("proposal_ttl_secs", l.proposal_ttl_secs),
-            ("max_output_tokens", u64::from(l.max_output_tokens)),
-            ("max_files_per_patch", l.max_files_per_patch as u64),
-            ("max_hunks_per_patch", l.max_hunks_per_patch as u64),
-        ] {
-            if v == 0 {
+        for b in BOUNDS {
+            if let Some(v) = (b.get)(self)
+                && !(1..=b.max).contains(&v)
+            {
                 return Err(format!(
-                    "[limits] {name} is 0; give a positive number or remove the line for the default"
+                    "[{}] {} = {v} is out of range: give 1 to {} {}, or remove the line for the default",
+                    b.section, b.key, b.max, b.unit
                 ));
             }
         }
@@ -658,18 +744,12 @@ impl Policy {
         Ok(())
     }
 
-    /// `[validation]`: no empty command, a positive timeout, sandbox skips that stay in the workspace.
+    /// `[validation]`: no empty command, sandbox skips that stay in the workspace (the timeout: [`BOUNDS`]).
     fn check_validation(&self) -> std::result::Result<(), String> {
         for c in &self.validation.commands {
             if c.trim().is_empty() {
                 return Err("[validation] commands holds an empty command; remove it".into());
             }
-        }
-        if self.validation.timeout_secs == 0 {
-            return Err(
-                "[validation] timeout_secs is 0; give a positive number of seconds or remove the line for the default"
-                    .into(),
-            );
         }
         for s in &self.validation.sandbox_skip {
             let t = s.trim().trim_end_matches('/');
@@ -740,8 +820,9 @@ pub struct LoadedPolicy {
 
 /// Find and read the policy for the workspace at `root` (already made absolute and canonical).
 ///
-/// Order: `LOCAL_LLM_CONFIG` (a file that must exist), then `<root>/local-llm-worker.toml`, then the default policy
-/// when `root` lies under one of the `:`-separated `LOCAL_LLM_ALLOWED_ROOTS`. Otherwise the workspace is refused.
+/// Order: `LOCAL_LLM_CONFIG` (a file that must exist; it applies only to a `root` that holds a policy file or lies
+/// under `LOCAL_LLM_ALLOWED_ROOTS`), then `<root>/local-llm-worker.toml`, then the default policy when `root` lies
+/// under one of the `:`-separated `LOCAL_LLM_ALLOWED_ROOTS`. Otherwise the workspace is refused.
 pub fn load(root: &Path) -> Result<LoadedPolicy> {
     if let Some(forced) = std::env::var_os("LOCAL_LLM_CONFIG").filter(|v| !v.is_empty()) {
         let path = PathBuf::from(forced);
@@ -749,6 +830,18 @@ pub fn load(root: &Path) -> Result<LoadedPolicy> {
             return Err(Error::Policy(format!(
                 "LOCAL_LLM_CONFIG names {}, which is not a file; fix or unset the variable",
                 path.display()
+            )));
+        }
+        // A forced policy makes no folder a workspace by itself: the folder must be one already.
+        let own = std::fs::symlink_metadata(root.join(POLICY_FILE)).is_ok_and(|m| m.is_file());
+        if !own && !under_allowed_roots(root) {
+            return Err(Error::Policy(format!(
+                "LOCAL_LLM_CONFIG names {}, but {} holds no {POLICY_FILE} and is not under LOCAL_LLM_ALLOWED_ROOTS, \
+                 so it is not a workspace; run `local-llm-worker init-project --workspace-root {}` there, or list \
+                 the folder (or one above it) in LOCAL_LLM_ALLOWED_ROOTS",
+                path.display(),
+                root.display(),
+                root.display()
             )));
         }
         return read_file(&path);
@@ -910,7 +1003,7 @@ pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
         template_header(project),
         template_provider(kind),
         template_models(kind),
-        template_paths(project),
+        template_paths(project, &Paths::default()),
         template_limits(&Limits::DEFAULT),
         template_validation(project, &Validation::default()),
         template_repair(&Repair::default()),
@@ -990,20 +1083,45 @@ pro = "{pro}"
     )
 }
 
-/// `[paths]`: the project's globs, and no further denial or unlock.
-fn template_paths(project: ProjectKind) -> String {
+/// `[paths]`: the project's globs, no further denial or unlock, and `p`'s hard-link rule.
+fn template_paths(project: ProjectKind, p: &Paths) -> String {
     format!(
         r#"[paths]
-# Files the model may see and edit: workspace-relative globs; `*` stays within a folder, `**` crosses folders.
+# Files the model may see and edit. Patterns read as in .gitignore: a leading / anchors at the workspace root, a
+# pattern with no other / matches at any depth ("*.py"), a trailing / or a plain name ("src/gen") covers a folder and
+# all under it; `*` stays within a folder, `**` crosses folders; a leading ! is refused (list exclusions in denied).
 allowed = {allowed}
-# Never read or written, on top of the built-in denials (.git/, this file, .env*, *.pem, *.key, id_rsa*,
-# id_ed25519*, *credentials*, .aws/, .ssh/, and any path through a symlink).
+# Never read or written (a pattern there also covers all under a folder it matches), on top of the built-in denials
+# (.git/, every local-llm-worker.toml, any path through a symlink, and the secret-looking names below); denials
+# match in any case.
 denied = []
-# Secret-looking files stay denied unless listed here explicitly, e.g. ["**/.env.example"].
+# Secret-looking files stay denied unless listed here explicitly, e.g. ["**/.env.example"]. At any depth:
+{secret_names}
 unlock_secrets = []
+# true: also read files that have more than one hard link. Their bytes are also another file's, which may lie outside
+# the workspace or under a denied name (~/.ssh/id_rsa linked as notes.txt), so they are refused by default; they are
+# never written either way.
+allow_hard_links = {allow_hard_links}
 "#,
         allowed = toml_list(project.allowed()),
+        allow_hard_links = p.allow_hard_links,
+        secret_names = comment_lines(&crate::scope::secret_names().join(", ")),
     )
+}
+
+/// `text` as `# ` comment lines of at most 118 columns, broken at spaces.
+fn comment_lines(text: &str) -> String {
+    let mut lines: Vec<String> = vec![];
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.len() + 1 + word.len() <= 118 => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(format!("# {word}")),
+        }
+    }
+    lines.join("\n")
 }
 
 /// A `key = value` line with its comment in the column the other commented lines use.
@@ -1182,6 +1300,7 @@ mod tests {
                 assert_eq!(p.models.active, None);
                 assert_eq!(p.paths.allowed, project.allowed());
                 assert!(p.paths.denied.is_empty() && p.paths.unlock_secrets.is_empty());
+                assert_eq!(p.paths.allow_hard_links, Paths::default().allow_hard_links);
                 assert_eq!(p.limits, Limits::default());
                 assert_eq!(
                     p.validation,
@@ -1194,6 +1313,57 @@ mod tests {
                 assert_eq!(p.edit, Edit::default());
             }
         }
+    }
+
+    #[test]
+    fn secrets_by_other_spellings_every_template_lists_the_secret_names() {
+        let text = template(ProviderKind::Llamacpp, ProjectKind::Other);
+        let comments: String = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# "))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            comments.contains(&crate::scope::secret_names().join(", ")),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .filter(|l| l.starts_with('#'))
+                .all(|l| l.len() <= 118),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn policy_values_that_panic_are_refused_at_load_with_their_range() {
+        for b in BOUNDS {
+            let line = |v: u64| {
+                format!(
+                    "[provider]\nkind = \"llamacpp\"\n[{}]\n{} = {v}\n",
+                    b.section, b.key
+                )
+            };
+            parse(&line(b.max), Path::new("p.toml")).unwrap_or_else(|e| panic!("{e}"));
+            parse(&line(1), Path::new("p.toml")).unwrap_or_else(|e| panic!("{e}"));
+            for bad in [0, b.max + 1, i64::MAX as u64] {
+                if b.key == "max_output_tokens" && bad > u64::from(u32::MAX) {
+                    continue;
+                }
+                let err = parse(&line(bad), Path::new("p.toml"))
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    err.contains(&format!(
+                        "[{}] {} = {bad} is out of range: give 1 to {}",
+                        b.section, b.key, b.max
+                    )),
+                    "{err}"
+                );
+            }
+        }
+        // The defaults and every template lie inside.
+        assert!(parse("[provider]\nkind = \"llamacpp\"\n", Path::new("p.toml")).is_ok());
     }
 
     #[test]

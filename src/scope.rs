@@ -1,9 +1,24 @@
 //! Scope: which paths of a workspace the worker may read and write, and reading the selected files safely.
 //!
-//! A path is accepted only when it is workspace-relative, plain (no `..`, no `.`, no empty component, no characters
-//! that git would quote), matched by `paths.allowed`, not matched by a denied glob (built-in: `.git/`, the policy
+//! A path is accepted only when it is workspace-relative, plain (no `..`, no `.`, no empty component, no
+//! whitespace, quotes, backslashes or unseen characters; see below), matched by `paths.allowed`, not matched by a denied glob (built-in: `.git/`, the policy
 //! file, secret-looking files; plus `paths.denied`), and when no component of it on disk is a symlink. The check is
-//! repeated at write time by the transaction; nothing here writes.
+//! repeated at write time by the transaction ([`Workspace::resolve`] calls [`Workspace::check_path`]); nothing here
+//! writes.
+//!
+//! Names a person could misread are refused, each by its code point (never printed raw): control characters,
+//! Unicode format characters (category Cf: bidi controls such as U+202E that reorder what follows, zero-width
+//! characters, the byte-order mark) and the other default-ignorable code points (U+034F, variation selectors,
+//! Hangul fillers) anywhere in a path; and a component that reads as `.git` or the policy file's name through
+//! non-ASCII characters (`.gіt` with a Cyrillic і, a Kelvin sign K, fullwidth letters; some filesystems fold such
+//! characters to ASCII, so they may even be the same file) or through trailing dots (which Windows and vfat drop).
+//! Other UTF-8 names (`café.py`, `日本語.md`) stay ordinary names: refusing every character git quotes with
+//! `core.quotePath` would refuse them all, while the look-alike rule needs no confusables table to catch every
+//! spelling of the two names that matter.
+//!
+//! Denials (the built-in ones and `paths.denied`) match names in any case, whatever the filesystem: on a
+//! case-insensitive one (macOS and Windows by default, case-folding mounts on Linux) `.GIT/config` IS `.git/config`.
+//! `paths.allowed` and `paths.unlock_secrets` match exactly as written, so that no case widens what they let through.
 //!
 //! Reading never walks the workspace: only the named files are touched, so its cost does not grow with the tree.
 
@@ -19,21 +34,206 @@ use crate::error::{Error, IoContext, Result};
 use crate::patch::focus::{self, Focus};
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
 
-/// Globs that are never read or written, whatever the policy says.
-pub const ALWAYS_DENIED: &[&str] = &[".git", ".git/**", "**/.git", "**/.git/**", POLICY_FILE];
+/// Globs that are never read or written, whatever the policy says (matched in any case): `.git` at any depth, and
+/// every file named like the policy file at any depth (a nested project's policy decides what the next apply there
+/// runs). The last entry is the policy file's name ([`POLICY_FILE`], checked in a unit test).
+pub const ALWAYS_DENIED: &[&str] = &["**/.git", "**/.git/**", "**/local-llm-worker.toml"];
 
-/// Secret-looking files: denied unless `[paths] unlock_secrets` names them explicitly.
+/// Secret-looking files: denied unless `[paths] unlock_secrets` names them explicitly (matched in any case). The
+/// names secret scanners treat as secrets (gitleaks', trufflehog's and detect-secrets' file rules, GitHub's and
+/// gitrob's sensitive-file lists), kept to names that ordinary source files do not have: `secrets.py` and
+/// `key.rs` are not here, `secrets.yml` and `tls.key` are. README's "Always denied" paragraph lists them as
+/// [`secret_names`] writes them (a test compares the two).
 pub const SECRET_DENIED: &[&str] = &[
-    "**/.env",
-    "**/.env.*",
+    // Environment files: .env, .env.local, .env-prod, .env_prod, .envrc; prod.env.
+    "**/.env*",
+    "**/*.env",
+    // Private keys, keystores and certificates bundled with their key.
     "**/*.pem",
     "**/*.key",
+    "**/*.p12",
+    "**/*.pfx",
+    "**/*.pkcs12",
+    "**/*.keystore",
+    "**/*.jks",
+    "**/*.ppk",
+    "**/*.ovpn",
     "**/id_rsa*",
+    "**/id_dsa*",
+    "**/id_ecdsa*",
     "**/id_ed25519*",
+    // Password databases.
+    "**/*.kdbx",
+    "**/*.kdb",
+    "**/*.psafe3",
+    // Tools' credential files (`.git-credentials` is `*credentials*`).
     "**/*credentials*",
+    "**/.netrc",
+    "**/_netrc",
+    "**/.npmrc",
+    "**/.pypirc",
+    "**/.pgpass",
+    "**/.htpasswd",
+    "**/.s3cfg",
+    "**/.dockercfg",
+    "**/.docker/config.json",
+    "**/.kube/config",
+    "**/*.tfstate",
+    "**/*.tfstate.*",
+    "**/secrets.{yml,yaml,json,toml,ini,env,txt}",
+    "**/.*_history",
+    // Folders of credentials.
     "**/.aws/**",
     "**/.ssh/**",
+    "**/.gnupg/**",
+    "**/.azure/**",
+    "**/.config/gcloud/**",
 ];
+
+/// A built-in glob as people read it: `**/` left off (every built-in name matches at any depth), a folder's `/**`
+/// written `/`.
+pub fn shown_glob(glob: &str) -> String {
+    let g = glob.strip_prefix("**/").unwrap_or(glob);
+    match g.strip_suffix("/**") {
+        Some(folder) => format!("{folder}/"),
+        None => g.to_string(),
+    }
+}
+
+/// The secret-looking names ([`SECRET_DENIED`]) as README and the `init-project` template list them.
+pub fn secret_names() -> Vec<String> {
+    SECRET_DENIED.iter().map(|g| shown_glob(g)).collect()
+}
+
+/// Code points a path may never hold (besides control characters and spaces): every format character (Unicode
+/// general category Cf; a unit test checks the list against the Unicode tables) and every other default-ignorable
+/// code point, which renders as nothing; and U+2800, which renders as a blank.
+const UNSEEN: &[(u32, u32)] = &[
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x2800, 0x2800),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+];
+
+/// What an unseen character is, for the refusal; `None` for a character a path may hold.
+fn unseen(c: char) -> Option<&'static str> {
+    let cp = c as u32;
+    if c.is_control() {
+        Some("a control character")
+    } else if matches!(cp, 0x061C | 0x200E | 0x200F | 0x202A..=0x202E | 0x2066..=0x2069) {
+        Some("a bidirectional control, which reorders how the characters after it are shown")
+    } else if UNSEEN.iter().any(|&(lo, hi)| (lo..=hi).contains(&cp)) {
+        Some("an invisible character (zero-width, format or default-ignorable)")
+    } else if !c.is_ascii() && c.is_whitespace() {
+        Some("a space other than the ASCII one")
+    } else {
+        None
+    }
+}
+
+/// `c` as a code point: `U+202E`.
+fn code_point(c: char) -> String {
+    format!("U+{:04X}", c as u32)
+}
+
+/// A path as a refusal about its characters shows it: every non-ASCII or control character as `<U+XXXX>`.
+fn escaped(rel: &str) -> String {
+    rel.chars()
+        .map(|c| {
+            if c.is_ascii() && !c.is_control() {
+                c.to_string()
+            } else {
+                format!("<{}>", code_point(c))
+            }
+        })
+        .collect()
+}
+
+/// The names a component must not merely look like: `.git` and the policy file's.
+const LOOKALIKE_GUARDED: &[&str] = &[".git", POLICY_FILE];
+
+/// Whether `comp` spells `name` when each of its non-ASCII characters stands for one character of `name` or for
+/// none (a look-alike letter, a fullwidth form, a letter some filesystem folds to ASCII, an added combining mark),
+/// and each ASCII character is the one at its place in any case.
+fn reads_as(comp: &str, name: &str) -> bool {
+    let name = name.as_bytes();
+    // at[j]: whether the characters of `comp` read so far can spell the first j bytes of `name`.
+    let mut at = vec![false; name.len() + 1];
+    at[0] = true;
+    for c in comp.chars() {
+        let mut next = vec![false; name.len() + 1];
+        for j in 0..=name.len() {
+            if !at[j] {
+                continue;
+            }
+            if c.is_ascii() {
+                if j < name.len() && name[j].eq_ignore_ascii_case(&(c as u8)) {
+                    next[j + 1] = true;
+                }
+            } else {
+                next[j] = true;
+                if j < name.len() {
+                    next[j + 1] = true;
+                }
+            }
+        }
+        at = next;
+    }
+    at[name.len()]
+}
+
+/// Why a component would be read as `.git` or the policy file without being it: the refusal's words, or `None`.
+fn lookalike(comp: &str) -> Option<String> {
+    let trimmed = comp.trim_end_matches('.');
+    for name in LOOKALIKE_GUARDED {
+        if let Some(c) = comp.chars().find(|c| !c.is_ascii())
+            && reads_as(trimmed, name)
+        {
+            return Some(format!(
+                "has a component {:?} that reads as {name:?}: {} stands where a letter of it is (some filesystems \
+                 even fold it to that letter), so it is refused like {name} itself; rename it with ASCII letters",
+                escaped(comp),
+                code_point(c)
+            ));
+        }
+        if trimmed.len() < comp.len() && trimmed.eq_ignore_ascii_case(name) {
+            return Some(format!(
+                "has a component {comp:?} that is {name:?} with trailing dots, which Windows and vfat drop (it is \
+                 {name} there), so it is refused like {name} itself"
+            ));
+        }
+    }
+    if comp.eq_ignore_ascii_case("git~1") {
+        return Some(
+            "has a component \"git~1\", the short (8.3) name of .git on Windows and vfat, so it is refused like \
+             .git itself"
+                .into(),
+        );
+    }
+    None
+}
 
 /// At most this many files may be selected for one request.
 pub const MAX_SELECTED_FILES: usize = 100;
@@ -45,8 +245,10 @@ pub const MAX_SELECTED_FILES: usize = 100;
 )]
 static BUILT_IN: std::sync::LazyLock<(GlobSet, GlobSet)> = std::sync::LazyLock::new(|| {
     (
-        compile(ALWAYS_DENIED, "built-in denied").expect("the built-in denied globs compile"),
-        compile(SECRET_DENIED, "built-in secret").expect("the built-in secret globs compile"),
+        compile(ALWAYS_DENIED, "built-in denied", AnyCase::Yes)
+            .expect("the built-in denied globs compile"),
+        compile(SECRET_DENIED, "built-in secret", AnyCase::Yes)
+            .expect("the built-in secret globs compile"),
     )
 });
 
@@ -60,6 +262,8 @@ pub struct Workspace {
     unlocked: GlobSet,
     denied: GlobSet,
     extra_denied: Vec<String>,
+    /// `[paths] allow_hard_links`: read files with more than one link (never written all the same).
+    allow_hard_links: bool,
 }
 
 /// What is on disk at a checked path.
@@ -80,7 +284,8 @@ pub enum OnDisk {
     },
 }
 
-/// Turn a `workspace_root` argument into a canonical absolute folder path.
+/// Turn a `workspace_root` argument into a canonical absolute folder path. The filesystem's root and the home folder
+/// itself are refused: neither is ever a workspace.
 pub fn root_from_arg(arg: &str) -> Result<PathBuf> {
     if arg.trim().is_empty() {
         return Err(Error::InvalidArgument(
@@ -101,20 +306,171 @@ pub fn root_from_arg(arg: &str) -> Result<PathBuf> {
             "workspace_root {arg} is not a folder"
         )));
     }
+    if canon == Path::new("/") {
+        return Err(Error::InvalidArgument(format!(
+            "workspace_root {arg} is the filesystem's root, which is never a workspace (whatever LOCAL_LLM_CONFIG or \
+             LOCAL_LLM_ALLOWED_ROOTS say); pass the project's folder"
+        )));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .and_then(|h| PathBuf::from(h).canonicalize().ok());
+    if home.as_deref() == Some(canon.as_path()) {
+        return Err(Error::InvalidArgument(format!(
+            "workspace_root {arg} is the home folder itself, which is never a workspace (it holds ~/.ssh, ~/.aws and \
+             every project); pass the project's folder inside it"
+        )));
+    }
     Ok(canon)
 }
 
-fn compile(globs: &[&str], what: &str) -> Result<GlobSet> {
+/// Whether a glob set matches names in any case (denials) or exactly as written (what lets paths through).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AnyCase {
+    Yes,
+    No,
+}
+
+fn compile(globs: &[&str], what: &str, any_case: AnyCase) -> Result<GlobSet> {
     let mut b = GlobSetBuilder::new();
     for g in globs {
-        let glob = GlobBuilder::new(g)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| Error::Policy(format!("{what} glob {g:?} is invalid: {e}")))?;
-        b.add(glob);
+        b.add(
+            glob(g, any_case)
+                .map_err(|e| Error::Policy(format!("{what} glob {g:?} is invalid: {e}")))?,
+        );
     }
     b.build()
         .map_err(|e| Error::Policy(format!("{what} globs cannot be compiled: {e}")))
+}
+
+/// One of the `[paths]` glob lists: it decides how a pattern matches (see [`pattern_globs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathList {
+    /// `[paths] allowed`: what the model may see and edit.
+    Allowed,
+    /// `[paths] denied`: never read or written.
+    Denied,
+    /// `[paths] unlock_secrets`: secret-looking files let through anyway.
+    UnlockSecrets,
+}
+
+impl PathList {
+    /// The list's key in the policy file.
+    pub fn key(self) -> &'static str {
+        match self {
+            PathList::Allowed => "[paths] allowed",
+            PathList::Denied => "[paths] denied",
+            PathList::UnlockSecrets => "[paths] unlock_secrets",
+        }
+    }
+}
+
+/// The globs a `[paths]` pattern matches as, read the way `.gitignore` reads it (so that the forms people write there
+/// do what they say here), or why it is refused.
+///
+/// - A leading `/` anchors the pattern at the workspace root: `/config/**`.
+/// - A pattern without any other `/` matches at any depth: `*.secret`, `secret`, `.venv`.
+/// - A trailing `/` names a folder and everything under it: `secret/`.
+/// - A pattern whose last component is a plain name (`src/secret`, `Private`) also covers everything under a folder
+///   of that name. In `denied` every pattern does (`src/*` denies `src/a/b.rs`, as `.gitignore` would ignore it); in
+///   `allowed` and `unlock_secrets` a `*` stays within its folder, so that `src/*` lets through only the files
+///   directly in `src`.
+/// - `*` stays within a folder, `**` crosses folders, `?`, `[...]` and `{a,b}` as usual.
+/// - A leading `!` (re-including in `.gitignore`) is refused: nothing here re-includes; the refusal says to list the
+///   files in `denied` (or in `allowed`). So are an empty pattern, spaces at its ends, `//`, and `.` or `..`
+///   components, which no checked path holds.
+pub fn pattern_globs(pattern: &str, list: PathList) -> std::result::Result<Vec<String>, String> {
+    let refuse = |why: String| Err(format!("{} pattern {pattern:?} {why}", list.key()));
+    if pattern.trim().is_empty() {
+        return refuse("is empty; remove it".into());
+    }
+    if pattern.trim() != pattern {
+        return refuse("has spaces at its ends, which no path has; remove them".into());
+    }
+    if let Some(rest) = pattern.strip_prefix('!') {
+        return refuse(format!(
+            "starts with `!`, but nothing here re-includes or excludes as in .gitignore: to keep those files from the \
+             model list {rest:?} in [paths] denied; to let them through list it in [paths] allowed"
+        ));
+    }
+    let (anchored, body) = match pattern.strip_prefix('/') {
+        Some(rest) => (true, rest),
+        None => (false, pattern),
+    };
+    let (folder, body) = match body.strip_suffix('/') {
+        Some(rest) => (true, rest),
+        None => (false, body),
+    };
+    if body.is_empty() || body.split('/').any(str::is_empty) {
+        return refuse(
+            "has an empty component (`//`, or nothing but `/`); write a path such as \"src/**\""
+                .into(),
+        );
+    }
+    if body.split('/').any(|c| c == "." || c == "..") {
+        return refuse(
+            "uses `.` or `..`, which no checked path holds; write it relative to the workspace root, such as \
+             \"src/**\""
+                .into(),
+        );
+    }
+    let body = if !anchored && !body.contains('/') && body != "**" {
+        format!("**/{body}")
+    } else {
+        body.to_string()
+    };
+    let under = format!("{body}/**");
+    if folder {
+        return Ok(vec![under]);
+    }
+    let last = body.rsplit('/').next().unwrap_or_default();
+    let covers_under =
+        last != "**" && (list == PathList::Denied || !last.contains(['*', '?', '[', '{']));
+    Ok(if covers_under {
+        vec![body, under]
+    } else {
+        vec![body]
+    })
+}
+
+/// Check every pattern of `[paths]` as the policy is loaded: each reads as a glob ([`pattern_globs`]) that compiles.
+pub fn check_paths(paths: &Paths) -> std::result::Result<(), String> {
+    for (list, patterns) in [
+        (PathList::Allowed, &paths.allowed),
+        (PathList::Denied, &paths.denied),
+        (PathList::UnlockSecrets, &paths.unlock_secrets),
+    ] {
+        compile_list(patterns, list).map_err(|e| match e {
+            Error::Policy(m) => m,
+            other => other.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// A `[paths]` list compiled: each pattern as [`pattern_globs`] reads it; denials match in any case.
+fn compile_list(patterns: &[String], list: PathList) -> Result<GlobSet> {
+    let any_case = match list {
+        PathList::Denied => AnyCase::Yes,
+        PathList::Allowed | PathList::UnlockSecrets => AnyCase::No,
+    };
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        for g in pattern_globs(p, list).map_err(Error::Policy)? {
+            b.add(glob(&g, any_case).map_err(|e| {
+                Error::Policy(format!("{} glob {p:?} is invalid: {e}", list.key()))
+            })?);
+        }
+    }
+    b.build()
+        .map_err(|e| Error::Policy(format!("{} globs cannot be compiled: {e}", list.key())))
+}
+
+fn glob(g: &str, any_case: AnyCase) -> std::result::Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(g)
+        .literal_separator(true)
+        .case_insensitive(any_case == AnyCase::Yes)
+        .build()
 }
 
 impl Workspace {
@@ -127,16 +483,13 @@ impl Workspace {
                     .ok()
                     .and_then(|r| r.to_str().map(str::to_string))
             });
-        fn strs(v: &[String]) -> Vec<&str> {
-            v.iter().map(String::as_str).collect()
-        }
-        let (allowed, denied, unlocked) = (&paths.allowed, &paths.denied, &paths.unlock_secrets);
         Ok(Workspace {
-            allowed: compile(&strs(allowed), "[paths] allowed")?,
+            allowed: compile_list(&paths.allowed, PathList::Allowed)?,
             policy_rel,
-            unlocked: compile(&strs(unlocked), "[paths] unlock_secrets")?,
-            denied: compile(&strs(denied), "[paths] denied")?,
+            unlocked: compile_list(&paths.unlock_secrets, PathList::UnlockSecrets)?,
+            denied: compile_list(&paths.denied, PathList::Denied)?,
             extra_denied: paths.denied.clone(),
+            allow_hard_links: paths.allow_hard_links,
             root,
         })
     }
@@ -155,13 +508,19 @@ impl Workspace {
         if rel.starts_with('/') {
             return refuse("is absolute; paths are relative to workspace_root");
         }
+        if let Some((c, what)) = rel.chars().find_map(|c| unseen(c).map(|what| (c, what))) {
+            return Err(Error::Scope(format!(
+                "path \"{}\" holds {}, {what}: a name shown with it is not the name it is; rename the file with \
+                 visible characters",
+                escaped(rel),
+                code_point(c)
+            )));
+        }
         if rel
             .chars()
-            .any(|c| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\\' | '\''))
+            .any(|c| c.is_whitespace() || matches!(c, '"' | '\\' | '\''))
         {
-            return refuse(
-                "holds whitespace, quotes, backslashes or control characters, which are not supported",
-            );
+            return refuse("holds whitespace, quotes or backslashes, which are not supported");
         }
         for comp in rel.split('/') {
             match comp {
@@ -173,18 +532,37 @@ impl Workspace {
                 }
                 _ => {}
             }
+            if let Some(why) = lookalike(comp) {
+                return Err(Error::Scope(format!("path \"{}\" {why}", escaped(rel))));
+            }
         }
         let (always_denied, secrets) = &*BUILT_IN;
-        if always_denied.is_match(rel) || self.policy_rel.as_deref() == Some(rel) {
+        let matched = always_denied.matches(rel);
+        let is_policy_file = matched.contains(&(ALWAYS_DENIED.len() - 1))
+            || self
+                .policy_rel
+                .as_deref()
+                .is_some_and(|p| p.to_lowercase() == rel.to_lowercase());
+        if is_policy_file {
+            return refuse(&format!(
+                "is always denied: it is a policy file ({POLICY_FILE} at any depth and in any case, or the file \
+                 LOCAL_LLM_CONFIG names), whose validation commands run on the next apply; the worker never reads \
+                 or writes it, edit it yourself"
+            ));
+        }
+        if !matched.is_empty() {
             return refuse(
-                "is always denied (.git or the policy file); the worker never reads or writes it",
+                "is always denied (.git, at any depth and in any case); the worker never reads or writes it",
             );
         }
-        if secrets.is_match(rel) && !self.unlocked.is_match(rel) {
-            return refuse(
-                "looks like a secret (.env*, *.pem, *.key, id_rsa*, *credentials*, .aws/, .ssh/...), so it is not \
-                 sent to the model; if the model really must see it, name it in [paths] unlock_secrets",
-            );
+        if let Some(&first) = secrets.matches(rel).first()
+            && !self.unlocked.is_match(rel)
+        {
+            return refuse(&format!(
+                "looks like a secret ({}, matched in any case), so it is not sent to the model; if the model really \
+                 must see it, name it in [paths] unlock_secrets",
+                shown_glob(SECRET_DENIED[first])
+            ));
         }
         if self.denied.is_match(rel) {
             return refuse(&format!(
@@ -204,6 +582,17 @@ impl Workspace {
     /// unlock it: never sent to the model, never copied into a validation sandbox.
     pub fn is_secret(&self, rel: &str) -> bool {
         BUILT_IN.1.is_match(rel) && !self.unlocked.is_match(rel)
+    }
+
+    /// Whether a validation sandbox leaves the file at `rel` out of its copy, where the model's code runs: a secret
+    /// ([`Workspace::is_secret`]), or a file with more than one hard link that the policy does not allow to be read
+    /// (its other name may be `~/.ssh/id_rsa`). One `lstat`.
+    pub fn kept_from_sandbox(&self, rel: &str) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        self.is_secret(rel)
+            || (!self.allow_hard_links
+                && std::fs::symlink_metadata(self.root.join(rel))
+                    .is_ok_and(|m| m.is_file() && m.nlink() > 1))
     }
 
     /// Resolve a checked path on disk, one component at a time, refusing symlinks and non-folders on the way.
@@ -295,7 +684,7 @@ impl Workspace {
                     None
                 }
                 OnDisk::File { abs, mode } => {
-                    let text = read_text(&abs, rel, limits.max_file_bytes)?;
+                    let text = read_text(&abs, rel, limits.max_file_bytes, self.allow_hard_links)?;
                     total += text.len() as u64;
                     if total > limits.max_total_bytes {
                         return Err(Error::File(format!(
@@ -429,10 +818,22 @@ impl Workspace {
     }
 }
 
-/// Read a file as UTF-8 text within a size limit, refusing binary content.
-fn read_text(abs: &Path, rel: &str, max: u64) -> Result<String> {
+/// Read a file as UTF-8 text within a size limit, refusing binary content, and a file with more than one hard link
+/// unless `hard_links` (`[paths] allow_hard_links`): its bytes are also another file's, which may lie outside the
+/// workspace or under a denied name, and no path check sees that name.
+fn read_text(abs: &Path, rel: &str, max: u64, hard_links: bool) -> Result<String> {
     use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
     let f = std::fs::File::open(abs).at("cannot read", rel)?;
+    let links = f.metadata().at("cannot inspect", rel)?.nlink();
+    if links > 1 && !hard_links {
+        return Err(Error::Scope(format!(
+            "{rel} has {links} hard links: its bytes are also another file's, which may lie outside the workspace or \
+             under a denied name (a link named notes.txt can be ~/.ssh/id_rsa), so it is not read; give it a name \
+             of its own (`cp {rel} {rel}.tmp && mv {rel}.tmp {rel}`), or set [paths] allow_hard_links = true to \
+             read such files (they are never written all the same)"
+        )));
+    }
     let mut bytes = Vec::new();
     f.take(max + 1)
         .read_to_end(&mut bytes)
@@ -475,6 +876,7 @@ mod tests {
             allowed: allowed.iter().map(|s| s.to_string()).collect(),
             denied: denied.iter().map(|s| s.to_string()).collect(),
             unlock_secrets: vec![],
+            ..Paths::default()
         };
         Workspace::new(std::env::temp_dir(), &paths, None).unwrap()
     }
@@ -563,11 +965,202 @@ mod tests {
     }
 
     #[test]
+    fn case_insensitive_filesystems_denials_match_in_any_case() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("policy.toml"), "").unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let paths = Paths {
+            allowed: vec!["**".into()],
+            denied: vec!["private/**".into()],
+            unlock_secrets: vec!["**/.env.example".into()],
+            ..Paths::default()
+        };
+        let w = Workspace::new(root.clone(), &paths, Some(&root.join("policy.toml"))).unwrap();
+        for p in [
+            ".GIT/config",
+            ".Git/hooks/pre-commit",
+            "sub/.gIT/HEAD",
+            "LOCAL-LLM-WORKER.TOML",
+            "Local-Llm-Worker.toml",
+            "POLICY.TOML",
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(err.contains("always denied"), "{p}: {err}");
+        }
+        for p in [
+            ".ENV",
+            "app/.Env.Local",
+            "server.PEM",
+            "deploy/ID_RSA",
+            ".AWS/config",
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(err.contains("looks like a secret"), "{p}: {err}");
+        }
+        let err = w.check_path("Private/notes.txt").unwrap_err().to_string();
+        assert!(err.contains("denied by [paths] denied"), "{err}");
+        // What lets a path through matches exactly: another case unlocks nothing.
+        assert!(w.check_path("app/.env.example").is_ok());
+        assert!(w.check_path("app/.ENV.EXAMPLE").is_err());
+        assert!(
+            ws(&["src/**"], &[]).check_path("SRC/a.rs").is_err(),
+            "allowed must not widen by case"
+        );
+    }
+
+    #[test]
+    fn policy_files_of_nested_projects_are_denied_at_any_depth_in_any_case() {
+        assert_eq!(
+            ALWAYS_DENIED.last(),
+            Some(&format!("**/{POLICY_FILE}").as_str())
+        );
+        let w = ws(&["**"], &[]);
+        for p in [
+            "local-llm-worker.toml",
+            "svc/local-llm-worker.toml",
+            "a/b/c/LOCAL-LLM-WORKER.TOML",
+            "svc/Local-Llm-Worker.Toml",
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(
+                err.contains("always denied: it is a policy file"),
+                "{p}: {err}"
+            );
+        }
+        assert!(w.check_path("svc/local-llm-worker.toml.example").is_ok());
+        assert!(w.check_path("svc/local-llm-worker.toml.d/x").is_ok());
+    }
+
+    #[test]
+    fn secrets_by_other_spellings_are_secrets_and_ordinary_sources_are_not() {
+        let w = ws(&["**"], &[]);
+        for p in [
+            ".env-prod",
+            ".env_prod",
+            ".envrc",
+            ".ENV",
+            "docker/prod.env",
+            "server.PEM",
+            "tls.Key",
+            "deploy/ID_RSA",
+            "Credentials.json",
+            ".AWS/config",
+            "id_ecdsa",
+            "id_dsa.pub",
+            ".npmrc",
+            ".netrc",
+            ".pypirc",
+            "a.p12",
+            "a.pfx",
+            "release.keystore",
+            "app.jks",
+            ".git-credentials",
+            ".docker/config.json",
+            "db.kdbx",
+            ".htpasswd",
+            "config/secrets.yml",
+            ".streamlit/secrets.toml",
+            ".pgpass",
+            "terraform.tfstate",
+            "terraform.tfstate.backup",
+            ".kube/config",
+            ".gnupg/pubring.kbx",
+            ".bash_history",
+            ".config/gcloud/credentials.db",
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(err.contains("looks like a secret ("), "{p}: {err}");
+            assert!(w.is_secret(p), "{p} is copied into a sandbox");
+        }
+        let err = w.check_path("deploy/tls.Key").unwrap_err().to_string();
+        assert!(err.contains("(*.key, matched in any case)"), "{err}");
+        for p in [
+            "src/secrets.py",
+            "src/secret.rs",
+            "src/key.rs",
+            "src/keys/mod.rs",
+            "src/env.rs",
+            "src/environment.py",
+            "src/pem.rs",
+            "src/keystore.rs",
+            "src/history.rs",
+            "docs/secrets.md",
+            "config/settings.yml",
+            ".github/workflows/ci.yml",
+            ".gitignore",
+            "src/npmrc_parser.js",
+            "kube/config.yaml",
+        ] {
+            assert!(w.check_path(p).is_ok(), "{p} is an ordinary file");
+            assert!(!w.is_secret(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn invisible_and_confusable_characters_in_paths_are_refused_by_code_point() {
+        use unicode_general_category::{GeneralCategory, get_general_category};
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            if get_general_category(c) == GeneralCategory::Format {
+                assert!(
+                    unseen(c).is_some(),
+                    "{} is a format character",
+                    code_point(c)
+                );
+            }
+        }
+        let w = ws(&["**"], &[]);
+        for (p, needle) in [
+            (
+                "src/\u{202E}yp.txt",
+                "holds U+202E, a bidirectional control",
+            ),
+            ("a\u{200B}.py", "holds U+200B, an invisible character"),
+            ("a\u{FEFF}.py", "U+FEFF"),
+            ("a\u{034F}.py", "U+034F"),
+            ("a\u{E0041}.py", "U+E0041"),
+            ("a\tb", "holds U+0009, a control character"),
+            ("a\u{00A0}b", "holds U+00A0, a space"),
+            (".g\u{0456}t/config", "reads as \".git\": U+0456"),
+            ("x/.\u{0261}it/HEAD", "U+0261"),
+            (".g\u{0131}t/config", "U+0131"),
+            (".gi\u{0307}t/config", "U+0307"),
+            ("\u{FF0E}\u{FF47}\u{FF49}\u{FF54}/config", "U+FF0E"),
+            ("\u{FF0E}git/config", "U+FF0E"),
+            (
+                "local-llm-w\u{043E}rker.toml",
+                "reads as \"local-llm-worker.toml\": U+043E",
+            ),
+            ("svc/local-llm-wor\u{212A}er.toml", "U+212A"),
+            (".git./config", "trailing dots"),
+            ("svc/LOCAL-LLM-WORKER.TOML..", "trailing dots"),
+            ("GIT~1/config", "short (8.3) name of .git"),
+        ] {
+            let err = w.check_path(p).unwrap_err().to_string();
+            assert!(err.contains(needle), "{}: {err}", escaped(p));
+            assert!(err.is_ascii(), "a refusal printed a character raw: {err}");
+        }
+        for p in [
+            "src/café.py",
+            "docs/日本語.md",
+            "src/naïve.rs",
+            ".github/x.yml",
+            ".gitignore",
+            "src/.gitkeep",
+            "a.b./c",
+            "git~2/x",
+            "src/gité.rs",
+        ] {
+            assert!(w.check_path(p).is_ok(), "{p}");
+        }
+    }
+
+    #[test]
     fn secrets_need_an_explicit_unlock_and_git_never_unlocks() {
         let paths = Paths {
             allowed: vec!["**".into()],
             denied: vec![],
             unlock_secrets: vec!["**/.env.example".into(), ".git/**".into()],
+            ..Paths::default()
         };
         let w = Workspace::new(std::env::temp_dir(), &paths, None).unwrap();
         assert!(w.check_path("app/.env.example").is_ok());
@@ -584,11 +1177,76 @@ mod tests {
     }
 
     #[test]
+    fn globs_that_silently_do_less_read_as_in_gitignore_or_are_refused() {
+        let w = ws(
+            &["src/**", "*.md", "/Makefile", "tools/", "scripts/*"],
+            &[
+                "src/secret",
+                "vault/",
+                "*.secret",
+                "/config/**",
+                "Private",
+                "src/gen/*",
+            ],
+        );
+        for (p, ok) in [
+            ("src/a.rs", true),
+            ("src/secret", false),
+            ("src/secret/a.rs", false),
+            ("src/x/vault/b.rs", false),
+            ("src/deep/c.secret", false),
+            ("src/private/d.rs", false),
+            ("src/gen/e.rs", false),
+            ("src/gen/sub/f.rs", false),
+            ("src/secretary.rs", true),
+            ("docs/deep/g.md", true),
+            ("Makefile", true),
+            ("sub/Makefile", false),
+            ("tools/a/b.sh", true),
+            ("scripts/run.sh", true),
+            ("scripts/sub/run.sh", false),
+        ] {
+            assert_eq!(w.check_path(p).is_ok(), ok, "{p}: {:?}", w.check_path(p));
+        }
+        let w = ws(&["**"], &["/config/**"]);
+        assert!(w.check_path("config/a.py").is_err());
+        assert!(
+            w.check_path("sub/config/a.py").is_ok(),
+            "a leading / anchors"
+        );
+        for (pattern, needle) in [
+            ("!src/secret/**", "starts with `!`"),
+            ("", "is empty"),
+            (" src/**", "has spaces at its ends"),
+            ("src//a", "has an empty component"),
+            ("/", "has an empty component"),
+            ("./src/**", "uses `.` or `..`"),
+        ] {
+            let paths = Paths {
+                allowed: vec![pattern.into()],
+                ..Paths::default()
+            };
+            let err = check_paths(&paths).unwrap_err();
+            assert!(
+                err.contains(&format!("[paths] allowed pattern {pattern:?} {needle}")),
+                "{err}"
+            );
+            assert!(Workspace::new(std::env::temp_dir(), &paths, None).is_err());
+        }
+        let err = pattern_globs("!src/keep.py", PathList::Denied).unwrap_err();
+        assert!(
+            err.contains("list \"src/keep.py\" in [paths] denied"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_bad_glob_is_a_policy_error() {
         let paths = Paths {
             allowed: vec!["src/[".into()],
             denied: vec![],
             unlock_secrets: vec![],
+            ..Paths::default()
         };
         let err = Workspace::new(std::env::temp_dir(), &paths, None).unwrap_err();
         assert!(

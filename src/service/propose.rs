@@ -371,7 +371,7 @@ pub(super) fn validate(p: &Prepared, cand: &Candidate, watch: &Watch) -> Result<
     let sb = sandbox::create(
         p.ws.root(),
         &policy.validation.sandbox_skip,
-        &|rel| p.ws.is_secret(rel),
+        &|rel| p.ws.kept_from_sandbox(rel),
         owner,
         watch,
     )?;
