@@ -48,7 +48,8 @@ pub struct Hunk {
 /// The edits the model asked for on one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEdit {
-    /// Workspace-relative path with `/` separators, as the model named it (prefixes `a/` `b/` removed).
+    /// Workspace-relative path with `/` separators, as the model named it (git's prefixes `a/` `b/` removed, unless
+    /// the name as written is a selected file).
     pub path: String,
     /// The model marked the file as new (`--- /dev/null`).
     pub creates: bool,

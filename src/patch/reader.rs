@@ -10,6 +10,10 @@
 //! - a JSON edit list `{"edits":[{"path","old","new"}]}` (identical repeats count once);
 //! - the whole new file in one fenced block, when that format was asked for (small files only).
 //!
+//! What it refuses of a diff's headers: a section whose `---` and `+++` lines (or its `diff --git` line) name two
+//! different files, a rename or a copy (the headers are never resolved to one of them silently). A name that is a
+//! selected file as written (`b/x.py` in a `--no-prefix` diff) is that file; otherwise git's `a/` `b/` go.
+//!
 //! The syntaxes that say where an edit goes (diff, search/replace, JSON) are recognised whatever format was asked;
 //! a bare code block is read as a whole file only when the whole-file format was asked.
 //! What it is not: it does not decide where an edit lands ([`super::locate`]) nor whether it is allowed (the service).
@@ -164,12 +168,17 @@ fn strip_reasoning(answer: &str) -> Result<String> {
     Ok(out)
 }
 
-/// Map a path as the model wrote it to a selected path where that is unambiguous.
-pub fn resolve_path(raw: &str, selected: &[&str]) -> String {
+/// A path as the model wrote it, without surrounding quotes, backticks, emphasis or a leading `./`.
+fn clean_path(raw: &str) -> &str {
     let p = raw
         .trim()
         .trim_matches(|c| c == '`' || c == '*' || c == '"' || c == '\'');
-    let p = p.strip_prefix("./").unwrap_or(p);
+    p.strip_prefix("./").unwrap_or(p)
+}
+
+/// Map a path as the model wrote it to a selected path where that is unambiguous.
+pub fn resolve_path(raw: &str, selected: &[&str]) -> String {
+    let p = clean_path(raw);
     if selected.contains(&p) {
         return p.to_string();
     }
@@ -215,22 +224,26 @@ pub fn read_udiff(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
 fn read_udiff_lines(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
     let mut files: Vec<FileEdit> = Vec::new();
     let headers = (0..lines.len()).any(|i| is_header_pair(lines, i));
+    let mut git_line: Option<&str> = None;
     let mut i = 0;
     while i < lines.len() {
         let (path, creates) = if is_header_pair(lines, i) {
-            let old = header_path(&lines[i][4..]);
-            let new = header_path(&lines[i + 1][4..]);
-            i += 2;
-            if new == "/dev/null" {
-                return Err(Error::ModelAnswer(format!(
-                    "the answer deletes {old}; deleting files is not supported: delete it yourself if that is intended"
-                )));
+            let (path, creates) = section_path(lines[i], lines[i + 1], selected)?;
+            if let Some(git) = git_line.take() {
+                agrees_with_git_line(git, &path, selected)?;
             }
-            (resolve_path(&new, selected), old == "/dev/null")
+            i += 2;
+            (path, creates)
         } else if !headers && lines[i].starts_with("@@") && selected.len() == 1 {
             // Hunks without file headers: unambiguous only when one file was selected.
             (selected[0].to_string(), false)
         } else {
+            // A `diff --git` line belongs to the `---`/`+++` pair that follows its extended header lines.
+            if lines[i].starts_with("diff --git ") {
+                git_line = Some(lines[i]);
+            } else if !is_git_extended_header(lines[i]) {
+                git_line = None;
+            }
             i += 1;
             continue;
         };
@@ -366,14 +379,112 @@ fn read_hunk_body(lines: &[&str], start: usize) -> (Vec<HunkLine>, usize) {
     (body.into_iter().map(|(l, _)| l).collect(), end)
 }
 
-/// The path in a `---`/`+++` header: up to a tab, without the `a/` or `b/` prefix.
-fn header_path(rest: &str) -> String {
-    let p = rest.split('\t').next().unwrap_or("").trim();
-    let p = p
-        .strip_prefix("a/")
+/// The name in a `---`/`+++` header line as written: after the marker, up to a tab (timestamps), prefix kept.
+fn header_name(line: &str) -> &str {
+    clean_path(line[4..].split('\t').next().unwrap_or(""))
+}
+
+/// A name without git's `a/` or `b/` prefix.
+fn without_prefix(p: &str) -> &str {
+    p.strip_prefix("a/")
         .or_else(|| p.strip_prefix("b/"))
-        .unwrap_or(p);
-    p.to_string()
+        .unwrap_or(p)
+}
+
+/// The file a `---` line and its `+++` line name (and whether the section creates it, `--- /dev/null`).
+///
+/// Both lines must name the same file: a section whose lines name two files (a rename or a copy, or a model that
+/// mixed files up) is refused, naming both. A name is first read as written: when both lines say `b/x.py` and
+/// `b/x.py` is a selected file, it is that file (a `--no-prefix` diff); otherwise git's `a/` and `b/` prefixes are
+/// dropped and the name resolved against the selection ([`resolve_path`]).
+fn section_path(old_line: &str, new_line: &str, selected: &[&str]) -> Result<(String, bool)> {
+    let (old, new) = (header_name(old_line), header_name(new_line));
+    if new == "/dev/null" {
+        return Err(Error::ModelAnswer(format!(
+            "the answer deletes {}; deleting files is not supported: delete it yourself if that is intended",
+            without_prefix(old)
+        )));
+    }
+    if old == "/dev/null" {
+        return Ok((one_name(new, selected), true));
+    }
+    match pair_name(old, new, selected) {
+        Some(path) => Ok((path, false)),
+        None => Err(Error::ModelAnswer(format!(
+            "the diff header names two different files, `{}` and `{}`; renaming or copying files is not \
+             supported: the model must name the same file on both lines (`--- a/PATH` and `+++ b/PATH`, or \
+             `--- /dev/null` to create PATH); propose again",
+            old_line.split('\t').next().unwrap_or(old_line).trim_end(),
+            new_line.split('\t').next().unwrap_or(new_line).trim_end()
+        ))),
+    }
+}
+
+/// The selected file one name means: the name as written when it is a selected file, else without its prefix,
+/// resolved against the selection.
+fn one_name(name: &str, selected: &[&str]) -> String {
+    if selected.contains(&name) {
+        return name.to_string();
+    }
+    resolve_path(without_prefix(name), selected)
+}
+
+/// The one file two names (the old and new side of a header, cleaned) mean, or `None` when they name two files.
+fn pair_name(old: &str, new: &str, selected: &[&str]) -> Option<String> {
+    if old == new && selected.contains(&new) {
+        return Some(new.to_string());
+    }
+    let (old, new) = (without_prefix(old), without_prefix(new));
+    if old == new {
+        return Some(resolve_path(new, selected));
+    }
+    let (old, new) = (resolve_path(old, selected), resolve_path(new, selected));
+    (old == new).then_some(new)
+}
+
+/// A line git writes between `diff --git` and `---` (modes, blob ids, renames, copies).
+fn is_git_extended_header(line: &str) -> bool {
+    [
+        "index ",
+        "old mode ",
+        "new mode ",
+        "deleted file mode ",
+        "new file mode ",
+        "similarity index ",
+        "dissimilarity index ",
+        "rename from ",
+        "rename to ",
+        "copy from ",
+        "copy to ",
+    ]
+    .iter()
+    .any(|p| line.starts_with(p))
+}
+
+/// Refuse a `diff --git A B` line (`git`) that names two files, or another file than its section's `path`.
+fn agrees_with_git_line(git: &str, path: &str, selected: &[&str]) -> Result<()> {
+    let names = git["diff --git ".len()..].trim();
+    // Names may hold spaces: the line names one file when some split into two names resolves to one file. A
+    // handful of splits is enough for any real path; a line of thousands of spaces is not one.
+    let one = names.match_indices(' ').take(64).find_map(|(at, _)| {
+        pair_name(
+            clean_path(&names[..at]),
+            clean_path(&names[at + 1..]),
+            selected,
+        )
+    });
+    match one {
+        Some(p) if p == path => Ok(()),
+        Some(p) => Err(Error::ModelAnswer(format!(
+            "the `diff --git` line names {p} but its `---`/`+++` lines name {path}; the model must name one file \
+             per section, the same on every header line; propose again"
+        ))),
+        None => Err(Error::ModelAnswer(format!(
+            "the `diff --git` line names two different files ({:?}); renaming or copying files is not supported: \
+             the model must name the same file on every header line of a section; propose again",
+            excerpt(names, 200)
+        ))),
+    }
 }
 
 /// The old-side line count in `@@ -12,3 +12,4 @@` (1 when only the start is given), if the model wrote one.
@@ -845,6 +956,60 @@ mod tests {
             err.to_string().contains("deleting files is not supported"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn disagreeing_headers_are_refused_naming_both_files() {
+        let sel = ["src/a.py", "src/b.py"];
+        let err = read_udiff("--- a/src/a.py\n+++ b/src/b.py\n@@ @@\n-x\n+y\n", &sel).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("names two different files, `--- a/src/a.py` and `+++ b/src/b.py`"),
+            "{err}"
+        );
+        let git =
+            "diff --git a/src/b.py b/src/b.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ @@\n-x\n+y\n";
+        let err = read_udiff(git, &sel).unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "the `diff --git` line names src/b.py but its `---`/`+++` lines name src/a.py"
+            ),
+            "{err}"
+        );
+        let rename =
+            "diff --git a/src/b.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ @@\n-x\n+y\n";
+        let err = read_udiff(rename, &sel).unwrap_err();
+        assert!(
+            err.to_string().contains("names two different files"),
+            "{err}"
+        );
+        // Names with spaces, a git line and sloppy prefixes that all mean one file are read as before.
+        let sel = ["src/my file.py", "src/util.py"];
+        let spaced = "diff --git a/src/my file.py b/src/my file.py\nindex 1..2 100644\n--- a/src/my file.py\t2024\n\
+                      +++ b/src/my file.py\t2024\n@@ @@\n-x\n+y\n";
+        assert_eq!(read_udiff(spaced, &sel).unwrap()[0].path, "src/my file.py");
+        let doubled = "--- a/a/src/util.py\n+++ b/b/src/util.py\n@@ @@\n-x\n+y\n";
+        assert_eq!(read_udiff(doubled, &sel).unwrap()[0].path, "src/util.py");
+        // A `diff --git` line of a section without hunks (a mode change) does not reach the next section.
+        let mode = "diff --git a/src/util.py b/src/util.py\nold mode 100644\nnew mode 100755\nThen:\n\
+                    --- a/src/my file.py\n+++ b/src/my file.py\n@@ @@\n-x\n+y\n";
+        assert_eq!(read_udiff(mode, &sel).unwrap()[0].path, "src/my file.py");
+    }
+
+    #[test]
+    fn disagreeing_headers_a_no_prefix_name_under_b_is_that_file() {
+        let sel = ["x.py", "b/x.py"];
+        let path = |a: &str| read_udiff(a, &sel).unwrap()[0].path.clone();
+        assert_eq!(path("--- b/x.py\n+++ b/x.py\n@@ @@\n-x\n+y\n"), "b/x.py");
+        assert_eq!(path("--- a/x.py\n+++ b/x.py\n@@ @@\n-x\n+y\n"), "x.py");
+        assert_eq!(
+            path("--- a/b/x.py\n+++ b/b/x.py\n@@ @@\n-x\n+y\n"),
+            "b/x.py"
+        );
+        assert_eq!(path("--- x.py\n+++ x.py\n@@ @@\n-x\n+y\n"), "x.py");
+        // Without `b/x.py` selected, a stray `b/` is still git's prefix.
+        let files = read_udiff("--- b/x.py\n+++ b/x.py\n@@ @@\n-x\n+y\n", &["x.py"]).unwrap();
+        assert_eq!(files[0].path, "x.py");
     }
 
     #[test]
