@@ -21,7 +21,8 @@
 //! elsewhere in the file, however unique, is refused; every removed line and every insertion point must then lie
 //! inside a range (context lines may be quoted, never changed). A whole-file answer for such a file is refused.
 //!
-//! The post-image keeps what the file had: its line ending (CRLF or LF, from its first line), its final-newline
+//! The post-image keeps what the file had: its line endings (a replaced line keeps the ending of the line it
+//! replaces, an added line takes its neighbours', so a file mixing CRLF and LF keeps its mix), its final-newline
 //! state, a UTF-8 byte-order mark, and the exact bytes of every line the edit did not replace (context lines
 //! included, whatever tier matched them).
 //!
