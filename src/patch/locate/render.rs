@@ -1,8 +1,13 @@
 //! A file's text as lines and back: the pre-image split into its byte-order mark, its lines and its line ending
 //! ([`FileText`]), and the post-image built from the placed hunks ([`post_image`]), keeping what the file had: its
-//! line ending (CRLF or LF, from its first line), its final-newline state, a UTF-8 byte-order mark, and the exact
-//! bytes of every line the edit did not replace (context lines included, whatever tier matched them). Added lines
-//! are re-indented and folded as the tier that placed their hunk asks.
+//! line endings, its final-newline state, a UTF-8 byte-order mark, and the exact bytes of every line the edit did
+//! not replace (context lines included, whatever tier matched them). Added lines are re-indented and folded as the
+//! tier that placed their hunk asks.
+//!
+//! Line endings, line by line, so a file mixing CRLF and LF keeps its mix: a line that replaces another keeps the
+//! ending of the line it replaces (within one change, the k-th added line replaces the k-th removed one); any other
+//! added line takes the ending of the line before it, else of the line after it, else the file's (from its first
+//! line; LF when it has none).
 //!
 //! What it is not: it does not decide where a hunk goes ([`super::search`]); it writes the hunks where they were
 //! placed, and refuses only what writing them reveals (a narrowed file's line ending changed outside its ranges).
@@ -32,7 +37,8 @@ pub(super) struct FileText<'a> {
     lines: Vec<&'a str>,
     /// The same lines without their terminators: what hunks are compared with.
     pub(super) keys: Vec<&'a str>,
-    /// The file's line ending, from its first line (LF when it has none).
+    /// The file's line ending, from its first line (LF when it has none): for a new line with no neighbour that has
+    /// one.
     eol: &'static str,
 }
 
@@ -87,7 +93,8 @@ pub(super) fn post_image(
 }
 
 /// The lines of the post-image, before their line endings are settled: the file's lines are borrowed, with their
-/// own terminators; only added lines own their text (with the file's line ending).
+/// own terminators; only added lines own their text, with the ending of the line they replace, else of the line
+/// before them, else of the line after them, else the file's ([`added_ending`]).
 fn splice<'f>(file: &FileText<'f>, hunks: &[Hunk], placed: &[Placed]) -> Vec<Cow<'f, str>> {
     let lines = &file.lines;
     let file_indent_unit = indent_unit(&file.keys);
@@ -103,6 +110,7 @@ fn splice<'f>(file: &FileText<'f>, hunks: &[Hunk], placed: &[Placed]) -> Vec<Cow
             p.tier,
             file_indent_unit,
         );
+        let mut replaced = replaced_endings(hunk, lines, p.start).into_iter();
         let mut at = p.start;
         for line in &hunk.lines {
             match line {
@@ -112,8 +120,10 @@ fn splice<'f>(file: &FileText<'f>, hunks: &[Hunk], placed: &[Placed]) -> Vec<Cow
                 }
                 HunkLine::Remove(_) => at += 1,
                 HunkLine::Add(s) => {
+                    let ending = added_ending(replaced.next().flatten(), &out, lines, at, file.eol);
                     let s = added_line(s, reindent.as_ref(), p.tier, &mut file_folds);
-                    out.push(Cow::Owned(format!("{s}{}", file.eol)));
+                    let line = format!("{s}{ending}");
+                    out.push(Cow::Owned(line));
                 }
                 HunkLine::WholeFile(_) => {}
             }
@@ -122,6 +132,59 @@ fn splice<'f>(file: &FileText<'f>, hunks: &[Hunk], placed: &[Placed]) -> Vec<Cow
     }
     out.extend(lines[cursor..].iter().map(|l| Cow::Borrowed(*l)));
     out
+}
+
+/// The line ending of a line with its terminator (`\r\n`, `\n`, or nothing for a last line without one).
+fn ending_of(line: &str) -> &str {
+    &line[content_of(line).len()..]
+}
+
+/// For each added line of `hunk` (placed at line index `start` of the file's `lines`), in order: the ending of the
+/// line it replaces, if it replaces one that has an ending. Within one change (a run of removed and added lines
+/// between context lines), the k-th added line replaces the k-th removed line.
+fn replaced_endings<'f>(hunk: &Hunk, lines: &[&'f str], start: usize) -> Vec<Option<&'f str>> {
+    let mut out = Vec::new();
+    let mut removed: Vec<&'f str> = Vec::new();
+    let mut added = 0;
+    let mut at = start;
+    let mut flush = |removed: &mut Vec<&'f str>, added: &mut usize| {
+        out.extend((0..*added).map(|k| removed.get(k).copied().filter(|e| !e.is_empty())));
+        removed.clear();
+        *added = 0;
+    };
+    for line in &hunk.lines {
+        match line {
+            HunkLine::Context(_) => {
+                flush(&mut removed, &mut added);
+                at += 1;
+            }
+            HunkLine::Remove(_) => {
+                removed.push(ending_of(lines[at]));
+                at += 1;
+            }
+            HunkLine::Add(_) => added += 1,
+            HunkLine::WholeFile(_) => {}
+        }
+    }
+    flush(&mut removed, &mut added);
+    out
+}
+
+/// The ending of an added line: the one of the line it replaces (`replaced`), else of the line before it in the
+/// post-image (`out`), else of the file's next line (line index `at` of `lines`), else the file's `eol`. A line of
+/// a mixed file keeps what it had, and a new line takes what its neighbours have.
+fn added_ending<'a>(
+    replaced: Option<&'a str>,
+    out: &'a [Cow<'_, str>],
+    lines: &[&'a str],
+    at: usize,
+    eol: &'static str,
+) -> &'a str {
+    let has = |e: &&str| !e.is_empty();
+    replaced
+        .or_else(|| out.last().map(|l| ending_of(l)).filter(has))
+        .or_else(|| lines.get(at).map(|l| ending_of(l)).filter(has))
+        .unwrap_or(eol)
 }
 
 /// An added line as it goes into the file: without a copied byte-order mark, re-indented to the file's indentation
@@ -154,10 +217,18 @@ fn end_lines(
 ) -> Result<()> {
     let had_final_newline = file.body.is_empty() || file.body.ends_with('\n');
     let count = out.len();
-    for (k, line) in out.iter_mut().enumerate() {
+    for k in 0..count {
         let last = k + 1 == count;
+        let (before, rest) = out.split_at_mut(k);
+        let line = &mut rest[0];
         if !line.ends_with('\n') && (!last || had_final_newline) {
-            line.to_mut().push_str(file.eol);
+            // The file's last line, now followed by another: the ending of the line before it.
+            let ending = before
+                .last()
+                .map(|l| ending_of(l))
+                .filter(|e| !e.is_empty())
+                .unwrap_or(file.eol);
+            line.to_mut().push_str(ending);
         } else if last && !had_final_newline {
             // A line of the file that becomes the last one loses its line ending: a change to that line, which a
             // file shown in ranges may only have inside them.
@@ -188,6 +259,52 @@ mod tests {
         let e = edit("a", vec![R("b".into()), Add("B".into()), Add("C".into())]);
         let c = locate_file(&e, Some(&pre("\u{feff}a\r\nb"))).unwrap();
         assert_eq!(String::from_utf8(c.post).unwrap(), "\u{feff}a\r\nB\r\nC");
+    }
+
+    #[test]
+    fn mixed_line_endings_replaced_lines_keep_theirs_added_lines_take_their_neighbours() {
+        let post = |lines: Vec<crate::patch::HunkLine>, text: &str| {
+            String::from_utf8(
+                locate_file(&edit("a", lines), Some(&pre(text)))
+                    .unwrap()
+                    .post,
+            )
+            .unwrap()
+        };
+        // A replaced LF line in a file whose first line (and most lines) end in CRLF stays LF; the line added after
+        // it takes its ending too.
+        let text = "a\r\nb\nc\r\nd\r\n";
+        let lines = vec![
+            C("a".into()),
+            R("b".into()),
+            Add("B".into()),
+            Add("B2".into()),
+            C("c".into()),
+        ];
+        assert_eq!(post(lines, text), "a\r\nB\nB2\nc\r\nd\r\n");
+        // Added lines written before the removed ones still pair with them, k-th with k-th.
+        let lines = vec![C("a".into()), Add("B".into()), R("b".into()), C("c".into())];
+        assert_eq!(post(lines, text), "a\r\nB\nc\r\nd\r\n");
+        // A replaced CRLF line in an LF file stays CRLF; a line added after it takes CRLF, one after an LF line LF.
+        let text = "a\nb\r\nc\nd\n";
+        let lines = vec![
+            R("b".into()),
+            Add("B".into()),
+            Add("B2".into()),
+            C("c".into()),
+            Add("c2".into()),
+        ];
+        assert_eq!(post(lines, text), "a\nB\r\nB2\r\nc\nc2\nd\n");
+        // A line added before the first line takes the ending of the line after it.
+        let lines = vec![Add("z".into()), C("a".into())];
+        assert_eq!(post(lines, "a\nb\r\n"), "z\na\nb\r\n");
+        let lines = vec![Add("z".into()), C("b".into())];
+        assert_eq!(post(lines, "b\r\na\n"), "z\r\nb\r\na\n");
+        // A last line without an ending that gets a line after it takes the ending of the line before it.
+        let lines = vec![C("b".into()), Add("c".into())];
+        assert_eq!(post(lines, "a\r\nb"), "a\r\nb\r\nc");
+        let lines = vec![C("b".into()), Add("c".into())];
+        assert_eq!(post(lines, "x\r\na\nb"), "x\r\na\nb\nc");
     }
 
     #[test]
