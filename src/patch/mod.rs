@@ -113,6 +113,41 @@ pub struct FileChange {
     pub hunks: Vec<HunkReport>,
 }
 
+/// How a caller stops a long run of the engine: a check asked between steps (lines, sections, hunks, files). The
+/// engine does no I/O and keeps no clock; the caller's check reads a flag (the service's is the request's
+/// cancellation). Once it answers true, the run ends with [`crate::Error::Cancelled`].
+#[derive(Clone, Copy)]
+pub struct Cancel<'a>(&'a dyn Fn() -> bool);
+
+impl<'a> Cancel<'a> {
+    /// Never cancelled.
+    pub const NEVER: Cancel<'static> = Cancel(&never);
+
+    /// A cancellation asked of `check`.
+    pub fn new(check: &'a dyn Fn() -> bool) -> Cancel<'a> {
+        Cancel(check)
+    }
+
+    /// [`crate::Error::Cancelled`] once the caller cancelled.
+    pub(crate) fn check(self) -> crate::Result<()> {
+        if (self.0)() {
+            Err(crate::Error::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn never() -> bool {
+    false
+}
+
+impl std::fmt::Debug for Cancel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Cancel")
+    }
+}
+
 /// The whole pure pipeline: a model's answer and the selected files' pre-images (path -> content, `None` for a file
 /// that does not exist yet) -> the located change of every file it edits, sorted by path.
 pub fn changes_from_answer(
@@ -131,7 +166,19 @@ pub fn changes_from_answer_within(
     pre_images: &std::collections::BTreeMap<String, Option<PreImage>>,
     focus: &focus::Focus,
 ) -> crate::Result<Vec<FileChange>> {
+    changes_from_answer_cancellable(answer, format, pre_images, focus, Cancel::NEVER)
+}
+
+/// [`changes_from_answer_within`], asking `cancel` as it reads the answer and places its hunks: once it says so, the
+/// run stops with [`crate::Error::Cancelled`].
+pub fn changes_from_answer_cancellable(
+    answer: &str,
+    format: reader::AnswerFormat,
+    pre_images: &std::collections::BTreeMap<String, Option<PreImage>>,
+    focus: &focus::Focus,
+    cancel: Cancel<'_>,
+) -> crate::Result<Vec<FileChange>> {
     let selected: Vec<&str> = pre_images.keys().map(String::as_str).collect();
-    let edits = reader::read_answer(answer, format, &selected)?;
-    locate::locate_all_within(&edits, pre_images, focus)
+    let edits = reader::read_answer_cancellable(answer, format, &selected, cancel)?;
+    locate::locate_all_cancellable(&edits, pre_images, focus, cancel)
 }

@@ -18,7 +18,9 @@
 //! a bare code block is read as a whole file only when the whole-file format was asked.
 //! What it is not: it does not decide where an edit lands ([`super::locate`]) nor whether it is allowed (the service).
 
-use super::{FileEdit, Hunk, HunkLine};
+use std::collections::{HashMap, HashSet};
+
+use super::{Cancel, FileEdit, Hunk, HunkLine};
 use crate::error::{Error, Result, excerpt};
 
 /// How the model was asked to write its edit.
@@ -49,9 +51,27 @@ impl AnswerFormat {
 /// Largest file (in lines) that may be edited by sending it whole.
 pub const WHOLE_FILE_MAX_LINES: usize = 400;
 
+/// The most different files one answer may name. A selection holds at most 100 files, and only selected files can
+/// be edited: an answer naming more is refused as it is read, before any of it is located.
+pub const MAX_FILES_NAMED: usize = 1_000;
+
 /// Read the edits out of `answer`. `selected` are the paths the model was shown; they resolve sloppy paths.
+///
+/// Reading costs time linear in the answer's size (and the selection's): an edit of a file already named is found
+/// by its path in a hash map, every line is looked at a bounded number of times.
 pub fn read_answer(answer: &str, format: AnswerFormat, selected: &[&str]) -> Result<Vec<FileEdit>> {
-    let answer = strip_reasoning(answer)?;
+    read_answer_cancellable(answer, format, selected, Cancel::NEVER)
+}
+
+/// [`read_answer`], asking `cancel` as it goes (every few lines, sections and edits): once it says so, the reading
+/// stops with [`Error::Cancelled`].
+pub fn read_answer_cancellable(
+    answer: &str,
+    format: AnswerFormat,
+    selected: &[&str],
+    cancel: Cancel<'_>,
+) -> Result<Vec<FileEdit>> {
+    let answer = strip_reasoning(answer, cancel)?;
     if answer.trim().is_empty() {
         return Err(Error::ModelAnswer(
             "the model returned an empty answer; retry, or give a more specific task".into(),
@@ -67,7 +87,7 @@ pub fn read_answer(answer: &str, format: AnswerFormat, selected: &[&str]) -> Res
     }
     let mut json_error = None;
     let mut edits = if format == AnswerFormat::Json || looks_like_json(&answer) {
-        match read_json(&answer, selected) {
+        match read_json_lines(&answer, selected, cancel) {
             Ok(e) => e,
             Err(e) => {
                 json_error = Some(e);
@@ -78,13 +98,13 @@ pub fn read_answer(answer: &str, format: AnswerFormat, selected: &[&str]) -> Res
         Vec::new()
     };
     if edits.is_empty() && has_search_replace(&lines) {
-        edits = read_search_replace(&lines, selected)?;
+        edits = read_search_replace(&lines, selected, cancel)?;
     }
     if edits.is_empty() && has_diff(&lines) {
-        edits = read_udiff_lines(&lines, selected)?;
+        edits = read_udiff_lines(&lines, selected, cancel)?;
     }
     if edits.is_empty() && format == AnswerFormat::WholeFile {
-        edits = read_whole_file(&lines, selected)?;
+        edits = read_whole_file(&lines, selected, cancel)?;
     }
     if edits.is_empty()
         && format == AnswerFormat::Json
@@ -113,8 +133,40 @@ fn no_edit(what: &str, answer: &str) -> Error {
     ))
 }
 
+/// The edits of an answer by file, in the order the files are first named; at most [`MAX_FILES_NAMED`] files.
+#[derive(Default)]
+struct Files {
+    edits: Vec<FileEdit>,
+    /// The index in `edits` of each file's edit.
+    index: HashMap<String, usize>,
+}
+
+impl Files {
+    /// Add `hunks` to the edit of `path`: a new edit (marked `creates`) when the answer had not named it yet.
+    fn add(&mut self, path: String, creates: bool, hunks: Vec<Hunk>) -> Result<()> {
+        if let Some(&k) = self.index.get(&path) {
+            self.edits[k].hunks.extend(hunks);
+            return Ok(());
+        }
+        if self.edits.len() == MAX_FILES_NAMED {
+            return Err(Error::ModelAnswer(format!(
+                "the answer names more than {MAX_FILES_NAMED} different files (the next one: {}), so it was refused \
+                 unread; only the selected files can be edited: propose again, asking for an edit of those files only",
+                excerpt(&path, 100)
+            )));
+        }
+        self.index.insert(path.clone(), self.edits.len());
+        self.edits.push(FileEdit {
+            path,
+            creates,
+            hunks,
+        });
+        Ok(())
+    }
+}
+
 /// Remove `<think>…</think>` blocks. An answer that is all reasoning (unclosed) is refused.
-fn strip_reasoning(answer: &str) -> Result<String> {
+fn strip_reasoning(answer: &str, cancel: Cancel<'_>) -> Result<String> {
     // Reasoning blocks open at the start of a line (a `<think>` inside code or a diff line is content).
     // Chat templates of some reasoning models drop the opening tag: a closing tag with no opening before it ends
     // reasoning that began with the answer.
@@ -123,6 +175,7 @@ fn strip_reasoning(answer: &str) -> Result<String> {
         // An orphan closing tag at the start of a line, with no opening tag line before it.
         let mut offset = 0;
         for line in rest.split_inclusive('\n') {
+            cancel.check()?;
             if line.starts_with(open) {
                 break;
             }
@@ -137,6 +190,7 @@ fn strip_reasoning(answer: &str) -> Result<String> {
     let mut out = String::with_capacity(rest.len());
     let mut in_block: Option<&str> = None;
     for line in rest.split_inclusive('\n') {
+        cancel.check()?;
         match in_block {
             Some(close) => {
                 if let Some(i) = line.find(close) {
@@ -211,7 +265,7 @@ fn has_diff(lines: &[&str]) -> bool {
 /// [`read_answer`]).
 pub fn read_udiff(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
     let lines: Vec<&str> = answer.lines().collect();
-    let edits = read_udiff_lines(&lines, selected)?;
+    let edits = read_udiff_lines(&lines, selected, Cancel::NEVER)?;
     if edits.is_empty() {
         return Err(no_edit(
             "no unified diff found (expected `--- a/PATH`, `+++ b/PATH` and `@@` hunks)",
@@ -221,12 +275,17 @@ pub fn read_udiff(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
     Ok(edits)
 }
 
-fn read_udiff_lines(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
-    let mut files: Vec<FileEdit> = Vec::new();
+fn read_udiff_lines(
+    lines: &[&str],
+    selected: &[&str],
+    cancel: Cancel<'_>,
+) -> Result<Vec<FileEdit>> {
+    let mut files = Files::default();
     let headers = (0..lines.len()).any(|i| is_header_pair(lines, i));
     let mut git_line: Option<&str> = None;
     let mut i = 0;
     while i < lines.len() {
+        cancel.check()?;
         let (path, creates) = if is_header_pair(lines, i) {
             let (path, creates) = section_path(lines[i], lines[i + 1], selected)?;
             if let Some(git) = git_line.take() {
@@ -249,6 +308,7 @@ fn read_udiff_lines(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> 
         };
         let mut hunks = Vec::new();
         loop {
+            cancel.check()?;
             let (hint, old_count) = match lines.get(i) {
                 Some(l) if l.starts_with("@@") => {
                     i += 1;
@@ -301,16 +361,9 @@ fn read_udiff_lines(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> 
                 "the diff header for {path} is followed by no hunk; the model must show the lines it changes"
             )));
         }
-        match files.iter_mut().find(|f| f.path == path) {
-            Some(f) => f.hunks.extend(hunks),
-            None => files.push(FileEdit {
-                path,
-                creates,
-                hunks,
-            }),
-        }
+        files.add(path, creates, hunks)?;
     }
-    Ok(files)
+    Ok(files.edits)
 }
 
 fn starts_hunk_line(l: &str) -> bool {
@@ -531,10 +584,15 @@ fn has_search_replace(lines: &[&str]) -> bool {
     lines.iter().any(|l| is_marker(l, '<', "SEARCH"))
 }
 
-fn read_search_replace(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
-    let mut files: Vec<FileEdit> = Vec::new();
+fn read_search_replace(
+    lines: &[&str],
+    selected: &[&str],
+    cancel: Cancel<'_>,
+) -> Result<Vec<FileEdit>> {
+    let mut files = Files::default();
     let mut i = 0;
     while i < lines.len() {
+        cancel.check()?;
         if !is_marker(lines[i], '<', "SEARCH") {
             i += 1;
             continue;
@@ -579,17 +637,10 @@ fn read_search_replace(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit
             maybe_cut_off: false,
             lines: replacement_hunk(search, replace),
         };
-        match files.iter_mut().find(|f| f.path == path) {
-            Some(f) => f.hunks.push(hunk),
-            None => files.push(FileEdit {
-                path,
-                creates,
-                hunks: vec![hunk],
-            }),
-        }
+        files.add(path, creates, vec![hunk])?;
         i = end + 1;
     }
-    Ok(files)
+    Ok(files.edits)
 }
 
 /// The nearest line above `i` (skipping fences and blanks) that names a file, else the only selected file.
@@ -692,6 +743,10 @@ struct JsonEdit {
 
 /// Reads a JSON edit list (optionally inside a code fence or after prose).
 pub fn read_json(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
+    read_json_lines(answer, selected, Cancel::NEVER)
+}
+
+fn read_json_lines(answer: &str, selected: &[&str], cancel: Cancel<'_>) -> Result<Vec<FileEdit>> {
     let start = answer.find('{').ok_or_else(|| {
         no_edit(
             "the answer is not the JSON edit list that was asked for",
@@ -709,9 +764,10 @@ pub fn read_json(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
                 answer,
             )
         })?;
-    let mut files: Vec<FileEdit> = Vec::new();
-    let mut seen: std::collections::HashSet<(String, String, String)> = Default::default();
+    let mut files = Files::default();
+    let mut seen: HashSet<(String, String, String)> = Default::default();
     for (n, edit) in parsed.edits.into_iter().enumerate() {
+        cancel.check()?;
         // Small models often repeat the same edit; an identical repeat carries no second intent.
         if !seen.insert((edit.path.clone(), edit.old.clone(), edit.new.clone())) {
             continue;
@@ -737,27 +793,20 @@ pub fn read_json(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
             maybe_cut_off: false,
             lines: replacement_hunk(split(&edit.old), split(&edit.new)),
         };
-        let path = resolve_path(&edit.path, selected);
-        match files.iter_mut().find(|f| f.path == path) {
-            Some(f) => f.hunks.push(hunk),
-            None => files.push(FileEdit {
-                path,
-                creates: false,
-                hunks: vec![hunk],
-            }),
-        }
+        files.add(resolve_path(&edit.path, selected), false, vec![hunk])?;
     }
-    if files.is_empty() {
+    if files.edits.is_empty() {
         return Err(no_edit("the JSON edit list is empty", answer));
     }
-    Ok(files)
+    Ok(files.edits)
 }
 
 /// Whole new files: a fenced block under (or naming) each file; with one selected file, the largest fenced block.
-fn read_whole_file(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
+fn read_whole_file(lines: &[&str], selected: &[&str], cancel: Cancel<'_>) -> Result<Vec<FileEdit>> {
     let mut blocks: Vec<(Option<String>, Vec<String>)> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
+        cancel.check()?;
         if let Some(info) = lines[i].trim_start().strip_prefix("```") {
             let fence_len = 3 + info.chars().take_while(|&c| c == '`').count();
             let fence = "`".repeat(fence_len);
@@ -789,7 +838,8 @@ fn read_whole_file(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
             i += 1;
         }
     }
-    let mut files: Vec<FileEdit> = Vec::new();
+    let mut files: Vec<Option<FileEdit>> = Vec::new();
+    let mut slot_of: HashMap<String, usize> = HashMap::new();
     let named: Vec<&(Option<String>, Vec<String>)> =
         blocks.iter().filter(|b| b.0.is_some()).collect();
     if !named.is_empty() && named.len() < blocks.len() {
@@ -835,8 +885,11 @@ fn read_whole_file(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
                 body.len()
             )));
         }
-        files.retain(|f: &FileEdit| f.path != path);
-        files.push(FileEdit {
+        // A later block for the same file replaces the earlier one (and takes its place in the order).
+        if let Some(k) = slot_of.insert(path.clone(), files.len()) {
+            files[k] = None;
+        }
+        files.push(Some(FileEdit {
             path,
             creates: false,
             hunks: vec![Hunk {
@@ -844,9 +897,9 @@ fn read_whole_file(lines: &[&str], selected: &[&str]) -> Result<Vec<FileEdit>> {
                 maybe_cut_off: false,
                 lines: vec![HunkLine::WholeFile(body)],
             }],
-        });
+        }));
     }
-    Ok(files)
+    Ok(files.into_iter().flatten().collect())
 }
 
 /// Whether an added line stands for code the model left out ("... rest unchanged", "// existing code here").
@@ -1010,6 +1063,116 @@ mod tests {
         // Without `b/x.py` selected, a stray `b/` is still git's prefix.
         let files = read_udiff("--- b/x.py\n+++ b/x.py\n@@ @@\n-x\n+y\n", &["x.py"]).unwrap();
         assert_eq!(files[0].path, "x.py");
+    }
+
+    #[test]
+    fn a_quadratic_answer_of_300000_file_sections_is_refused_at_the_cap_at_once() {
+        // 13.6 MB, under the 16 MiB cap on answers: one section per file, each naming another file.
+        let answer: String = (0..300_000)
+            .map(|i| format!("--- a/src/f{i:06}.py\n+++ b/src/f{i:06}.py\n@@ @@\n-x\n+y\n"))
+            .collect();
+        assert!(answer.len() > 13_000_000 && answer.len() < 16 << 20);
+        let started = std::time::Instant::now();
+        let err = read_answer(&answer, AnswerFormat::Udiff, &["src/a.py"]).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!(
+                "the answer names more than {MAX_FILES_NAMED} different files (the next one: src/f001000.py)"
+            )),
+            "{err}"
+        );
+        assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+        // The cap counts files, not sections: a thousand files named again and again are read, in linear time.
+        let answer: String = (0..300_000)
+            .map(|i| {
+                format!(
+                    "--- a/f{:03}.py\n+++ b/f{:03}.py\n@@ @@\n-x\n+y\n",
+                    i % 1000,
+                    i % 1000
+                )
+            })
+            .collect();
+        let files = read_answer(&answer, AnswerFormat::Udiff, &[]).unwrap();
+        assert_eq!(files.len(), 1000);
+        assert!(files.iter().all(|f| f.hunks.len() == 300));
+        // The same cap for search/replace blocks and JSON edits.
+        let blocks: String = (0..=MAX_FILES_NAMED)
+            .map(|i| format!("f{i}.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"))
+            .collect();
+        let err = read_answer(&blocks, AnswerFormat::SearchReplace, &[]).unwrap_err();
+        assert!(err.to_string().contains("different files"), "{err}");
+        let edits: Vec<String> = (0..=MAX_FILES_NAMED)
+            .map(|i| format!(r#"{{"path":"f{i}.py","old":"x","new":"y"}}"#))
+            .collect();
+        let json = format!(r#"{{"edits":[{}]}}"#, edits.join(","));
+        let err = read_answer(&json, AnswerFormat::Json, &[]).unwrap_err();
+        assert!(err.to_string().contains("different files"), "{err}");
+    }
+
+    #[test]
+    fn a_quadratic_answer_stops_when_the_caller_cancels() {
+        use std::cell::Cell;
+        /// Run `run` once to count the checks it asks, then again cancelling just before its last few checks: the
+        /// reading of that format asks until its end, not only while the reasoning is stripped.
+        fn stops_late<T: std::fmt::Debug>(run: impl Fn(Cancel<'_>) -> Result<T>) {
+            let asked = Cell::new(0usize);
+            let count = || {
+                asked.set(asked.get() + 1);
+                false
+            };
+            run(Cancel::new(&count)).unwrap();
+            let total = asked.get();
+            asked.set(0);
+            let late = || {
+                asked.set(asked.get() + 1);
+                asked.get() + 3 > total
+            };
+            let err = run(Cancel::new(&late)).unwrap_err();
+            assert!(matches!(err, Error::Cancelled), "{err}");
+            // A cancellation early in the run stops it at the next check.
+            asked.set(0);
+            let early = || {
+                asked.set(asked.get() + 1);
+                asked.get() > 100
+            };
+            assert!(matches!(run(Cancel::new(&early)), Err(Error::Cancelled)));
+            assert_eq!(asked.get(), 101);
+        }
+        let read = |answer: String, format| {
+            move |cancel: Cancel<'_>| read_answer_cancellable(&answer, format, &["a.py"], cancel)
+        };
+        let diff = "--- a/a.py\n+++ b/a.py\n@@ @@\n-x\n+y\n".repeat(10_000);
+        stops_late(read(diff, AnswerFormat::Udiff));
+        let blocks = "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n".repeat(10_000);
+        stops_late(read(blocks, AnswerFormat::SearchReplace));
+        let edits: Vec<String> = (0..10_000)
+            .map(|i| format!(r#"{{"path":"a.py","old":"x{i}","new":"y"}}"#))
+            .collect();
+        stops_late(read(
+            format!(r#"{{"edits":[{}]}}"#, edits.join(",")),
+            AnswerFormat::Json,
+        ));
+        let whole = "a.py\n```python\nx = 1\n```\n".repeat(10_000);
+        stops_late(read(whole, AnswerFormat::WholeFile));
+        // The pipeline asks while it places hunks too: 5,000 hunks of one file, placed one by one.
+        let pre = std::collections::BTreeMap::from([(
+            "a.py".to_string(),
+            Some(crate::patch::PreImage {
+                text: (0..5000).map(|i| format!("x{i}\n")).collect(),
+                mode: crate::patch::MODE_REGULAR,
+            }),
+        )]);
+        let answer: String = (0..5000)
+            .map(|i| format!("--- a/a.py\n+++ b/a.py\n@@ @@\n-x{i}\n+y{i}\n"))
+            .collect();
+        stops_late(|cancel| {
+            crate::patch::changes_from_answer_cancellable(
+                &answer,
+                AnswerFormat::Udiff,
+                &pre,
+                &crate::patch::focus::Focus::new(),
+                cancel,
+            )
+        });
     }
 
     #[test]

@@ -283,11 +283,17 @@ fn answer_format(
     }
 }
 
-/// Stage 3: read one answer into a checked canonical patch, dry-run in memory.
-pub(super) fn read(p: &Prepared, answer: &str) -> Result<Candidate> {
+/// Stage 3: read one answer into a checked canonical patch, dry-run in memory; a cancellation stops the reading.
+pub(super) fn read(p: &Prepared, answer: &str, watch: &Watch) -> Result<Candidate> {
     let pre_images = &p.selection.files;
-    let changes =
-        patch::changes_from_answer_within(answer, p.format, pre_images, &p.selection.focus)?;
+    let cancelled = || watch.is_cancelled();
+    let changes = patch::changes_from_answer_cancellable(
+        answer,
+        p.format,
+        pre_images,
+        &p.selection.focus,
+        patch::Cancel::new(&cancelled),
+    )?;
     if changes.len() > p.policy.limits.max_files_per_patch {
         return Err(Error::ModelAnswer(format!(
             "the answer edits {} files, over [limits] max_files_per_patch = {}",
@@ -435,7 +441,7 @@ fn repair(
     let mut scratch = ledger::Entry::new("propose", workspace_root, Instant::now());
     let attempt = ask(&p.policy, provider, &p.chat(msgs), call, &mut scratch).and_then(|a| {
         d.model_ms += a.ms;
-        read(p, &a.completion.content).map(|c| (c, a.completion.model))
+        read(p, &a.completion.content, &call.watch).map(|c| (c, a.completion.model))
     });
     // Tokens spent count even when the repair answer is refused.
     d.usage = add_usage(d.usage, scratch.usage);
@@ -528,7 +534,7 @@ impl Service {
             None => p.messages.clone(),
         };
         let answer = ask(&p.policy, &*provider, &p.chat(first), call, entry)?;
-        let cand = read(&p, &answer.completion.content)?;
+        let cand = read(&p, &answer.completion.content, &call.watch)?;
         let mut d = Draft::new(cand, answer, repair_of.is_some());
         if p.validates() {
             d.validation = validate(&p, &d.cand, &call.watch)?;

@@ -51,7 +51,9 @@ use self::search::{Haystack, find_unique};
 use self::within::Within;
 use super::focus::{self, LineRange};
 use super::reader::is_elision;
-use super::{FileChange, FileEdit, Hunk, HunkLine, HunkReport, MODE_REGULAR, MatchTier, PreImage};
+use super::{
+    Cancel, FileChange, FileEdit, Hunk, HunkLine, HunkReport, MODE_REGULAR, MatchTier, PreImage,
+};
 use crate::error::{Error, Result, excerpt};
 
 /// Locate every edit against `pre_images` (path -> current content, `None` when the file does not exist yet).
@@ -69,8 +71,19 @@ pub fn locate_all_within(
     pre_images: &BTreeMap<String, Option<PreImage>>,
     focus: &focus::Focus,
 ) -> Result<Vec<FileChange>> {
+    locate_all_cancellable(edits, pre_images, focus, Cancel::NEVER)
+}
+
+/// [`locate_all_within`], asking `cancel` before each file and each hunk.
+pub fn locate_all_cancellable(
+    edits: &[FileEdit],
+    pre_images: &BTreeMap<String, Option<PreImage>>,
+    focus: &focus::Focus,
+    cancel: Cancel<'_>,
+) -> Result<Vec<FileChange>> {
     let mut changes = Vec::new();
     for edit in edits {
+        cancel.check()?;
         let Some(pre) = pre_images.get(&edit.path) else {
             let known: Vec<&str> = pre_images.keys().map(String::as_str).collect();
             return Err(Error::ModelAnswer(format!(
@@ -80,7 +93,7 @@ pub fn locate_all_within(
             )));
         };
         let ranges = focus.get(&edit.path).map(Vec::as_slice).unwrap_or(&[]);
-        let change = locate_file_within(edit, pre.as_ref(), ranges)?;
+        let change = locate_one(edit, pre.as_ref(), ranges, cancel)?;
         if change.post.contains(&0) {
             return Err(Error::ModelAnswer(format!(
                 "the answer writes NUL bytes into {}; only text edits are accepted",
@@ -111,6 +124,16 @@ pub fn locate_file_within(
     pre: Option<&PreImage>,
     ranges: &[LineRange],
 ) -> Result<FileChange> {
+    locate_one(edit, pre, ranges, Cancel::NEVER)
+}
+
+/// [`locate_file_within`], asking `cancel` before each hunk.
+fn locate_one(
+    edit: &FileEdit,
+    pre: Option<&PreImage>,
+    ranges: &[LineRange],
+    cancel: Cancel<'_>,
+) -> Result<FileChange> {
     let path = edit.path.as_str();
     let (text, mode) = match pre {
         Some(p) => (p.text.as_str(), p.mode),
@@ -124,6 +147,7 @@ pub fn locate_file_within(
         keys: &file.keys,
         whole_file,
         within: within.as_ref(),
+        cancel,
     };
     let (placed, reports) = place_hunks(&hunks, &target)?;
     let post = render::post_image(&file, &hunks, &placed, path, within.as_ref())?;
@@ -193,6 +217,8 @@ struct Target<'a> {
     whole_file: bool,
     /// The file's confinement, when it was narrowed to line ranges.
     within: Option<&'a Within<'a>>,
+    /// Asked before each hunk is placed.
+    cancel: Cancel<'a>,
 }
 
 /// A hunk placed in the file.
@@ -214,6 +240,7 @@ fn place_hunks(hunks: &[Hunk], target: &Target<'_>) -> Result<(Vec<Placed>, Vec<
     let mut placed: Vec<Placed> = Vec::with_capacity(hunks.len());
     let mut reports = Vec::with_capacity(hunks.len());
     for (n, hunk) in hunks.iter().enumerate() {
+        target.cancel.check()?;
         let (p, report) = place_hunk(
             &mut haystack,
             n,

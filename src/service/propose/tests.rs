@@ -95,7 +95,7 @@ fn validated_draft(p: &Prepared, model: &Scripted) -> Draft {
         &mut entry,
     )
     .unwrap();
-    let cand = read(p, &answer.completion.content).unwrap();
+    let cand = read(p, &answer.completion.content, &Watch::default()).unwrap();
     let mut d = Draft::new(cand, answer, false);
     if p.validates() {
         d.validation = validate(p, &d.cand, &Watch::default()).unwrap();
@@ -150,7 +150,7 @@ fn ask_refuses_a_prompt_over_the_window_without_calling() {
 fn read_turns_an_answer_into_a_dry_run_patch_or_refuses_it() {
     let d = workspace("[edit]\nformat = \"udiff\"\n");
     let p = prepare(&request(d.path(), &["a.py"]), &Call::default()).unwrap();
-    let c = read(&p, FIX).unwrap();
+    let c = read(&p, FIX, &Watch::default()).unwrap();
     assert!(
         c.patch_text.starts_with("diff --git a/a.py b/a.py\nindex "),
         "{}",
@@ -162,17 +162,41 @@ fn read_turns_an_answer_into_a_dry_run_patch_or_refuses_it() {
         "{}",
         c.patch_text
     );
-    let e = read(&p, "I cannot do that.").err().unwrap();
+    let e = read(&p, "I cannot do that.", &Watch::default())
+        .err()
+        .unwrap();
     assert_eq!(e.kind(), crate::error::ErrorKind::ModelAnswer);
+}
+
+#[test]
+fn a_quadratic_answer_read_after_a_cancellation_stops_with_cancelled() {
+    let d = workspace("[edit]\nformat = \"udiff\"\n");
+    let p = prepare(&request(d.path(), &["a.py"]), &Call::default()).unwrap();
+    let watch = Watch::default();
+    watch
+        .cancelled
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let e = read(&p, &FIX.repeat(1000), &watch).err().unwrap();
+    assert_eq!(e.kind(), crate::error::ErrorKind::Cancelled, "{e}");
 }
 
 #[test]
 fn validate_runs_the_checks_on_a_copy_and_leaves_the_workspace_alone() {
     let d = workspace(CHECK);
     let p = prepare(&request(d.path(), &["a.py"]), &Call::default()).unwrap();
-    let good = validate(&p, &read(&p, FIX).unwrap(), &Watch::default()).unwrap();
+    let good = validate(
+        &p,
+        &read(&p, FIX, &Watch::default()).unwrap(),
+        &Watch::default(),
+    )
+    .unwrap();
     assert!(good.iter().all(|r| r.passed), "{good:?}");
-    let bad = validate(&p, &read(&p, WRONG).unwrap(), &Watch::default()).unwrap();
+    let bad = validate(
+        &p,
+        &read(&p, WRONG, &Watch::default()).unwrap(),
+        &Watch::default(),
+    )
+    .unwrap();
     assert!(!bad[0].passed);
     assert_eq!(
         std::fs::read_to_string(d.path().join("a.py")).unwrap(),
