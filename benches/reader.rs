@@ -15,6 +15,9 @@
 //! - C. One hunk of K context lines around one change, against a 20,000-line file: with the ` ` prefix; and with the
 //!   prefix lost on every context line (the model wrote bare lines).
 //! - D. Both at once: N identical lines and a hunk of N / 2 of them (matches N / 2 + 1 places: refused).
+//! - E. The whole pure pipeline of a propose for H hunks, H = 1,000, 10,000 and 100,000 (one every 10 lines of a
+//!   10 H-line file): read the answer, place every hunk, build the post-image, render the canonical patch, parse it
+//!   back and apply it to the pre-image (the dry run's pure part), the result checked against the expected file.
 //!
 //! Run it with:
 //!
@@ -22,7 +25,7 @@
 //! cargo bench --locked --bench reader
 //! ```
 //!
-//! `READER_CASES=AC` runs only the cases named (letters A to D), e.g. under a profiler.
+//! `READER_CASES=AC` runs only the cases named (letters A to E), e.g. under a profiler.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -38,7 +41,7 @@ use std::time::{Duration, Instant};
 
 use common::{Stats, fmt};
 use local_llm_delegator::patch::reader::AnswerFormat;
-use local_llm_delegator::patch::{self, FileChange, MODE_REGULAR, MatchTier, PreImage};
+use local_llm_delegator::patch::{self, FileChange, MODE_REGULAR, MatchTier, PreImage, canonical};
 
 const PATH: &str = "src/big.rs";
 /// Each size is timed at least this many times, and for at least [`MIN_TIME`] in all (at most [`MAX_RUNS`] times).
@@ -162,12 +165,13 @@ fn run_answer(answer: &str, pre: &BTreeMap<String, Option<PreImage>>) -> Outcome
 }
 
 fn run() -> Result<(), String> {
-    let only = std::env::var("READER_CASES").unwrap_or_else(|_| "ABCD".into());
-    let cases: [(char, Case); 4] = [
+    let only = std::env::var("READER_CASES").unwrap_or_else(|_| "ABCDE".into());
+    let cases: [(char, Case); 5] = [
         ('A', many_hunks),
         ('B', identical_lines),
         ('C', long_hunk),
         ('D', identical_long_hunk),
+        ('E', whole_pipeline),
     ];
     let mut first = true;
     for (letter, case) in cases {
@@ -393,6 +397,51 @@ fn identical_long_hunk() -> Result<(), String> {
     series(
         "refused as ambiguous (the headline: 10,000 lines, a hunk of 5,000)",
         "N lines",
+        &sizes,
+        &stats,
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// E. The whole pure pipeline, up to 100,000 hunks
+
+/// Read, locate, render the canonical patch, parse it and apply it back: the pure work of one propose.
+fn pipeline(answer: &str, pre: &BTreeMap<String, Option<PreImage>>) -> Outcome {
+    let changes = run_answer(answer, pre)?;
+    let bytes = canonical::render(&changes);
+    for f in canonical::parse(&bytes).map_err(|e| e.to_string())? {
+        let current = pre[&f.path].as_ref().map(|p| p.text.as_bytes());
+        let post = canonical::apply_file(&f, current).map_err(|e| e.to_string())?;
+        black_box(post);
+    }
+    Ok(changes)
+}
+
+fn whole_pipeline() -> Result<(), String> {
+    println!(
+        "E. H hunks through the whole pure pipeline (read, locate, render, canonical patch parsed and applied back)"
+    );
+    let sizes = [1_000, 10_000, 100_000];
+    let mut stats = Vec::new();
+    for &hunks in &sizes {
+        let (file, answer, post) = many_hunks_case(hunks * 10, hunks, Drift::None);
+        let pre = pre_images(file);
+        let ok = expect_ok(hunks, MatchTier::Exact);
+        let check = |o: &Outcome| {
+            ok(o)?;
+            match o {
+                Ok(c) if c[0].post != post.as_bytes() => {
+                    Err("the post-image is not the expected file".into())
+                }
+                _ => Ok(()),
+            }
+        };
+        stats.push(time(|| pipeline(&answer, &pre), check)?);
+    }
+    series(
+        "one file of 10 H lines, a hunk every 10 lines (the headline: 100,000 hunks)",
+        "H hunks",
         &sizes,
         &stats,
     );
