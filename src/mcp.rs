@@ -2,7 +2,10 @@
 //! called on a blocking thread (it does file and network I/O), progress notifications are sent while the model
 //! answers (when the client asked with a progress token), `notifications/cancelled` aborts the model request, and
 //! refusals become `isError` results whose text is the refusal and whose structured content is
-//! [`Refusal`](crate::error::Refusal) `{kind, message}`, so a primary can branch on the kind.
+//! [`Refusal`](crate::error::Refusal) `{kind, message}`, so a primary can branch on the kind. Every line the client
+//! sends gets to rmcp or an answer: `input` reads them (bounded) and answers what rmcp would drop.
+
+mod input;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -253,7 +256,8 @@ pub fn serve_stdio() -> anyhow::Result<()> {
     }
     rt.block_on(async {
         let server = WorkerServer::new(Arc::new(Service::new()));
-        let running = server.serve(rmcp::transport::stdio()).await?;
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let running = server.serve(input::Lines::new(stdin, stdout)).await?;
         running.waiting().await?;
         Ok(())
     })

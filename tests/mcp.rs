@@ -527,3 +527,111 @@ async fn tool_schemas_carry_only_json_schema_formats() {
     assert!(out.contains("\"minimum\":0"), "the integer bounds stay");
     c.cancel().await.unwrap();
 }
+
+/// The server over raw stdin and stdout lines: each line it writes comes through `lines`, within 30 s.
+struct RawServer {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl RawServer {
+    fn start() -> RawServer {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(BIN)
+            .arg("mcp")
+            .env("LOCAL_LLM_LEDGER", test_ledger())
+            .env("LOCAL_LLM_STATE_DIR", test_state())
+            .env_remove("LOCAL_LLM_CONFIG")
+            .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        RawServer {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next line the server writes, as JSON; panics when none comes within 30 s (the client would wait forever).
+    #[track_caller]
+    fn next(&self, after: &str) -> serde_json::Value {
+        let line = self
+            .lines
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("no answer to {after} within 30 s"));
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+impl Drop for RawServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn mcp_input_dropped_without_a_word_gets_json_rpc_errors_and_the_server_goes_on() {
+    let mut s = RawServer::start();
+    s.send(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
+    assert_eq!(s.next("initialize")["id"], 1);
+    s.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    // (line sent, expected code, expected id)
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{"pad":"{}"}}}}"#,
+        "a".repeat(40 << 20)
+    );
+    let cases: [(&[u8], i64, serde_json::Value); 5] = [
+        (b"{not json", -32700, serde_json::Value::Null),
+        (
+            br#"{"jsonrpc":"1.0","id":2,"method":"tools/list"}"#,
+            -32600,
+            2.into(),
+        ),
+        (big.as_bytes(), -32600, serde_json::Value::Null),
+        (b"[1, 2]", -32600, serde_json::Value::Null),
+        (br#"{"jsonrpc":"2.0","id":"four"}"#, -32600, "four".into()),
+    ];
+    for (line, code, id) in cases {
+        let what = String::from_utf8_lossy(&line[..line.len().min(60)]).into_owned();
+        s.send(line);
+        let r = s.next(&what);
+        assert_eq!(r["jsonrpc"], "2.0", "{what}: {r}");
+        assert_eq!(r["error"]["code"], code, "{what}: {r}");
+        assert_eq!(r["id"], id, "{what}: {r}");
+        assert!(
+            r["error"]["message"].as_str().is_some_and(|m| m.len() > 20),
+            "{what}: {r}"
+        );
+    }
+    // Still serving.
+    s.send(br#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    let r = s.next("tools/list");
+    assert_eq!(r["id"], 5);
+    assert_eq!(
+        r["result"]["tools"].as_array().map(Vec::len),
+        Some(3),
+        "{r}"
+    );
+}

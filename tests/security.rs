@@ -137,7 +137,10 @@ fn udiff(path: &str, old: &str, new: &str) -> String {
 #[test]
 fn hostile_answers_are_refused_and_change_nothing() {
     let target_outside = "../outside.txt";
-    let many: String = (0..10_000)
+    let many: String = (0..500)
+        .map(|i| udiff(&format!("src/f{i}.py"), "x", "y"))
+        .collect();
+    let too_many: String = (0..10_000)
         .map(|i| udiff(&format!("src/f{i}.py"), "x", "y"))
         .collect();
     let cases: Vec<(String, &str, Vec<&str>)> = vec![
@@ -151,6 +154,7 @@ fn hostile_answers_are_refused_and_change_nothing() {
         ("diff --git a/src/value.py b/src/value.py\nindex 1111111..2222222\nGIT binary patch\nliteral 10\nHcmV?d00001\n".into(), "no unified diff found", vec!["src/value.py"]),
         ("diff --git a/src/value.py b/src/value.py\nold mode 100644\nnew mode 100755\n".into(), "no unified diff found", vec!["src/value.py"]),
         (many, "not one of the selected files", vec!["src/value.py"]),
+        (too_many, "the answer names more than 1000 different files", vec!["src/value.py"]),
         (udiff("src/value.py", "VALUE = 1", "VALUE = \u{0}1"), "NUL bytes", vec!["src/value.py"]),
     ];
     for (answer, needle, files) in cases {
