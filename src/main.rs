@@ -409,15 +409,18 @@ fn recover(json: bool) -> Result<(), Error> {
             "no state folder: set LOCAL_LLM_STATE_DIR or HOME",
         ));
     };
-    let done = txn::recover_all(&state);
+    let (done, stuck) = txn::recover_all_within(&state, txn::recover_timeout());
     if json {
         print_json(&done);
-    } else if done.is_empty() {
+    } else if done.is_empty() && stuck.is_none() {
         println!("nothing to recover in {}", state.display());
     } else {
         for r in &done {
             println!("{r}");
         }
+    }
+    if let Some(stuck) = stuck {
+        return Err(Error::io_message(stuck));
     }
     match done.iter().any(|r| !r.problems.is_empty()) {
         false => Ok(()),

@@ -248,11 +248,10 @@ pub fn serve_stdio() -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    // Finish or undo any apply a crash interrupted, before serving (one readdir when there is none).
+    // Finish or undo any apply a crash interrupted, on a thread of its own while the server answers (one readdir
+    // when there is none): an apply to a workspace it has not finished with waits for it, or is refused saying why.
     if let Some(state) = crate::ledger::state_dir() {
-        for r in crate::txn::recover_all(&state) {
-            eprintln!("local-llm-worker: recovered an interrupted apply: {r}");
-        }
+        crate::txn::recover_in_background(state);
     }
     rt.block_on(async {
         let server = WorkerServer::new(Arc::new(Service::new()));

@@ -331,6 +331,31 @@ enum AnyCase {
     No,
 }
 
+/// The longest path a file system call takes (Linux's PATH_MAX, its NUL included) and the longest name in it
+/// (NAME_MAX).
+const PATH_MAX: usize = 4096;
+const NAME_MAX: usize = 255;
+
+/// Why the workspace-relative path `rel` is too long for the file system, if it is: a path of PATH_MAX bytes or more,
+/// or a name over NAME_MAX. Such a path could be created folder by folder, but never opened, read or removed again
+/// by its name.
+fn too_long(rel: &str) -> Option<String> {
+    if rel.len() >= PATH_MAX {
+        return Some(format!(
+            "is {} bytes long, over the {} bytes a path may have (PATH_MAX); choose a shorter path",
+            rel.len(),
+            PATH_MAX - 1
+        ));
+    }
+    let name = rel.split('/').find(|c| c.len() > NAME_MAX)?;
+    Some(format!(
+        "has a name of {} bytes ({}...), over the {NAME_MAX} bytes a file system allows (NAME_MAX); choose a shorter \
+         name",
+        name.len(),
+        name.chars().take(24).collect::<String>()
+    ))
+}
+
 fn compile(globs: &[&str], what: &str, any_case: AnyCase) -> Result<GlobSet> {
     let mut b = GlobSetBuilder::new();
     for g in globs {
@@ -535,6 +560,9 @@ impl Workspace {
             if let Some(why) = lookalike(comp) {
                 return Err(Error::Scope(format!("path \"{}\" {why}", escaped(rel))));
             }
+        }
+        if let Some(why) = too_long(rel) {
+            return refuse(&why);
         }
         let (always_denied, secrets) = &*BUILT_IN;
         let matched = always_denied.matches(rel);
@@ -915,6 +943,28 @@ mod tests {
             err.contains("not matched"),
             "`*` must not cross folders: {err}"
         );
+    }
+
+    #[test]
+    fn paths_over_path_max_or_names_over_name_max_are_refused() {
+        let w = ws(&["**"], &[]);
+        let deep = "a/".repeat(2048) + "f.txt";
+        let err = w.check_path(&deep).unwrap_err().to_string();
+        assert!(
+            err.contains("PATH_MAX") && err.contains("4101 bytes"),
+            "{err}"
+        );
+        let err = w
+            .check_path(&format!("src/{}.rs", "n".repeat(256)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("NAME_MAX") && err.contains("259 bytes"),
+            "{err}"
+        );
+        // Right at the limits: accepted.
+        assert!(w.check_path(&("a/".repeat(2045) + "f.txt")).is_ok());
+        assert!(w.check_path(&"n".repeat(255)).is_ok());
     }
 
     #[test]

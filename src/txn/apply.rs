@@ -1,13 +1,13 @@
 //! Writing an apply: every target re-checked through folder handles, written in place (new files with `O_EXCL`),
-//! read back, flushed; and the way back: restoring the pre-images and removing created folders, always through
-//! handles. Also the crash injection points the crash tests use.
+//! read back, flushed; and the way back: restoring the pre-images of the files that still hold what the apply wrote
+//! and removing created folders, always through handles opened from the root, never through a path string. Also
+//! the crash injection points the crash tests use.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::scope::Workspace;
 
 use super::*;
@@ -21,12 +21,11 @@ pub(super) struct Failure {
 pub(super) fn apply_planned<T>(
     ws: &Workspace,
     planned: &[Planned],
-    dirs: &[PathBuf],
     durability: Durability,
     validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
 ) -> std::result::Result<Applied<T>, Failure> {
     let mut undo = Undo::default();
-    let written = match write_all(ws, planned, dirs, &mut undo) {
+    let written = match write_all(ws, planned, &mut undo) {
         Ok(written) => written,
         Err(e) => return Err(restore_after(ws, planned, &undo, e)),
     };
@@ -41,7 +40,7 @@ pub(super) fn apply_planned<T>(
     match validate(ws.root()) {
         Ok(validation) => {
             if durability == Durability::Flushed
-                && let Err(e) = flush(planned, &written, &undo.created_dirs)
+                && let Err(e) = flush(ws.root(), planned, &written, &undo)
             {
                 return Err(restore_after(ws, planned, &undo, e));
             }
@@ -102,11 +101,13 @@ pub(super) fn in_lanes<I: Sync, O: Send>(
 
 /// Flush every written file (a created file with its metadata, so its mode too), then each folder that gained an
 /// entry (the folder of a new file, the parent of a new folder), once: after this the apply survives a power loss,
-/// and its journal may go. Until then the journal, flushed before the first write, can undo it.
+/// and its journal may go. Until then the journal, flushed before the first write, can undo it. Folders are reached
+/// through handles from `root` (one pass per new file), so a path longer than PATH_MAX is flushed like any other.
 pub(super) fn flush(
+    root: &Path,
     planned: &[Planned],
     written: &[Written],
-    created_dirs: &[PathBuf],
+    undo: &Undo,
 ) -> Result<()> {
     let files: Vec<(&str, &fs::File, bool)> = planned
         .iter()
@@ -134,12 +135,12 @@ pub(super) fn flush(
             })?;
         }
     }
-    for d in created_dirs {
-        if let Some(parent) = d.parent() {
-            fs::File::open(parent)
-                .and_then(|f| f.sync_all())
-                .at("cannot flush", parent)?;
-        }
+    for &(i, from) in &undo.created {
+        let rel = &planned[i].rel;
+        let folders: Vec<&str> = split_rel(rel).0.split('/').collect();
+        fsat::sync_folders(root, &folders, from).map_err(|e| {
+            Error::io_message(format!("cannot flush the folders created for {rel}: {e}"))
+        })?;
     }
     Ok(())
 }
@@ -149,27 +150,9 @@ pub(super) fn flush(
 pub(super) struct Undo {
     /// Indexes into the plan of files already (perhaps partly) written.
     pub(super) written: Vec<usize>,
-    /// Folders created for new files, outermost first.
-    pub(super) created_dirs: Vec<PathBuf>,
-}
-
-/// The folders (outermost first) that must be created for the planned files.
-pub(super) fn missing_dirs(root: &Path, planned: &[Planned]) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    for p in planned {
-        let Some(dir) = p.abs.parent() else { continue };
-        let Ok(rel) = dir.strip_prefix(root) else {
-            continue;
-        };
-        let mut cur = root.to_path_buf();
-        for comp in rel.components() {
-            cur.push(comp);
-            if fs::symlink_metadata(&cur).is_err() && !out.contains(&cur) {
-                out.push(cur.clone());
-            }
-        }
-    }
-    out
+    /// For each new file whose folders this apply created: its index in the plan and the index of the first
+    /// component of its folder the apply created (every one below it was created too).
+    pub(super) created: Vec<(usize, usize)>,
 }
 
 /// The refusal for a file that now has more than one name.
@@ -189,22 +172,17 @@ pub(super) fn split_rel(rel: &str) -> (&str, &str) {
 /// per folder by its workspace-relative path; `None` for a folder the apply creates (opened once it exists).
 type Folders = Vec<(String, Option<Rc<fsat::Dir>>)>;
 
-/// Write the planned files: every target checked first, then the missing folders `dirs` created, then every file
+/// Write the planned files: every target checked first, then the missing folders created, then every file
 /// written; `undo` says what was done, for [`restore_after`].
 pub(super) fn write_all(
     ws: &Workspace,
     planned: &[Planned],
-    dirs: &[PathBuf],
     undo: &mut Undo,
 ) -> Result<Vec<Written>> {
     let root = ws.root();
     let mut folders = Folders::new();
-    let new_dirs: Vec<String> = dirs
-        .iter()
-        .filter_map(|d| d.strip_prefix(root).ok()?.to_str().map(str::to_string))
-        .collect();
-    let opened = check_targets(root, planned, &new_dirs, &mut folders)?;
-    create_dirs(root, dirs, &new_dirs, undo)?;
+    let opened = check_targets(root, planned, &mut folders)?;
+    create_dirs(root, planned, &mut folders, undo)?;
     write_targets(root, planned, opened, &mut folders, undo)
 }
 
@@ -214,7 +192,6 @@ pub(super) fn write_all(
 fn check_targets(
     root: &Path,
     planned: &[Planned],
-    new_dirs: &[String],
     folders: &mut Folders,
 ) -> Result<Vec<Option<fs::File>>> {
     let mut opened = Vec::with_capacity(planned.len());
@@ -223,7 +200,7 @@ fn check_targets(
         let dir = match folders.iter().find(|(f, _)| *f == folder) {
             Some((_, d)) => d.clone(),
             None => {
-                let d = if new_dirs.iter().any(|n| n == folder) {
+                let d = if p.created_from.is_some() {
                     None
                 } else {
                     Some(Rc::new(open_target_folder(root, &p.rel)?))
@@ -294,16 +271,38 @@ fn check_target(p: &Planned, name: &str, dir: Option<&fsat::Dir>) -> Result<Opti
     }
 }
 
-/// Step 2: the folders for new files (`dirs`, absolute, and `new_dirs`, the same workspace-relative), outermost
-/// first.
-fn create_dirs(root: &Path, dirs: &[PathBuf], new_dirs: &[String], undo: &mut Undo) -> Result<()> {
-    for (d, rel) in dirs.iter().zip(new_dirs) {
-        let (parent, name) = fsat::open_parent(root, rel)
-            .map_err(|e| Error::Scope(format!("cannot create {rel}: {e}")))?;
-        if parent.mkdir(&name).at("cannot create", rel)? {
-            undo.created_dirs.push(d.clone());
-            crash_point();
+/// Step 2: the folders for new files, outermost first, in one pass down from the root per new file (each folder
+/// made and opened through the handle on its parent): linear in the depth. The handle on each new file's folder is
+/// kept for step 3.
+fn create_dirs(
+    root: &Path,
+    planned: &[Planned],
+    folders: &mut Folders,
+    undo: &mut Undo,
+) -> Result<()> {
+    for (i, p) in planned.iter().enumerate() {
+        let Some(from) = p.created_from else { continue };
+        let (folder, _) = split_rel(&p.rel);
+        let Some(slot) = folders.iter().position(|(f, d)| f == folder && d.is_none()) else {
+            // Made already for an earlier file of the patch.
+            continue;
+        };
+        let fail = |e: std::io::Error| {
+            Error::Scope(format!("cannot create the folders of {}: {e}", p.rel))
+        };
+        let mut dir = fsat::Dir::root(root).map_err(fail)?;
+        let mut first_made = None;
+        for (j, comp) in folder.split('/').enumerate() {
+            if j >= from && dir.mkdir(comp).map_err(fail)? && first_made.is_none() {
+                first_made = Some(j);
+                undo.created.push((i, j));
+            }
+            if first_made.is_some() {
+                crash_point();
+            }
+            dir = dir.open_plain(comp, &p.rel).map_err(fail)?;
         }
+        folders[slot].1 = Some(Rc::new(dir));
     }
     Ok(())
 }
@@ -342,7 +341,7 @@ fn write_targets(
         };
         let step = match file {
             Some(file) => fsat::rewrite(&file, &p.post).map(|_| file),
-            None => dir.create_new(name, &p.post, p.perms.mode()),
+            None => dir.create_new(name, &p.post, permission_bits(p.mode)),
         };
         match step {
             Ok(file) => {
@@ -376,22 +375,145 @@ fn write_targets(
 /// The prefix of every temporary file the transaction stages in a workspace.
 pub const TEMP_PREFIX: &str = ".llw-";
 
-/// Remove the folders an apply created (`dirs`, absolute, below `root`), deepest first, each through a handle on its
-/// parent opened from `root` without following symlinks: a folder swapped for a symlink is never followed. Folders
-/// that are not empty any more (someone put something there) are left.
-pub(super) fn remove_created_dirs(root: &Path, dirs: &[PathBuf]) {
-    for d in dirs.iter().rev() {
-        let Some(rel) = d.strip_prefix(root).ok().and_then(Path::to_str) else {
-            continue;
-        };
-        if let Ok((parent, name)) = fsat::open_parent(root, rel) {
-            let _ = parent.rmdir(&name);
+/// A created folder that could not be removed, and why.
+pub(super) struct Left {
+    pub(super) folder: String,
+    pub(super) error: std::io::Error,
+}
+
+impl Left {
+    /// Whether it was left only because something else is in it now (a check's cache, someone's file): not a
+    /// failure of the undo.
+    pub(super) fn not_empty(&self) -> bool {
+        matches!(
+            self.error.raw_os_error(),
+            Some(libc::ENOTEMPTY) | Some(libc::EEXIST)
+        )
+    }
+}
+
+impl std::fmt::Display for Left {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.not_empty() {
+            write!(
+                f,
+                "{} (not empty: something else was put there)",
+                self.folder
+            )
+        } else {
+            write!(f, "{} ({})", self.folder, self.error)
         }
     }
 }
 
-/// Put back every file already written, remove created files and folders, and return `cause` with what happened
-/// (and whether everything was put back).
+/// Remove the folders created for the new file `rel` (its folder's components from `from` down), deepest first,
+/// each through a handle on its parent opened from `root` without following symlinks (a folder swapped for a
+/// symlink is never followed), in time linear in the depth; then flush the folder that held the topmost. A folder
+/// that is not empty any more (someone put something there) is left, and so is every folder above it.
+pub(super) fn remove_created(root: &Path, rel: &str, from: usize) -> std::result::Result<(), Left> {
+    let folders: Vec<&str> = split_rel(rel).0.split('/').collect();
+    let left = fsat::remove_folders(root, &folders, from);
+    let _ = fsat::sync_folders(root, &folders[..=from.min(folders.len() - 1)], from);
+    left.map_err(|(i, error)| Left {
+        folder: folders[..=i].join("/"),
+        error,
+    })
+}
+
+/// What [`put_back`] found and did.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum PutBack {
+    /// The file already held its previous bytes (or, for a new file, was not there).
+    Unchanged,
+    /// It held what the apply wrote (or part of it): its previous bytes are back (a new file: removed).
+    Restored,
+    /// It holds bytes the apply did not write: someone else changed it; left as it is.
+    Kept,
+}
+
+/// Whether `now` is what an apply that wrote `post` over `pre` in place may have left: exactly `post`, or a write
+/// cut off on the way (each byte from `pre`, from `post` or zero, as a kill between the write and the truncation or
+/// a power loss leave them, and a length between the two). Anything else was written by someone else.
+pub(super) fn from_this_apply(now: &[u8], pre: &[u8], post: &[u8]) -> bool {
+    if now == post {
+        return true;
+    }
+    let (short, long) = (pre.len().min(post.len()), pre.len().max(post.len()));
+    (short..=long).contains(&now.len())
+        && now
+            .iter()
+            .enumerate()
+            .all(|(i, b)| *b == 0 || pre.get(i) == Some(b) || post.get(i) == Some(b))
+}
+
+/// Make `root/rel` hold exactly `pre` again (or not exist, for `None`), flushed and read back, when it holds what the
+/// apply wrote (`post`, or a write of it cut off; with `post` unknown, anything but `pre`). A file that holds other
+/// bytes is left as it is ([`PutBack::Kept`]); a file that is gone is created again with the permission bits of
+/// the git mode `mode` (0644 or 0755); the mode of an existing file is never changed. Never through a symlink, never
+/// blocking on a file that is not a regular one (refused).
+pub(super) fn put_back(
+    root: &Path,
+    rel: &str,
+    pre: Option<&[u8]>,
+    post: Option<&[u8]>,
+    mode: u32,
+) -> std::io::Result<PutBack> {
+    let (dir, name) = fsat::open_parent(root, rel)?;
+    let ours =
+        |now: &[u8]| post.is_none_or(|post| from_this_apply(now, pre.unwrap_or_default(), post));
+    match (dir.look(&name, pre.is_some())?, pre) {
+        (fsat::Found::Other(kind), _) => Err(fsat::not_regular(&name, kind)),
+        (fsat::Found::Absent, None) => Ok(PutBack::Unchanged),
+        (fsat::Found::File { bytes, .. }, None) => {
+            if !ours(&bytes) {
+                return Ok(PutBack::Kept);
+            }
+            dir.unlink(&name)?;
+            dir.sync()?;
+            Ok(PutBack::Restored)
+        }
+        (fsat::Found::File { file, bytes, links }, Some(pre)) => {
+            if bytes == pre {
+                return Ok(PutBack::Unchanged);
+            }
+            if !ours(&bytes) {
+                return Ok(PutBack::Kept);
+            }
+            if links > 1 {
+                return Err(std::io::Error::other(format!(
+                    "it has {links} hard links now; writing it would change the file behind its other names"
+                )));
+            }
+            // Rewritten in place, like the apply wrote it: same inode, owner, mode and hard links.
+            fsat::rewrite(&file, pre)?;
+            file.sync_data()?;
+            read_back(&dir, &name, pre)
+        }
+        // Gone: created again beside, then renamed into place.
+        (fsat::Found::Absent, Some(pre)) => {
+            let (tmp, file) = dir.write_temp(pre, permission_bits(mode))?;
+            if let Err(e) = file.sync_all().and_then(|_| dir.rename(&tmp, &name)) {
+                let _ = dir.unlink(&tmp);
+                return Err(e);
+            }
+            dir.sync()?;
+            read_back(&dir, &name, pre)
+        }
+    }
+}
+
+fn read_back(dir: &fsat::Dir, name: &str, pre: &[u8]) -> std::io::Result<PutBack> {
+    if dir.read_file(name)?.as_deref() != Some(pre) {
+        return Err(std::io::Error::other(
+            "does not read back as its previous bytes",
+        ));
+    }
+    Ok(PutBack::Restored)
+}
+
+/// Put back every file already written that still holds what the apply wrote, remove created files and folders,
+/// and return `cause` with what happened: one message that says what was restored, what was kept because someone
+/// else changed it, and what could not be put back (then the journal must stay: `restored: false`).
 pub(super) fn restore_after(
     ws: &Workspace,
     planned: &[Planned],
@@ -399,82 +521,81 @@ pub(super) fn restore_after(
     cause: Error,
 ) -> Failure {
     let mut problems = Vec::new();
+    let (mut restored, mut removed, mut kept) = (Vec::new(), Vec::new(), Vec::new());
     for &i in undo.written.iter().rev() {
         let p = &planned[i];
-        if let Err(e) = put_back(ws.root(), &p.rel, p.pre.as_deref(), &p.perms) {
-            problems.push(format!("{}: {e}", p.rel));
+        match put_back(ws.root(), &p.rel, p.pre.as_deref(), Some(&p.post), p.mode) {
+            Ok(PutBack::Restored) if p.pre.is_none() => removed.push(p.rel.as_str()),
+            Ok(PutBack::Restored) => restored.push(p.rel.as_str()),
+            Ok(PutBack::Unchanged) => {}
+            Ok(PutBack::Kept) => kept.push(p.rel.as_str()),
+            Err(e) => problems.push(format!("{}: {e}", p.rel)),
         }
         crash_point();
     }
-    remove_created_dirs(ws.root(), &undo.created_dirs);
-    sync_folders(
-        planned
-            .iter()
-            .filter_map(|p| p.abs.parent())
-            .chain(undo.created_dirs.iter().filter_map(|d| d.parent())),
-    );
+    let mut left_folders = Vec::new();
+    for &(i, from) in undo.created.iter().rev() {
+        match remove_created(ws.root(), &planned[i].rel, from) {
+            Ok(()) => {}
+            Err(left) if left.not_empty() => left_folders.push(left.to_string()),
+            Err(left) => {
+                problems.push(format!("the folder {left} it created could not be removed"))
+            }
+        }
+    }
+    restored.reverse();
+    removed.reverse();
+    kept.reverse();
+    let list = |v: &[&str]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let mut done = format!("restored: {}; removed: {}", list(&restored), list(&removed));
+    if !left_folders.is_empty() {
+        done.push_str(&format!("; folders kept: {}", left_folders.join(", ")));
+    }
+    let kept_note = (!kept.is_empty()).then(|| {
+        format!(
+            "{} (changed by someone else after the apply wrote {}: {} neither the patch's bytes nor the previous \
+             ones), whose newer bytes were kept",
+            list(&kept),
+            if kept.len() == 1 { "it" } else { "them" },
+            if kept.len() == 1 { "it holds" } else { "they hold" },
+        )
+    });
     if problems.is_empty() {
+        let error = match (cause, kept_note) {
+            (cause, None) => cause,
+            // "validation failed, previous bytes restored: except for ...": one message, true as a whole.
+            (Error::ValidationFailed(report), Some(note)) => {
+                Error::ValidationFailed(format!("except for {note} ({done})\n\n{report}"))
+            }
+            (cause, Some(note)) => Error::io_message(format!(
+                "{cause}; the previous bytes were restored except for {note} ({done})"
+            )),
+        };
         return Failure {
-            error: cause,
+            error,
             restored: true,
         };
     }
+    let cause = match cause {
+        // Its message would say the previous bytes were restored.
+        Error::ValidationFailed(report) => format!("validation failed: {report}"),
+        cause => cause.to_string(),
+    };
     Failure {
         error: Error::io_message(format!(
-            "{cause}; RESTORING FAILED for {} in {}: the journal keeps the previous bytes; run `local-llm-worker recover` or check these files by hand",
+            "{cause}; RESTORING FAILED for {} in {} ({done}{}): the journal keeps the previous bytes; run \
+             `local-llm-worker recover` or check these files by hand",
             problems.join("; "),
-            ws.root().display()
+            ws.root().display(),
+            kept_note.map(|n| format!("; {n}")).unwrap_or_default(),
         )),
         restored: false,
-    }
-}
-
-/// Make `root/rel` hold exactly `pre` again (or not exist, for `None`), flushed, checking it reads back; never
-/// through a symlink.
-pub(super) fn put_back(
-    root: &Path,
-    rel: &str,
-    pre: Option<&[u8]>,
-    perms: &fs::Permissions,
-) -> std::io::Result<()> {
-    let (dir, name) = fsat::open_parent(root, rel)?;
-    match pre {
-        Some(pre) => {
-            match dir.open_for_rewrite(&name) {
-                // Rewritten in place, like the apply wrote it: same inode, owner and hard links.
-                Ok((file, _, now)) => {
-                    if now != pre {
-                        fsat::rewrite(&file, pre)?;
-                    }
-                    if file.metadata()?.permissions().mode() & 0o7777 != perms.mode() & 0o7777 {
-                        file.set_permissions(perms.clone())?;
-                        file.sync_all()?;
-                    } else {
-                        file.sync_data()?;
-                    }
-                }
-                // Gone: created again beside, then renamed into place.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    let (tmp, file) = dir.write_temp(pre, perms.mode())?;
-                    if let Err(e) = file.sync_all().and_then(|_| dir.rename(&tmp, &name)) {
-                        let _ = dir.unlink(&tmp);
-                        return Err(e);
-                    }
-                    dir.sync()?;
-                }
-                Err(e) => return Err(e),
-            }
-            if dir.read_file(&name)?.as_deref() != Some(pre) {
-                return Err(std::io::Error::other(
-                    "does not read back as its previous bytes",
-                ));
-            }
-            Ok(())
-        }
-        None => match dir.unlink(&name) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => dir.sync(),
-        },
     }
 }
 

@@ -23,6 +23,18 @@ fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
+/// The error for `name` being `kind` where a regular file was expected.
+pub fn not_regular(name: &str, kind: &'static str) -> io::Error {
+    if kind == "a symlink" {
+        return io::Error::other(format!(
+            "{name} is a symlink or not a folder; the worker never writes through one"
+        ));
+    }
+    io::Error::other(format!(
+        "{name} is {kind}, not a regular file; the worker never opens one"
+    ))
+}
+
 fn symlink_error(e: io::Error, name: &str) -> io::Error {
     match e.raw_os_error() {
         Some(libc::ELOOP) | Some(libc::ENOTDIR) => io::Error::other(format!(
@@ -34,34 +46,225 @@ fn symlink_error(e: io::Error, name: &str) -> io::Error {
 
 /// The folder that holds `rel`, opened from `root` one component at a time, and the file's name in it.
 pub fn open_parent(root: &Path, rel: &str) -> io::Result<(Dir, String)> {
-    let c = cstr(root.as_os_str().as_bytes())?;
-    // SAFETY: a valid NUL-terminated path; the fd returned is owned below.
-    let fd = check(unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    })?;
-    // SAFETY: `fd` is a fresh descriptor nobody else owns.
-    let mut dir = Dir(unsafe { OwnedFd::from_raw_fd(fd) });
+    let mut dir = Dir::root(root)?;
     let comps: Vec<&str> = rel.split('/').collect();
     let (name, folders) = comps
         .split_last()
         .ok_or_else(|| io::Error::other("empty path"))?;
     for comp in folders {
-        if comp.is_empty() || *comp == "." || *comp == ".." {
-            return Err(io::Error::other(format!(
-                "{rel} is not a plain relative path"
-            )));
-        }
-        dir = dir.open_sub(comp)?;
+        dir = dir.open_plain(comp, rel)?;
     }
     Ok((dir, name.to_string()))
 }
 
+/// What is at a name in a folder, looked at without following a symlink and without blocking.
+pub enum Found {
+    /// Nothing.
+    Absent,
+    /// A regular file: the open file (read-only, or read-write when asked), its bytes, its number of hard links.
+    File {
+        file: std::fs::File,
+        bytes: Vec<u8>,
+        links: u64,
+    },
+    /// Something that is not a regular file: what it is ("a FIFO", "a folder", "a symlink"...).
+    Other(&'static str),
+}
+
+/// What a file type is, in words.
+fn kind_of(mode: libc::mode_t) -> &'static str {
+    match mode & libc::S_IFMT {
+        libc::S_IFREG => "a regular file",
+        libc::S_IFDIR => "a folder",
+        libc::S_IFLNK => "a symlink",
+        libc::S_IFIFO => "a FIFO",
+        libc::S_IFSOCK => "a socket",
+        libc::S_IFCHR => "a character device",
+        libc::S_IFBLK => "a block device",
+        _ => "not a regular file",
+    }
+}
+
+/// The flags every workspace file is opened with: never through a symlink, never blocking in `open` (a FIFO or a
+/// device swapped in opens at once and is then refused by its type).
+const FILE_FLAGS: libc::c_int = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+
+/// Read a file of the state folder by path (never following a symlink at its last component, never blocking on a
+/// FIFO): its bytes, or an error naming what is there instead of a regular file.
+pub fn read_state_file(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(FILE_FLAGS)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        use std::os::unix::fs::MetadataExt;
+        return Err(io::Error::other(format!(
+            "{} is {}, not a regular file",
+            path.display(),
+            kind_of(meta.mode() as libc::mode_t)
+        )));
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// How many handles a [`remove_folders`] keeps open between its checkpoints.
+const SEGMENT: usize = 32;
+
+/// Remove the folders `root/folders[..=i]` for `i` from the last down to `from` (the deepest first), each through a
+/// handle on its parent opened from `root` one component at a time without following symlinks. Linear in the depth
+/// and with at most `depth / SEGMENT + SEGMENT` descriptors open: the handles are kept at every `SEGMENT`-th
+/// folder on the way down, and each segment between two of them is opened again once on the way up. Stops at the
+/// first folder that cannot be removed (not empty: someone put something there; a symlink): returns it and why.
+/// A folder already gone is skipped.
+pub fn remove_folders(
+    root: &Path,
+    folders: &[&str],
+    from: usize,
+) -> Result<(), (usize, io::Error)> {
+    let n = folders.len();
+    if from >= n {
+        return Ok(());
+    }
+    let rel = folders.join("/");
+    // The parent of `folders[from]`.
+    let mut dir = Dir::root(root).map_err(|e| (from, e))?;
+    for (i, comp) in folders[..from].iter().enumerate() {
+        dir = dir.open_plain(comp, &rel).map_err(|e| (i, e))?;
+    }
+    // checkpoints[k]: the parent of `folders[from + k * SEGMENT]`.
+    let mut checkpoints = vec![dir];
+    let mut start = from;
+    while start + SEGMENT < n {
+        let mut d = checkpoints[checkpoints.len() - 1].open_plain(folders[start], &rel);
+        for comp in &folders[start + 1..start + SEGMENT] {
+            d = d.and_then(|d| d.open_plain(comp, &rel));
+        }
+        match d {
+            Ok(d) => checkpoints.push(d),
+            // Deeper than a folder that cannot be opened, nothing can be reached: remove what can be.
+            Err(_) => break,
+        }
+        start += SEGMENT;
+    }
+    for (k, top) in checkpoints.iter().enumerate().rev() {
+        let seg = from + k * SEGMENT;
+        let end = (seg + SEGMENT).min(n);
+        // parents[j]: the parent of `folders[seg + j]`.
+        let mut parents: Vec<Dir> = Vec::with_capacity(end - seg);
+        for i in seg..end {
+            if i > seg {
+                match parents[parents.len() - 1].open_plain(folders[i - 1], &rel) {
+                    Ok(d) => parents.push(d),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => break,
+                    Err(e) => return Err((i - 1, e)),
+                }
+            } else {
+                parents.push(top.dup().map_err(|e| (i, e))?);
+            }
+        }
+        for (j, parent) in parents.iter().enumerate().rev() {
+            match parent.rmdir(folders[seg + j]) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err((seg + j, e)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Flush (fsync) the parent of each of `root/folders[..=i]` for `i` from `from` to the last: the folders whose
+/// entries an apply changed when it created or removed `folders[from..]`. One pass from `root`, one handle at a
+/// time; the last folder itself is not opened.
+pub fn sync_folders(root: &Path, folders: &[&str], from: usize) -> io::Result<()> {
+    let rel = folders.join("/");
+    let mut dir = Dir::root(root)?;
+    for (i, comp) in folders.iter().enumerate() {
+        if i >= from {
+            dir.sync()?;
+        }
+        if i + 1 == folders.len() {
+            break;
+        }
+        dir = dir.open_plain(comp, &rel)?;
+    }
+    Ok(())
+}
+
 impl Dir {
+    /// The workspace's root folder (canonical, so following it is following nothing the worker did not resolve).
+    pub fn root(root: &Path) -> io::Result<Dir> {
+        let c = cstr(root.as_os_str().as_bytes())?;
+        // SAFETY: a valid NUL-terminated path; the fd returned is owned below.
+        let fd = check(unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        })?;
+        // SAFETY: `fd` is a fresh descriptor nobody else owns.
+        Ok(Dir(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
     fn fd(&self) -> libc::c_int {
         self.0.as_raw_fd()
+    }
+
+    /// Another handle on the same folder.
+    pub fn dup(&self) -> io::Result<Dir> {
+        Ok(Dir(self.0.try_clone()?))
+    }
+
+    /// [`Dir::open_sub`] for one component of the path `rel`, refusing `.`, `..` and empty components.
+    pub fn open_plain(&self, comp: &str, rel: &str) -> io::Result<Dir> {
+        if comp.is_empty() || comp == "." || comp == ".." {
+            return Err(io::Error::other(format!(
+                "{rel} is not a plain relative path"
+            )));
+        }
+        self.open_sub(comp)
+    }
+
+    /// What is at `name`: opened without following a symlink and without blocking, its type checked on the open
+    /// handle before a byte is read; read-write when `write` (for a rewrite in place).
+    pub fn look(&self, name: &str, write: bool) -> io::Result<Found> {
+        use std::io::Read;
+        use std::os::unix::fs::MetadataExt;
+        let c = cstr(name.as_bytes())?;
+        let access = if write { libc::O_RDWR } else { libc::O_RDONLY };
+        // SAFETY: openat on a descriptor we own with a valid name.
+        let fd = match check(unsafe { libc::openat(self.fd(), c.as_ptr(), access | FILE_FLAGS) }) {
+            Ok(fd) => fd,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Found::Absent),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Ok(Found::Other("a symlink"));
+            }
+            // Opening a folder for writing.
+            Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {
+                return Ok(Found::Other("a folder"));
+            }
+            // A FIFO without a reader, opened for writing without blocking.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Ok(Found::Other("a FIFO")),
+            Err(e) => return Err(symlink_error(e, name)),
+        };
+        // SAFETY: fresh descriptor, owned by the File.
+        let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Ok(Found::Other(kind_of(meta.mode() as libc::mode_t)));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.read_to_end(&mut bytes)?;
+        Ok(Found::File {
+            file,
+            bytes,
+            links: meta.nlink(),
+        })
     }
 
     pub fn open_sub(&self, name: &str) -> io::Result<Dir> {
@@ -85,51 +288,23 @@ impl Dir {
         }
     }
 
-    /// The bytes of the file `name` (`None` if absent); a symlink there is an error.
+    /// The bytes of the file `name` (`None` if absent); a symlink or anything but a regular file there is an error.
     pub fn read_file(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
-        use std::io::Read;
-        let c = cstr(name.as_bytes())?;
-        // SAFETY: openat on a descriptor we own.
-        let fd = match check(unsafe {
-            libc::openat(
-                self.fd(),
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
-        }) {
-            Ok(fd) => fd,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
-            Err(e) => return Err(symlink_error(e, name)),
-        };
-        // SAFETY: fresh descriptor, owned by the File.
-        let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
-        if !f.metadata()?.is_file() {
-            return Err(io::Error::other(format!("{name} is not a regular file")));
+        match self.look(name, false)? {
+            Found::Absent => Ok(None),
+            Found::File { bytes, .. } => Ok(Some(bytes)),
+            Found::Other(kind) => Err(not_regular(name, kind)),
         }
-        let mut bytes = Vec::new();
-        f.read_to_end(&mut bytes)?;
-        Ok(Some(bytes))
     }
 
-    /// Open the existing regular file `name` for reading and writing (never through a symlink): the file, its
-    /// number of hard links, its bytes.
+    /// Open the existing regular file `name` for reading and writing (never through a symlink, never blocking): the
+    /// file, its number of hard links, its bytes.
     pub fn open_for_rewrite(&self, name: &str) -> io::Result<(std::fs::File, u64, Vec<u8>)> {
-        use std::io::Read;
-        use std::os::unix::fs::MetadataExt;
-        let c = cstr(name.as_bytes())?;
-        let flags = libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: openat on a descriptor we own with a valid name.
-        let fd = check(unsafe { libc::openat(self.fd(), c.as_ptr(), flags) })
-            .map_err(|e| symlink_error(e, name))?;
-        // SAFETY: fresh descriptor, owned by the File.
-        let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
-        let meta = f.metadata()?;
-        if !meta.is_file() {
-            return Err(io::Error::other(format!("{name} is not a regular file")));
+        match self.look(name, true)? {
+            Found::Absent => Err(io::Error::from(io::ErrorKind::NotFound)),
+            Found::File { file, bytes, links } => Ok((file, links, bytes)),
+            Found::Other(kind) => Err(not_regular(name, kind)),
         }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        f.read_to_end(&mut bytes)?;
-        Ok((f, meta.nlink(), bytes))
     }
 
     /// Whether anything (a file, a folder, a symlink) is at `name`.

@@ -1,9 +1,8 @@
-//! The journal an apply writes before its first byte (version 2: one file per workspace, empty between applies)
+//! The journal an apply writes before its first byte (version 3: one file per workspace, empty between applies)
 //! and the parser recovery reads it with.
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -14,19 +13,25 @@ use super::*;
 
 /// The journal document: enough to restore the pre-images or confirm the post-images after a crash.
 ///
-/// Version 2 (written now): each workspace has one journal file, `journals/<key>.journal` beside its lock
+/// Version 3 (written now): each workspace has one journal file, `journals/<key>.journal` beside its lock
 /// `locks/<key>.lock`, empty between applies. An apply, holding the lock, writes this document as one line of JSON,
-/// a newline, then the pre-image of every file that existed, in order, `len` bytes each, and flushes it before the
-/// first byte of the workspace changes; once the written files are flushed it empties the file and flushes that.
-/// A file shorter or longer than its document says is a journal cut off while being written, when nothing had
-/// changed yet. Version 1 (read for recovery only) was a folder `journals/apply-*` holding `journal.json` and a
-/// `pre-<index>` file per pre-image.
+/// a newline, then for every file, in order, its pre-image (`len` bytes, when it existed) and its post-image
+/// (`post_len` bytes), and flushes it before the first byte of the workspace changes; once the written files are
+/// flushed it empties the file and flushes that. A file shorter or longer than its document says is a journal cut
+/// off while being written, when nothing had changed yet. `mode` is the git mode (0o100644 or 0o100755); the folders
+/// a new file needs are `created_from` (the index of the first component of its folder the apply creates).
+/// Version 2 had no post-images and listed the folders to create as absolute paths in `created_dirs`, and `mode`
+/// was the file's `st_mode`; version 1 (read for recovery only) was a folder `journals/apply-*` holding
+/// `journal.json` and a `pre-<index>` file per pre-image. Recovery reads all three, and acts on none before
+/// [`validate`](super::recover) accepted every entry.
 #[derive(Serialize, Deserialize)]
 pub(super) struct JournalDoc {
     pub(super) version: u32,
     pub(super) workspace: PathBuf,
     pub(super) files: Vec<JournalFile>,
-    /// Folders the apply creates, outermost first.
+    /// Versions 1 and 2: folders the apply creates, outermost first (written empty by version 3, so that an older
+    /// worker still reads the document).
+    #[serde(default)]
     pub(super) created_dirs: Vec<PathBuf>,
 }
 
@@ -38,21 +43,31 @@ pub(super) struct JournalFile {
     pub(super) pre_id: Option<String>,
     pub(super) post_id: String,
     pub(super) mode: u32,
-    /// Version 2: the length of the pre-image's bytes in the journal file.
+    /// Versions 2 and 3: the length of the pre-image's bytes in the journal file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) len: Option<u64>,
+    /// Version 3: the length of the post-image's bytes in the journal file, after the pre-image's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) post_len: Option<u64>,
+    /// Version 3, a new file whose folder did not exist: the index of the first component of its folder the apply
+    /// creates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) created_from: Option<usize>,
 }
+
+/// The version of the journal this worker writes.
+pub(super) const JOURNAL_VERSION: u32 = 3;
 
 /// A workspace's journal file, opened by an apply that holds the workspace's lock.
 pub(super) struct Journal {
     pub(super) file: fs::File,
     pub(super) path: PathBuf,
-    pub(super) created_dirs: Vec<PathBuf>,
 }
 
 impl Journal {
     /// Open (creating it the first time) the workspace's journal; refuses when it still holds an interrupted apply.
     pub(super) fn open(state: &Path, root: &Path) -> Result<Journal> {
+        use std::os::unix::fs::OpenOptionsExt;
         let journals = state.join("journals");
         let path = journals.join(format!("{}.journal", workspace_key(root)));
         let io = |e: std::io::Error| {
@@ -61,10 +76,16 @@ impl Journal {
                 path.display()
             ))
         };
-        let file = match fs::OpenOptions::new().read(true).write(true).open(&path) {
+        // Never through a symlink, never blocking on a FIFO planted there.
+        let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+        let file = match fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(flags)
+            .open(&path)
+        {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                use std::os::unix::fs::OpenOptionsExt;
                 fs::create_dir_all(&journals).map_err(io)?;
                 // It will hold copies of the workspace's files: readable by their owner only.
                 let file = fs::OpenOptions::new()
@@ -72,6 +93,7 @@ impl Journal {
                     .write(true)
                     .create_new(true)
                     .mode(0o600)
+                    .custom_flags(flags)
                     .open(&path)
                     .map_err(io)?;
                 // The file's name must survive a power loss as much as what will be written in it.
@@ -82,23 +104,37 @@ impl Journal {
             }
             Err(e) => return Err(io(e)),
         };
-        let pending = if file.metadata().map_err(io)?.len() > 0 {
+        let meta = file.metadata().map_err(io)?;
+        if !meta.is_file() {
+            return Err(Error::io_message(format!(
+                "the apply journal {} is not a regular file; remove it (nothing the worker wrote is there), then \
+                 apply again",
+                path.display()
+            )));
+        }
+        let pending = if meta.len() > 0 {
             Some(path.clone())
         } else {
             version_1_journal_of(&journals, root)
         };
         if let Some(pending) = pending {
-            return Err(Error::io_message(format!(
-                "an earlier apply to {} was interrupted and has not been recovered yet ({}); run `local-llm-worker recover` (the MCP server does it when it starts), then apply again",
-                root.display(),
-                pending.display()
-            )));
+            return Err(Error::io_message(match recovery_problems(state, root) {
+                Some(problems) => format!(
+                    "an earlier apply to {} was interrupted and its recovery needs attention ({}): {}; put that \
+                     right, then run `local-llm-worker recover` and apply again",
+                    root.display(),
+                    pending.display(),
+                    problems.join("; ")
+                ),
+                None => format!(
+                    "an earlier apply to {} was interrupted and has not been recovered yet ({}); run \
+                     `local-llm-worker recover` (the MCP server does it when it starts), then apply again",
+                    root.display(),
+                    pending.display()
+                ),
+            }));
         }
-        Ok(Journal {
-            file,
-            path,
-            created_dirs: Vec::new(),
-        })
+        Ok(Journal { file, path })
     }
 
     /// Record `planned` and flush it: from here on a crash can be undone.
@@ -109,7 +145,6 @@ impl Journal {
                 self.path.display()
             ))
         };
-        self.created_dirs = missing_dirs(root, planned);
         let files = planned
             .iter()
             .map(|p| JournalFile {
@@ -117,15 +152,17 @@ impl Journal {
                 existed: p.pre.is_some(),
                 pre_id: p.pre_id.clone(),
                 post_id: p.new_id.clone(),
-                mode: p.perms.mode(),
+                mode: p.mode,
                 len: Some(p.pre.as_ref().map_or(0, |b| b.len() as u64)),
+                post_len: Some(p.post.len() as u64),
+                created_from: p.created_from,
             })
             .collect();
         let doc = JournalDoc {
-            version: 2,
+            version: JOURNAL_VERSION,
             workspace: root.to_path_buf(),
             files,
-            created_dirs: self.created_dirs.clone(),
+            created_dirs: Vec::new(),
         };
         let mut header = serde_json::to_vec(&doc)
             .map_err(|e| Error::io_message(format!("cannot encode the apply journal: {e}")))?;
@@ -138,6 +175,7 @@ impl Journal {
                 if let Some(pre) = &p.pre {
                     file.write_all(pre)?;
                 }
+                file.write_all(&p.post)?;
             }
             file.sync_data()
         })();
@@ -156,30 +194,37 @@ impl Journal {
 }
 
 /// A journal found in the state folder, with the pre-image bytes of every file (`None`: it did not exist; an
-/// error: the journal's copy cannot be read).
+/// error: the journal's copy cannot be read) and, from version 3, its post-image bytes.
 pub(super) struct FoundJournal {
     pub(super) doc: JournalDoc,
     pub(super) pres: Vec<std::result::Result<Option<Vec<u8>>, String>>,
+    pub(super) posts: Vec<Option<Vec<u8>>>,
 }
 
-/// Parse the bytes of a version 2 journal file; `None` when they are not a whole journal (cut off while written).
+/// Parse the bytes of a version 2 or 3 journal file; `None` when they are not a whole journal (cut off while
+/// written).
 pub(super) fn parse_journal(bytes: &[u8]) -> Option<FoundJournal> {
     let split = bytes.iter().position(|&b| b == b'\n')?;
     let doc: JournalDoc = serde_json::from_slice(&bytes[..split]).ok()?;
     let mut rest = &bytes[split + 1..];
-    let mut pres = Vec::with_capacity(doc.files.len());
-    for f in &doc.files {
-        let len = usize::try_from(f.len?).ok()?;
-        if !f.existed {
-            pres.push(Ok(None));
-            continue;
-        }
+    let mut take = |len: u64| -> Option<Vec<u8>> {
+        let len = usize::try_from(len).ok()?;
         if rest.len() < len {
             return None;
         }
-        let (pre, tail) = rest.split_at(len);
-        pres.push(Ok(Some(pre.to_vec())));
+        let (taken, tail) = rest.split_at(len);
         rest = tail;
+        Some(taken.to_vec())
+    };
+    let mut pres = Vec::with_capacity(doc.files.len());
+    let mut posts = Vec::with_capacity(doc.files.len());
+    for f in &doc.files {
+        let len = f.len?;
+        pres.push(Ok(if f.existed { Some(take(len)?) } else { None }));
+        posts.push(match f.post_len {
+            Some(n) => Some(take(n)?),
+            None => None,
+        });
     }
-    rest.is_empty().then_some(FoundJournal { doc, pres })
+    rest.is_empty().then_some(FoundJournal { doc, pres, posts })
 }

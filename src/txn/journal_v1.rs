@@ -11,25 +11,27 @@ pub(super) fn version_1_journal_of(journals: &Path, root: &Path) -> Option<PathB
     fs::read_dir(journals)
         .ok()?
         .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path())
-        .filter(|p| p.is_dir())
         .find(|p| read_journal_v1(p).is_some_and(|j| j.doc.workspace == root))
 }
 
 /// Read a version 1 journal folder; `None` when it is incomplete (killed before its document was written, when
 /// nothing in the workspace had changed yet).
 pub(super) fn read_journal_v1(dir: &Path) -> Option<FoundJournal> {
-    let doc: JournalDoc = serde_json::from_slice(&fs::read(dir.join("journal.json")).ok()?).ok()?;
+    let doc: JournalDoc =
+        serde_json::from_slice(&fsat::read_state_file(&dir.join("journal.json")).ok()?).ok()?;
     let pres = doc
         .files
         .iter()
         .enumerate()
         .map(|(i, f)| match f.existed {
             false => Ok(None),
-            true => fs::read(dir.join(format!("pre-{i}")))
+            true => fsat::read_state_file(&dir.join(format!("pre-{i}")))
                 .map(Some)
                 .map_err(|e| format!("{}: the journal's copy is unreadable: {e}", f.rel)),
         })
         .collect();
-    Some(FoundJournal { doc, pres })
+    let posts = doc.files.iter().map(|_| None).collect();
+    Some(FoundJournal { doc, pres, posts })
 }

@@ -36,12 +36,21 @@ impl WorkspaceLock {
         let dir = state.join("locks");
         fs::create_dir_all(&dir).at("cannot create", &dir)?;
         let path = dir.join(format!("{key}.lock"));
+        use std::os::unix::fs::OpenOptionsExt;
+        // Never through a symlink, never blocking on a FIFO planted there.
         let file = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(&path)
             .at("cannot open", &path)?;
+        if !file.metadata().at("cannot inspect", &path)?.is_file() {
+            return Err(Error::io_message(format!(
+                "the apply lock {} is not a regular file; remove it, then retry",
+                path.display()
+            )));
+        }
         use rustix::fs::{FlockOperation, flock};
         let op = if wait {
             FlockOperation::LockExclusive

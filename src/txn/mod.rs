@@ -6,28 +6,38 @@
 //!    symlinks, inside `paths.allowed`, never `.git/`);
 //! 3. checks every pre-image: the file's current git blob id and mode must equal the patch's (a file to create must
 //!    still be absent); computes every post-image in memory and checks its promised blob id;
-//! 4. writes a journal (the pre-images, the promised post-image ids, the folders it will create) to the state
-//!    folder as one file and flushes it and its folder, before the first byte of the workspace changes;
-//! 5. opens every existing target through a handle on its folder (never through a symlink) and re-reads it: it must
-//!    still hold exactly the planned pre-image and have no other hard link; every file to create must still be
-//!    absent; then creates the new folders, rewrites existing files in place and creates new ones (`O_EXCL`); any
-//!    failure puts back what was written;
+//! 4. writes a journal (the pre-images, the post-images, the folders it will create) to the state folder as one
+//!    file and flushes it and its folder, before the first byte of the workspace changes; a state folder inside the
+//!    workspace is refused first;
+//! 5. opens every existing target through a handle on its folder (never through a symlink, never blocking: a FIFO
+//!    or device is refused by its type on the open handle) and re-reads it: it must still hold exactly the planned
+//!    pre-image and have no other hard link; every file to create must still be absent; then creates the new
+//!    folders (one pass of handles down from the root per new file), rewrites existing files in place and creates
+//!    new ones (`O_EXCL`); any failure puts back what was written;
 //! 6. reads every target back and compares it with the post-image;
-//! 7. runs the caller's validation; when it fails, restores the exact previous bytes in place (and removes created
-//!    files and folders) and reports it;
+//! 7. runs the caller's validation; when it fails, restores the exact previous bytes in place of every file that
+//!    still holds what the apply wrote (one that someone else changed meanwhile keeps its newer bytes, and the
+//!    message says so), removes created files and folders, and reports it;
 //! 8. flushes every written file, then each folder that gained an entry, and only then empties the journal (and
 //!    flushes that): until then, a power loss is undone from the journal like a kill. When a restore fails, the
 //!    journal is kept for `recover`.
 //!
 //! All files or none: a refusal in steps 1-5 before the first write changes nothing; a failure after it restores
-//! the pre-images. A kill at any moment leaves a journal; [`recover_all`] (run when the MCP server starts, and by
-//! `local-llm-worker recover`) then puts the workspace back to exactly the pre-images, or, when every file already
-//! holds its post-image, flushes and keeps that, and says which. Leftover temporary files are removed.
+//! the pre-images. A kill at any moment leaves a journal; [`recover_all`] (run in the background when the MCP
+//! server starts, and by `local-llm-worker recover`, which gives up after [`recover_timeout`]) checks every entry
+//! of it as strictly as a patch, then puts the workspace back to exactly the pre-images, or, when every file already
+//! holds its post-image, flushes and keeps that, and says which; a file that holds neither is left alone and
+//! reported. Leftover temporary files are removed. Nothing here opens, writes, flushes or removes a workspace file
+//! or folder by a path string: every step goes through folder handles, so a path longer than PATH_MAX is written,
+//! undone and flushed like any other, in time linear in its depth.
 //!
 //! One concept a file: `fsat` (folder handles, the only `unsafe`), `plan` (pre-image checks), `apply` (write,
-//! verify, flush, roll back), `journal` (and `journal_v1`, the isolated version 1 reader), `lock`, `recover`.
+//! verify, flush, roll back), `journal` (and `journal_v1`, the isolated version 1 reader), `lock`, `recover`
+//! (validation, recovery, its background run and timeout); `tests` and `edge_tests`.
 
 mod apply;
+#[cfg(test)]
+mod edge_tests;
 mod fsat;
 mod journal;
 mod journal_v1;
@@ -50,7 +60,9 @@ use lock::*;
 use plan::*;
 pub use plan::{parse_within, plan};
 use recover::*;
-pub use recover::{Recovery, recover_all};
+pub use recover::{
+    Outcome, Recovery, recover_all, recover_all_within, recover_in_background, recover_timeout,
+};
 
 /// What a finished transaction changed, and what its validation reported.
 #[derive(Debug)]
@@ -84,18 +96,22 @@ pub fn apply<T>(
     let state = state.ok_or_else(|| {
         Error::io_message("no state folder for the apply journal: set LOCAL_LLM_STATE_DIR (or HOME) so a crash stays recoverable")
     })?;
+    if state_inside(state, ws.root()) {
+        return Err(Error::Scope(format!(
+            "the state folder {} lies inside the workspace {}: the apply journal (copies of the files) would be \
+             written into the workspace, where a patch or a check could change it. Set LOCAL_LLM_STATE_DIR to a \
+             folder outside the workspace, then apply again; nothing was written",
+            state.display(),
+            ws.root().display()
+        )));
+    }
+    wait_for_recovery(state, ws.root())?;
     let _lock = WorkspaceLock::take(state, ws.root())?;
     let mut journal = Journal::open(state, ws.root())?;
     let planned = plan_files(ws, patch, limits)?;
     journal.write(ws.root(), &planned)?;
     crash_point();
-    let result = apply_planned(
-        ws,
-        &planned,
-        &journal.created_dirs,
-        Durability::Flushed,
-        validate,
-    );
+    let result = apply_planned(ws, &planned, Durability::Flushed, validate);
     crash_point();
     if let Err(f) = &result
         && !f.restored
@@ -134,6 +150,5 @@ pub fn apply_throwaway<T>(
     validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
 ) -> Result<Applied<T>> {
     let planned = plan_files(ws, patch, limits)?;
-    let dirs = missing_dirs(ws.root(), &planned);
-    apply_planned(ws, &planned, &dirs, Durability::Throwaway, validate).map_err(|f| f.error)
+    apply_planned(ws, &planned, Durability::Throwaway, validate).map_err(|f| f.error)
 }

@@ -1,13 +1,8 @@
 //! Planning an apply: the strict parse of the canonical patch, every target re-resolved under the policy, every
 //! pre-image checked against the file (blob id and mode), every post-image computed and checked. Writes nothing.
 
-use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
-
 use crate::digest::git_blob_id;
-use crate::error::{Error, IoContext, Result};
-use crate::patch::MODE_EXECUTABLE;
+use crate::error::{Error, Result};
 use crate::patch::canonical::{self, CanonicalFile};
 use crate::scope::{OnDisk, Workspace};
 
@@ -16,13 +11,22 @@ use super::*;
 /// One file the transaction will write.
 pub(super) struct Planned {
     pub(super) rel: String,
-    pub(super) abs: PathBuf,
     pub(super) pre: Option<Vec<u8>>,
     /// The git blob id of `pre`, checked against the file when planned.
     pub(super) pre_id: Option<String>,
     pub(super) post: Vec<u8>,
     pub(super) new_id: String,
-    pub(super) perms: fs::Permissions,
+    /// The git mode (`0o100644` or `0o100755`): the file's, checked when planned, or the one a new file gets.
+    pub(super) mode: u32,
+    /// For a new file whose folder does not exist yet: the index of the first component of its folder that is
+    /// missing (every folder from there down is created by the apply).
+    pub(super) created_from: Option<usize>,
+}
+
+/// The permission bits a file with the mode `mode` (a git mode, or a version 2 journal's `st_mode`) is created
+/// with: 0755 when it is executable, else 0644; never anything else.
+pub(super) fn permission_bits(mode: u32) -> u32 {
+    if mode & 0o111 != 0 { 0o755 } else { 0o644 }
 }
 
 /// Parse and check `patch` against the workspace without writing anything: the post-image of every file.
@@ -84,36 +88,38 @@ pub(super) const PARALLEL_PLAN_FROM: usize = 4;
 
 pub(super) fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
     let rel = f.path.clone();
-    let (abs, current, perms) = match ws.resolve(&rel)? {
-        OnDisk::Absent { abs } => {
-            let perms = fs::Permissions::from_mode(if f.mode == MODE_EXECUTABLE {
-                0o755
-            } else {
-                0o644
-            });
-            (abs, None, perms)
-        }
-        OnDisk::File { abs, mode } => {
+    let (current, created_from) = match ws.resolve(&rel)? {
+        OnDisk::Absent { .. } => (None, missing_from(ws.root(), &rel)?),
+        OnDisk::File { mode, .. } => {
             if !f.creates() && mode != f.mode {
                 return Err(Error::Stale(format!(
                     "{rel} has mode {mode:o} but the patch was made for {:o}; make a new proposal",
                     f.mode
                 )));
             }
-            let read = || -> std::io::Result<(Vec<u8>, fs::Permissions, u64)> {
-                use std::io::Read;
-                use std::os::unix::fs::MetadataExt;
-                let mut file = fs::File::open(&abs)?;
-                let meta = file.metadata()?;
-                let mut bytes = Vec::with_capacity(meta.len() as usize);
-                file.read_to_end(&mut bytes)?;
-                Ok((bytes, meta.permissions(), meta.nlink()))
-            };
-            let (bytes, perms, links) = read().at("cannot read", &rel)?;
-            if links > 1 {
-                return Err(Error::Scope(hard_link_refusal(&rel, links)));
+            // Read through a handle on its folder, without following a symlink and without blocking: what was a
+            // regular file a moment ago may be a FIFO now.
+            let found = fsat::open_parent(ws.root(), &rel)
+                .and_then(|(dir, name)| dir.look(&name, false))
+                .map_err(|e| Error::Scope(format!("cannot read {rel}: {e}")))?;
+            match found {
+                fsat::Found::File { bytes, links, .. } => {
+                    if links > 1 {
+                        return Err(Error::Scope(hard_link_refusal(&rel, links)));
+                    }
+                    (Some(bytes), None)
+                }
+                fsat::Found::Absent => {
+                    return Err(Error::Stale(format!(
+                        "{rel} was removed while the patch was being applied"
+                    )));
+                }
+                fsat::Found::Other(kind) => {
+                    return Err(Error::Scope(format!(
+                        "{rel} is {kind} now, not a regular file; the worker never opens one. Put the file back, then                          propose again"
+                    )));
+                }
             }
-            (abs, Some(bytes), perms)
         }
     };
     if let Some(now) = &current
@@ -128,12 +134,31 @@ pub(super) fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
     let post = canonical::apply_file(f, current.as_deref())?;
     Ok(Planned {
         rel,
-        abs,
         pre: current,
         // `apply_file` has just checked the current bytes against it.
         pre_id: f.old_id.clone(),
         post,
         new_id: f.new_id.clone(),
-        perms,
+        mode: f.mode,
+        created_from,
     })
+}
+
+/// For a file to create at `rel`: the index of the first component of its folder that does not exist (`None` when
+/// the folder exists), found through folder handles from `root` in one pass.
+pub(super) fn missing_from(root: &std::path::Path, rel: &str) -> Result<Option<usize>> {
+    let (folder, _) = split_rel(rel);
+    if folder.is_empty() {
+        return Ok(None);
+    }
+    let scope = |e: std::io::Error| Error::Scope(format!("{rel}: {e}"));
+    let mut dir = fsat::Dir::root(root).map_err(scope)?;
+    for (i, comp) in folder.split('/').enumerate() {
+        match dir.open_plain(comp, rel) {
+            Ok(d) => dir = d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Some(i)),
+            Err(e) => return Err(scope(e)),
+        }
+    }
+    Ok(None)
 }

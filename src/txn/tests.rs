@@ -41,19 +41,19 @@ fn put_back_refuses_a_symlinked_parent() {
     let root = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(outside.path(), root.path().join("src")).unwrap();
-    let err = put_back(
-        root.path(),
-        "src/a.py",
-        Some(b"x"),
-        &fs::Permissions::from_mode(0o644),
-    )
-    .unwrap_err();
+    let err = put_back(root.path(), "src/a.py", Some(b"x"), None, 0o100644).unwrap_err();
     assert!(err.to_string().contains("is a symlink"), "{err}");
     assert!(fs::read_dir(outside.path()).unwrap().next().is_none());
 }
 
-fn workspace_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+/// A workspace holding `files` and a policy file (recovery acts only in a workspace with a policy).
+pub(super) fn workspace_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
     let root = tempfile::tempdir().unwrap();
+    fs::write(
+        root.path().join("local-llm-worker.toml"),
+        "[provider]\nkind = \"llamacpp\"\nbase_url = \"http://127.0.0.1:1/v1\"\n",
+    )
+    .unwrap();
     for (rel, text) in files {
         let p = root.path().join(rel);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -68,7 +68,7 @@ fn workspace_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
     (root, ws)
 }
 
-fn limits() -> PatchLimits {
+pub(super) fn limits() -> PatchLimits {
     PatchLimits {
         max_patch_bytes: 1 << 20,
         max_files: 10,
@@ -77,7 +77,7 @@ fn limits() -> PatchLimits {
 }
 
 /// Apply [`two_file_patch`] to `ws` with the state folder `state`.
-fn apply_two<T>(
+pub(super) fn apply_two<T>(
     ws: &Workspace,
     state: &Path,
     validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
@@ -85,7 +85,7 @@ fn apply_two<T>(
     apply(ws, &two_file_patch(), limits(), Some(state), validate)
 }
 
-fn two_file_patch() -> Vec<u8> {
+pub(super) fn two_file_patch() -> Vec<u8> {
     use crate::patch::{FileChange, MODE_REGULAR};
     let change = |path: &str, pre: Option<&str>, post: &str| FileChange {
         path: path.into(),
@@ -103,7 +103,7 @@ fn two_file_patch() -> Vec<u8> {
 /// Simulate a kill right after the journal is flushed and the first file is written: the journal is kept and
 /// one target holds its post-image. Returns the workspace, its journal's path and the lock the "killed" apply
 /// held (drop it to end that apply).
-fn interrupted(state: &Path) -> (tempfile::TempDir, PathBuf, WorkspaceLock) {
+pub(super) fn interrupted(state: &Path) -> (tempfile::TempDir, PathBuf, WorkspaceLock) {
     let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
     let lock = WorkspaceLock::take(state, ws.root()).unwrap();
     let mut journal = Journal::open(state, ws.root()).unwrap();
@@ -114,7 +114,7 @@ fn interrupted(state: &Path) -> (tempfile::TempDir, PathBuf, WorkspaceLock) {
     (root, path, lock)
 }
 
-fn journal_len(path: &Path) -> u64 {
+pub(super) fn journal_len(path: &Path) -> u64 {
     fs::metadata(path).unwrap().len()
 }
 
@@ -274,7 +274,7 @@ fn a_created_folder_swapped_for_a_symlink_is_not_followed_by_the_undo() {
     );
 }
 
-fn journal_of(state: &Path, ws: &Workspace) -> PathBuf {
+pub(super) fn journal_of(state: &Path, ws: &Workspace) -> PathBuf {
     state.join(format!("journals/{}.journal", workspace_key(ws.root())))
 }
 
@@ -294,11 +294,12 @@ fn write_v1_journal(state: &Path, workspace: &Path) -> PathBuf {
     dir
 }
 
-/// Change a byte of the last pre-image copy in a journal file; returns the new bytes.
+/// Change a byte of the first pre-image copy in a journal file (right after its document's line); returns the new
+/// bytes.
 fn damage_last_copy(path: &Path) -> Vec<u8> {
     let mut bytes = fs::read(path).unwrap();
-    let last = bytes.len() - 2;
-    bytes[last] = b'Z';
+    let first = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    bytes[first] = b'Z';
     fs::write(path, &bytes).unwrap();
     bytes
 }
@@ -361,7 +362,7 @@ fn a_file_to_create_that_appears_stops_the_apply_before_any_write() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
     fs::write(root.path().join("new/b.txt"), "someone else's\n").unwrap();
-    let err = match apply_planned(&ws, &planned, &[], Durability::Throwaway, |_| {
+    let err = match apply_planned(&ws, &planned, Durability::Throwaway, |_| {
         Ok::<(), String>(())
     }) {
         Err(f) => f.error,
