@@ -18,6 +18,8 @@
 //! - E. The whole pure pipeline of a propose for H hunks, H = 1,000, 10,000 and 100,000 (one every 10 lines of a
 //!   10 H-line file): read the answer, place every hunk, build the post-image, render the canonical patch, parse it
 //!   back and apply it to the pre-image (the dry run's pure part), the result checked against the expected file.
+//! - F. An answer of S file sections, each naming another file (S = 37,500 to 300,000: 2.0 to 16.2 MB, under the
+//!   16 MiB cap on answers): refused as naming more than 1,000 files.
 //!
 //! Run it with:
 //!
@@ -25,7 +27,7 @@
 //! cargo bench --locked --bench reader
 //! ```
 //!
-//! `READER_CASES=AC` runs only the cases named (letters A to E), e.g. under a profiler.
+//! `READER_CASES=AC` runs only the cases named (letters A to F), e.g. under a profiler.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -165,13 +167,14 @@ fn run_answer(answer: &str, pre: &BTreeMap<String, Option<PreImage>>) -> Outcome
 }
 
 fn run() -> Result<(), String> {
-    let only = std::env::var("READER_CASES").unwrap_or_else(|_| "ABCDE".into());
-    let cases: [(char, Case); 5] = [
+    let only = std::env::var("READER_CASES").unwrap_or_else(|_| "ABCDEF".into());
+    let cases: [(char, Case); 6] = [
         ('A', many_hunks),
         ('B', identical_lines),
         ('C', long_hunk),
         ('D', identical_long_hunk),
         ('E', whole_pipeline),
+        ('F', many_sections),
     ];
     let mut first = true;
     for (letter, case) in cases {
@@ -442,6 +445,34 @@ fn whole_pipeline() -> Result<(), String> {
     series(
         "one file of 10 H lines, a hunk every 10 lines (the headline: 100,000 hunks)",
         "H hunks",
+        &sizes,
+        &stats,
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// F. Many file sections
+
+fn many_sections() -> Result<(), String> {
+    println!(
+        "F. An answer of S file sections, each naming another file (refused at the cap of 1,000 files)"
+    );
+    let sizes = [37_500, 75_000, 150_000, 300_000];
+    let pre = pre_images("x = 1\n".into());
+    let mut stats = Vec::new();
+    for &sections in &sizes {
+        let answer: String = (0..sections)
+            .map(|i| format!("--- a/src/f{i:06}.py\n+++ b/src/f{i:06}.py\n@@ @@\n-x\n+y\n"))
+            .collect();
+        stats.push(time(
+            || run_answer(&answer, &pre),
+            expect_refusal("different files"),
+        )?);
+    }
+    series(
+        "S sections (300,000: 16.2 MB)",
+        "S sections",
         &sizes,
         &stats,
     );

@@ -1067,7 +1067,7 @@ mod tests {
 
     #[test]
     fn a_quadratic_answer_of_300000_file_sections_is_refused_at_the_cap_at_once() {
-        // 13.6 MB, under the 16 MiB cap on answers: one section per file, each naming another file.
+        // 16.2 MB, under the 16 MiB (16.8 MB) cap on answers: one section per file, each naming another file.
         let answer: String = (0..300_000)
             .map(|i| format!("--- a/src/f{i:06}.py\n+++ b/src/f{i:06}.py\n@@ @@\n-x\n+y\n"))
             .collect();

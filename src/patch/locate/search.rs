@@ -162,7 +162,8 @@ impl LineIndex {
     /// The index of `lines` (a file's normalised lines) for `needles` (its hunks' normalised old sides).
     fn new(lines: &[Cow<'_, str>], needles: &[Vec<Cow<'_, str>>]) -> LineIndex {
         // Only the old sides' lines are interned: a small table, whatever the size of the file.
-        let mut ids: HashMap<&str, usize> = HashMap::new();
+        let mut ids: HashMap<&str, usize> =
+            HashMap::with_capacity(needles.iter().map(Vec::len).sum());
         let needles: Vec<Vec<usize>> = needles
             .iter()
             .map(|needle| {
