@@ -171,6 +171,17 @@ fn escaped(rel: &str) -> String {
         .collect()
 }
 
+/// A path that came from outside (a model's answer) as a message may show it: every character a path may not hold
+/// (controls, bidi controls, invisible characters, odd spaces) as `<U+XXXX>`, the rest as it is (`café.py` stays).
+pub fn shown(path: &str) -> String {
+    path.chars()
+        .map(|c| match unseen(c) {
+            Some(_) => format!("<{}>", code_point(c)),
+            None => c.to_string(),
+        })
+        .collect()
+}
+
 /// The names a component must not merely look like: `.git` and the policy file's.
 const LOOKALIKE_GUARDED: &[&str] = &[".git", POLICY_FILE];
 

@@ -88,7 +88,7 @@ pub fn locate_all_cancellable(
             let known: Vec<&str> = pre_images.keys().map(String::as_str).collect();
             return Err(Error::ModelAnswer(format!(
                 "the answer edits {}, which is not one of the selected files ({}); add it to `files` if it should be editable",
-                edit.path,
+                crate::scope::shown(&edit.path),
                 known.join(", ")
             )));
         };
@@ -97,7 +97,7 @@ pub fn locate_all_cancellable(
         if change.post.contains(&0) {
             return Err(Error::ModelAnswer(format!(
                 "the answer writes NUL bytes into {}; only text edits are accepted",
-                edit.path
+                crate::scope::shown(&edit.path)
             )));
         }
         if change.pre.as_deref() != Some(change.post.as_slice()) {
@@ -474,5 +474,20 @@ mod tests {
         );
         let err = locate_all(&[edit("a", vec![R("x".into()), Add("x".into())])], &map).unwrap_err();
         assert!(err.to_string().contains("changes nothing"), "{err}");
+    }
+
+    #[test]
+    fn a_path_the_model_wrote_is_shown_without_its_invisible_characters() {
+        let mut map = BTreeMap::new();
+        map.insert("a".to_string(), Some(pre("x\n")));
+        let hostile = "evil\u{202E}yp.txt\u{1b}[2J";
+        let err = locate_all(&[edit(hostile, vec![R("x".into())])], &map)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("evil<U+202E>yp.txt<U+001B>[2J"), "{err}");
+        assert!(
+            !err.contains('\u{202E}') && !err.contains('\u{1b}'),
+            "{err}"
+        );
     }
 }
