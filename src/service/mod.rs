@@ -144,6 +144,10 @@ fn open_workspace(root_arg: &str) -> Result<(Workspace, LoadedPolicy)> {
     let root = scope::root_from_arg(root_arg)?;
     let loaded = config::load(&root)?;
     let ws = Workspace::new(root, &loaded.policy.paths, loaded.path.as_deref())?;
+    // Files an interrupted apply is putting back are read once they are back.
+    if let Some(state) = ledger::state_dir() {
+        crate::txn::wait_for_recovery(&state, ws.root(), "request")?;
+    }
     Ok((ws, loaded))
 }
 

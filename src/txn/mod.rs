@@ -62,6 +62,7 @@ pub use plan::{parse_within, plan};
 use recover::*;
 pub use recover::{
     Outcome, Recovery, recover_all, recover_all_within, recover_in_background, recover_timeout,
+    wait_for_recovery,
 };
 
 /// What a finished transaction changed, and what its validation reported.
@@ -105,7 +106,7 @@ pub fn apply<T>(
             ws.root().display()
         )));
     }
-    wait_for_recovery(state, ws.root())?;
+    wait_for_recovery(state, ws.root(), "apply")?;
     let _lock = WorkspaceLock::take(state, ws.root())?;
     let mut journal = Journal::open(state, ws.root())?;
     let planned = plan_files(ws, patch, limits)?;

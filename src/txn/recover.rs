@@ -243,9 +243,10 @@ fn pending_journals(state: &Path) -> Option<Option<Vec<String>>> {
     (!keys.is_empty()).then_some(Some(keys))
 }
 
-/// Before an apply to `root` with the state folder `state`: wait (a few seconds at most) while the background
-/// recovery has not finished with that workspace; then refuse, saying what it waits for.
-pub(super) fn wait_for_recovery(state: &Path, root: &Path) -> Result<()> {
+/// Before an apply to `root` with the state folder `state`, or a proposal's reading of its files (`what` names which):
+/// wait (a few seconds at most) while the background recovery has not finished with that workspace, so nothing is
+/// read or written half recovered; then refuse, saying what it waits for.
+pub fn wait_for_recovery(state: &Path, root: &Path, what: &str) -> Result<()> {
     let key = workspace_key(root);
     let waits = |b: &Option<Background>| {
         b.as_ref().is_some_and(|b| {
@@ -260,8 +261,8 @@ pub(super) fn wait_for_recovery(state: &Path, root: &Path) -> Result<()> {
         .unwrap_or_else(|e| e.into_inner());
     match guard.as_ref() {
         Some(b) if waits(&guard) => Err(Error::io_message(format!(
-            "an interrupted apply to {} is still being recovered (for {} s now; at {}): this apply waited {} s and \
-             was refused, nothing was written. Retry in a moment; if the recovery stays stuck (the server's log says \
+            "an interrupted apply to {} is still being recovered (for {} s now; at {}): this {what} waited {} s and \
+             was refused, nothing was read or written. Retry in a moment; if the recovery stays stuck (the server's log says \
              so after {} s), restart the server or run `local-llm-worker recover` and see what it says",
             root.display(),
             b.started.elapsed().as_secs(),

@@ -1,0 +1,213 @@
+//! How often a real small model's draft ends as an accepted patch: the bench's own routine Python fixes
+//! (`benches/solve/tasks.rs`), each proposed against a REAL OpenAI-compatible server (the local llama.cpp server of
+//! `scripts/local-model.sh`), then applied with its digest; the apply runs the task's failing test, so a task is
+//! solved when the apply lands (the test passed on the applied bytes) and never otherwise.
+//!
+//! ```text
+//! url=$(LOCAL_MODEL=gemma3 LOCAL_MODEL_PORT=0 LOCAL_MODEL_PARALLEL=4 scripts/local-model.sh start)
+//! SOLVE_URL=$url SOLVE_POLICY=$'[sampling]\ncandidates = 4' cargo bench --locked --bench solve
+//! ```
+//!
+//! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
+//! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
+//! only those; `SOLVE_ROUNDS=N` runs every task N times. Prints one line per task and a summary: solved, proposals
+//! made, model seconds and tokens, and seconds of model time per solved task.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a benchmark: a failed unwrap stops the run with its message"
+)]
+
+mod common;
+#[path = "solve/tasks.rs"]
+mod tasks;
+
+use std::time::Instant;
+
+use local_llm_delegator::service::{ApplyRequest, Call, ProposeRequest, Service};
+use serde_json::{Value, json};
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+#[derive(Default)]
+struct Totals {
+    runs: usize,
+    solved: usize,
+    proposed: usize,
+    validation_passed: usize,
+    model_ms: u64,
+    tokens: u64,
+    wall_ms: u64,
+}
+
+fn run() -> Result<(), String> {
+    let url = std::env::var("SOLVE_URL").map_err(|_| {
+        "SOLVE_URL is not set: start scripts/local-model.sh and pass its URL".to_string()
+    })?;
+    let extra = std::env::var("SOLVE_POLICY").unwrap_or_default();
+    let on_propose = std::env::var("SOLVE_ON_PROPOSE").as_deref() != Ok("0");
+    let temperature = std::env::var("SOLVE_TEMPERATURE").ok();
+    let only: Vec<String> = std::env::var("SOLVE_TASKS")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let rounds: usize = std::env::var("SOLVE_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1);
+    common::print_machine("solve: real-model drafts that end as accepted patches");
+    let model = served_model(&url);
+    println!("  server   {url} (model {model})");
+    println!(
+        "  policy   on_propose = {on_propose}{}{}",
+        temperature
+            .as_deref()
+            .map(|t| format!(", temperature = {t}"))
+            .unwrap_or_default(),
+        if extra.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", extra.replace('\n', " "))
+        }
+    );
+    let mut t = Totals::default();
+    let started = Instant::now();
+    for round in 0..rounds {
+        for task in tasks::TASKS {
+            if !only.is_empty() && !only.iter().any(|o| o == task.name) {
+                continue;
+            }
+            let line = one(
+                &url,
+                &extra,
+                on_propose,
+                temperature.as_deref(),
+                task,
+                &mut t,
+            )?;
+            println!("  {:>2} {:<15} {line}", round + 1, task.name);
+        }
+    }
+    t.wall_ms = started.elapsed().as_millis() as u64;
+    println!(
+        "  solved {}/{} | proposals {} | validation passed on propose {} | model {:.1} s | tokens {} | {} s of model time per solved task | wall {:.1} s",
+        t.solved,
+        t.runs,
+        t.proposed,
+        t.validation_passed,
+        t.model_ms as f64 / 1000.0,
+        t.tokens,
+        if t.solved == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.1}", t.model_ms as f64 / 1000.0 / t.solved as f64)
+        },
+        t.wall_ms as f64 / 1000.0
+    );
+    Ok(())
+}
+
+/// What the server says it serves (`/v1/models`), for the header.
+fn served_model(url: &str) -> String {
+    ureq::get(&format!("{}/models", url.trim_end_matches('/')))
+        .call()
+        .ok()
+        .and_then(|mut r| r.body_mut().read_json::<Value>().ok())
+        .and_then(|v| v["data"][0]["id"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Propose and apply one task in a fresh workspace; the line for the table.
+fn one(
+    url: &str,
+    extra: &str,
+    on_propose: bool,
+    temperature: Option<&str>,
+    task: &tasks::SolveTask,
+    t: &mut Totals,
+) -> Result<String, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let root = dir.path().canonicalize().map_err(|e| e.to_string())?;
+    let test_file = format!("test_{}.py", task.file.trim_end_matches(".py"));
+    let temperature = temperature
+        .map(|t| format!("temperature = {t}\n"))
+        .unwrap_or_default();
+    let policy = format!(
+        "[provider]\nkind = \"llamacpp\"\nbase_url = \"{url}\"\n{temperature}\n[validation]\ncommands = [\"python3 {test_file}\"]\non_propose = {on_propose}\ntimeout_secs = 20\n\n{extra}\n"
+    );
+    std::fs::write(root.join("local-llm-worker.toml"), policy).map_err(|e| e.to_string())?;
+    std::fs::write(root.join(task.file), task.source).map_err(|e| e.to_string())?;
+    std::fs::write(root.join(&test_file), task.test).map_err(|e| e.to_string())?;
+    t.runs += 1;
+    let req: ProposeRequest = serde_json::from_value(json!({
+        "workspace_root": root.to_string_lossy(),
+        "task": task.task,
+        "acceptance_criteria": [task.criterion],
+        "complexity": "low",
+        "files": [task.file],
+    }))
+    .map_err(|e| e.to_string())?;
+    let svc = Service::new();
+    let call = Call::default();
+    let r = match svc.propose(&req, &call) {
+        Ok(r) => r,
+        Err(e) => {
+            let msg = e.to_string();
+            return Ok(format!(
+                "refused ({}): {}",
+                e.kind(),
+                msg.chars().take(110).collect::<String>()
+            ));
+        }
+    };
+    t.proposed += 1;
+    t.model_ms += r.model_ms;
+    t.tokens += r.usage.total_tokens;
+    if r.validation_passed == Some(true) {
+        t.validation_passed += 1;
+    }
+    let v = serde_json::to_value(&r).map_err(|e| e.to_string())?;
+    let cands = v
+        .get("candidates")
+        .map(|c| {
+            format!(
+                " [asked {} parsed {} distinct {} passed {}]",
+                c["asked"], c["parsed"], c["distinct"], c["passed"]
+            )
+        })
+        .unwrap_or_default();
+    let applied = svc.apply_proposal(
+        &ApplyRequest {
+            proposal_id: r.proposal_id.clone(),
+            digest: r.digest.clone(),
+        },
+        &call,
+    );
+    let tail = format!(
+        "{:>6.1} s {:>6} tok{}{}",
+        r.model_ms as f64 / 1000.0,
+        r.usage.total_tokens,
+        if r.repaired { " repaired" } else { "" },
+        cands
+    );
+    Ok(match applied {
+        Ok(_) => {
+            t.solved += 1;
+            format!("SOLVED   {tail}")
+        }
+        Err(e) => format!(
+            "failed   {tail} ({})",
+            e.to_string().chars().take(60).collect::<String>()
+        ),
+    })
+}
