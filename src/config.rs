@@ -198,7 +198,36 @@ pub struct Policy {
     /// `[repair]`: the one bounded repair round.
     #[serde(default)]
     pub repair: Repair,
+    /// `[sampling]`: how many answers one proposal asks for, and how.
+    #[serde(default)]
+    pub sampling: Sampling,
 }
+
+/// `[sampling]`: candidates. Each key unset takes the default [`Policy::candidates`] and its neighbours describe.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Sampling {
+    /// How many answers (1 to 8) one proposal asks for; identical patches are merged, and with validation on
+    /// propose the first that passes is chosen.
+    pub candidates: Option<u64>,
+    /// How many of them are asked at once (1 to 8).
+    pub parallel: Option<u64>,
+    /// The model tokens all candidates of one proposal may spend together: no new answer is asked once reached.
+    pub max_total_tokens: Option<u64>,
+    /// What `calibrate --write` measured, with its date (kept as a record; `doctor` reads it).
+    pub calibrated: Option<String>,
+}
+
+/// Candidates per proposal for a local llama.cpp server with validation on propose, when the policy does not say:
+/// chosen by the solve bench (BENCHMARKS.md, "Candidates"): tokens cost only time there, and validation picks the
+/// answer that passes.
+pub const LOCAL_DEFAULT_CANDIDATES: u64 = 4;
+
+/// Answers asked at once for a local server when the policy does not say (its slots answer them side by side).
+pub const LOCAL_DEFAULT_PARALLEL: u64 = 4;
+
+/// The largest `[sampling] candidates` and `parallel`.
+pub const MAX_CANDIDATES: u64 = 8;
 
 /// `[provider]`: the model server.
 #[derive(Debug, Clone, Deserialize)]
@@ -395,6 +424,27 @@ pub const BOUNDS: &[Bound] = &[
         get: |p| Some(p.validation.timeout_secs),
     },
     Bound {
+        section: "sampling",
+        key: "candidates",
+        max: MAX_CANDIDATES,
+        unit: "answers",
+        get: |p| p.sampling.candidates,
+    },
+    Bound {
+        section: "sampling",
+        key: "parallel",
+        max: MAX_CANDIDATES,
+        unit: "requests at once",
+        get: |p| p.sampling.parallel,
+    },
+    Bound {
+        section: "sampling",
+        key: "max_total_tokens",
+        max: 100_000_000,
+        unit: "tokens",
+        get: |p| p.sampling.max_total_tokens,
+    },
+    Bound {
         section: "models",
         key: "context_window",
         max: 1_000_000_000,
@@ -551,7 +601,38 @@ impl Policy {
             validation: Validation::default(),
             edit: Edit::default(),
             repair: Repair::default(),
+            sampling: Sampling::default(),
         }
+    }
+
+    /// How many answers one proposal asks for: `[sampling] candidates`, else [`LOCAL_DEFAULT_CANDIDATES`] for a
+    /// local llama.cpp server whose proposals are validated (nothing else could choose among them), else 1.
+    pub fn candidates(&self) -> u64 {
+        self.sampling.candidates.unwrap_or(
+            if self.provider.kind == ProviderKind::Llamacpp
+                && self.validation.on_propose
+                && !self.validation.commands.is_empty()
+            {
+                LOCAL_DEFAULT_CANDIDATES
+            } else {
+                1
+            },
+        )
+    }
+
+    /// How many answers are asked at once: `[sampling] parallel`, else all of them for a hosted provider (it takes
+    /// concurrent requests) and up to [`LOCAL_DEFAULT_PARALLEL`] for a local one; never more than the candidates.
+    pub fn parallel(&self) -> u64 {
+        let default = if self.provider.kind == ProviderKind::Llamacpp {
+            LOCAL_DEFAULT_PARALLEL
+        } else {
+            MAX_CANDIDATES
+        };
+        self.sampling
+            .parallel
+            .unwrap_or(default)
+            .min(self.candidates())
+            .max(1)
     }
 
     /// The server's base URL without a trailing `/`: `[provider] base_url`, else the kind's default.
@@ -1008,6 +1089,7 @@ pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
         template_validation(project, &Validation::default()),
         template_repair(&Repair::default()),
         template_edit(&Edit::default()),
+        template_sampling(kind),
     ]
     .join("\n")
 }
@@ -1230,6 +1312,35 @@ fn template_edit(e: &Edit) -> String {
 format = "{}"
 "#,
         e.format.name()
+    )
+}
+
+/// `[sampling]`, as the defaults for `kind` say (written commented: the keys left out keep following the defaults).
+fn template_sampling(kind: ProviderKind) -> String {
+    let why = if kind == ProviderKind::Llamacpp {
+        format!(
+            "# Unset, a local llama.cpp server with validation on propose gets {LOCAL_DEFAULT_CANDIDATES} candidates, \
+             {LOCAL_DEFAULT_PARALLEL} at a time: on\n\
+             # the solve bench (BENCHMARKS.md, \"Candidates\") that solved the most tasks per minute of model time, and \
+             tokens\n\
+             # cost only time here. Without validation on propose, one answer (nothing could choose among them)."
+        )
+    } else {
+        "# Unset, a hosted provider gets one answer (each candidate is paid for); raise it for validated proposals."
+            .to_string()
+    };
+    format!(
+        r#"[sampling]
+# candidates: answers asked for one proposal (1 to 8), the first at [provider] temperature, the others hotter and
+# with their own seeds; identical patches are merged (a vote). With validation on propose they are validated in
+# one sandbox copy and the first that passes is chosen; otherwise the most voted, then the smallest.
+{why}
+# candidates = 1
+# parallel: how many are asked at once (1 to 8; a llama.cpp server answers as many as it has slots, --parallel).
+# parallel = 1
+# max_total_tokens: what all candidates of one proposal may spend together; no answer is asked once it is reached.
+# max_total_tokens = 50000
+"#
     )
 }
 

@@ -148,6 +148,24 @@ pub fn proposal(r: &ProposeResult, ledger: Option<&Path>) -> String {
         "dry run",
         if r.dry_run_ok { "ok" } else { "failed" },
     );
+    if let Some(c) = &r.candidates {
+        line(
+            &mut out,
+            "answers",
+            format_args!(
+                "{} of {} asked, {} read as patches, {} distinct, {} validated, {} passed",
+                c.asked, c.wanted, c.parsed, c.distinct, c.validated, c.passed
+            ),
+        );
+        line(
+            &mut out,
+            "chosen",
+            format_args!("answer {} ({} vote(s)): {}", c.chosen, c.votes, c.why),
+        );
+        if let Some(why) = &c.stopped {
+            line(&mut out, "stopped", format_args!("asking stopped: {why}"));
+        }
+    }
     checks(&mut out, &r.validation, " in a sandbox copy");
     repair_lines(&mut out, r);
     ledger_line(&mut out, ledger);

@@ -112,7 +112,8 @@ fn propose_json(ws: &Ws, file: &str, sandboxes: &SandboxDir) -> (Output, serde_j
 fn policy(commands: &[&str], on_propose: bool, attempts: u8, timeout: u64) -> String {
     let cmds: Vec<String> = commands.iter().map(|c| format!("{c:?}")).collect();
     format!(
-        "[validation]\ncommands = [{}]\non_propose = {on_propose}\ntimeout_secs = {timeout}\n\n[repair]\nattempts = {attempts}\n",
+        "[validation]\ncommands = [{}]\non_propose = {on_propose}\ntimeout_secs = {timeout}\n\n[repair]\nattempts = {attempts}\n\n\
+         [sampling]\ncandidates = 1\n",
         cmds.join(", ")
     )
 }

@@ -46,6 +46,8 @@ pub struct ChatRequest {
     pub reasoning: Effort,
     /// When set, the answer is constrained to this JSON schema (where the provider supports it).
     pub json_schema: Option<serde_json::Value>,
+    /// When set, the sampling seed (chat completions servers; candidates get their own).
+    pub seed: Option<u64>,
 }
 
 /// Token usage, normalised across providers.

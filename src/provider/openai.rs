@@ -60,6 +60,9 @@ impl OpenAiChat {
             }
             _ => {}
         }
+        if let Some(seed) = req.seed {
+            body["seed"] = json!(seed);
+        }
         if let Some(schema) = &req.json_schema {
             body["response_format"] = json!({
                 "type": "json_schema",

@@ -141,6 +141,7 @@ fn delegate_checked(
         temperature: policy.provider.temperature,
         reasoning: policy.provider.reasoning_effort,
         json_schema: None,
+        seed: None,
     };
     entry.bytes_read = selection.bytes_shown();
     let provider = provider::for_policy(policy)?;

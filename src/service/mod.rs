@@ -14,12 +14,14 @@
 //! spent when that call is made, whatever it answers), and the result is always a proposal to approve, never a write.
 
 mod apply;
+mod candidates;
 mod delegate;
 mod propose;
 
 use std::time::Instant;
 
 pub use apply::{ApplyRequest, ApplyResult, apply_bytes, apply_bytes_watched};
+pub use candidates::CandidatesReport;
 pub use delegate::{DelegateRequest, DelegateResult, MAX_DELEGATE_OUTPUT_TOKENS};
 pub use propose::{FileStatus, FileSummary, ProposeRequest, ProposeResult};
 

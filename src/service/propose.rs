@@ -9,6 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::candidates::{self, CandidatesReport};
 use super::{Answer, Call, Service, add_usage, ask, invalid, logged, open_workspace, patch_limits};
 use crate::checks::{self, CheckResult};
 use crate::config;
@@ -139,6 +140,10 @@ pub struct ProposeResult {
     /// What the caller should know about this result's size (the patch is never cut).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// With `[sampling] candidates` above 1: how many answers were asked, parsed, distinct, validated and passed,
+    /// which one was chosen and why. `usage` and `model_ms` then sum every candidate's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<CandidatesReport>,
 }
 
 /// What a held proposal was made from: enough to make the apply-time repair round.
@@ -157,7 +162,7 @@ pub(super) struct Failure<'a> {
 /// A checked request, read and turned into a prompt: what every model call of one proposal shares.
 pub(super) struct Prepared {
     ws: Workspace,
-    policy: config::Policy,
+    pub(super) policy: config::Policy,
     model: String,
     selection: Selection,
     format: AnswerFormat,
@@ -166,15 +171,32 @@ pub(super) struct Prepared {
     context_window: ContextWindow,
 }
 
+/// The temperatures of candidates after the first (which takes the policy's), in turn: hotter, for other answers.
+const CANDIDATE_TEMPERATURES: [f32; 7] = [0.7, 1.0, 0.5, 0.9, 0.6, 1.1, 0.8];
+
 impl Prepared {
     fn chat(&self, messages: Vec<Message>) -> ChatRequest {
+        self.chat_for(messages, 0)
+    }
+
+    /// The request of candidate `n` (0 first): the policy's temperature for the first, then each its own
+    /// temperature and seed, so the answers differ.
+    pub(super) fn chat_for(&self, messages: Vec<Message>, n: usize) -> ChatRequest {
+        let (temperature, seed) = match n {
+            0 => (self.policy.provider.temperature, None),
+            n => (
+                CANDIDATE_TEMPERATURES[(n - 1) % CANDIDATE_TEMPERATURES.len()],
+                Some(n as u64),
+            ),
+        };
         ChatRequest {
             model: self.model.clone(),
             messages,
             max_tokens: self.policy.limits.max_output_tokens,
-            temperature: self.policy.provider.temperature,
+            temperature,
             reasoning: self.policy.provider.reasoning_effort,
             json_schema: self.schema.clone(),
+            seed,
         }
     }
 
@@ -186,9 +208,9 @@ impl Prepared {
 
 /// One model answer turned into a checked, dry-run canonical patch.
 pub(super) struct Candidate {
-    changes: Vec<patch::FileChange>,
-    patch_bytes: Vec<u8>,
-    patch_text: String,
+    pub(super) changes: Vec<patch::FileChange>,
+    pub(super) patch_bytes: Vec<u8>,
+    pub(super) patch_text: String,
 }
 
 /// A proposal in the making: the chosen candidate and what was learnt about it.
@@ -205,6 +227,7 @@ struct Draft {
     repair_spent: bool,
     repair_reason: Option<String>,
     repair_error: Option<String>,
+    candidates: Option<CandidatesReport>,
 }
 
 impl Draft {
@@ -221,7 +244,19 @@ impl Draft {
             repair_spent: repair_round,
             repair_reason: None,
             repair_error: None,
+            candidates: None,
         }
+    }
+
+    /// The draft made of the candidate [`candidates::gather`] chose, with every candidate's tokens and time.
+    fn chosen(g: candidates::Gathered, repair_round: bool) -> Draft {
+        let validation = g.chosen.validation.clone().unwrap_or_default();
+        let mut d = Draft::new(g.chosen.cand, g.chosen.answer, repair_round);
+        d.usage = g.usage;
+        d.model_ms = g.model_ms;
+        d.validation = validation;
+        d.candidates = Some(g.report);
+        d
     }
 
     fn passed(&self) -> bool {
@@ -368,56 +403,86 @@ fn dry_run(
 /// workspace, the worker or the home folder; an allowlisted environment). The workspace is only read; the copy is
 /// removed when this returns, whatever happened.
 pub(super) fn validate(p: &Prepared, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
-    let policy = &p.policy;
-    // As root, a confined check runs as an unprivileged user, who must own the copy.
-    let owner = match policy.validation.isolation {
-        confine::Isolation::Confined => confine::sandbox_owner(),
-        confine::Isolation::Copy => None,
-    };
-    let sb = sandbox::create(
-        p.ws.root(),
-        &policy.validation.sandbox_skip,
-        &|rel| p.ws.kept_from_sandbox(rel),
-        owner,
-        watch,
-    )?;
-    let sws = Workspace::new(sb.root().to_path_buf(), &policy.paths, None)?;
-    // The copy may lack a selected file (ignored, skipped) or hold a newer one: the patch is checked against the
-    // bytes the model saw.
-    sandbox::stage_pre_images(&sws, &p.selection.files)?;
-    let launch = confine::for_proposal(
-        policy.validation.isolation,
-        sb.root(),
-        &confine::Private {
-            workspace: p.ws.root().to_path_buf(),
-            state: ledger::state_dir(),
-        },
-        &policy.validation.sandbox_read,
-        &policy.check_env(),
-    )?;
-    let secret = policy.secret();
-    let run = checks::Run {
-        launch: &launch,
-        timeout: Duration::from_secs(policy.validation.timeout_secs),
-        secret: &secret,
-    };
-    let commands = &policy.validation.commands;
-    let touched: Vec<&str> = p.selection.files.keys().map(String::as_str).collect();
-    let applied = txn::apply_throwaway(
-        &sws,
-        &cand.patch_bytes,
-        patch_limits(policy),
-        |root: &std::path::Path| {
-            if let Some(uid) = owner {
-                sandbox::hand_over(root, &touched, uid);
-            }
-            Ok::<_, String>(checks::run_all(commands, root, &run, watch))
-        },
-    )?;
-    if watch.is_cancelled() {
-        return Err(Error::Cancelled);
+    Validator::new(p, watch)?.check(cand, watch)
+}
+
+/// One sandbox copy for every candidate of a proposal: made once, and between two candidates reset by putting
+/// back only the selected files (what a patch can touch) as the model saw them. Removed when dropped.
+pub(super) struct Validator<'p> {
+    p: &'p Prepared,
+    /// Held for its `Drop`, which removes the copy.
+    _copy: sandbox::Sandbox,
+    sws: Workspace,
+    launch: confine::Launch,
+    owner: Option<u32>,
+}
+
+impl<'p> Validator<'p> {
+    /// Copy the workspace (the only cost that grows with it) and prepare the confinement around the copy.
+    pub(super) fn new(p: &'p Prepared, watch: &Watch) -> Result<Validator<'p>> {
+        let policy = &p.policy;
+        // As root, a confined check runs as an unprivileged user, who must own the copy.
+        let owner = match policy.validation.isolation {
+            confine::Isolation::Confined => confine::sandbox_owner(),
+            confine::Isolation::Copy => None,
+        };
+        let sb = sandbox::create(
+            p.ws.root(),
+            &policy.validation.sandbox_skip,
+            &|rel| p.ws.kept_from_sandbox(rel),
+            owner,
+            watch,
+        )?;
+        let sws = Workspace::new(sb.root().to_path_buf(), &policy.paths, None)?;
+        let launch = confine::for_proposal(
+            policy.validation.isolation,
+            sb.root(),
+            &confine::Private {
+                workspace: p.ws.root().to_path_buf(),
+                state: ledger::state_dir(),
+            },
+            &policy.validation.sandbox_read,
+            &policy.check_env(),
+        )?;
+        Ok(Validator {
+            p,
+            _copy: sb,
+            sws,
+            launch,
+            owner,
+        })
     }
-    Ok(applied.validation)
+
+    /// Run the validation commands on `cand` in the copy: the selected files are first put back as the model saw
+    /// them (the copy may lack one or hold newer bytes, and a previous candidate may have changed them).
+    pub(super) fn check(&self, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
+        let policy = &self.p.policy;
+        sandbox::stage_pre_images(&self.sws, &self.p.selection.files)?;
+        let secret = policy.secret();
+        let run = checks::Run {
+            launch: &self.launch,
+            timeout: Duration::from_secs(policy.validation.timeout_secs),
+            secret: &secret,
+        };
+        let commands = &policy.validation.commands;
+        let touched: Vec<&str> = self.p.selection.files.keys().map(String::as_str).collect();
+        let owner = self.owner;
+        let applied = txn::apply_throwaway(
+            &self.sws,
+            &cand.patch_bytes,
+            patch_limits(policy),
+            |root: &std::path::Path| {
+                if let Some(uid) = owner {
+                    sandbox::hand_over(root, &touched, uid);
+                }
+                Ok::<_, String>(checks::run_all(commands, root, &run, watch))
+            },
+        )?;
+        if watch.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        Ok(applied.validation)
+    }
 }
 
 /// Stage 5, the one repair round on propose: the previous edit and its failing output, one more model call. Its
@@ -535,11 +600,19 @@ impl Service {
             Some(f) => prompt::repair_messages(&p.messages, f.patch, f.report),
             None => p.messages.clone(),
         };
-        let answer = ask(&p.policy, &*provider, &p.chat(first), call, entry)?;
-        let cand = read(&p, &answer.completion.content, &call.watch)?;
-        let mut d = Draft::new(cand, answer, repair_of.is_some());
+        let mut d = if p.policy.candidates() > 1 {
+            let g = candidates::gather(&p, &*provider, &first, call, entry, p.validates())?;
+            Draft::chosen(g, repair_of.is_some())
+        } else {
+            let answer = ask(&p.policy, &*provider, &p.chat(first), call, entry)?;
+            let cand = read(&p, &answer.completion.content, &call.watch)?;
+            let mut d = Draft::new(cand, answer, repair_of.is_some());
+            if p.validates() {
+                d.validation = validate(&p, &d.cand, &call.watch)?;
+            }
+            d
+        };
         if p.validates() {
-            d.validation = validate(&p, &d.cand, &call.watch)?;
             if !d.passed()
                 && !d.repair_spent
                 && p.policy.repair.attempts == config::RepairAttempts::Once
@@ -593,6 +666,7 @@ impl Service {
             repaired: d.repaired,
             repair_reason: d.repair_reason,
             repair_error: d.repair_error,
+            candidates: d.candidates,
             provider: d.provider,
             model: d.served_by,
             usage: d.usage,

@@ -120,6 +120,8 @@ pub struct Scripted {
     pub seen: Arc<Mutex<Vec<Seen>>>,
     /// Set when a streamed reply could not be written to the end (the client hung up).
     pub hung_up: Arc<AtomicBool>,
+    /// How many streamed replies could not be written to the end.
+    pub hung_ups: Arc<AtomicUsize>,
     /// Requests answered: each reply written in full.
     pub answered: Arc<AtomicUsize>,
 }
@@ -173,6 +175,7 @@ fn serve(script: Script) -> std::io::Result<Scripted> {
         requests: Arc::default(),
         seen: Arc::default(),
         hung_up: Arc::default(),
+        hung_ups: Arc::default(),
         answered: Arc::default(),
     };
     let shared = Arc::new((script, state.share(), AtomicUsize::new(0)));
@@ -199,6 +202,7 @@ impl Scripted {
             requests: Arc::clone(&self.requests),
             seen: Arc::clone(&self.seen),
             hung_up: Arc::clone(&self.hung_up),
+            hung_ups: Arc::clone(&self.hung_ups),
             answered: Arc::clone(&self.answered),
         }
     }
@@ -251,11 +255,13 @@ fn answer(stream: TcpStream, script: &Script, state: &Scripted, posts: &AtomicUs
         Some((chunks, delay)) => {
             let (chunks, delay, extra) = (chunks.clone(), *delay, extra_headers(reply));
             let (hung_up, answered) = (Arc::clone(&state.hung_up), Arc::clone(&state.answered));
+            let hung_ups = Arc::clone(&state.hung_ups);
             std::thread::spawn(move || {
                 if write_stream(stream, &chunks, delay, &extra).is_ok() {
                     answered.fetch_add(1, Ordering::Relaxed);
                 } else {
                     hung_up.store(true, Ordering::SeqCst);
+                    hung_ups.fetch_add(1, Ordering::SeqCst);
                 }
             });
         }
