@@ -10,7 +10,8 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_ROUNDS=N` runs every task N times. Prints one line per task and a summary: solved, proposals
+//! only those; `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
+//! test failed. Prints one line per task and a summary: solved, proposals
 //! made, model seconds and tokens, and seconds of model time per solved task.
 #![allow(
     clippy::unwrap_used,
@@ -205,9 +206,17 @@ fn one(
             t.solved += 1;
             format!("SOLVED   {tail}")
         }
-        Err(e) => format!(
-            "failed   {tail} ({})",
-            e.to_string().chars().take(60).collect::<String>()
-        ),
+        Err(e) => {
+            let mut line = format!(
+                "failed   {tail} ({})",
+                e.to_string().chars().take(60).collect::<String>()
+            );
+            if std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1") {
+                for l in r.patch.lines().filter(|l| l.starts_with(['+', '-'])) {
+                    line.push_str(&format!("\n        | {l}"));
+                }
+            }
+            line
+        }
     })
 }

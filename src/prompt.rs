@@ -47,18 +47,55 @@ Answer:
 ";
 
 const JSON_RULES: &str = "Answer with JSON only: {\"edits\": [{\"path\": FILE, \"old\": LINE, \"new\": TEXT}]}. \
-`old` is one line copied exactly from the file; `new` is the text that replaces it (several lines separated by \\n; \
-empty to delete the line). Make one edit per line you change.
+`old` is the line of the file that the task is about, copied exactly; `new` is the text that replaces it (several \
+lines separated by \\n; empty to delete the line). Make one edit per line you change.
 
-Example.
-File config.py:
+Example (a different file: only its shape matters).
+File shapes.py:
 ```
-PORT = 8000
-DEBUG = False
+SIDES_TRIANGLE = 3
+SIDES_SQUARE = 5
+SIDES_PENTAGON = 5
 ```
-Task: Set PORT to 9000.
-Answer: {\"edits\": [{\"path\": \"config.py\", \"old\": \"PORT = 8000\", \"new\": \"PORT = 9000\"}]}
+Task: A square has 4 sides.
+Answer: {\"edits\": [{\"path\": \"shapes.py\", \"old\": \"SIDES_SQUARE = 5\", \"new\": \"SIDES_SQUARE = 4\"}]}
 ";
+
+/// The line each format's worked example adds: an answer that adds it to a file that never had it, for a task that
+/// never mentions it, copied the example instead of doing the task.
+fn example_line(format: AnswerFormat) -> &'static str {
+    match format {
+        AnswerFormat::Json => "SIDES_SQUARE = 4",
+        _ => "return \"Hi, \" + name",
+    }
+}
+
+/// When an answer copied the prompt's worked example: the line it copied (added to a file that did not hold it,
+/// though neither the task nor its context mentions it).
+pub fn copied_example(
+    format: AnswerFormat,
+    changes: &[crate::patch::FileChange],
+    spec: &Task,
+) -> Option<&'static str> {
+    let line = example_line(format);
+    let asked = |t: &str| t.contains(line);
+    if asked(&spec.task)
+        || spec.context.as_deref().is_some_and(asked)
+        || spec.acceptance_criteria.iter().any(|c| asked(c))
+        || spec.plan.iter().any(|c| asked(c))
+    {
+        return None;
+    }
+    let holds = |bytes: &[u8]| {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .any(|l| l.trim() == line)
+    };
+    changes
+        .iter()
+        .any(|c| holds(&c.post) && !c.pre.as_deref().is_some_and(holds))
+        .then_some(line)
+}
 
 const SEARCH_REPLACE_RULES: &str = "Answer with SEARCH/REPLACE blocks only. For each change: a line with the file \
 path, then `<<<<<<< SEARCH`, the exact lines to find (copied from the file, enough to be unique), `=======`, the \
@@ -318,15 +355,54 @@ fn distinct_lines<'a>(
     Some(per_file)
 }
 
-/// The JSON schema for the `json` answer format; `None` when no selected file exists (nothing to replace).
-pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> {
-    edit_schema_within(files, &Focus::new())
+/// How far the JSON schema lets an answer run: a small model that rambles is stopped by the grammar (the answer's
+/// JSON must close) long before the token cap, instead of repeating edits until it is cut off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaBounds {
+    /// The most edits in one answer.
+    pub max_edits: usize,
+    /// The longest `new` (and free-text `old`), in characters.
+    pub max_text_chars: usize,
 }
 
-/// [`edit_schema`] where `old` of a file in `focus` is pinned to the lines inside its ranges.
+impl SchemaBounds {
+    /// A low-complexity task is a routine, local change: a few edits of a few lines each.
+    pub const LOW: SchemaBounds = SchemaBounds {
+        max_edits: 4,
+        max_text_chars: 1_000,
+    };
+    /// A medium task may touch more places, with larger replacements.
+    pub const MEDIUM: SchemaBounds = SchemaBounds {
+        max_edits: 12,
+        max_text_chars: 4_000,
+    };
+    /// No complexity known: the widest.
+    pub const LOOSE: SchemaBounds = SchemaBounds {
+        max_edits: 20,
+        max_text_chars: 20_000,
+    };
+
+    /// The bounds for a task of complexity `c`.
+    pub fn for_complexity(c: &crate::task::Complexity) -> SchemaBounds {
+        match c {
+            crate::task::Complexity::Low => SchemaBounds::LOW,
+            crate::task::Complexity::Medium => SchemaBounds::MEDIUM,
+            _ => SchemaBounds::LOOSE,
+        }
+    }
+}
+
+/// The JSON schema for the `json` answer format; `None` when no selected file exists (nothing to replace).
+pub fn edit_schema(files: &BTreeMap<String, Option<PreImage>>) -> Option<Value> {
+    edit_schema_within(files, &Focus::new(), SchemaBounds::LOOSE)
+}
+
+/// [`edit_schema`] where `old` of a file in `focus` is pinned to the lines inside its ranges, and the answer is held
+/// within `bounds`.
 pub fn edit_schema_within(
     files: &BTreeMap<String, Option<PreImage>>,
     focus: &Focus,
+    bounds: SchemaBounds,
 ) -> Option<Value> {
     let existing: Vec<(&String, &PreImage)> = files
         .iter()
@@ -343,20 +419,25 @@ pub fn edit_schema_within(
         .map(|(i, (path, _))| {
             let old = match enum_lines.as_ref().map(|e| &e[i]) {
                 Some(lines) if !lines.is_empty() => json!({"type": "string", "enum": lines}),
-                _ => json!({"type": "string", "minLength": 1}),
+                _ => json!({"type": "string", "minLength": 1, "maxLength": bounds.max_text_chars}),
             };
+            let new = json!({"type": "string", "maxLength": bounds.max_text_chars});
             json!({
                 "type": "object",
-                "properties": {"path": {"type": "string", "enum": [path]}, "old": old, "new": {"type": "string"}},
+                "properties": {"path": {"type": "string", "enum": [path]}, "old": old, "new": new},
                 "required": ["path", "old", "new"],
                 "additionalProperties": false,
             })
         })
         .collect();
-    // Each line can be replaced once, so a schema with fewer lines than 20 also allows fewer edits.
+    // Each line can be replaced once, so a schema with fewer lines than the bound also allows fewer edits.
     let max_items = match &enum_lines {
-        Some(e) => e.iter().map(Vec::len).sum::<usize>().clamp(1, 20),
-        None => 20,
+        Some(e) => e
+            .iter()
+            .map(Vec::len)
+            .sum::<usize>()
+            .clamp(1, bounds.max_edits),
+        None => bounds.max_edits,
     };
     let item = if variants.len() == 1 {
         variants.into_iter().next().unwrap_or_default()
@@ -512,7 +593,7 @@ mod tests {
     #[test]
     fn the_schema_of_a_narrowed_file_lists_only_lines_inside_its_ranges() {
         let (files, focus) = ranged();
-        let s = edit_schema_within(&files, &focus).unwrap();
+        let s = edit_schema_within(&files, &focus, SchemaBounds::LOOSE).unwrap();
         assert_eq!(
             s["properties"]["edits"]["items"]["properties"]["old"]["enum"],
             json!(["v2 = 2", "v20 = 20", "v21 = 21", "v3 = 3", "v6 = 6"])
@@ -583,7 +664,7 @@ mod tests {
         for item in items.as_array().unwrap() {
             assert_eq!(
                 item["properties"]["old"],
-                json!({"type": "string", "minLength": 1})
+                json!({"type": "string", "minLength": 1, "maxLength": 20_000})
             );
         }
         assert_eq!(s["properties"]["edits"]["maxItems"], json!(20));
@@ -591,8 +672,67 @@ mod tests {
         let s = schema(&["\n  \n".to_string()]);
         assert_eq!(
             s["properties"]["edits"]["items"]["properties"]["old"],
-            json!({"type": "string", "minLength": 1})
+            json!({"type": "string", "minLength": 1, "maxLength": 20_000})
         );
         assert_eq!(s["properties"]["edits"]["maxItems"], json!(1));
+    }
+
+    #[test]
+    fn an_answer_that_copies_the_worked_example_is_caught_unless_the_task_asks_for_it() {
+        let change = |pre: &str, post: &str| crate::patch::FileChange {
+            path: "a.py".into(),
+            pre: Some(pre.as_bytes().to_vec()),
+            post: post.as_bytes().to_vec(),
+            mode: MODE_REGULAR,
+            hunks: vec![],
+        };
+        let task = Task {
+            task: "Fix the port".into(),
+            ..Task::default()
+        };
+        let leaked = [change("PORT = 1\n", "SIDES_SQUARE = 4\n")];
+        assert_eq!(
+            copied_example(AnswerFormat::Json, &leaked, &task),
+            Some("SIDES_SQUARE = 4")
+        );
+        // Already in the file, or asked for: no leak.
+        let kept = [change(
+            "SIDES_SQUARE = 4\nX = 1\n",
+            "SIDES_SQUARE = 4\nX = 2\n",
+        )];
+        assert_eq!(copied_example(AnswerFormat::Json, &kept, &task), None);
+        let asked = Task {
+            task: "Add the line SIDES_SQUARE = 4".into(),
+            ..Task::default()
+        };
+        assert_eq!(copied_example(AnswerFormat::Json, &leaked, &asked), None);
+        let udiff = [change("x\n", "    return \"Hi, \" + name\n")];
+        assert!(copied_example(AnswerFormat::Udiff, &udiff, &task).is_some());
+        assert_eq!(copied_example(AnswerFormat::Udiff, &leaked, &task), None);
+    }
+
+    #[test]
+    fn a_rambling_answer_is_bounded_by_the_schema_by_complexity() {
+        let text: String = (0..50).map(|i| format!("v{i} = {i}\n")).collect();
+        let files: BTreeMap<String, Option<PreImage>> = [(
+            "a.py".to_string(),
+            Some(PreImage {
+                text,
+                mode: MODE_REGULAR,
+            }),
+        )]
+        .into();
+        for (c, edits, chars) in [
+            (crate::task::Complexity::Low, 4, 1_000),
+            (crate::task::Complexity::Medium, 12, 4_000),
+        ] {
+            let s = edit_schema_within(&files, &Focus::new(), SchemaBounds::for_complexity(&c))
+                .unwrap();
+            assert_eq!(s["properties"]["edits"]["maxItems"], json!(edits));
+            assert_eq!(
+                s["properties"]["edits"]["items"]["properties"]["new"]["maxLength"],
+                json!(chars)
+            );
+        }
     }
 }

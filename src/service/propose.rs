@@ -162,6 +162,7 @@ pub(super) struct Failure<'a> {
 /// A checked request, read and turned into a prompt: what every model call of one proposal shares.
 pub(super) struct Prepared {
     ws: Workspace,
+    task: Task,
     pub(super) policy: config::Policy,
     model: String,
     selection: Selection,
@@ -283,11 +284,12 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
         confine::check_available(policy.validation.isolation)?;
     }
     let selection = ws.read_selection(&req.task.files, &policy.limits)?;
-    let (format, schema) = answer_format(&policy, &selection);
+    let (format, schema) = answer_format(&policy, &selection, &req.task.complexity);
     let messages = prompt::messages(&req.task, &selection.files, &selection.focus, format);
     let context_window = window::for_model(&policy, &model);
     Ok(Prepared {
         ws,
+        task: req.task.clone(),
         policy,
         model,
         selection,
@@ -302,6 +304,7 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
 fn answer_format(
     policy: &config::Policy,
     selection: &Selection,
+    complexity: &crate::task::Complexity,
 ) -> (AnswerFormat, Option<serde_json::Value>) {
     let mut format = policy.answer_format();
     if format == AnswerFormat::WholeFile && !selection.focus.is_empty() {
@@ -311,7 +314,8 @@ fn answer_format(
     if format != AnswerFormat::Json {
         return (format, None);
     }
-    match prompt::edit_schema_within(&selection.files, &selection.focus) {
+    let bounds = prompt::SchemaBounds::for_complexity(complexity);
+    match prompt::edit_schema_within(&selection.files, &selection.focus, bounds) {
         Some(s) => (format, Some(s)),
         // Only new files are selected: a line-replacing JSON edit cannot create them.
         None => (AnswerFormat::Udiff, None),
@@ -329,6 +333,12 @@ pub(super) fn read(p: &Prepared, answer: &str, watch: &Watch) -> Result<Candidat
         &p.selection.focus,
         patch::Cancel::new(&cancelled),
     )?;
+    if let Some(line) = prompt::copied_example(p.format, &changes, &p.task) {
+        return Err(Error::ModelAnswer(format!(
+            "the answer copied the prompt's worked example (it adds `{line}`, which neither the files nor the task \
+             hold) instead of doing the task; retry, or state the change more concretely"
+        )));
+    }
     if changes.len() > p.policy.limits.max_files_per_patch {
         return Err(Error::ModelAnswer(format!(
             "the answer edits {} files, over [limits] max_files_per_patch = {}",

@@ -34,12 +34,15 @@
 //! - `reindent`: the added lines of a hunk matched with indentation ignored, in the file's indentation;
 //! - `render`: the pre-image as lines, and the post-image (line endings, final newline, byte-order mark);
 //! - `within`: the confinement of a file narrowed to line ranges;
-//! - `whole_file`: whole-file answers, checked and turned into hunks.
+//! - `whole_file`: whole-file answers, checked and turned into hunks;
+//! - `tidy`: what weak models write around a good edit (an exact repeat of a hunk, a hunk that changes nothing in an
+//!   answer that changes something), set aside before placing.
 
 mod normalise;
 mod reindent;
 mod render;
 mod search;
+mod tidy;
 mod whole_file;
 mod within;
 
@@ -81,8 +84,9 @@ pub fn locate_all_cancellable(
     focus: &focus::Focus,
     cancel: Cancel<'_>,
 ) -> Result<Vec<FileChange>> {
+    let (edits, _) = tidy::tidy(edits);
     let mut changes = Vec::new();
-    for edit in edits {
+    for edit in edits.iter() {
         cancel.check()?;
         let Some(pre) = pre_images.get(&edit.path) else {
             let known: Vec<&str> = pre_images.keys().map(String::as_str).collect();
