@@ -452,6 +452,23 @@ pub fn edit_schema_within(
     }))
 }
 
+/// The schema a delegation with `output_format: "json"` is held to on llama.cpp (whose grammar enforces it): a JSON
+/// object of at most 10 keys whose values are strings of at most 200 characters, numbers, booleans, null, or arrays of
+/// at most 20 such strings or numbers. Without it a small model wrote prose after its JSON; with deeper nesting and
+/// 2,000-character strings it still repeated one sentence until the token cap. With it the answer ends when its
+/// object closes, and parses (a repetition can still fill the bounds: 10 keys of 20 items).
+pub fn bounded_json_schema() -> Value {
+    let text = json!({"type": "string", "maxLength": 200});
+    let value = json!({"anyOf": [
+        text,
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "null"},
+        {"type": "array", "maxItems": 20, "items": {"anyOf": [text, {"type": "number"}]}},
+    ]});
+    json!({"type": "object", "additionalProperties": value, "maxProperties": 10})
+}
+
 /// Build the chat messages for a read-only delegation; the files in `focus` are shown only in their line ranges.
 pub fn delegate_messages(
     task_kind: &str,

@@ -447,6 +447,13 @@ fn delegate_returns_content_files_read_and_usage_and_checks_json() {
         prompt.contains("(extract)") && prompt.contains("JSON only"),
         "{prompt}"
     );
+    // On llama.cpp the answer is held to a bounded JSON schema (a grammar there).
+    let format = s.requests.lock().unwrap()[0]["response_format"].clone();
+    assert_eq!(format["type"], "json_schema", "{format}");
+    assert_eq!(
+        format["json_schema"]["schema"]["maxProperties"], 10,
+        "{format}"
+    );
 
     let s = scripted(vec![Reply::chat("not json at all")]);
     let ws = workspace(&s.base_url, "llamacpp", "");

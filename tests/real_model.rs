@@ -175,6 +175,100 @@ fn delegate_task_answers_from_the_real_model_with_usage() {
     }
 }
 
+#[test]
+fn a_json_delegation_is_held_to_a_schema_and_parses() {
+    let Some(url) = real_url() else { return };
+    let ws = Ws::new(&url, "");
+    ws.write(
+        "funcs.py",
+        "def load(path):\n    pass\n\n\ndef parse(text):\n    pass\n\n\ndef save(path, data):\n    pass\n",
+    );
+    let root = ws.root_str();
+    let started = std::time::Instant::now();
+    let out = cli(&[
+        "delegate",
+        "--workspace-root",
+        &root,
+        "--task-kind",
+        "extract",
+        "--task",
+        "List the three functions of funcs.py.",
+        "--accept",
+        "a JSON object naming each function",
+        "--complexity",
+        "low",
+        "--file",
+        "funcs.py",
+        "--output-format",
+        "json",
+        "--json",
+    ]);
+    let took = started.elapsed();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // The grammar makes the answer a JSON object that ends when it closes: it parses. The tiny model can still fill
+    // the schema's bounds with a repetition: then the refusal says it was cut off, never that it does not parse.
+    if out.status.success() {
+        let content: serde_json::Value =
+            serde_json::from_str(v["content"].as_str().unwrap()).unwrap();
+        assert!(content.is_object(), "{content}");
+        eprintln!("json delegation: {content} in {took:?}");
+    } else {
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.contains("cut off") && !msg.contains("does not parse"),
+            "{v}"
+        );
+    }
+}
+
+#[test]
+fn candidates_from_the_real_model_are_counted_and_one_is_chosen() {
+    let Some(url) = real_url() else { return };
+    let ws = Ws::new(
+        &url,
+        "[validation]\ncommands = [\"python3 -m py_compile util.py\"]\non_propose = true\n\n[sampling]\ncandidates = 3\nparallel = 3\n",
+    );
+    ws.write("util.py", "def add(a, b):\n    return a - b\n");
+    let before = ws.snapshot();
+    let root = ws.root_str();
+    let out = cli(&[
+        "propose",
+        "--workspace-root",
+        &root,
+        "--task",
+        "Fix add so that it returns the sum of a and b.",
+        "--accept",
+        "add returns a + b",
+        "--complexity",
+        "low",
+        "--file",
+        "util.py",
+        "--json",
+    ]);
+    assert_eq!(ws.snapshot(), before, "propose touched the workspace");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    if out.status.success() {
+        let c = &v["candidates"];
+        assert_eq!(c["wanted"], 3, "{v}");
+        let asked = c["asked"].as_u64().unwrap();
+        assert!((1..=3).contains(&asked), "{c}");
+        assert!(c["parsed"].as_u64().unwrap() >= 1, "{c}");
+        assert!(
+            c["distinct"].as_u64().unwrap() <= c["parsed"].as_u64().unwrap(),
+            "{c}"
+        );
+        assert!(c["chosen"].as_u64().unwrap() >= 1, "{c}");
+        assert!(v["validation_passed"].is_boolean(), "{v}");
+        // Every candidate's tokens: more than one answer's worth when more than one was asked.
+        assert!(v["usage"]["total_tokens"].as_u64().unwrap() > 0);
+        eprintln!("candidates: {c}");
+    } else {
+        // None of the answers gave a usable patch: one refusal naming each.
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(msg.contains("answer") || msg.contains("cut off"), "{v}");
+    }
+}
+
 /// A real llama.cpp server with a 2,048-token window: `LOCAL_LLM_TEST_SMALL_URL` when set, else one this test
 /// starts through `scripts/local-model.sh` (its own state folder, so no other server is touched) and stops.
 struct SmallServer {

@@ -140,7 +140,10 @@ fn delegate_checked(
             .unwrap_or(policy.limits.max_output_tokens),
         temperature: policy.provider.temperature,
         reasoning: policy.provider.reasoning_effort,
-        json_schema: None,
+        // llama.cpp enforces a schema as a grammar: a JSON answer then parses and ends when its object closes.
+        json_schema: (format == OutputFormat::Json
+            && policy.provider.kind == crate::config::ProviderKind::Llamacpp)
+            .then(prompt::bounded_json_schema),
         seed: None,
     };
     entry.bytes_read = selection.bytes_shown();
