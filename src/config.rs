@@ -201,6 +201,17 @@ pub struct Policy {
     /// `[sampling]`: how many answers one proposal asks for, and how.
     #[serde(default)]
     pub sampling: Sampling,
+    /// `[ledger]`: what `stats` needs to put a price on what delegation saved.
+    #[serde(default)]
+    pub ledger: LedgerSettings,
+}
+
+/// `[ledger]`: the primary model's price, so `stats` can value the tokens it did not have to read.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LedgerSettings {
+    /// What a million prompt tokens of the PRIMARY model cost (same currency as `[provider]`'s prices).
+    pub primary_price_input_per_mtok: Option<f64>,
 }
 
 /// `[sampling]`: candidates. Each key unset takes the default [`Policy::candidates`] and its neighbours describe.
@@ -245,6 +256,10 @@ pub struct ProviderSection {
     /// Reasoning effort for models that reason: none | low | medium | high | max.
     #[serde(default)]
     pub reasoning_effort: Effort,
+    /// What a million prompt tokens cost at this provider (any currency; `stats` turns tokens into money with it).
+    pub price_input_per_mtok: Option<f64>,
+    /// What a million answer tokens cost.
+    pub price_output_per_mtok: Option<f64>,
 }
 
 /// `[provider] temperature` when the policy does not set it.
@@ -594,6 +609,8 @@ impl Policy {
                 api_key_env: None,
                 temperature: default_temperature(),
                 reasoning_effort: Effort::default(),
+                price_input_per_mtok: None,
+                price_output_per_mtok: None,
             },
             models: Models::default(),
             paths: Paths::default(),
@@ -602,6 +619,7 @@ impl Policy {
             edit: Edit::default(),
             repair: Repair::default(),
             sampling: Sampling::default(),
+            ledger: LedgerSettings::default(),
         }
     }
 
@@ -806,6 +824,28 @@ impl Policy {
 
     /// `[provider] api_key_env` is a variable's name (never a key), `base_url` an http(s) URL.
     fn check_provider(&self) -> std::result::Result<(), String> {
+        for (key, v) in [
+            (
+                "[provider] price_input_per_mtok",
+                self.provider.price_input_per_mtok,
+            ),
+            (
+                "[provider] price_output_per_mtok",
+                self.provider.price_output_per_mtok,
+            ),
+            (
+                "[ledger] primary_price_input_per_mtok",
+                self.ledger.primary_price_input_per_mtok,
+            ),
+        ] {
+            if let Some(v) = v
+                && !(v.is_finite() && (0.0..=1_000_000.0).contains(&v))
+            {
+                return Err(format!(
+                    "{key} = {v} is not a price: give what a million tokens cost, 0 to 1000000, or remove the line"
+                ));
+            }
+        }
         if let Some(env) = &self.provider.api_key_env
             && (env.is_empty() || !env.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
         {
@@ -1090,6 +1130,7 @@ pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
         template_repair(&Repair::default()),
         template_edit(&Edit::default()),
         template_sampling(kind),
+        template_ledger(),
     ]
     .join("\n")
 }
@@ -1122,7 +1163,17 @@ base_url = "{base_url}"
 temperature = {temperature}
 # For models that reason: none | low | medium | high | max ({effort_note}).
 reasoning_effort = "{effort}"
+# What a million tokens cost here, for `stats` to turn tokens into money ({price_note}).
+# price_input_per_mtok = {price_in}
+# price_output_per_mtok = {price_out}
 "#,
+        price_note = match kind {
+            ProviderKind::Llamacpp => "a local server: only electricity",
+            _ =>
+                "an example: the list price of the default flash model when this template was written, in USD; check the provider's price page",
+        },
+        price_in = list_price(kind).0,
+        price_out = list_price(kind).1,
         kind = kind.name(),
         base_url = d.base_url,
         temperature = DEFAULT_TEMPERATURE,
@@ -1135,6 +1186,18 @@ reasoning_effort = "{effort}"
         },
         effort = Effort::default().name(),
     )
+}
+
+/// Example list prices (input, output; USD per million tokens) of each kind's default flash model, for the
+/// template's commented example; the provider's price page is the authority.
+fn list_price(kind: ProviderKind) -> (f64, f64) {
+    match kind {
+        ProviderKind::Llamacpp => (0.0, 0.0),
+        ProviderKind::Deepseek => (0.28, 0.42),
+        ProviderKind::Openrouter => (0.6, 2.2),
+        ProviderKind::Huggingface => (0.1, 0.5),
+        ProviderKind::Openai => (0.25, 2.0),
+    }
 }
 
 /// `[models]`: the provider's flash and pro models, the context window and the active pairs (commented out).
@@ -1344,6 +1407,16 @@ fn template_sampling(kind: ProviderKind) -> String {
     )
 }
 
+/// `[ledger]`, commented: the primary model's price.
+fn template_ledger() -> String {
+    r#"[ledger]
+# What a million prompt tokens of YOUR PRIMARY model (Claude, GPT...) cost, in the currency of the prices above:
+# `stats` then values the tokens it did not have to read. An example, to check against its price page:
+# primary_price_input_per_mtok = 3.0
+"#
+    .to_string()
+}
+
 /// Write the policy file for `root`; refuses to overwrite unless `force`. Returns the path written.
 pub fn init_project(root: &Path, kind: ProviderKind, force: bool) -> Result<PathBuf> {
     let path = root.join(POLICY_FILE);
@@ -1475,6 +1548,37 @@ mod tests {
         }
         // The defaults and every template lie inside.
         assert!(parse("[provider]\nkind = \"llamacpp\"\n", Path::new("p.toml")).is_ok());
+    }
+
+    #[test]
+    fn prices_are_refused_unless_they_are_prices() {
+        let with = |extra: &str| {
+            parse(
+                &format!("[provider]\nkind = \"deepseek\"\n{extra}\n"),
+                Path::new("p.toml"),
+            )
+        };
+        let p = with("price_input_per_mtok = 0.28\nprice_output_per_mtok = 0.42\n[ledger]\nprimary_price_input_per_mtok = 3")
+            .unwrap();
+        assert_eq!(p.provider.price_output_per_mtok, Some(0.42));
+        assert_eq!(p.ledger.primary_price_input_per_mtok, Some(3.0));
+        for (bad, key) in [
+            (
+                "price_input_per_mtok = -1.0",
+                "[provider] price_input_per_mtok = -1",
+            ),
+            (
+                "price_output_per_mtok = nan",
+                "[provider] price_output_per_mtok = NaN",
+            ),
+            (
+                "[ledger]\nprimary_price_input_per_mtok = inf",
+                "[ledger] primary_price_input_per_mtok = inf",
+            ),
+        ] {
+            let err = with(bad).unwrap_err().to_string();
+            assert!(err.contains(key) && err.contains("is not a price"), "{err}");
+        }
     }
 
     #[test]

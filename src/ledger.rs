@@ -59,12 +59,38 @@ pub struct Entry {
     /// For a proposal validated on propose: whether its checks passed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validation_passed: Option<bool>,
+    /// The policy's prices when the call was made: `[provider] price_input_per_mtok`, `price_output_per_mtok` and
+    /// `[ledger] primary_price_input_per_mtok` (per million tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_input_per_mtok: Option<f64>,
+    /// See `price_input_per_mtok`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_output_per_mtok: Option<f64>,
+    /// See `price_input_per_mtok`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_price_input_per_mtok: Option<f64>,
     /// The usage to record: [`record`] copies it into the token fields.
     #[serde(skip)]
     pub usage: Usage,
 }
 
 impl Entry {
+    /// Note the policy's prices in this entry.
+    pub fn priced(&mut self, policy: &crate::config::Policy) {
+        self.price_input_per_mtok = policy.provider.price_input_per_mtok;
+        self.price_output_per_mtok = policy.provider.price_output_per_mtok;
+        self.primary_price_input_per_mtok = policy.ledger.primary_price_input_per_mtok;
+    }
+
+    /// What this call's model tokens cost, when the policy gave both prices.
+    pub fn cost(&self) -> Option<f64> {
+        Some(
+            (self.input_tokens as f64 * self.price_input_per_mtok?
+                + self.output_tokens as f64 * self.price_output_per_mtok?)
+                / 1e6,
+        )
+    }
+
     /// An entry of `kind` for `workspace`, so far `ok`, its duration counted from `started`.
     pub fn new(kind: &str, workspace: &str, started: Instant) -> Entry {
         Entry {
@@ -88,6 +114,9 @@ impl Entry {
             repaired: false,
             repair_of: None,
             validation_passed: None,
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
+            primary_price_input_per_mtok: None,
             usage: Usage::default(),
         }
     }

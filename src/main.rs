@@ -149,7 +149,10 @@ enum Command {
     /// A proposal is accepted when an apply of its digest succeeded. Acceptance rate = accepted / propose calls
     /// (refused ones included). Model tokens and seconds per accepted patch = those of every propose call / accepted.
     /// Primary-model tokens saved per accepted patch = the bytes of the files the worker read for it / 4 (what the
-    /// primary did not have to read; the patch it still reviews is not counted).
+    /// primary did not have to read; the patch it still reviews is not counted). With prices in the policy
+    /// ([provider] price_input_per_mtok and price_output_per_mtok, [ledger] primary_price_input_per_mtok): money
+    /// spent = (input tokens x input price + output tokens x output price) / 1,000,000 per accepted patch; value
+    /// saved = tokens saved x the primary's input price / 1,000,000.
     Stats {
         /// Only this workspace (absolute or relative).
         #[arg(long)]

@@ -6,7 +6,10 @@
 //! failing check; an apply-time repair proposal naming its digest supersedes it; its expiry time says whether it can
 //! still be applied. The estimate of what the primary model saved: the bytes of the files the worker read for an
 //! accepted patch, divided by 4 (about one token per 4 bytes of code), which the primary did not have to read; the
-//! patch the primary still reads to review it is not counted as saved.
+//! patch the primary still reads to review it is not counted as saved. With prices in the policy (`[provider]
+//! price_input_per_mtok`, `price_output_per_mtok`, `[ledger] primary_price_input_per_mtok`, recorded with each
+//! call), the model's cost per accepted patch = (input tokens x input price + output tokens x output price) / 10^6
+//! over every propose call, / accepted; the value saved = saved tokens x the primary's input price / 10^6.
 
 use std::collections::BTreeMap;
 
@@ -59,6 +62,12 @@ pub struct Group {
     pub seconds_per_accepted: Option<f64>,
     /// Estimated primary-model tokens saved per accepted patch (bytes read for it / 4).
     pub primary_tokens_saved_per_accepted: Option<f64>,
+    /// What the model tokens of every propose call cost, per accepted patch: only when every call was priced
+    /// (`[provider] price_input_per_mtok` and `price_output_per_mtok`).
+    pub model_cost_per_accepted: Option<f64>,
+    /// What the primary-model tokens saved per accepted patch are worth: only when every accepted proposal was priced
+    /// (`[ledger] primary_price_input_per_mtok`).
+    pub primary_value_saved_per_accepted: Option<f64>,
 }
 
 /// The entries `stats` looks at.
@@ -139,7 +148,7 @@ pub fn summarise(entries: &[Entry], filter: &Filter, now: u64) -> Vec<Group> {
         .cloned()
         .collect();
     // Per group: its figures, and the sums of tokens, milliseconds and saved tokens behind the per-patch ones.
-    type Sums = (Group, u64, u64, u64);
+    type Sums = (Group, u64, u64, u64, Money);
     let mut groups: BTreeMap<(String, String, String), Sums> = BTreeMap::new();
     for p in kept.iter().filter(|e| e.kind == "propose") {
         let key = (
@@ -147,7 +156,7 @@ pub fn summarise(entries: &[Entry], filter: &Filter, now: u64) -> Vec<Group> {
             p.model.clone(),
             p.format.clone().unwrap_or_else(|| "unknown".into()),
         );
-        let (g, tokens, ms, saved) = groups.entry(key.clone()).or_insert_with(|| {
+        let (g, tokens, ms, saved, money) = groups.entry(key.clone()).or_insert_with(|| {
             (
                 Group {
                     provider: key.0.clone(),
@@ -158,10 +167,15 @@ pub fn summarise(entries: &[Entry], filter: &Filter, now: u64) -> Vec<Group> {
                 0,
                 0,
                 0,
+                Money::default(),
             )
         });
         g.asked += 1;
         *tokens += p.input_tokens + p.output_tokens;
+        money.spent = match (money.spent, p.cost()) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
         *ms += p.duration_ms;
         if p.outcome != "ok" {
             *g.fates.entry("refused_at_propose".into()).or_default() += 1;
@@ -172,12 +186,16 @@ pub fn summarise(entries: &[Entry], filter: &Filter, now: u64) -> Vec<Group> {
         if matches!(f, Fate::Applied | Fate::AppliedAfterRepair) {
             g.accepted += 1;
             *saved += p.bytes_read / 4;
+            money.saved = match (money.saved, p.primary_price_input_per_mtok) {
+                (Some(a), Some(price)) => Some(a + (p.bytes_read / 4) as f64 * price / 1e6),
+                _ => None,
+            };
         }
         *g.fates.entry(fate_name(&f)).or_default() += 1;
     }
     groups
         .into_values()
-        .map(|(mut g, tokens, ms, saved)| {
+        .map(|(mut g, tokens, ms, saved, money)| {
             g.acceptance_rate = if g.asked == 0 {
                 0.0
             } else {
@@ -187,9 +205,26 @@ pub fn summarise(entries: &[Entry], filter: &Filter, now: u64) -> Vec<Group> {
             g.model_tokens_per_accepted = per(tokens as f64);
             g.seconds_per_accepted = per(ms as f64 / 1000.0);
             g.primary_tokens_saved_per_accepted = per(saved as f64);
+            g.model_cost_per_accepted = money.spent.and_then(per);
+            g.primary_value_saved_per_accepted = money.saved.and_then(per);
             g
         })
         .collect()
+}
+
+/// The money sums of a group; `None` once one entry lacks its price.
+struct Money {
+    spent: Option<f64>,
+    saved: Option<f64>,
+}
+
+impl Default for Money {
+    fn default() -> Money {
+        Money {
+            spent: Some(0.0),
+            saved: Some(0.0),
+        }
+    }
 }
 
 /// The groups as `stats` prints them: one block per provider, model and format.
@@ -222,6 +257,20 @@ pub fn render(groups: &[Group]) -> String {
             opt(g.seconds_per_accepted, " s of model time"),
             opt(g.primary_tokens_saved_per_accepted, "")
         );
+        if g.accepted > 0
+            && (g.model_cost_per_accepted.is_some() || g.primary_value_saved_per_accepted.is_some())
+        {
+            let money = |x: Option<f64>| match x {
+                Some(v) => format!("{v:.4}"),
+                None => "- (not priced)".into(),
+            };
+            let _ = writeln!(
+                out,
+                "  money            {} spent on the model, about {} of primary-model tokens saved",
+                money(g.model_cost_per_accepted),
+                money(g.primary_value_saved_per_accepted)
+            );
+        }
     }
     out
 }

@@ -69,7 +69,7 @@ fn ledger() -> String {
             "/other",
             "ok",
             "d8",
-            r#","format":"udiff","expires":4000000000"#,
+            r#","format":"udiff","expires":4000000000,"price_input_per_mtok":1.0,"price_output_per_mtok":2.0,"primary_price_input_per_mtok":3.0"#,
         ),
         line(1_796_083_310, "apply", "/other", "ok", "d8", ""),
     ]
@@ -120,6 +120,23 @@ fn stats_shows_every_fate_and_the_payoff_per_model_and_format() {
         "4,000 bytes read / 4"
     );
     assert_eq!(v["proposals"], 8, "the totals stay at the top level");
+    // Unpriced calls have no money figures; the priced group has both.
+    assert!(json["model_cost_per_accepted"].is_null());
+    let udiff = v["payoff"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["format"] == "udiff")
+        .unwrap();
+    let close = |x: &serde_json::Value, want: f64| (x.as_f64().unwrap() - want).abs() < 1e-12;
+    assert!(
+        close(&udiff["model_cost_per_accepted"], 0.0011),
+        "(900 x 1 + 100 x 2) / 10^6: {udiff}"
+    );
+    assert!(
+        close(&udiff["primary_value_saved_per_accepted"], 0.003),
+        "1,000 tokens saved x 3 / 10^6: {udiff}"
+    );
 }
 
 #[test]

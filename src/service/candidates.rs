@@ -231,6 +231,7 @@ pub(super) fn gather(
         entry.provider = first.provider;
         entry.model = first.model;
     }
+    entry.priced(&p.policy);
     entry.usage = state.usage;
     if parent.is_cancelled() {
         return Err(Error::Cancelled);

@@ -109,6 +109,7 @@ fn ask(
     let start = Instant::now();
     entry.provider = provider.name().to_string();
     entry.model = chat.model.clone();
+    entry.priced(policy);
     // One redaction point for everything a provider reports: server text may be quoted in any error.
     let completion = provider
         .complete(chat, &call.watch)
