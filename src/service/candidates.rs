@@ -45,6 +45,8 @@ pub struct CandidatesReport {
     pub votes: usize,
     /// Why that one was chosen.
     pub why: String,
+    /// Milliseconds the validation commands ran, over every candidate validated.
+    pub checks_ms: u64,
     /// Why fewer than `wanted` were asked, when they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
@@ -391,6 +393,12 @@ impl State {
             .filter(|d| d.validation.is_some())
             .count();
         let passed = self.distinct.iter().filter(|d| d.passed()).count();
+        let checks_ms = self
+            .distinct
+            .iter()
+            .flat_map(|d| d.validation.iter().flatten())
+            .map(|r| r.duration_ms)
+            .sum();
         let best = (0..self.distinct.len())
             .min_by_key(|&i| {
                 let d = &self.distinct[i];
@@ -423,6 +431,7 @@ impl State {
             distinct: self.distinct.len() + 1,
             validated,
             passed,
+            checks_ms,
             chosen: chosen.first + 1,
             votes: chosen.votes,
             why,
