@@ -317,8 +317,10 @@ pub fn run(
             total_tokens: 0,
             model_ms: 0,
         };
-        for case in plan.cases {
+        for (ran, case) in plan.cases.iter().enumerate() {
             if call.watch.is_cancelled() {
+                // A row cut short counts only the cases it ran.
+                row.cases = ran;
                 rows.push(row);
                 return Err((rows, Error::Cancelled));
             }
@@ -331,6 +333,7 @@ pub fn run(
             match run_case(&service, plan, case, format, candidates, &call, &mut row) {
                 Ok(()) => {}
                 Err(e) => {
+                    row.cases = ran;
                     rows.push(row);
                     return Err((rows, e));
                 }
