@@ -3,7 +3,8 @@
 //! Checks: the policy file is found and valid; the key variable it names is set (its value is never printed); the
 //! endpoint answers `GET {base_url}/models`; which confinement validation commands will run in; routing of low and
 //! medium complexity, and the `[models] active` allowlist for those routes; the context window of the
-//! low-complexity model and where it comes from (the policy, the server, or the default).
+//! low-complexity model and where it comes from (the policy, the server, or the default); whether the edit format
+//! and candidates were chosen by `calibrate` (`[sampling] calibrated`), else the command that measures them.
 
 use crate::config::{self, Policy};
 use crate::confine::{self, Isolation};
@@ -132,6 +133,18 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
         let w = crate::provider::window::for_model(&policy, &model);
         out.push(check(true, "window", format!("{model}: {w}")));
     }
+    out.push(check(
+        true,
+        "calibrate",
+        match &policy.sampling.calibrated {
+            Some(c) => format!("[sampling] calibrated = {c:?}"),
+            None => format!(
+                "not calibrated: run `local-llm-worker calibrate --workspace-root {} --write` to choose the edit \
+                 format and candidates by measurement",
+                root.display()
+            ),
+        },
+    ));
     out
 }
 

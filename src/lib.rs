@@ -10,6 +10,7 @@
 //!   proposals in), [`service`] (orchestration, over the one [`task::Task`]), and the two thin transports [`mcp`] and
 //!   the CLI in `main.rs` (which shows results through the pure [`render`]).
 
+pub mod calibrate;
 pub mod checks;
 pub mod config;
 pub mod confine;

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use local_llm_delegator::config::{self, ProviderKind};
+use local_llm_delegator::config::{self, EditFormat, ProviderKind};
 use local_llm_delegator::error::IoContext;
 use local_llm_delegator::service::{self, Call, DelegateRequest, ProposeRequest, Service};
 use local_llm_delegator::task::{OutputFormat, Task, TaskKind};
-use local_llm_delegator::{Error, doctor, ledger, mcp, render, scope, txn};
+use local_llm_delegator::{Error, calibrate, doctor, ledger, mcp, render, scope, txn};
 
 #[derive(Parser)]
 #[command(
@@ -163,6 +163,31 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure which [edit] format and [sampling] candidates suit the workspace's model, on a built-in suite of
+    /// routine one-line edits (each proposed in a throwaway workspace; yours is only read, unless --write).
+    ///
+    /// For each format and for K = 1 and the default candidates, every case is proposed and its patch compared with
+    /// the exact expected file. Valid: a patch was proposed. Correct: it gives exactly the expected file. Seconds
+    /// per correct edit: model seconds of the row (a refused proposal counts its whole time) / correct edits. The
+    /// recommendation: the most correct edits, ties broken by fewer seconds per correct edit.
+    Calibrate {
+        /// The project folder, absolute or relative (default: the nearest folder from here up that holds
+        /// local-llm-worker.toml, else the current folder).
+        #[arg(long)]
+        workspace_root: Option<PathBuf>,
+        /// Record the recommendation in the policy file ([edit] format, [sampling] candidates and calibrated, with
+        /// a dated comment of the measured rates); every other byte of the file stays as it was.
+        #[arg(long)]
+        write: bool,
+        /// One case per format instead of the whole suite.
+        #[arg(long)]
+        quick: bool,
+        /// Only these edit formats, comma-separated (json, udiff, search_replace, whole_file).
+        #[arg(long, value_delimiter = ',', value_parser = parse_format, value_name = "FORMAT,...")]
+        formats: Vec<EditFormat>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Apply a saved canonical patch whose digest you approved (stateless: the patch's blob ids make the stale check).
     Apply {
         /// The project folder, absolute or relative (default: the nearest folder from here up that holds
@@ -203,7 +228,8 @@ impl Command {
             | Command::Delegate { json, .. }
             | Command::Recover { json }
             | Command::Stats { json, .. }
-            | Command::Apply { json, .. } => *json,
+            | Command::Apply { json, .. }
+            | Command::Calibrate { json, .. } => *json,
             Command::Mcp | Command::InitProject { .. } | Command::Doctor { .. } => false,
         }
     }
@@ -301,6 +327,13 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             digest,
             json,
         } => apply(workspace_root, patch, digest, json),
+        Command::Calibrate {
+            workspace_root,
+            write,
+            quick,
+            formats,
+            json,
+        } => calibrate_cmd(workspace_root, write, quick, formats, json),
     }
     .map_err(|e| (e, json))
 }
@@ -522,6 +555,100 @@ fn apply(
         print_json(&r);
     } else {
         print_styled(&render::applied(&r, ledger::path().as_deref()));
+    }
+    Ok(())
+}
+
+/// An edit format from its policy-file name, for `--formats`.
+fn parse_format(name: &str) -> Result<EditFormat, String> {
+    calibrate::format_from_name(name).ok_or_else(|| {
+        format!("{name:?} is not an edit format: write json, udiff, search_replace or whole_file")
+    })
+}
+
+/// The flag a first Ctrl-C sets (a second one ends the process as usual).
+static INTERRUPTED: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
+    std::sync::OnceLock::new();
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    if let Some(flag) = INTERRUPTED.get() {
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Make the first Ctrl-C cancel `call` (the request in flight stops at its next chunk) instead of ending the
+/// process; the handler resets itself, so a second Ctrl-C ends it.
+fn cancel_on_interrupt(call: &Call) {
+    if INTERRUPTED.set(call.watch.cancelled.clone()).is_err() {
+        return;
+    }
+    // SAFETY: the handler only stores to an atomic flag that the OnceLock holds for the life of the process; the
+    // sigaction struct is zeroed, then filled in.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+}
+
+fn calibrate_cmd(
+    workspace_root: Option<PathBuf>,
+    write: bool,
+    quick: bool,
+    formats: Vec<EditFormat>,
+    json: bool,
+) -> Result<(), Error> {
+    let root = workspace_for(workspace_root)?;
+    let plan = calibrate::plan(&root, &calibrate::Options { formats, quick })?;
+    let mut call = Call::default();
+    cancel_on_interrupt(&call);
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(plan.proposals() as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{spinner} calibrating {pos}/{len}: {msg} {elapsed} (Ctrl-C stops)",
+    ) {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    let label = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let (shown, at) = (bar.clone(), label.clone());
+    call.watch.on_progress = std::sync::Arc::new(move |n| {
+        let at = at.lock().map(|s| s.clone()).unwrap_or_default();
+        shown.set_message(format!("{at} ({n} tokens so far)"));
+    });
+    let step = |s: &calibrate::Step<'_>| {
+        let text = format!("{} K={} {}", s.format.name(), s.candidates, s.case.path);
+        bar.set_position(s.done as u64);
+        bar.set_message(text.clone());
+        if let Ok(mut l) = label.lock() {
+            *l = text;
+        }
+    };
+    let outcome = calibrate::run(&plan, &call, &step);
+    bar.finish_and_clear();
+    let (rows, stopped) = match outcome {
+        Ok(rows) => (rows, None),
+        Err((rows, e)) => (rows, Some(e)),
+    };
+    let mut report = calibrate::report(&plan, rows);
+    if let Some(e) = stopped {
+        // What was measured before the stop is shown, never written.
+        if !json {
+            print!("{}", calibrate::render(&report));
+        }
+        return Err(e);
+    }
+    if write {
+        calibrate::write_report(&plan, &mut report)?;
+    }
+    if json {
+        print_json(&report);
+    } else {
+        print!("{}", calibrate::render(&report));
     }
     Ok(())
 }

@@ -72,6 +72,7 @@ async fn with_call<T: Send + 'static>(
             }),
             cancelled: cancelled.clone(),
         },
+        unrecorded: false,
     };
     let token = ctx.meta.get_progress_token();
     let peer = ctx.peer.clone();

@@ -114,6 +114,7 @@ impl Service {
         let repair_call = Call {
             provider: origin.provider,
             watch: call.watch.clone(),
+            unrecorded: call.unrecorded,
         };
         Some(
             match self.propose_logged(&origin.request, &repair_call, Some(&failure)) {
@@ -157,6 +158,7 @@ pub fn apply_bytes_watched(
     logged(
         "apply",
         workspace_root,
+        false,
         |entry| {
             entry.digest = Some(digest.trim().to_string());
             apply_checked(workspace_root, patch_bytes, digest, watch)

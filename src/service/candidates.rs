@@ -161,6 +161,7 @@ pub(super) fn gather(
     let child = Call {
         provider: call.provider,
         watch: watch.clone(),
+        unrecorded: call.unrecorded,
     };
     let next = AtomicUsize::new(0);
     let sent = AtomicUsize::new(0);

@@ -75,6 +75,7 @@ impl Service {
         logged(
             "delegate",
             &req.workspace_root,
+            call.unrecorded,
             |entry| delegate_checked(req, call, entry),
             |_| None,
         )

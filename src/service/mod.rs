@@ -46,6 +46,9 @@ pub struct Call {
     pub provider: Option<config::ProviderKind>,
     /// Progress reporting and cancellation.
     pub watch: Watch,
+    /// Keep this call out of the ledger: `calibrate` measures in throwaway workspaces, and its proposals are not
+    /// work that `stats` should count.
+    pub unrecorded: bool,
 }
 
 impl Call {
@@ -174,10 +177,11 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::InvalidArgument(msg.into())
 }
 
-/// Record one call in the ledger: its duration, and its refusal's kind when it was refused.
+/// Record one call in the ledger (unless `unrecorded`): its duration, and its refusal's kind when it was refused.
 fn logged<T>(
     kind: &str,
     workspace_root: &str,
+    unrecorded: bool,
     f: impl FnOnce(&mut ledger::Entry) -> Result<T>,
     digest: impl Fn(&T) -> Option<String>,
 ) -> Result<T> {
@@ -189,6 +193,8 @@ fn logged<T>(
         Ok(r) => entry.digest = digest(r).or(entry.digest.take()),
         Err(e) => entry.outcome = format!("refused:{}", e.kind()),
     }
-    ledger::record(&entry);
+    if !unrecorded {
+        ledger::record(&entry);
+    }
     result
 }

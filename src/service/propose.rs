@@ -586,6 +586,7 @@ impl Service {
         logged(
             "propose",
             &req.workspace_root,
+            call.unrecorded,
             |entry| self.propose_in_stages(req, call, entry, repair_of),
             |r: &ProposeResult| Some(r.digest.clone()),
         )
