@@ -320,6 +320,137 @@ fn fence_for(text: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
+/// The lines the task most likely means, best first, at most `max`: each distinct non-blank line of an existing
+/// selected file (inside its ranges, when narrowed) scored by the words and symbols it shares with the task, its
+/// acceptance criteria, plan and context, each shared word weighted by how rare it is among the file's lines (a word
+/// on every line says nothing). Lines sharing nothing are left out. For candidates beyond the first: each is pinned
+/// to one of these lines, so a model that cannot tell which line to change still gets one answer per likely line,
+/// and validation decides.
+pub fn likely_lines(
+    spec: &Task,
+    files: &BTreeMap<String, Option<PreImage>>,
+    focus: &Focus,
+    max: usize,
+) -> Vec<(String, String)> {
+    let mut asked = spec.task.clone();
+    for t in spec
+        .acceptance_criteria
+        .iter()
+        .chain(&spec.plan)
+        .chain(spec.context.iter())
+    {
+        asked.push('\n');
+        asked.push_str(t);
+    }
+    let asked = Terms::of(&asked);
+    let mut scored: Vec<(f64, String, String)> = Vec::new();
+    for (path, pre) in files {
+        let Some(pre) = pre else { continue };
+        let ranges = focus.get(path);
+        let mut seen = HashSet::new();
+        let lines: Vec<&str> = pre
+            .text
+            .lines()
+            .enumerate()
+            .filter(|(i, _)| ranges.is_none_or(|r| focus::contains(r, *i)))
+            .map(|(_, l)| l.strip_suffix('\r').unwrap_or(l))
+            .filter(|l| !l.trim().is_empty() && seen.insert(*l))
+            .collect();
+        let terms: Vec<Terms> = lines.iter().map(|l| Terms::of(l)).collect();
+        // How many lines hold a term: the rarer, the more it says.
+        let rarity = |t: &String, of: fn(&Terms) -> &HashSet<String>| {
+            1.0 / terms.iter().filter(|o| of(o).contains(t)).count().max(1) as f64
+        };
+        for (line, t) in lines.iter().zip(&terms) {
+            let words: f64 = t
+                .words
+                .iter()
+                .filter(|w| asked.words.contains(*w))
+                .map(|w| rarity(w, |t| &t.words))
+                .sum();
+            // A run of two terms the task also writes side by side (`width * width`) counts double.
+            let pairs: f64 = t
+                .pairs
+                .iter()
+                .filter(|p| asked.pairs.contains(*p))
+                .map(|p| 2.0 * rarity(p, |t| &t.pairs))
+                .sum();
+            if words + pairs > 0.0 {
+                scored.push((words + pairs, path.clone(), line.to_string()));
+            }
+        }
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored
+        .into_iter()
+        .take(max)
+        .map(|(_, p, l)| (p, l))
+        .collect()
+}
+
+/// The terms of a text, for [`likely_lines`]: its words (lower case, a plural `s` dropped) and symbols, and each pair
+/// of neighbouring terms.
+struct Terms {
+    words: HashSet<String>,
+    pairs: HashSet<String>,
+}
+
+impl Terms {
+    fn of(text: &str) -> Terms {
+        let mut seq: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        let push = |w: &mut String, seq: &mut Vec<String>| {
+            if !w.is_empty() {
+                let mut t = w.to_lowercase();
+                if t.len() > 3 && t.ends_with('s') && !t.ends_with("ss") {
+                    t.pop();
+                }
+                seq.push(t);
+                w.clear();
+            }
+        };
+        for c in text.chars() {
+            if c.is_alphanumeric() || c == '_' {
+                cur.push(c);
+                continue;
+            }
+            push(&mut cur, &mut seq);
+            if !c.is_whitespace()
+                && !matches!(c, '.' | ',' | ';' | ':' | '"' | '\'' | '`' | '(' | ')')
+            {
+                seq.push(c.to_string());
+            }
+        }
+        push(&mut cur, &mut seq);
+        Terms {
+            pairs: seq
+                .windows(2)
+                .map(|w| format!("{} {}", w[0], w[1]))
+                .collect(),
+            words: seq.into_iter().collect(),
+        }
+    }
+}
+
+/// The JSON schema of an answer pinned to one edit of `line` in `path` (a candidate's; see [`likely_lines`]).
+pub fn pinned_schema(path: &str, line: &str, bounds: SchemaBounds) -> Value {
+    json!({
+        "type": "object",
+        "properties": {"edits": {"type": "array", "minItems": 1, "maxItems": 1, "items": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "enum": [path]},
+                "old": {"type": "string", "enum": [line]},
+                "new": {"type": "string", "maxLength": bounds.max_text_chars},
+            },
+            "required": ["path", "old", "new"],
+            "additionalProperties": false,
+        }}},
+        "required": ["edits"],
+        "additionalProperties": false,
+    })
+}
+
 /// The distinct non-blank lines of each file, sorted, when there are at most [`MAX_ENUM_LINES`] of them in all
 /// (counting each file's lines apart); `None` as soon as there are more, without sorting anything.
 fn distinct_lines<'a>(
@@ -726,6 +857,36 @@ mod tests {
         let udiff = [change("x\n", "    return \"Hi, \" + name\n")];
         assert!(copied_example(AnswerFormat::Udiff, &udiff, &task).is_some());
         assert_eq!(copied_example(AnswerFormat::Udiff, &leaked, &task), None);
+    }
+
+    #[test]
+    fn the_likely_lines_are_those_that_share_the_tasks_rare_words() {
+        let text = "def area(width, height):\n    return width * width\n\n\ndef perimeter(width, height):\n    return 2 * (width + height)\n";
+        let files: BTreeMap<String, Option<PreImage>> = [(
+            "geo.py".to_string(),
+            Some(PreImage {
+                text: text.into(),
+                mode: MODE_REGULAR,
+            }),
+        )]
+        .into();
+        let task = Task {
+            task: "area returns width * width; it must return width * height.".into(),
+            ..Task::default()
+        };
+        let lines = likely_lines(&task, &files, &Focus::new(), 3);
+        assert_eq!(lines[0].1, "    return width * width", "{lines:?}");
+        assert_eq!(lines.len(), 3);
+        let none = Task {
+            task: "Make it better".into(),
+            ..Task::default()
+        };
+        assert!(likely_lines(&none, &files, &Focus::new(), 3).is_empty());
+        let s = pinned_schema("geo.py", &lines[0].1, SchemaBounds::LOW);
+        assert_eq!(
+            s["properties"]["edits"]["items"]["properties"]["old"]["enum"],
+            json!(["    return width * width"])
+        );
     }
 
     #[test]

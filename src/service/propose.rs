@@ -168,6 +168,8 @@ pub(super) struct Prepared {
     selection: Selection,
     format: AnswerFormat,
     schema: Option<serde_json::Value>,
+    /// For candidates after the first (JSON edits only): schemas pinned each to one likely line.
+    pinned: Vec<serde_json::Value>,
     messages: Vec<Message>,
     context_window: ContextWindow,
 }
@@ -196,7 +198,14 @@ impl Prepared {
             max_tokens: self.policy.limits.max_output_tokens,
             temperature,
             reasoning: self.policy.provider.reasoning_effort,
-            json_schema: self.schema.clone(),
+            json_schema: match n {
+                0 => self.schema.clone(),
+                n => self
+                    .pinned
+                    .get(n - 1)
+                    .cloned()
+                    .or_else(|| self.schema.clone()),
+            },
             seed,
         }
     }
@@ -286,6 +295,21 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
     let selection = ws.read_selection(&req.task.files, &policy.limits)?;
     let (format, schema) = answer_format(&policy, &selection, &req.task.complexity);
     let messages = prompt::messages(&req.task, &selection.files, &selection.focus, format);
+    let pinned = match (&schema, policy.candidates()) {
+        (Some(_), k) if k > 1 => {
+            let bounds = prompt::SchemaBounds::for_complexity(&req.task.complexity);
+            prompt::likely_lines(
+                &req.task,
+                &selection.files,
+                &selection.focus,
+                k as usize - 1,
+            )
+            .iter()
+            .map(|(path, line)| prompt::pinned_schema(path, line, bounds))
+            .collect()
+        }
+        _ => Vec::new(),
+    };
     let context_window = window::for_model(&policy, &model);
     Ok(Prepared {
         ws,
@@ -295,6 +319,7 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
         selection,
         format,
         schema,
+        pinned,
         messages,
         context_window,
     })
