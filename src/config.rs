@@ -230,7 +230,7 @@ pub struct Sampling {
 }
 
 /// Candidates per proposal for a local llama.cpp server with validation on propose, when the policy does not say:
-/// chosen by the solve bench (BENCHMARKS.md, "Candidates"): tokens cost only time there, and validation picks the
+/// chosen by the solve bench (BENCHMARKS.md section 12): tokens cost only time there, and validation picks the
 /// answer that passes.
 pub const LOCAL_DEFAULT_CANDIDATES: u64 = 4;
 
@@ -1384,9 +1384,10 @@ fn template_sampling(kind: ProviderKind) -> String {
         format!(
             "# Unset, a local llama.cpp server with validation on propose gets {LOCAL_DEFAULT_CANDIDATES} candidates, \
              {LOCAL_DEFAULT_PARALLEL} at a time: on\n\
-             # the solve bench (BENCHMARKS.md, \"Candidates\") that solved the most tasks per minute of model time, and \
-             tokens\n\
-             # cost only time here. Without validation on propose, one answer (nothing could choose among them)."
+             # the solve bench (BENCHMARKS.md section 12, two small models) that solved the most tasks per minute of \
+             the\n\
+             # server's time when it has 4 slots (start it with --parallel 4; with one slot they queue). Without\n\
+             # validation on propose, one answer (nothing could choose among them)."
         )
     } else {
         "# Unset, a hosted provider gets one answer (each candidate is paid for); raise it for validated proposals."
