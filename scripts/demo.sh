@@ -41,17 +41,23 @@ GREETING = "Hello"
 print(GREETING + ", world!")
 PY
 cat "$WS/greeting.py"
+# The project's test of the change, which the policy runs as its check.
+cat >"$WS/test_greeting.py" <<'PY'
+import greeting
+
+assert greeting.GREETING == "Hi", f"GREETING is {greeting.GREETING!r}, want 'Hi'"
+PY
 
 step "init-project --provider llamacpp"
 "$BIN" init-project --workspace-root "$WS" --provider llamacpp
-# Point the policy at the server just started, and check the edited file compiles after apply.
+# Point the policy at the server just started, and make the project's test its check.
 sed -i "s#^base_url = .*#base_url = \"$URL\"#" "$WS/local-llm-worker.toml"
-sed -i 's#^commands = .*#commands = ["python3 -m py_compile greeting.py"]#' "$WS/local-llm-worker.toml"
-# Greedy decoding: the tiny model then gives the same answer every run (sampled at 0.2 it is right about half the time).
+sed -i 's#^commands = .*#commands = ["python3 test_greeting.py"]#' "$WS/local-llm-worker.toml"
+# Greedy decoding for the first answer (the other candidates are sampled hotter, each pinned to a likely line).
 sed -i 's#^temperature = .*#temperature = 0.0#' "$WS/local-llm-worker.toml"
-# Validate every proposal in a confined sandbox copy before it is returned, with the one repair round: on a freshly started
-# server the tiny model's first answer leaves JSON debris in the line (`"Hi"}], `); the check catches it, and the
-# repair round, shown the failing output, gets it right.
+# Validate every proposal in a confined sandbox copy before it is returned (the default 4 candidates, the first that
+# passes the test wins), with the one repair round when none does: the tiny model's answers often leave JSON debris
+# in the line (`"Hi"}], `) or change the wrong thing; the test catches both.
 sed -i 's#^on_propose = .*#on_propose = true#; s#^attempts = .*#attempts = 1#' "$WS/local-llm-worker.toml"
 grep -E '^(kind|base_url|temperature|allowed|commands|on_propose|attempts) =' "$WS/local-llm-worker.toml"
 
