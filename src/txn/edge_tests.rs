@@ -343,6 +343,7 @@ fn time_deep_apply(base: &Path, state: &Path, depth: usize) -> Duration {
 }
 
 #[test]
+#[ignore = "a timing measurement, noisy under load: cargo test --lib -- --ignored --nocapture applying_one_deep"]
 fn applying_one_deep_new_file_takes_time_linear_in_its_depth() {
     let place = scratch_base();
     let state = tempfile::tempdir_in(&place).unwrap();

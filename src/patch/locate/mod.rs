@@ -84,7 +84,19 @@ pub fn locate_all_cancellable(
     focus: &focus::Focus,
     cancel: Cancel<'_>,
 ) -> Result<Vec<FileChange>> {
-    let (edits, _) = tidy::tidy(edits);
+    let (edits, tidied) = tidy::tidy(edits);
+    // A hunk set aside as changing nothing must still match its file, alone.
+    for (path, hunk) in &tidied.no_ops {
+        let alone = FileEdit {
+            path: path.clone(),
+            creates: false,
+            hunks: vec![hunk.clone()],
+        };
+        if let Some(pre) = pre_images.get(path) {
+            let ranges = focus.get(path).map(Vec::as_slice).unwrap_or(&[]);
+            locate_one(&alone, pre.as_ref(), ranges, cancel)?;
+        }
+    }
     let mut changes = Vec::new();
     for edit in edits.iter() {
         cancel.check()?;

@@ -3,28 +3,35 @@
 //! answer that changes something, hunks that change nothing (their new side equals their old side), which would
 //! otherwise fail to match or overlap the real change. Pure.
 //!
-//! What stays refused: two different hunks on one region (a conflict: which one was meant is unknown), and an answer
-//! whose every hunk changes nothing. Whole-file answers are left as they are.
+//! What stays refused: two different hunks on one region (a conflict: which one was meant is unknown), an answer
+//! whose every hunk changes nothing, a hunk that changes nothing and matches nowhere in its file (the caller places
+//! each one alone: it is a sign of a garbled answer), and a hunk that may be cut off (never set aside). Whole-file
+//! answers are left as they are. The corpus bench keeps its counts with this (0 wrong, every intent-destroying
+//! answer refused); dropping no-ops unchecked had let 236 cut-off answers and one garbled one through.
 
 use std::borrow::Cow;
 
 use super::{FileEdit, Hunk, HunkLine};
 
 /// What [`tidy`] set aside.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Tidied {
     /// Exact repeats of an earlier hunk of the same file.
     pub duplicates: usize,
-    /// Hunks that change nothing, in an answer that changes something.
-    pub no_ops: usize,
+    /// Hunks that change nothing, in an answer that changes something, with their file's path. The caller still
+    /// places each one alone in its file: a hunk that changes nothing AND matches nowhere is a sign of a garbled
+    /// answer (a diff inside a file's text that lost its leading spaces), which must stay a refusal.
+    pub no_ops: Vec<(String, Hunk)>,
 }
 
-/// Whether `hunk` leaves its lines as they are (its new side equals its old side).
+/// Whether `hunk` leaves its lines as they are (its new side equals its old side). A hunk that may be cut off is
+/// never one: the cut-off guard must see it.
 fn changes_nothing(hunk: &Hunk) -> bool {
-    if hunk
-        .lines
-        .iter()
-        .any(|l| matches!(l, HunkLine::WholeFile(_)))
+    if hunk.maybe_cut_off
+        || hunk
+            .lines
+            .iter()
+            .any(|l| matches!(l, HunkLine::WholeFile(_)))
     {
         return false;
     }
@@ -62,8 +69,8 @@ pub fn tidy(edits: &[FileEdit]) -> (Cow<'_, [FileEdit]>, Tidied) {
         let mut kept: Vec<Hunk> = Vec::with_capacity(e.hunks.len());
         for h in &e.hunks {
             if something_changes && changes_nothing(h) {
-                t.no_ops += 1;
-            } else if kept.iter().any(|k| repeats(k, h)) {
+                t.no_ops.push((e.path.clone(), h.clone()));
+            } else if !h.maybe_cut_off && kept.iter().any(|k| repeats(k, h)) {
                 t.duplicates += 1;
             } else {
                 kept.push(h.clone());
@@ -129,7 +136,7 @@ mod tests {
         let (out, t) = tidy(&edits);
         assert_eq!(out.len(), 1, "b.py only had a hunk that changes nothing");
         assert_eq!(out[0].hunks, vec![fix()]);
-        assert_eq!(t.no_ops, 2);
+        assert_eq!(t.no_ops.len(), 2);
     }
 
     #[test]
