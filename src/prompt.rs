@@ -357,23 +357,29 @@ pub fn likely_lines(
             .filter(|l| !l.trim().is_empty() && seen.insert(*l))
             .collect();
         let terms: Vec<Terms> = lines.iter().map(|l| Terms::of(l)).collect();
-        // How many lines hold a term: the rarer, the more it says.
-        let rarity = |t: &String, of: fn(&Terms) -> &HashSet<String>| {
-            1.0 / terms.iter().filter(|o| of(o).contains(t)).count().max(1) as f64
-        };
+        // How many lines hold each term (counted once, not per line scored): the rarer, the more it says.
+        let mut lines_with: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::new();
+        for t in &terms {
+            for term in t.words.iter().chain(&t.pairs) {
+                *lines_with.entry(term.as_str()).or_default() += 1;
+            }
+        }
+        let rarity =
+            |t: &String| 1.0 / lines_with.get(t.as_str()).copied().unwrap_or(1).max(1) as f64;
         for (line, t) in lines.iter().zip(&terms) {
             let words: f64 = t
                 .words
                 .iter()
                 .filter(|w| asked.words.contains(*w))
-                .map(|w| rarity(w, |t| &t.words))
+                .map(rarity)
                 .sum();
             // A run of two terms the task also writes side by side (`width * width`) counts double.
             let pairs: f64 = t
                 .pairs
                 .iter()
                 .filter(|p| asked.pairs.contains(*p))
-                .map(|p| 2.0 * rarity(p, |t| &t.pairs))
+                .map(|p| 2.0 * rarity(p))
                 .sum();
             if words + pairs > 0.0 {
                 scored.push((words + pairs, path.clone(), line.to_string()));

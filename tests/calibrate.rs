@@ -151,23 +151,11 @@ fn an_unknown_format_is_refused_by_name() {
     );
 }
 
-fn real_url() -> Option<String> {
-    match std::env::var("LOCAL_LLM_TEST_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            assert!(
-                std::env::var("LLW_REQUIRE_REAL_MODEL").as_deref() != Ok("1"),
-                "LLW_REQUIRE_REAL_MODEL=1 but LOCAL_LLM_TEST_URL is not set: start scripts/local-model.sh"
-            );
-            eprintln!("LOCAL_LLM_TEST_URL is not set: skipping the real-model calibration");
-            None
-        }
-    }
-}
-
 #[test]
 fn the_real_model_calibrates_quickly_and_write_touches_only_edit_and_sampling() {
-    let Some(url) = real_url() else { return };
+    let Some(url) = real_url("the real-model calibration") else {
+        return;
+    };
     let ws = Ws {
         dir: tempfile::tempdir().unwrap(),
     };

@@ -15,23 +15,11 @@ mod common;
 
 use common::*;
 
-fn real_url() -> Option<String> {
-    match std::env::var("LOCAL_LLM_TEST_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            assert!(
-                std::env::var("LLW_REQUIRE_REAL_MODEL").as_deref() != Ok("1"),
-                "LLW_REQUIRE_REAL_MODEL=1 but LOCAL_LLM_TEST_URL is not set: start scripts/local-model.sh"
-            );
-            eprintln!("LOCAL_LLM_TEST_URL is not set: skipping the real-model test");
-            None
-        }
-    }
-}
-
 #[test]
 fn the_real_model_yields_a_valid_patch_or_a_clear_refusal() {
-    let Some(url) = real_url() else { return };
+    let Some(url) = real_url("the real-model test") else {
+        return;
+    };
     let mut outcomes = Vec::new();
     for (file, text, task, criterion) in [
         (
@@ -133,7 +121,9 @@ fn the_real_model_yields_a_valid_patch_or_a_clear_refusal() {
 
 #[test]
 fn delegate_task_answers_from_the_real_model_with_usage() {
-    let Some(url) = real_url() else { return };
+    let Some(url) = real_url("the real-model test") else {
+        return;
+    };
     let ws = Ws::new(&url, "");
     ws.write(
         "notes.txt",
@@ -177,7 +167,9 @@ fn delegate_task_answers_from_the_real_model_with_usage() {
 
 #[test]
 fn a_json_delegation_is_held_to_a_schema_and_parses() {
-    let Some(url) = real_url() else { return };
+    let Some(url) = real_url("the real-model test") else {
+        return;
+    };
     let ws = Ws::new(&url, "");
     ws.write(
         "funcs.py",
@@ -223,7 +215,9 @@ fn a_json_delegation_is_held_to_a_schema_and_parses() {
 
 #[test]
 fn candidates_from_the_real_model_are_counted_and_one_is_chosen() {
-    let Some(url) = real_url() else { return };
+    let Some(url) = real_url("the real-model test") else {
+        return;
+    };
     let ws = Ws::new(
         &url,
         "[validation]\ncommands = [\"python3 -m py_compile util.py\"]\non_propose = true\n\n[sampling]\ncandidates = 3\nparallel = 3\n",
@@ -318,7 +312,7 @@ impl Drop for SmallServer {
 
 #[test]
 fn a_small_window_server_gets_a_range_of_a_big_file_and_refuses_the_whole_file() {
-    if real_url().is_none() {
+    if real_url("the real-model test").is_none() {
         return;
     }
     let server = SmallServer::start();
@@ -437,7 +431,7 @@ fn the_local_model_server_keeps_its_port_across_restarts_and_says_when_it_is_tak
         .base_url;
     assert!(script.contains("PORT=${LOCAL_MODEL_PORT:-8080}"));
     assert_eq!(default_url, "http://127.0.0.1:8080/v1");
-    if real_url().is_none() {
+    if real_url("the real-model test").is_none() {
         return;
     }
     let state = tempfile::tempdir().unwrap();

@@ -163,3 +163,19 @@ pub fn git(dir: &Path, args: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+
+/// The real local model server's URL (`LOCAL_LLM_TEST_URL`), or `None` with a note that `what` is skipped; a missing
+/// server is a failure when `LLW_REQUIRE_REAL_MODEL=1` (set by `.ci/run`).
+pub fn real_url(what: &str) -> Option<String> {
+    match std::env::var("LOCAL_LLM_TEST_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            assert!(
+                std::env::var("LLW_REQUIRE_REAL_MODEL").as_deref() != Ok("1"),
+                "LLW_REQUIRE_REAL_MODEL=1 but LOCAL_LLM_TEST_URL is not set: start scripts/local-model.sh"
+            );
+            eprintln!("LOCAL_LLM_TEST_URL is not set: skipping {what}");
+            None
+        }
+    }
+}
