@@ -572,7 +572,8 @@ pub(super) fn keep_if_large(name: &str, text: &str) -> (Option<String>, Option<S
         Err(e) => (
             None,
             Some(format!(
-                "this result holds {} characters, more than some hosts show in one tool result; nothing was cut,                  but it could not also be kept in a file ({e})",
+                "this result holds {} characters, more than some hosts show in one tool result; nothing was cut, \
+                 but it could not also be kept in a file ({e})",
                 text.chars().count()
             )),
         ),

@@ -116,7 +116,8 @@ pub(super) fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
                 }
                 fsat::Found::Other(kind) => {
                     return Err(Error::Scope(format!(
-                        "{rel} is {kind} now, not a regular file; the worker never opens one. Put the file back, then                          propose again"
+                        "{rel} is {kind} now, not a regular file; the worker never opens one. Put the file back, then \
+                         propose again"
                     )));
                 }
             }
