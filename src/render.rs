@@ -246,4 +246,19 @@ mod tests {
         std::io::Write::write_all(&mut s, coloured.as_bytes()).unwrap();
         assert_eq!(String::from_utf8(stripped).unwrap(), patch);
     }
+
+    #[test]
+    fn the_screen_a_diff_is_screened_before_it_is_coloured() {
+        let patch = "--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n a\r\n+b\x1b[1A\x1b[2K\rc\n";
+        let coloured = diff(patch);
+        // The only escapes left are the colours added here; the CRLF line end stays.
+        assert!(coloured.contains(&format!(
+            "{ADDED}+b<U+001B>[1A<U+001B>[2K<U+000D>c{ADDED:#}\n"
+        )));
+        assert!(coloured.contains(" a\r\n"));
+        let mut stripped = Vec::new();
+        let mut s = anstream::StripStream::new(&mut stripped);
+        std::io::Write::write_all(&mut s, coloured.as_bytes()).unwrap();
+        assert!(!String::from_utf8(stripped).unwrap().contains('\x1b'));
+    }
 }
