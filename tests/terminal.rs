@@ -293,7 +293,8 @@ fn the_screen_a_hostile_patch_is_shown_visibly_with_a_warning_and_json_stays_exa
         "{plain}"
     );
     // --json: the exact bytes (JSON-escaped), the same as --out writes and the digest covers; the warning too.
-    let out_file = ws.root().join("../hostile.patch");
+    let scratch = tempfile::tempdir().unwrap();
+    let out_file = scratch.path().join("hostile.patch");
     let mut args = propose_args(&ws);
     args.extend([
         "--json".to_string(),
@@ -312,7 +313,6 @@ fn the_screen_a_hostile_patch_is_shown_visibly_with_a_warning_and_json_stays_exa
         warning.contains("src/value.py:2 (U+001B, U+0007, U+000D)"),
         "{warning}"
     );
-    let _ = std::fs::remove_file(out_file);
     assert_eq!(ws.read("src/value.py"), "VALUE = 1\n");
 }
 
@@ -396,7 +396,8 @@ fn the_screen_check_output_with_osc_sequences_is_shown_visibly_on_propose_and_ap
         ),
     );
     ws.write("src/value.py", "VALUE = 1\n");
-    let patch = ws.root().join("../check.patch");
+    let scratch = tempfile::tempdir().unwrap();
+    let patch = scratch.path().join("check.patch");
     let mut args = propose_args(&ws);
     args.extend(["--out".to_string(), patch.display().to_string()]);
     let out = run(&args, &[]);
@@ -429,7 +430,6 @@ fn the_screen_check_output_with_osc_sequences_is_shown_visibly_on_propose_and_ap
     assert_no_hostile_bytes(&err);
     assert!(!err.contains('\r'), "{err:?}");
     assert_eq!(ws.read("src/value.py"), "VALUE = 1\n");
-    let _ = std::fs::remove_file(patch);
 }
 
 #[test]
@@ -440,7 +440,8 @@ fn the_screen_doctor_and_stats_show_names_from_the_policy_and_the_ledger_visibly
         "[models]\nflash = \"tiny\\u001b]0;pwned\\u0007\"\n\n[edit]\nformat = \"json\"\n",
     );
     ws.write("src/value.py", "VALUE = 1\n");
-    let ledger = ws.root().join("../screen-ledger.jsonl");
+    let scratch = tempfile::tempdir().unwrap();
+    let ledger = scratch.path().join("ledger.jsonl");
     let ledger_env = ledger.display().to_string();
     let env = [("LOCAL_LLM_LEDGER", ledger_env.as_str())];
     let out = run(&propose_args(&ws), &env);
@@ -462,5 +463,4 @@ fn the_screen_doctor_and_stats_show_names_from_the_policy_and_the_ledger_visibly
     let text = stdout(&out);
     assert!(text.contains("tiny<U+001B>]0;pwned<U+0007>"), "{text}");
     assert_no_hostile_bytes(&text);
-    let _ = std::fs::remove_file(ledger);
 }
