@@ -14,23 +14,55 @@ command -v cargo >/dev/null 2>&1 || {
   exit 1
 }
 
+# place SRC DEST: copy SRC to DEST through a temporary file created here, in DEST's folder (mktemp: a new name,
+# never an existing file or a symlink someone planted there), then renamed over DEST: a running server keeps its
+# old binary, and a half-copied file is never started. A folder others may write to is refused first.
+TMP=""
+trap 'if [ -n "$TMP" ]; then rm -f "$TMP"; fi' EXIT
+place() {
+  src=$1 dest=$2 dir=$(dirname "$2")
+  safe_folder "$dir"
+  if [ -L "$dest" ] || [ -d "$dest" ]; then
+    echo "install.sh: $dest is a symlink or a folder, not a program this script placed; remove it (rm \"$dest\") if it is yours, then run scripts/install.sh again" >&2
+    exit 1
+  fi
+  TMP=$(mktemp "$dir/.local-llm-worker.XXXXXX")
+  cp "$src" "$TMP"
+  chmod 0755 "$TMP"
+  mv -f "$TMP" "$dest"
+  TMP=""
+  if [ -L "$dest" ] || [ ! -f "$dest" ] || [ ! -O "$dest" ]; then
+    echo "install.sh: $dest is not the file just written (someone replaced it); remove it and choose a folder only you can write to (LOCAL_LLM_BIN_DIR)" >&2
+    exit 1
+  fi
+}
+
+# safe_folder DIR: refuse a folder where another user could replace or plant the program: one owned by another user
+# (root aside), or one anyone may write to without the sticky bit (anyone may rename over files there).
+safe_folder() {
+  if [ ! -O "$1" ] && [ -z "$(find "$1" -maxdepth 0 -user 0)" ]; then
+    echo "install.sh: $1 belongs to another user, who could replace the program placed there; set LOCAL_LLM_BIN_DIR to a folder of your own (the default is ~/.local/bin) and run scripts/install.sh again" >&2
+    exit 1
+  fi
+  if [ -n "$(find "$1" -maxdepth 0 -perm -0002 ! -perm -1000)" ]; then
+    echo "install.sh: anyone may write to $1 (mode o+w without the sticky bit), so anyone could replace the program placed there; make it yours alone (chmod o-w \"$1\") or set LOCAL_LLM_BIN_DIR to a folder of your own, then run scripts/install.sh again" >&2
+    exit 1
+  fi
+}
+
+# Both folders are checked before the build, so a refusal comes at once.
+USER_BIN=${LOCAL_LLM_BIN_DIR:-$HOME/.local/bin}
+mkdir -p "$USER_BIN"
+safe_folder "$BIN_DIR"
+safe_folder "$USER_BIN"
+
 echo "== cargo build --release --locked"
 cargo build --release --locked
 
-# Copy beside, then rename: a running server keeps its old binary, and a half-copied file is never started.
-trap 'rm -f "$DEST.new"' EXIT
-cp "${CARGO_TARGET_DIR:-target}/release/local-llm-worker" "$DEST.new"
-chmod 0755 "$DEST.new"
-mv -f "$DEST.new" "$DEST"
-trap - EXIT
+place "${CARGO_TARGET_DIR:-target}/release/local-llm-worker" "$DEST"
 
-# For your shell: the same binary in ~/.local/bin (the XDG folder for a user's programs), copied the same way.
-USER_BIN=${LOCAL_LLM_BIN_DIR:-$HOME/.local/bin}
-mkdir -p "$USER_BIN"
-trap 'rm -f "$USER_BIN/local-llm-worker.new"' EXIT
-cp "$DEST" "$USER_BIN/local-llm-worker.new"
-mv -f "$USER_BIN/local-llm-worker.new" "$USER_BIN/local-llm-worker"
-trap - EXIT
+# For your shell: the same binary in ~/.local/bin (the XDG folder for a user's programs), placed the same way.
+place "$DEST" "$USER_BIN/local-llm-worker"
 case ":$PATH:" in
   *":$USER_BIN:"*) ON_PATH="" ;;
   *) ON_PATH="

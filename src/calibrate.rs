@@ -571,7 +571,9 @@ pub fn record_choice(
 }
 
 /// Set `[table] key` to `new`, keeping the old value's spacing and trailing comment; `comment` replaces an earlier
-/// calibrate comment above the key, or is added above it.
+/// calibrate comment above the key, or is added above it. When the table is an inline table (`edit = { format =
+/// "udiff" }`), the comment goes above the table's own line: TOML 1.0 allows no comment or line break inside the
+/// braces.
 fn set_key(
     doc: &mut DocumentMut,
     table: &str,
@@ -579,6 +581,7 @@ fn set_key(
     mut new: Item,
     comment: Option<&str>,
 ) -> Result<()> {
+    let inline = doc.get(table).is_some_and(Item::is_inline_table);
     let t = table_in(doc, table)?;
     match t.get_mut(key) {
         // Assigned in place, the key keeps its own spacing and the comments above it.
@@ -589,10 +592,28 @@ fn set_key(
             *old = new;
         }
         None => {
+            if inline {
+                // The space before `}` stays before it: it moves from the last value to the one added.
+                let last = t.iter().last().map(|(k, _)| k.to_string());
+                if let Some(v) = last
+                    .and_then(|k| t.get_mut(&k))
+                    .and_then(Item::as_value_mut)
+                {
+                    let suffix = v.decor().suffix().cloned();
+                    v.decor_mut().set_suffix("");
+                    if let (Some(s), Some(nv)) = (suffix, new.as_value_mut()) {
+                        nv.decor_mut().set_suffix(s);
+                    }
+                }
+            }
             t.insert(key, new);
         }
     }
-    if let (Some(comment), Some(mut k)) = (comment, t.key_mut(key)) {
+    let line_key = match inline {
+        true => doc.as_table_mut().key_mut(table),
+        false => table_in(doc, table)?.key_mut(key),
+    };
+    if let (Some(comment), Some(mut k)) = (comment, line_key) {
         let decor = k.leaf_decor_mut();
         let prefix = decor
             .prefix()

@@ -3,7 +3,8 @@
 //!
 //! The crate is split into a pure core and an imperative shell:
 //! - pure: [`patch`] (model output -> located edits -> canonical diff, and canonical diff -> post-images),
-//!   [`digest`], [`prompt`], [`secret`] (the key's spellings, found and redacted);
+//!   [`digest`], [`prompt`], [`secret`] (the key's spellings, found and redacted), [`screen`] (outside text as a
+//!   terminal may show it: control characters by code point);
 //! - shell: [`scope`] (reads the workspace), [`provider`] (talks to the model), [`txn`] (the ONLY code that writes to a
 //!   workspace), [`checks`] (runs the policy's validation commands), [`confine`] (how they are started: confined around a
 //!   sandbox copy on propose), [`sandbox`] (temporary copies to validate
@@ -27,6 +28,7 @@ pub mod provider;
 pub mod render;
 pub mod sandbox;
 pub mod scope;
+pub mod screen;
 pub mod secret;
 pub mod service;
 pub mod spill;

@@ -10,7 +10,7 @@ use local_llm_delegator::config::{self, EditFormat, ProviderKind};
 use local_llm_delegator::error::IoContext;
 use local_llm_delegator::service::{self, Call, DelegateRequest, ProposeRequest, Service};
 use local_llm_delegator::task::{OutputFormat, Task, TaskKind};
-use local_llm_delegator::{Error, calibrate, doctor, ledger, mcp, render, scope, txn};
+use local_llm_delegator::{Error, calibrate, doctor, ledger, mcp, render, scope, screen, txn};
 
 #[derive(Parser)]
 #[command(
@@ -55,6 +55,20 @@ fn print_styled(text: &str) {
 }
 
 static COLOR: std::sync::OnceLock<ColorWhen> = std::sync::OnceLock::new();
+
+/// Print plain text to stdout, screened: control characters from a model, a check, a file or a file name are shown
+/// by code point ([`screen::text`]).
+fn print_plain(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(screen::text(text).as_bytes());
+    let _ = out.flush();
+}
+
+/// Print plain text to stderr, screened like [`print_plain`].
+fn eprint_plain(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(screen::text(text).as_bytes());
+}
 
 /// While the model answers: a line on stderr with the seconds waited and the tokens streamed so far, drawn only when
 /// stderr is a terminal, cleared when the answer is in.
@@ -288,7 +302,7 @@ fn main() -> ExitCode {
                 let v = serde_json::json!({ "error": e.refusal() });
                 println!("{v}");
             }
-            eprintln!("error: {}", e.render().replace('\n', " "));
+            eprint_plain(&format!("error: {}\n", e.render().replace('\n', " ")));
             ExitCode::FAILURE
         }
     }
@@ -353,7 +367,7 @@ fn init_project(
     };
     let root = scope::root_from_arg(&root.to_string_lossy())?;
     let path = config::init_project(&root, provider, force)?;
-    println!("wrote {}", path.display());
+    print_plain(&format!("wrote {}\n", path.display()));
     println!("review [paths] allowed and [validation] commands before the first propose.");
     Ok(())
 }
@@ -403,9 +417,9 @@ fn delegate(
     if json {
         print_json(&r);
     } else {
-        println!("{}", r.content);
-        eprintln!(
-            "[{} / {}: {} input + {} output tokens, {} ms; files read: {}; window: {}]",
+        print_plain(&format!("{}\n", r.content));
+        eprint_plain(&format!(
+            "[{} / {}: {} input + {} output tokens, {} ms; files read: {}; window: {}]\n",
             r.provider,
             r.model,
             r.usage.input_tokens,
@@ -417,7 +431,7 @@ fn delegate(
                 r.files_read.join(", ")
             },
             r.context_window
-        );
+        ));
     }
     Ok(())
 }
@@ -429,7 +443,7 @@ fn doctor_cmd(
     let root = workspace_for(workspace_root)?;
     let checks = doctor::run(&root, provider);
     for c in &checks {
-        println!("{c}");
+        print_plain(&format!("{c}\n"));
     }
     match checks.iter().filter(|c| !c.ok).count() {
         0 => Ok(()),
@@ -449,10 +463,10 @@ fn recover(json: bool) -> Result<(), Error> {
     if json {
         print_json(&done);
     } else if done.is_empty() && stuck.is_none() {
-        println!("nothing to recover in {}", state.display());
+        print_plain(&format!("nothing to recover in {}\n", state.display()));
     } else {
         for r in &done {
-            println!("{r}");
+            print_plain(&format!("{r}\n"));
         }
     }
     if let Some(stuck) = stuck {
@@ -514,29 +528,38 @@ fn stats(workspace: Option<PathBuf>, since: Option<String>, json: bool) -> Resul
         print_json(&v);
         return Ok(());
     }
-    println!("ledger              {}", path.display());
-    println!(
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let _ = writeln!(text, "ledger              {}", path.display());
+    let _ = writeln!(
+        text,
         "proposals           {} made, {} refused",
         s.proposals, s.proposals_refused
     );
-    println!(
+    let _ = writeln!(
+        text,
         "applies             {} applied, {} refused or rolled back",
         s.applied, s.applies_refused
     );
-    println!(
+    let _ = writeln!(
+        text,
         "delegations         {} answered, {} refused",
         s.delegations, s.delegations_refused
     );
-    println!(
+    let _ = writeln!(
+        text,
         "tokens delegated    {} input + {} output",
         s.input_tokens, s.output_tokens
     );
-    println!(
+    let _ = writeln!(
+        text,
         "files read for you  {} bytes: about {} primary-model tokens not spent reading them",
         s.bytes_read, s.primary_tokens_saved
     );
-    println!();
-    print!("{}", local_llm_delegator::payoff::render(&groups));
+    text.push('\n');
+    text.push_str(&local_llm_delegator::payoff::render(&groups));
+    // The ledger is a file: its provider, model and format names are shown screened.
+    print_plain(&text);
     Ok(())
 }
 
@@ -638,7 +661,7 @@ fn calibrate_cmd(
     if let Some(e) = stopped {
         // What was measured before the stop is shown, never written.
         if !json {
-            print!("{}", calibrate::render(&report));
+            print_plain(&calibrate::render(&report));
         }
         return Err(e);
     }
@@ -648,7 +671,7 @@ fn calibrate_cmd(
     if json {
         print_json(&report);
     } else {
-        print!("{}", calibrate::render(&report));
+        print_plain(&calibrate::render(&report));
     }
     Ok(())
 }

@@ -3,6 +3,10 @@
 //! The styles are always written; the CLI prints through `anstream`, which strips them when stdout is not a terminal,
 //! when `NO_COLOR` is set or with `--color never`, and keeps them with `--color always`. `--json` output never comes
 //! here. Nothing is read or written: the ledger's path is passed in.
+//!
+//! Every text that came from outside (the model's lines, file names, check commands and output, refusals, the
+//! server's model name) goes through [`crate::screen::text`] before a style is added around it: what the terminal
+//! acts on is only the styles added here.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -10,6 +14,7 @@ use std::path::Path;
 use anstyle::{AnsiColor, Style};
 
 use crate::checks::CheckResult;
+use crate::screen;
 use crate::service::{ApplyResult, ProposeResult};
 
 const ADDED: Style = AnsiColor::Green.on_default();
@@ -25,13 +30,21 @@ fn styled(style: Style, text: &str) -> String {
     format!("{style}{text}{style:#}")
 }
 
-/// One `label    value` line.
+/// One `label    value` line; the value is screened ([`screen::text`]), so it must hold no style.
 fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
+    let value = value.to_string();
+    styled_line(out, label, &screen::text(&value));
+}
+
+/// One `label    value` line whose value is made of screened pieces and styles added here.
+fn styled_line(out: &mut String, label: &str, value: &str) {
     let _ = writeln!(out, "{} {value}", styled(LABEL, &format!("{label:<9}")));
 }
 
-/// A unified diff with its added, removed, hunk and header lines coloured.
+/// A unified diff, screened ([`screen::text`]: the model's control characters shown by code point), with its
+/// added, removed, hunk and header lines coloured.
 pub fn diff(patch: &str) -> String {
+    let patch = screen::text(patch);
     let mut out = String::with_capacity(patch.len() + patch.len() / 4);
     for l in patch.split_inclusive('\n') {
         let (body, nl) = match l.strip_suffix('\n') {
@@ -71,12 +84,14 @@ fn checks(out: &mut String, checks: &[CheckResult], place: &str) {
         } else {
             styled(FAILED, "FAILED")
         };
-        line(
+        styled_line(
             out,
             "check",
-            format_args!(
+            &format!(
                 "`{}` {verdict}{place} ({} ms, {})",
-                c.command, c.duration_ms, c.isolation
+                screen::text(&c.command),
+                c.duration_ms,
+                c.isolation
             ),
         );
     }
@@ -130,12 +145,12 @@ pub fn proposal(r: &ProposeResult, ledger: Option<&Path>) -> String {
             .iter()
             .map(|h| format!("line {} ({:?})", h.old_start, h.tier).to_lowercase())
             .collect();
-        line(
+        styled_line(
             &mut out,
             "file",
-            format_args!(
+            &format!(
                 "{} {} {} {}: {}",
-                f.path,
+                screen::text(&f.path),
                 f.status,
                 styled(ADDED, &format!("+{}", f.added_lines)),
                 styled(REMOVED, &format!("-{}", f.removed_lines)),
@@ -168,6 +183,9 @@ pub fn proposal(r: &ProposeResult, ledger: Option<&Path>) -> String {
     }
     checks(&mut out, &r.validation, " in a sandbox copy");
     repair_lines(&mut out, r);
+    for w in &r.warnings {
+        line(&mut out, "warning", w);
+    }
     ledger_line(&mut out, ledger);
     line(&mut out, "digest", &r.digest);
     out.push_str("--- patch ---\n");
@@ -183,6 +201,7 @@ fn repair_lines(out: &mut String, r: &ProposeResult) {
             "first",
             "the first answer failed validation; the last lines of what the repair round was shown:",
         );
+        let why = screen::text(why);
         let lines: Vec<&str> = why.lines().collect();
         for l in &lines[lines.len().saturating_sub(8)..] {
             let _ = writeln!(out, "          | {l}");
@@ -226,5 +245,20 @@ mod tests {
         let mut s = anstream::StripStream::new(&mut stripped);
         std::io::Write::write_all(&mut s, coloured.as_bytes()).unwrap();
         assert_eq!(String::from_utf8(stripped).unwrap(), patch);
+    }
+
+    #[test]
+    fn the_screen_a_diff_is_screened_before_it_is_coloured() {
+        let patch = "--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n a\r\n+b\x1b[1A\x1b[2K\rc\n";
+        let coloured = diff(patch);
+        // The only escapes left are the colours added here; the CRLF line end stays.
+        assert!(coloured.contains(&format!(
+            "{ADDED}+b<U+001B>[1A<U+001B>[2K<U+000D>c{ADDED:#}\n"
+        )));
+        assert!(coloured.contains(" a\r\n"));
+        let mut stripped = Vec::new();
+        let mut s = anstream::StripStream::new(&mut stripped);
+        std::io::Write::write_all(&mut s, coloured.as_bytes()).unwrap();
+        assert!(!String::from_utf8(stripped).unwrap().contains('\x1b'));
     }
 }

@@ -33,6 +33,7 @@ use crate::digest::git_blob_id;
 use crate::error::{Error, IoContext, Result};
 use crate::patch::focus::{self, Focus};
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
+use crate::screen::{code_point, unseen};
 
 /// Globs that are never read or written, whatever the policy says (matched in any case): `.git` at any depth, and
 /// every file named like the policy file at any depth (a nested project's policy decides what the next apply there
@@ -103,59 +104,6 @@ pub fn shown_glob(glob: &str) -> String {
 /// The secret-looking names ([`SECRET_DENIED`]) as README and the `init-project` template list them.
 pub fn secret_names() -> Vec<String> {
     SECRET_DENIED.iter().map(|g| shown_glob(g)).collect()
-}
-
-/// Code points a path may never hold (besides control characters and spaces): every format character (Unicode
-/// general category Cf; a unit test checks the list against the Unicode tables) and every other default-ignorable
-/// code point, which renders as nothing; and U+2800, which renders as a blank.
-const UNSEEN: &[(u32, u32)] = &[
-    (0x00AD, 0x00AD),
-    (0x034F, 0x034F),
-    (0x0600, 0x0605),
-    (0x061C, 0x061C),
-    (0x06DD, 0x06DD),
-    (0x070F, 0x070F),
-    (0x0890, 0x0891),
-    (0x08E2, 0x08E2),
-    (0x115F, 0x1160),
-    (0x17B4, 0x17B5),
-    (0x180B, 0x180F),
-    (0x200B, 0x200F),
-    (0x202A, 0x202E),
-    (0x2060, 0x206F),
-    (0x2800, 0x2800),
-    (0x3164, 0x3164),
-    (0xFE00, 0xFE0F),
-    (0xFEFF, 0xFEFF),
-    (0xFFA0, 0xFFA0),
-    (0xFFF0, 0xFFFB),
-    (0x110BD, 0x110BD),
-    (0x110CD, 0x110CD),
-    (0x13430, 0x1343F),
-    (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A),
-    (0xE0000, 0xE0FFF),
-];
-
-/// What an unseen character is, for the refusal; `None` for a character a path may hold.
-fn unseen(c: char) -> Option<&'static str> {
-    let cp = c as u32;
-    if c.is_control() {
-        Some("a control character")
-    } else if matches!(cp, 0x061C | 0x200E | 0x200F | 0x202A..=0x202E | 0x2066..=0x2069) {
-        Some("a bidirectional control, which reorders how the characters after it are shown")
-    } else if UNSEEN.iter().any(|&(lo, hi)| (lo..=hi).contains(&cp)) {
-        Some("an invisible character (zero-width, format or default-ignorable)")
-    } else if !c.is_ascii() && c.is_whitespace() {
-        Some("a space other than the ASCII one")
-    } else {
-        None
-    }
-}
-
-/// `c` as a code point: `U+202E`.
-fn code_point(c: char) -> String {
-    format!("U+{:04X}", c as u32)
 }
 
 /// A path as a refusal about its characters shows it: every non-ASCII or control character as `<U+XXXX>`.

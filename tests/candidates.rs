@@ -184,10 +184,76 @@ fn costly(content: &str, total: u64) -> Reply {
     Reply::status(200, &body.to_string())
 }
 
+/// A streamed answer (`delay_ms` before each chunk, so requests asked together are in flight together) whose usage
+/// says it spent `tokens`, all of them output (no prompt count, so the dropped-prompt check has nothing to say).
+fn slow_costing(content: &str, delay_ms: u64, tokens: u64) -> Reply {
+    let mut r = Reply::streamed(&[content], delay_ms);
+    if let Some((chunks, _)) = &mut r.stream {
+        let usage = serde_json::json!({"model": "scripted-model", "choices": [],
+            "usage": {"prompt_tokens": 0, "completion_tokens": tokens, "total_tokens": tokens}});
+        *chunks.last_mut().unwrap() = usage.to_string();
+    }
+    r
+}
+
+#[test]
+fn the_token_budget_holds_for_parallel_candidates() {
+    // Budget 3,000, 8 candidates asked 8 at a time, each answer spending 500 of its [limits] max_output_tokens =
+    // 600: a request starts only while spent + reserved + its own most (prompt estimate + 600) stay within 3,000.
+    // Before, all 8 started at once (nothing was spent yet) and 4,000 were spent.
+    let replies: Vec<Reply> = (2..10).map(|n| slow_costing(&edit(n), 300, 500)).collect();
+    let s = scripted(replies);
+    let ws = Ws::new(
+        &s.base_url,
+        "[limits]\nmax_output_tokens = 600\n\n[sampling]\ncandidates = 8\nparallel = 8\nmax_total_tokens = 3000\n",
+    );
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let spent = v["usage"]["total_tokens"].as_u64().unwrap();
+    assert!(
+        spent <= 3000,
+        "{spent} tokens spent over a budget of 3,000: {v}"
+    );
+    let c = &v["candidates"];
+    let asked = c["asked"].as_u64().unwrap();
+    println!("budget 3000, 8 candidates 8 at a time: {asked} asked, {spent} tokens spent");
+    assert!((1..8).contains(&asked), "{c}");
+    assert_eq!(spent, asked * 500, "{v}");
+    assert_eq!(s.requests.lock().unwrap().len() as u64, asked);
+    assert!(
+        c["stopped"]
+            .as_str()
+            .unwrap()
+            .contains("the token budget: [sampling] max_total_tokens = 3000"),
+        "{c}"
+    );
+}
+
+#[test]
+fn the_token_budget_too_small_for_one_request_is_refused_before_asking() {
+    let s = scripted(vec![Reply::chat(&edit(2))]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[sampling]\ncandidates = 2\nparallel = 2\nmax_total_tokens = 100\n",
+    );
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, _) = propose_json(&ws, sandboxes.path());
+    assert!(!out.status.success());
+    assert!(
+        stdout(&out).contains("[sampling] max_total_tokens = 100 leaves no room for one request"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(s.requests.lock().unwrap().is_empty(), "a request was sent");
+}
+
 #[test]
 fn the_token_budget_stops_asking() {
-    // Each answer costs 10,000 tokens; the budget 15,000 lets a second request start (10,000 spent plus its prompt
-    // is under it) but no third.
+    // Each answer says it cost 10,000 tokens (more than it could: a server that overstates); the budget 15,000
+    // lets a second request start (10,000 spent plus its most is under it) but no third.
     let s = scripted(vec![costly(&edit(2), 10_000), costly(&edit(4), 10_000)]);
     let ws = workspace(
         &s.base_url,

@@ -454,3 +454,126 @@ fn manifests_and_mcp_declarations_agree() {
         assert!(!ignored(LAUNCHER));
     }
 }
+
+/// A clone as `scripts/install.sh` sees it (the script, the launcher) under `dir`, and a `cargo` on PATH that
+/// "builds" by copying this test's binary into `CARGO_TARGET_DIR` (a release build would take minutes). Returns the
+/// command that runs the copied script with LOCAL_LLM_BIN_DIR = `user_bin`, leaving nothing outside `dir`.
+fn install_sh(dir: &Path, user_bin: &Path) -> Command {
+    let clone = dir.join("clone");
+    fs::create_dir_all(clone.join("scripts")).unwrap();
+    fs::create_dir_all(clone.join("plugins/local-llm-delegator/bin")).unwrap();
+    fs::copy(
+        repo().join("scripts/install.sh"),
+        clone.join("scripts/install.sh"),
+    )
+    .unwrap();
+    fs::copy(
+        repo().join(LAUNCHER),
+        clone.join("plugins/local-llm-delegator/bin/local-llm-worker-launcher"),
+    )
+    .unwrap();
+    let tools = dir.join("tools");
+    fs::create_dir_all(&tools).unwrap();
+    write_exec(
+        &tools.join("cargo"),
+        "#!/bin/sh\nmkdir -p \"$CARGO_TARGET_DIR/release\" && cp \"$TEST_WORKER_BIN\" \"$CARGO_TARGET_DIR/release/local-llm-worker\"\n",
+    );
+    for sub in ["home", "state"] {
+        fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    let mut c = Command::new(clone.join("scripts/install.sh"));
+    c.env_clear()
+        .env("PATH", clean_path(Some(&tools)))
+        .env("HOME", dir.join("home"))
+        .env("LOCAL_LLM_STATE_DIR", dir.join("state"))
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .env("TEST_WORKER_BIN", BIN)
+        .env("LOCAL_LLM_BIN_DIR", user_bin)
+        .stdin(Stdio::null());
+    c
+}
+
+#[test]
+fn install_sh_writes_through_its_own_temporary_file_never_a_planted_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    // A shared bin folder (1777, like /tmp) where someone planted the name the old script copied through.
+    let shared = dir.path().join("shared");
+    fs::create_dir(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+    let victim = dir.path().join("victim.txt");
+    fs::write(&victim, "someone else's file\n").unwrap();
+    std::os::unix::fs::symlink(&victim, shared.join("local-llm-worker.new")).unwrap();
+    let out = install_sh(dir.path(), &shared).output().unwrap();
+    assert!(
+        out.status.success(),
+        "install.sh failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(&victim).unwrap(),
+        "someone else's file\n",
+        "install.sh wrote through the planted symlink"
+    );
+    let binary = fs::read(BIN).unwrap();
+    for placed in [
+        shared.join("local-llm-worker"),
+        dir.path()
+            .join("clone/plugins/local-llm-delegator/bin/local-llm-worker"),
+    ] {
+        let meta = fs::symlink_metadata(&placed).unwrap();
+        assert!(
+            meta.file_type().is_file(),
+            "{} is not a regular file",
+            placed.display()
+        );
+        assert_eq!(meta.permissions().mode() & 0o777, 0o755);
+        assert!(fs::read(&placed).unwrap() == binary, "{}", placed.display());
+    }
+    // No temporary file is left behind; the planted symlink is not the script's to remove.
+    let mut names: Vec<String> = fs::read_dir(&shared)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["local-llm-worker", "local-llm-worker.new"]);
+}
+
+#[test]
+fn install_sh_refuses_a_shared_bin_folder_it_cannot_write_safely() {
+    let dir = tempfile::tempdir().unwrap();
+    // Anyone may write here and rename over what is placed: refused before anything is built or written.
+    let open = dir.path().join("open");
+    fs::create_dir(&open).unwrap();
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+    let out = install_sh(dir.path(), &open).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "install.sh accepted a 0777 folder");
+    assert!(
+        stderr.contains("anyone may write to") && stderr.contains("LOCAL_LLM_BIN_DIR"),
+        "{stderr}"
+    );
+    assert_eq!(
+        fs::read_dir(&open).unwrap().count(),
+        0,
+        "something was written"
+    );
+    assert!(
+        !dir.path().join("target").exists(),
+        "it built before refusing"
+    );
+    // A folder of another user (as root, CI's case, the test can make one).
+    if rustix::process::geteuid().is_root() {
+        let theirs = dir.path().join("theirs");
+        fs::create_dir(&theirs).unwrap();
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let out = install_sh(dir.path(), &theirs).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "install.sh accepted another user's folder"
+        );
+        assert!(stderr.contains("belongs to another user"), "{stderr}");
+        assert_eq!(fs::read_dir(&theirs).unwrap().count(), 0);
+    }
+}

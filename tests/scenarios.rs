@@ -11,6 +11,8 @@
 //!   tiers.txt        optional: the match tier of each hunk, in patch order, one per line
 //!   ranges.txt       optional: `PATH:START-END` per line: the file was selected with those line ranges only (the
 //!                    model saw them, and edits must stay inside them); several lines for one file merge
+//!   notes.txt        optional: a piece of each note the reader makes for the primary, one per line (a section
+//!                    whose `---` and `+++` lines spell its file differently); without it, a success has no note
 //! ```
 //! A success is also rendered as a canonical patch, parsed back and re-applied to the pre-images: it must give the
 //! same files. Adding a case means adding a folder.
@@ -105,10 +107,11 @@ fn run(dir: &Path) -> Result<(), String> {
     let answer =
         std::fs::read_to_string(dir.join("answer.txt")).map_err(|e| format!("answer.txt: {e}"))?;
     let focus = focus_of(dir, &pre);
-    let result = patch::changes_from_answer_within(&answer, format_of(dir), &pre, &focus);
+    let result =
+        patch::changes_and_notes(&answer, format_of(dir), &pre, &focus, patch::Cancel::NEVER);
     if let Ok(want) = std::fs::read_to_string(dir.join("refusal.txt")) {
         return match result {
-            Ok(c) => Err(format!(
+            Ok((c, _)) => Err(format!(
                 "expected a refusal containing {:?}, got a change of {:?}",
                 want.trim(),
                 c.iter().map(|c| &c.path).collect::<Vec<_>>()
@@ -121,7 +124,21 @@ fn run(dir: &Path) -> Result<(), String> {
             )),
         };
     }
-    let changes = result.map_err(|e| format!("refused: {e}"))?;
+    let (changes, notes) = result.map_err(|e| format!("refused: {e}"))?;
+    let want_notes: Vec<String> = std::fs::read_to_string(dir.join("notes.txt"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if notes.len() != want_notes.len()
+        || !want_notes
+            .iter()
+            .zip(&notes)
+            .all(|(want, got)| got.contains(want.as_str()))
+    {
+        return Err(format!("notes {notes:?}, expected {want_notes:?}"));
+    }
     let mut after: BTreeMap<String, Vec<u8>> = inputs.clone();
     for c in &changes {
         after.insert(c.path.clone(), c.post.clone());

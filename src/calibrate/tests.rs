@@ -159,6 +159,70 @@ fn write_appends_the_sections_when_missing() {
     assert_eq!(p.edit.format, EditFormat::Json);
 }
 
+/// Whether Python's `tomllib` (a TOML 1.0 reader, Python 3.11 and later) reads `text`; its complaint if not.
+fn toml_1_0_reads(text: &str) -> std::result::Result<(), String> {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", "import sys, tomllib; tomllib.loads(sys.stdin.read())"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("python3 (3.11 or later, for tomllib): {e}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    match out.status.success() {
+        true => Ok(()),
+        false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+    }
+}
+
+#[test]
+fn calibrate_write_on_inline_tables_is_toml_1_0() {
+    let text = "# my policy\nedit = { format = \"udiff\" }\nsampling = { candidates = 2 }   # two\n\n\
+                [provider]\nkind = \"llamacpp\"\n";
+    toml_1_0_reads(text).unwrap();
+    let rows = vec![row("json", 4, 5, 11250)];
+    let out = record_choice(text, &rec(), &rows, "tiny", "2026-01-02").unwrap();
+    toml_1_0_reads(&out).unwrap_or_else(|e| panic!("not TOML 1.0:\n{out}\n{e}"));
+    let comment = "# calibrate 2026-01-02 (tiny): correct edits and model seconds per correct edit: json K=4 \
+                   5/6 2.2s";
+    assert_eq!(
+        out,
+        format!(
+            "# my policy\n{comment}\nedit = {{ format = \"json\" }}\n{comment}\nsampling = {{ candidates = 4, \
+             calibrated = \"2026-01-02: tiny: json K=4 5/6 correct, 2.2 s per correct edit\" }}   # two\n\n\
+             [provider]\nkind = \"llamacpp\"\n"
+        )
+    );
+    let p = config::parse(&out, Path::new("p.toml")).unwrap();
+    assert_eq!(p.edit.format, EditFormat::Json);
+    assert_eq!(p.sampling.candidates, Some(4));
+    // Measured again: the comments are replaced, not piled up.
+    assert_eq!(
+        record_choice(&out, &rec(), &rows, "tiny", "2026-01-02").unwrap(),
+        out
+    );
+    // Standard tables and dotted keys stay TOML 1.0 too.
+    let written = record_choice(ODD, &rec(), &rows, "tiny", "2026-01-02").unwrap();
+    toml_1_0_reads(&written).unwrap();
+    let dotted =
+        "edit.format = \"udiff\"\nsampling.candidates = 2\n\n[provider]\nkind = \"llamacpp\"\n";
+    let written = record_choice(dotted, &rec(), &rows, "tiny", "2026-01-02").unwrap();
+    toml_1_0_reads(&written).unwrap_or_else(|e| panic!("not TOML 1.0:\n{written}\n{e}"));
+    assert_eq!(
+        config::parse(&written, Path::new("p.toml"))
+            .unwrap()
+            .edit
+            .format,
+        EditFormat::Json
+    );
+}
+
 #[test]
 fn dates_are_civil() {
     assert_eq!(civil_date(0), "1970-01-01");

@@ -178,7 +178,19 @@ pub fn changes_from_answer_cancellable(
     focus: &focus::Focus,
     cancel: Cancel<'_>,
 ) -> crate::Result<Vec<FileChange>> {
+    changes_and_notes(answer, format, pre_images, focus, cancel).map(|(changes, _)| changes)
+}
+
+/// [`changes_from_answer_cancellable`], with what the reader noted for the primary ([`reader::Read::notes`]).
+pub fn changes_and_notes(
+    answer: &str,
+    format: reader::AnswerFormat,
+    pre_images: &std::collections::BTreeMap<String, Option<PreImage>>,
+    focus: &focus::Focus,
+    cancel: Cancel<'_>,
+) -> crate::Result<(Vec<FileChange>, Vec<String>)> {
     let selected: Vec<&str> = pre_images.keys().map(String::as_str).collect();
-    let edits = reader::read_answer_cancellable(answer, format, &selected, cancel)?;
-    locate::locate_all_cancellable(&edits, pre_images, focus, cancel)
+    let read = reader::read_answer_noted(answer, format, &selected, cancel)?;
+    let changes = locate::locate_all_cancellable(&read.edits, pre_images, focus, cancel)?;
+    Ok((changes, read.notes))
 }

@@ -71,6 +71,26 @@ pub fn read_answer_cancellable(
     selected: &[&str],
     cancel: Cancel<'_>,
 ) -> Result<Vec<FileEdit>> {
+    read_answer_noted(answer, format, selected, cancel).map(|r| r.edits)
+}
+
+/// What an answer was read as: its edits, and what the primary should know about how they were read (a diff
+/// section whose `---` and `+++` lines spelled its file differently), one sentence each.
+#[derive(Debug, Default)]
+pub struct Read {
+    /// The edits, one per file, in the order the files are first named.
+    pub edits: Vec<FileEdit>,
+    /// Sentences for the primary, each once.
+    pub notes: Vec<String>,
+}
+
+/// [`read_answer_cancellable`], with the notes of [`Read`].
+pub fn read_answer_noted(
+    answer: &str,
+    format: AnswerFormat,
+    selected: &[&str],
+    cancel: Cancel<'_>,
+) -> Result<Read> {
     let answer = strip_reasoning(answer, cancel)?;
     if answer.trim().is_empty() {
         return Err(Error::ModelAnswer(
@@ -86,6 +106,7 @@ pub fn read_answer_cancellable(
         ));
     }
     let mut json_error = None;
+    let mut notes = Vec::new();
     let mut edits = if format == AnswerFormat::Json || looks_like_json(&answer) {
         match read_json_lines(&answer, selected, cancel) {
             Ok(e) => e,
@@ -101,7 +122,9 @@ pub fn read_answer_cancellable(
         edits = read_search_replace(&lines, selected, cancel)?;
     }
     if edits.is_empty() && has_diff(&lines) {
-        edits = read_udiff_lines(&lines, selected, cancel)?;
+        let files = read_udiff_lines(&lines, selected, cancel)?;
+        edits = files.edits;
+        notes = files.notes;
     }
     if edits.is_empty() && format == AnswerFormat::WholeFile {
         edits = read_whole_file(&lines, selected, cancel)?;
@@ -123,7 +146,7 @@ pub fn read_answer_cancellable(
         };
         return Err(no_edit(what, &answer));
     }
-    Ok(edits)
+    Ok(Read { edits, notes })
 }
 
 fn no_edit(what: &str, answer: &str) -> Error {
@@ -139,9 +162,18 @@ struct Files {
     edits: Vec<FileEdit>,
     /// The index in `edits` of each file's edit.
     index: HashMap<String, usize>,
+    /// What the primary should know about how they were read, each once.
+    notes: Vec<String>,
 }
 
 impl Files {
+    /// Keep `note` for the primary, unless it is already kept.
+    fn note(&mut self, note: String) {
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+
     /// Add `hunks` to the edit of `path`: a new edit (marked `creates`) when the answer had not named it yet.
     fn add(&mut self, path: String, creates: bool, hunks: Vec<Hunk>) -> Result<()> {
         if let Some(&k) = self.index.get(&path) {
@@ -265,7 +297,7 @@ fn has_diff(lines: &[&str]) -> bool {
 /// [`read_answer`]).
 pub fn read_udiff(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
     let lines: Vec<&str> = answer.lines().collect();
-    let edits = read_udiff_lines(&lines, selected, Cancel::NEVER)?;
+    let edits = read_udiff_lines(&lines, selected, Cancel::NEVER)?.edits;
     if edits.is_empty() {
         return Err(no_edit(
             "no unified diff found (expected `--- a/PATH`, `+++ b/PATH` and `@@` hunks)",
@@ -275,11 +307,7 @@ pub fn read_udiff(answer: &str, selected: &[&str]) -> Result<Vec<FileEdit>> {
     Ok(edits)
 }
 
-fn read_udiff_lines(
-    lines: &[&str],
-    selected: &[&str],
-    cancel: Cancel<'_>,
-) -> Result<Vec<FileEdit>> {
+fn read_udiff_lines(lines: &[&str], selected: &[&str], cancel: Cancel<'_>) -> Result<Files> {
     let mut files = Files::default();
     let headers = (0..lines.len()).any(|i| is_header_pair(lines, i));
     let mut git_line: Option<&str> = None;
@@ -288,6 +316,9 @@ fn read_udiff_lines(
         cancel.check()?;
         let (path, creates) = if is_header_pair(lines, i) {
             let (path, creates) = section_path(lines[i], lines[i + 1], selected)?;
+            if let Some(note) = headers_note(lines[i], lines[i + 1], &path) {
+                files.note(note);
+            }
             if let Some(git) = git_line.take() {
                 agrees_with_git_line(git, &path, selected)?;
             }
@@ -363,7 +394,7 @@ fn read_udiff_lines(
         }
         files.add(path, creates, hunks)?;
     }
-    Ok(files.edits)
+    Ok(files)
 }
 
 fn starts_hunk_line(l: &str) -> bool {
@@ -471,6 +502,29 @@ fn section_path(old_line: &str, new_line: &str, selected: &[&str]) -> Result<(St
             new_line.split('\t').next().unwrap_or(new_line).trim_end()
         ))),
     }
+}
+
+/// The note for a section whose `---` and `+++` lines spell its one file differently (beyond git's `a/` and `b/`:
+/// `--- a/util.py` and `+++ b/src/util.py`), both read as `path`; `None` when they agree (git's prefixes aside) or
+/// the section creates it.
+fn headers_note(old_line: &str, new_line: &str, path: &str) -> Option<String> {
+    let (old, new) = (header_name(old_line), header_name(new_line));
+    // Git's prefixes, doubled or not, are not a disagreement.
+    fn bare(mut p: &str) -> &str {
+        while let Some(rest) = p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")) {
+            p = rest;
+        }
+        p
+    }
+    if old == "/dev/null" || old == new || bare(old) == bare(new) {
+        return None;
+    }
+    Some(format!(
+        "the diff's header lines disagree: `--- {}` and `+++ {}` name different paths, and both were read as {path}; \
+         check that {path} is the file meant",
+        excerpt(old, 200),
+        excerpt(new, 200)
+    ))
 }
 
 /// The selected file one name means: the name as written when it is a selected file, else without its prefix,
@@ -1047,6 +1101,34 @@ mod tests {
         let mode = "diff --git a/src/util.py b/src/util.py\nold mode 100644\nnew mode 100755\nThen:\n\
                     --- a/src/my file.py\n+++ b/src/my file.py\n@@ @@\n-x\n+y\n";
         assert_eq!(read_udiff(mode, &sel).unwrap()[0].path, "src/my file.py");
+    }
+
+    #[test]
+    fn disagreeing_headers_read_as_one_file_get_a_note() {
+        let sel = ["src/util.py", "src/a.py"];
+        let read =
+            |a: &str| read_answer_noted(a, AnswerFormat::Udiff, &sel, Cancel::NEVER).unwrap();
+        let r = read("--- a/util.py\n+++ b/src/util.py\n@@ @@\n-x\n+y\n");
+        assert_eq!(r.edits[0].path, "src/util.py");
+        assert_eq!(
+            r.notes,
+            [
+                "the diff's header lines disagree: `--- a/util.py` and `+++ b/src/util.py` name different paths, and \
+              both were read as src/util.py; check that src/util.py is the file meant"
+            ]
+        );
+        // Two sections spelled the same way: one note.
+        let twice = "--- util.py\n+++ src/util.py\n@@ @@\n-x\n+y\n--- util.py\n+++ src/util.py\n@@ @@\n-p\n+q\n";
+        assert_eq!(read(twice).notes.len(), 1);
+        // Agreeing headers (git's prefixes aside) and creations get none.
+        for quiet in [
+            "--- a/src/util.py\n+++ b/src/util.py\n@@ @@\n-x\n+y\n",
+            "--- src/util.py\n+++ src/util.py\n@@ @@\n-x\n+y\n",
+            "--- /dev/null\n+++ b/src/new.py\n@@ @@\n+y\n",
+            "--- a/a/src/util.py\n+++ b/b/src/util.py\n@@ @@\n-x\n+y\n",
+        ] {
+            assert!(read(quiet).notes.is_empty(), "{quiet}");
+        }
     }
 
     #[test]

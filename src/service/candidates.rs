@@ -5,9 +5,12 @@
 //! give byte-identical patches are merged, their count a vote. With validation on propose the distinct patches are
 //! validated as they arrive, in ONE sandbox copy ([`Validator`]) reset between them, and the first that passes ends
 //! the run: the requests still in flight are cancelled. The choice: a patch that passed, else the most voted, then
-//! the smallest, then the first asked. Asking stops early at the token budget (`[sampling] max_total_tokens`: no
-//! request starts once what was spent and the prompt would pass it) and once the request timeout has passed since
-//! the first request. A cancellation of the call stops every request and every check.
+//! the smallest, then the first asked. The token budget (`[sampling] max_total_tokens`) is never passed by honest
+//! usage: a request starts only if the tokens spent, plus those reserved by the requests in flight, plus its own
+//! most (its prompt's estimate and `[limits] max_output_tokens`) stay within it ([`Budget`]); it waits while only
+//! the reservations stand in its way, and asking stops once what was spent leaves no room. Asking also stops once
+//! the request timeout has passed since the first request. A cancellation of the call stops every request and
+//! every check.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -18,7 +21,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::propose::{Candidate, Prepared, Validator};
-use super::{Answer, Call, add_usage, ask, estimate_tokens};
+use super::{Answer, Call, add_usage, ask, prompt_estimate};
 use crate::checks::CheckResult;
 use crate::error::{Error, Result};
 use crate::ledger;
@@ -127,6 +130,69 @@ impl Slots {
     }
 }
 
+/// The token budget of one proposal's candidates: what was spent and what the requests in flight may still spend.
+struct Budget {
+    /// `[sampling] max_total_tokens`; `None`: no budget.
+    limit: Option<u64>,
+    /// (spent, reserved by the requests in flight).
+    tokens: std::sync::Mutex<(u64, u64)>,
+    settled: std::sync::Condvar,
+}
+
+impl Budget {
+    fn new(limit: Option<u64>) -> Budget {
+        Budget {
+            limit,
+            tokens: std::sync::Mutex::new((0, 0)),
+            settled: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Reserve `most` tokens for a request: at once when spent + reserved + `most` stay within the limit; waiting
+    /// while only the reservations of requests in flight stand in the way. `Err` with why not, once what was spent
+    /// leaves no room for it; `Ok(false)` once `stop` is set.
+    fn reserve(&self, most: u64, stop: &AtomicBool) -> std::result::Result<bool, String> {
+        let Some(limit) = self.limit else {
+            return Ok(true);
+        };
+        let mut t = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+            let (spent, reserved) = *t;
+            if spent.saturating_add(most) > limit {
+                return Err(format!(
+                    "the token budget: [sampling] max_total_tokens = {limit}, {spent} spent, and the next request \
+                     may take {most} (its prompt's estimate and [limits] max_output_tokens)"
+                ));
+            }
+            if spent.saturating_add(reserved).saturating_add(most) <= limit {
+                t.1 = reserved + most;
+                return Ok(true);
+            }
+            t = self
+                .settled
+                .wait_timeout(t, Duration::from_millis(20))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// A request that reserved `most` ended having spent `used`.
+    fn settle(&self, most: u64, used: u64) {
+        let mut t = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
+        t.0 = t.0.saturating_add(used);
+        t.1 = t.1.saturating_sub(most);
+        self.settled.notify_all();
+    }
+}
+
+/// The most tokens the request `chat` may spend: its prompt's estimate and its answer budget.
+fn most_tokens(chat: &crate::provider::ChatRequest) -> u64 {
+    prompt_estimate(chat) + u64::from(chat.max_tokens)
+}
+
 /// How many refusals the report lists.
 const MAX_REFUSALS_SHOWN: usize = 8;
 
@@ -142,9 +208,19 @@ pub(super) fn gather(
 ) -> Result<Gathered> {
     let wanted = p.policy.candidates() as usize;
     let parallel = (p.policy.parallel() as usize).clamp(1, wanted.max(1));
-    let budget = p.policy.sampling.max_total_tokens;
+    let budget = Budget::new(p.policy.sampling.max_total_tokens);
+    if let Some(limit) = budget.limit {
+        let first = most_tokens(&p.chat_for(messages.to_vec(), 0));
+        if first > limit {
+            return Err(Error::Policy(format!(
+                "[sampling] max_total_tokens = {limit} leaves no room for one request, which may take {first} \
+                 tokens (its prompt's estimate and [limits] max_output_tokens = {}); raise max_total_tokens, \
+                 lower max_output_tokens or select less",
+                p.policy.limits.max_output_tokens
+            )));
+        }
+    }
     let deadline = Duration::from_secs(p.policy.limits.request_timeout_secs);
-    let prompt_tokens: u64 = messages.iter().map(|m| estimate_tokens(&m.content)).sum();
     // The candidates' own watch: cancelled by the caller, or once a candidate passes.
     let stop = Arc::new(AtomicBool::new(false));
     let received = Arc::new(AtomicU64::new(0));
@@ -163,12 +239,20 @@ pub(super) fn gather(
         watch: watch.clone(),
         unrecorded: call.unrecorded,
     };
-    let next = AtomicUsize::new(0);
-    let sent = AtomicUsize::new(0);
-    let slots = Slots::new(parallel);
-    let spent = AtomicU64::new(0);
-    let stopped_by: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-    let started = Instant::now();
+    let asking = Asking {
+        p,
+        provider,
+        messages,
+        child: &child,
+        wanted,
+        next: AtomicUsize::new(0),
+        sent: AtomicUsize::new(0),
+        slots: Slots::new(parallel),
+        budget,
+        stopped_by: std::sync::Mutex::new(None),
+        started: Instant::now(),
+        deadline,
+    };
     let (tx, rx) = mpsc::channel::<Sent>();
     let mut state = State {
         validates,
@@ -177,59 +261,13 @@ pub(super) fn gather(
     std::thread::scope(|scope| {
         for _ in 0..parallel {
             let tx = tx.clone();
-            let (next, sent, slots, spent, stopped_by, child, stop) =
-                (&next, &sent, &slots, &spent, &stopped_by, &child, &stop);
-            scope.spawn(move || {
-                loop {
-                    // A slot is free again once the main thread has read (and validated) an answer.
-                    if !slots.take(stop) {
-                        return;
-                    }
-                    let n = next.fetch_add(1, Ordering::SeqCst);
-                    if n >= wanted {
-                        slots.give_back();
-                        return;
-                    }
-                    let why_not = if n > 0
-                        && let Some(b) = budget
-                        && spent.load(Ordering::SeqCst) + prompt_tokens > b
-                    {
-                        Some(format!(
-                            "the token budget: [sampling] max_total_tokens = {b}, {} spent",
-                            spent.load(Ordering::SeqCst)
-                        ))
-                    } else if n > 0 && started.elapsed() >= deadline {
-                        Some(format!(
-                            "the time: [limits] request_timeout_secs = {} had passed",
-                            deadline.as_secs()
-                        ))
-                    } else {
-                        None
-                    };
-                    if let Some(why) = why_not {
-                        let mut s = stopped_by.lock().unwrap_or_else(|e| e.into_inner());
-                        s.get_or_insert(why);
-                        // Nothing later starts either.
-                        next.store(wanted, Ordering::SeqCst);
-                        slots.give_back();
-                        return;
-                    }
-                    sent.fetch_add(1, Ordering::SeqCst);
-                    let mut scratch = ledger::Entry::new("propose", "", Instant::now());
-                    let chat = p.chat_for(messages.to_vec(), n);
-                    let answer = ask(&p.policy, provider, &chat, child, &mut scratch);
-                    spent.fetch_add(scratch.usage.total_tokens, Ordering::SeqCst);
-                    let usage = scratch.usage;
-                    if tx.send((n, answer, usage, scratch)).is_err() {
-                        return;
-                    }
-                }
-            });
+            let asking = &asking;
+            scope.spawn(move || asking.ask_in_turn(&tx));
         }
         drop(tx);
-        state.receive(p, &rx, &parent, &watch, &slots, &received);
+        state.receive(p, &rx, &parent, &watch, &asking.slots, &received);
     });
-    state.asked = sent.load(Ordering::SeqCst);
+    state.asked = asking.sent.load(Ordering::SeqCst);
     if let Some(first) = state.first_entry.take() {
         entry.provider = first.provider;
         entry.model = first.model;
@@ -242,8 +280,89 @@ pub(super) fn gather(
     if let Some(e) = state.fatal.take() {
         return Err(e);
     }
-    let stopped = stopped_by.into_inner().unwrap_or_else(|e| e.into_inner());
+    let stopped = asking
+        .stopped_by
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
     state.choose(wanted, stopped)
+}
+
+/// What the worker threads of [`gather`] share: each asks for the next candidate while there is a slot, time and
+/// room in the budget.
+struct Asking<'a> {
+    p: &'a Prepared,
+    provider: &'a dyn Provider,
+    messages: &'a [Message],
+    /// The call the requests are made with (the candidates' own watch).
+    child: &'a Call,
+    wanted: usize,
+    /// The index of the next candidate to ask.
+    next: AtomicUsize,
+    /// Requests sent.
+    sent: AtomicUsize,
+    slots: Slots,
+    budget: Budget,
+    /// Why asking stopped before `wanted` requests, the first reason.
+    stopped_by: std::sync::Mutex<Option<String>>,
+    started: Instant,
+    deadline: Duration,
+}
+
+impl Asking<'_> {
+    /// One worker: ask candidates in turn and send each answer to `tx`, until none is left, asking stopped, or the
+    /// receiver is gone.
+    fn ask_in_turn(&self, tx: &mpsc::Sender<Sent>) {
+        let stop = &*self.child.watch.cancelled;
+        loop {
+            // A slot is free again once the main thread has read (and validated) an answer.
+            if !self.slots.take(stop) {
+                return;
+            }
+            let n = self.next.fetch_add(1, Ordering::SeqCst);
+            if n >= self.wanted {
+                self.slots.give_back();
+                return;
+            }
+            if n > 0 && self.started.elapsed() >= self.deadline {
+                return self.stop_asking(format!(
+                    "the time: [limits] request_timeout_secs = {} had passed",
+                    self.deadline.as_secs()
+                ));
+            }
+            let chat = self.p.chat_for(self.messages.to_vec(), n);
+            let most = most_tokens(&chat);
+            match self.budget.reserve(most, stop) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.slots.give_back();
+                    return;
+                }
+                Err(why) => return self.stop_asking(why),
+            }
+            self.sent.fetch_add(1, Ordering::SeqCst);
+            let mut scratch = ledger::Entry::new("propose", "", Instant::now());
+            let answer = ask(
+                &self.p.policy,
+                self.provider,
+                &chat,
+                self.child,
+                &mut scratch,
+            );
+            self.budget.settle(most, scratch.usage.total_tokens);
+            let usage = scratch.usage;
+            if tx.send((n, answer, usage, scratch)).is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Stop asking for `why`: nothing later starts either; the slot taken is given back.
+    fn stop_asking(&self, why: String) {
+        let mut s = self.stopped_by.lock().unwrap_or_else(|e| e.into_inner());
+        s.get_or_insert(why);
+        self.next.store(self.wanted, Ordering::SeqCst);
+        self.slots.give_back();
+    }
 }
 
 /// What the receiving side has learnt so far.

@@ -72,6 +72,20 @@ pub fn estimate_tokens(text: &str) -> u64 {
     (text.len() as u64).div_ceil(3)
 }
 
+/// The tokens `chat`'s prompt is estimated at: its messages and its JSON schema ([`estimate_tokens`]).
+fn prompt_estimate(chat: &ChatRequest) -> u64 {
+    let sent: u64 = chat
+        .messages
+        .iter()
+        .map(|m| estimate_tokens(&m.content))
+        .sum();
+    sent + chat
+        .json_schema
+        .as_ref()
+        .map(|s| estimate_tokens(&s.to_string()))
+        .unwrap_or(0)
+}
+
 /// What one model call answered, and how long it took.
 struct Answer {
     provider: String,
@@ -94,12 +108,7 @@ fn ask(
         .iter()
         .map(|m| estimate_tokens(&m.content))
         .sum();
-    let prompt_tokens = sent
-        + chat
-            .json_schema
-            .as_ref()
-            .map(|s| estimate_tokens(&s.to_string()))
-            .unwrap_or(0);
+    let prompt_tokens = prompt_estimate(chat);
     let window = window::for_model(policy, &chat.model);
     if prompt_tokens + u64::from(chat.max_tokens) > window.tokens {
         return Err(Error::InvalidArgument(format!(

@@ -140,6 +140,11 @@ pub struct ProposeResult {
     /// What the caller should know about this result's size (the patch is never cut).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// What to look at before approving, one sentence each: the patch adds control or invisible characters (the
+    /// CLI shows them as `<U+001B>`; the patch holds the characters themselves), or a diff section's `---` and `+++`
+    /// lines named different paths that were read as one file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// With `[sampling] candidates` above 1: how many answers were asked, parsed, distinct, validated and passed,
     /// which one was chosen and why. `usage` and `model_ms` then sum every candidate's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -221,6 +226,8 @@ pub(super) struct Candidate {
     pub(super) changes: Vec<patch::FileChange>,
     pub(super) patch_bytes: Vec<u8>,
     pub(super) patch_text: String,
+    /// What the primary should look at before approving (the result's `warnings`).
+    pub(super) warnings: Vec<String>,
 }
 
 /// A proposal in the making: the chosen candidate and what was learnt about it.
@@ -351,7 +358,7 @@ fn answer_format(
 pub(super) fn read(p: &Prepared, answer: &str, watch: &Watch) -> Result<Candidate> {
     let pre_images = &p.selection.files;
     let cancelled = || watch.is_cancelled();
-    let changes = patch::changes_from_answer_cancellable(
+    let (changes, mut warnings) = patch::changes_and_notes(
         answer,
         p.format,
         pre_images,
@@ -375,11 +382,61 @@ pub(super) fn read(p: &Prepared, answer: &str, watch: &Watch) -> Result<Candidat
     dry_run(&p.ws, &p.policy, pre_images, &changes, &patch_bytes)?;
     let patch_text = String::from_utf8(patch_bytes.clone())
         .map_err(|_| Error::Patch("the rendered patch is not UTF-8".into()))?;
+    warnings.extend(hidden_added(&changes));
     Ok(Candidate {
         changes,
         patch_bytes,
         patch_text,
+        warnings,
     })
+}
+
+/// The most places [`hidden_added`] names.
+const HIDDEN_PLACES_SHOWN: usize = 10;
+
+/// The warning for a patch that adds lines holding control or invisible characters ([`crate::screen`]): where
+/// (`a.py:3`, the line in the new file) and which code points. A line the file already held is not added.
+pub(super) fn hidden_added(changes: &[patch::FileChange]) -> Option<String> {
+    let mut places = Vec::new();
+    let mut seen: Vec<char> = Vec::new();
+    for c in changes {
+        let pre = String::from_utf8_lossy(c.pre.as_deref().unwrap_or_default());
+        let old: std::collections::HashSet<&str> = pre.split_inclusive('\n').collect();
+        let post = String::from_utf8_lossy(&c.post);
+        for (n, line) in post.split_inclusive('\n').enumerate() {
+            let hidden = crate::screen::hidden_chars(line);
+            if hidden.is_empty() || old.contains(line) {
+                continue;
+            }
+            let points: Vec<String> = hidden
+                .iter()
+                .map(|&h| crate::screen::code_point(h))
+                .collect();
+            places.push(format!(
+                "{}:{} ({})",
+                crate::scope::shown(&c.path),
+                n + 1,
+                points.join(", ")
+            ));
+            for h in hidden {
+                if !seen.contains(&h) {
+                    seen.push(h);
+                }
+            }
+        }
+    }
+    let first = *seen.first()?;
+    let more = match places.len().saturating_sub(HIDDEN_PLACES_SHOWN) {
+        0 => String::new(),
+        n => format!(" and {n} more line(s)"),
+    };
+    places.truncate(HIDDEN_PLACES_SHOWN);
+    Some(format!(
+        "this patch adds control or invisible characters at {}{more}: the patch and its digest hold the characters \
+         themselves; the CLI shows each as its code point (<{}>); look at those lines before approving",
+        places.join(", "),
+        crate::screen::code_point(first)
+    ))
 }
 
 /// The dry run, in memory: parse the canonical patch with the transaction's strict parser and limits, check its paths
@@ -692,6 +749,7 @@ impl Service {
         ProposeResult {
             patch_file,
             note,
+            warnings: d.cand.warnings,
             proposal_id,
             digest,
             files: summarise(&d.cand.changes),

@@ -190,7 +190,10 @@ pub fn recover_in_background(state: PathBuf) {
         .name("recovery".into())
         .spawn(move || {
             recover_each(&st, |r| {
-                eprintln!("local-llm-worker: recovered an interrupted apply: {r}");
+                eprintln!(
+                    "local-llm-worker: recovered an interrupted apply: {}",
+                    crate::screen::text(&r.to_string())
+                );
                 if let Some(b) = BACKGROUND
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
