@@ -6,7 +6,6 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/local-llm-delegator
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
