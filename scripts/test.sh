@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite: format and lints, unit and end-to-end tests (with the REAL local llama.cpp model server),
-# an independent MCP client (the official Python SDK) listing the tools, the plugin installed and driven in the
-# real Claude Code and Codex CLIs (pinned, from npm) against scripted model endpoints, and the demo.
+# third-party MCP clients (the official Python and TypeScript SDKs, MCP Inspector --strict, the conformance suite:
+# scripts/test-external.sh), the plugin installed and driven in the real Claude Code and Codex CLIs (pinned, from
+# npm) against scripted model endpoints, and the demo.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/local-llm-delegator
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -21,12 +21,13 @@ echo "== cargo test"
 LOG=$(mktemp)
 LOCAL_LLM_TEST_URL=$URL LLW_REQUIRE_REAL_MODEL=1 cargo test --locked 2>&1 | tee "$LOG"
 
-echo "== external MCP client (Python mcp SDK)"
-if [ ! -x "$CACHE/mcp-client/bin/python" ] || ! "$CACHE/mcp-client/bin/python" -c 'import mcp' 2>/dev/null; then
-  python3 -m venv "$CACHE/mcp-client"
-  "$CACHE/mcp-client/bin/pip" install -q --disable-pip-version-check 'mcp==2.3.0'
+echo "== third-party MCP clients (Python and TypeScript SDKs, MCP Inspector --strict, the conformance suite)"
+EXTERNAL_LOG=$(mktemp)
+if scripts/test-external.sh target/debug/local-llm-worker 2>&1 | tee "$EXTERNAL_LOG"; then
+  EXTERNAL_FAILED=0
+else
+  EXTERNAL_FAILED=1
 fi
-"$CACHE/mcp-client/bin/python" tests/external/list_tools.py target/debug/local-llm-worker
 
 echo "== the plugin in the real host CLIs (Claude Code, Codex)"
 cargo build --release --locked --quiet
@@ -51,7 +52,7 @@ fi
 
 # One closing line for the whole run (cargo's last line is the doc-tests' and counts 0).
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
-     /^(hosts|demo): [0-9]+ passed, [0-9]+ failed/ { p += $2; f += $4 }
-     END { printf "tests: %d passed, %d failed\n", p, f }' "$LOG" "$HOSTS_LOG"
-rm -f "$LOG" "$HOSTS_LOG" "$DEMO_LOG"
-exit "$DEMO_FAILED"
+     /^(hosts|demo|external): [0-9]+ passed, [0-9]+ failed/ { p += $2; f += $4 }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$LOG" "$HOSTS_LOG" "$EXTERNAL_LOG"
+rm -f "$LOG" "$HOSTS_LOG" "$DEMO_LOG" "$EXTERNAL_LOG"
+exit $((DEMO_FAILED || EXTERNAL_FAILED))

@@ -374,6 +374,7 @@ fn init_project(
 
 fn propose(t: TaskArgs, out: Option<PathBuf>, json: bool) -> Result<(), Error> {
     let mut call = t.call();
+    cancel_on_interrupt(&call);
     let waiting = Waiting::start(&mut call);
     let req = ProposeRequest {
         workspace_root: workspace_for(t.workspace_root.clone())?,
@@ -402,6 +403,7 @@ fn delegate(
     json: bool,
 ) -> Result<(), Error> {
     let mut call = t.call();
+    cancel_on_interrupt(&call);
     let waiting = Waiting::start(&mut call);
     let req = DelegateRequest {
         workspace_root: workspace_for(t.workspace_root.clone())?,
@@ -599,8 +601,9 @@ extern "C" fn on_interrupt(_: libc::c_int) {
     }
 }
 
-/// Make the first Ctrl-C cancel `call` (the request in flight stops at its next chunk) instead of ending the
-/// process; the handler resets itself, so a second Ctrl-C ends it.
+/// Make the first Ctrl-C cancel `call` (the model request in flight is closed at once, see
+/// [`local_llm_delegator::provider::http`]) instead of ending the process; the handler resets itself, so a second
+/// Ctrl-C ends it.
 fn cancel_on_interrupt(call: &Call) {
     if INTERRUPTED.set(call.watch.cancelled.clone()).is_err() {
         return;

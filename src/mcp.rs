@@ -6,9 +6,11 @@
 //! sends gets to rmcp or an answer: `input` reads them (bounded) and answers what rmcp would drop.
 
 mod input;
+mod schema;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -47,9 +49,13 @@ treat it as an untrusted draft too.";
 pub struct WorkerServer {
     service: Arc<Service>,
     tool_router: ToolRouter<Self>,
+    /// Turns true when the client closes its input: every call in flight is cancelled.
+    input_closed: tokio::sync::watch::Receiver<bool>,
 }
 
 /// A refusal as a tool result: `isError`, the rendered message as text, `{kind, message}` as structured content.
+/// Every tool's output schema admits it (see [`admit_refusal`]), so clients that check structured content against
+/// the output schema on errors too (the TypeScript SDK's `callTool`, and so MCP Inspector) show the refusal.
 pub fn refusal_result(e: &crate::Error) -> CallToolResult {
     let refusal = e.refusal();
     let mut r = CallToolResult::error(vec![ContentBlock::text(refusal.message.clone())]);
@@ -57,48 +63,75 @@ pub fn refusal_result(e: &crate::Error) -> CallToolResult {
     r
 }
 
-/// Run `f` on a blocking thread with a [`Call`] wired to the request's progress token and cancellation.
+/// The interval between two progress notifications while a call runs (when the client gave a progress token).
+pub const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// Send a progress notification every [`HEARTBEAT`] from the first, until `done` fires: progress is the seconds
+/// elapsed (it grows with every notification, as MCP requires, even while the model is silent), the message also
+/// says how many answer chunks (roughly tokens) came so far.
+async fn heartbeat(
+    peer: rmcp::Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+    tokens: Arc<AtomicU64>,
+    mut done: tokio::sync::oneshot::Receiver<()>,
+) {
+    let start = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(start + HEARTBEAT, HEARTBEAT);
+    let mut beats = 0u64;
+    loop {
+        tokio::select! {
+            _ = &mut done => return,
+            _ = ticks.tick() => {
+                beats += 1;
+                let seconds = beats * HEARTBEAT.as_secs();
+                let n = tokens.load(Ordering::Relaxed);
+                let mut p = ProgressNotificationParam::new(token.clone(), seconds as f64);
+                p.message = Some(format!("working: {seconds} s, {n} tokens from the model so far"));
+                let _ = peer.notify_progress(p).await;
+            }
+        }
+    }
+}
+
+/// Run `f` on a blocking thread with a [`Call`] wired to the request's progress token and cancellation. The call
+/// is cancelled by `notifications/cancelled` and by the client closing its input (`input_closed`): the model's
+/// connection is then closed at once (see [`crate::provider::http`]) and the call ends as `cancelled`.
 async fn with_call<T: Send + 'static>(
     ctx: RequestContext<RoleServer>,
+    mut input_closed: tokio::sync::watch::Receiver<bool>,
     f: impl FnOnce(Call) -> crate::Result<T> + Send + 'static,
 ) -> Result<T, CallToolResult> {
     let cancelled = Arc::new(AtomicBool::new(false));
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+    let tokens = Arc::new(AtomicU64::new(0));
+    let seen = tokens.clone();
     let call = Call {
         provider: None,
         watch: Watch {
-            on_progress: Arc::new(move |n| {
-                let _ = tx.send(n);
-            }),
+            on_progress: Arc::new(move |n| seen.store(n, Ordering::Relaxed)),
             cancelled: cancelled.clone(),
         },
         unrecorded: false,
     };
-    let token = ctx.meta.get_progress_token();
-    let peer = ctx.peer.clone();
-    let forward = tokio::spawn(async move {
-        let mut last_sent = 0;
-        while let Some(n) = rx.recv().await {
-            // At most one notification per 16 chunks: enough to show life, little traffic.
-            if let Some(t) = &token
-                && (last_sent == 0 || n >= last_sent + 16)
-            {
-                last_sent = n;
-                let mut p = ProgressNotificationParam::new(t.clone(), n as f64);
-                p.message = Some(format!("the model has written {n} chunks"));
-                let _ = peer.notify_progress(p).await;
-            }
-        }
-    });
+    let (done, stop_beats) = tokio::sync::oneshot::channel();
+    let beats = ctx
+        .meta
+        .get_progress_token()
+        .map(|t| tokio::spawn(heartbeat(ctx.peer.clone(), t, tokens, stop_beats)));
     let ct = ctx.ct.clone();
     let flag = cancelled.clone();
     let watcher = tokio::spawn(async move {
-        ct.cancelled().await;
+        tokio::select! {
+            _ = ct.cancelled() => {}
+            _ = input_closed.wait_for(|closed| *closed) => {}
+        }
         flag.store(true, Ordering::Relaxed);
     });
     let result = tokio::task::spawn_blocking(move || f(call)).await;
     watcher.abort();
-    let _ = forward.await;
+    let _ = done.send(());
+    if let Some(b) = beats {
+        let _ = b.await;
+    }
     match result {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(refusal_result(&e)),
@@ -137,10 +170,43 @@ fn strip_value(v: &mut serde_json::Value) {
     }
 }
 
+/// The handler of one tool, as rmcp's router holds it.
+type Handler = Arc<rmcp::handler::server::tool::DynCallToolHandler<WorkerServer>>;
+
+/// The prefix of rmcp's message for arguments that do not deserialize into the tool's input type.
+const DECODING_FAILED: &str = "failed to deserialize parameters:";
+
+/// Wrap `inner` so that arguments that do not decode (a missing field, a wrong type) are refused like every other
+/// bad argument: an `isError` result of kind `invalid_argument` naming the tool and the field, instead of rmcp's
+/// bare text.
+fn decoding_refused_with_kind(tool: String, inner: Handler) -> Handler {
+    Arc::new(move |ctx| {
+        let (inner, tool) = (inner.clone(), tool.clone());
+        Box::pin(async move {
+            match inner(ctx).await {
+                Err(e)
+                    if e.code == rmcp::model::ErrorCode::INVALID_PARAMS
+                        && e.message.starts_with(DECODING_FAILED) =>
+                {
+                    let why = e.message.trim_start_matches(DECODING_FAILED).trim();
+                    Ok(refusal_result(&crate::Error::InvalidArgument(format!(
+                        "the arguments of {tool} do not match its input schema: {why}; see the tool's input schema \
+                         for the fields it takes and their types"
+                    )))
+                    .into())
+                }
+                other => other,
+            }
+        })
+    })
+}
+
 #[tool_router(router = tool_router)]
 impl WorkerServer {
-    /// The server over `service`, its tool schemas stripped of non-standard formats.
-    pub fn new(service: Arc<Service>) -> Self {
+    /// The server over `service`, its tool schemas portable (see [`schema`]) and stripped of non-standard formats,
+    /// its argument-decoding failures refusals with their kind. `input_closed` turns true when the client closes
+    /// its input.
+    pub fn new(service: Arc<Service>, input_closed: tokio::sync::watch::Receiver<bool>) -> Self {
         let mut tool_router = ToolRouter::new();
         for mut route in Self::tool_router() {
             if route.attr.name != "apply_patch" {
@@ -152,15 +218,23 @@ impl WorkerServer {
                 );
                 route.attr.meta = Some(rmcp::model::MetaObject(meta));
             }
-            strip_formats(Arc::make_mut(&mut route.attr.input_schema));
+            let input = Arc::make_mut(&mut route.attr.input_schema);
+            strip_formats(input);
+            schema::single_types(input);
+            schema::closed(input);
             if let Some(out) = route.attr.output_schema.as_mut() {
-                strip_formats(Arc::make_mut(out));
+                let out = Arc::make_mut(out);
+                strip_formats(out);
+                schema::admit_refusal(out);
+                schema::single_types(out);
             }
+            route.call = decoding_refused_with_kind(route.attr.name.to_string(), route.call);
             tool_router.add_route(route);
         }
         Self {
             service,
             tool_router,
+            input_closed,
         }
     }
 
@@ -181,9 +255,11 @@ impl WorkerServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<ProposeResult>, CallToolResult> {
         let service = self.service.clone();
-        with_call(ctx, move |call| service.propose(&req, &call))
-            .await
-            .map(Json)
+        with_call(ctx, self.input_closed.clone(), move |call| {
+            service.propose(&req, &call)
+        })
+        .await
+        .map(Json)
     }
 
     /// Apply a proposal you reviewed: pass its proposal_id and digest. Writes exactly the approved bytes if the files
@@ -204,9 +280,11 @@ impl WorkerServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<ApplyResult>, CallToolResult> {
         let service = self.service.clone();
-        with_call(ctx, move |call| service.apply_proposal(&req, &call))
-            .await
-            .map(Json)
+        with_call(ctx, self.input_closed.clone(), move |call| {
+            service.apply_proposal(&req, &call)
+        })
+        .await
+        .map(Json)
     }
 
     /// Read-only delegation of bounded non-patch work (summaries, extraction, classification, routine transforms,
@@ -226,9 +304,11 @@ impl WorkerServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<DelegateResult>, CallToolResult> {
         let service = self.service.clone();
-        with_call(ctx, move |call| service.delegate(&req, &call))
-            .await
-            .map(Json)
+        with_call(ctx, self.input_closed.clone(), move |call| {
+            service.delegate(&req, &call)
+        })
+        .await
+        .map(Json)
     }
 }
 
@@ -244,7 +324,8 @@ impl ServerHandler for WorkerServer {
     }
 }
 
-/// Serve MCP on stdin/stdout until the client closes the stream.
+/// Serve MCP on stdin/stdout until the client closes the stream; a call in flight then is cancelled (its model
+/// connection closed at once), answered as `cancelled` and recorded, before the server exits.
 pub fn serve_stdio() -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -255,9 +336,11 @@ pub fn serve_stdio() -> anyhow::Result<()> {
         crate::txn::recover_in_background(state);
     }
     rt.block_on(async {
-        let server = WorkerServer::new(Arc::new(Service::new()));
+        let (closed, input_closed) = tokio::sync::watch::channel(false);
+        let server = WorkerServer::new(Arc::new(Service::new()), input_closed);
         let (stdin, stdout) = rmcp::transport::stdio();
-        let running = server.serve(input::Lines::new(stdin, stdout)).await?;
+        let lines = input::Lines::new(stdin, stdout).on_close(closed);
+        let running = server.serve(lines).await?;
         running.waiting().await?;
         Ok(())
     })

@@ -151,9 +151,86 @@ async fn the_tool_schemas_as_listed() {
     let delegate = &schemas["delegate_task"]["input"]["properties"];
     assert_eq!(delegate["task_kind"]["enum"][0], "summarize");
     assert_eq!(
-        delegate["output_format"]["enum"],
-        serde_json::json!(["text", "markdown", "json", "patch", null])
+        delegate["output_format"]["anyOf"],
+        serde_json::json!([{"type": "string", "enum": ["text", "markdown", "json", "patch"]}, {"type": "null"}])
     );
+    c.cancel().await.unwrap();
+}
+
+/// Every `"type"` in `v` that is an array (with where it is).
+fn type_arrays(v: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            if m.get("type").is_some_and(serde_json::Value::is_array) {
+                out.push(at.to_string());
+            }
+            for (k, v) in m {
+                type_arrays(v, &format!("{at}.{k}"), out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                type_arrays(v, &format!("{at}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Schemas every client takes: no `type` arrays (nullable fields are `anyOf` with `{"type": "null"}`), every input
+/// schema closed (`additionalProperties: false`, as the tools refuse unknown fields), every output schema an
+/// object that admits the refusal.
+#[tokio::test]
+async fn portable_schemas_have_no_type_arrays_and_close_every_input() {
+    let c = client().await;
+    let tools = c.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 3);
+    let mut arrays = Vec::new();
+    for t in &tools {
+        let input = serde_json::Value::Object((*t.input_schema).clone());
+        let output = serde_json::Value::Object(t.output_schema.as_deref().unwrap().clone());
+        type_arrays(&input, &format!("{}.input", t.name), &mut arrays);
+        type_arrays(&output, &format!("{}.output", t.name), &mut arrays);
+        assert_eq!(input["additionalProperties"], false, "{}: {input}", t.name);
+        assert_eq!(output["type"], "object", "{}", t.name);
+        assert_eq!(output["anyOf"][1]["$ref"], "#/$defs/Refusal", "{}", t.name);
+    }
+    assert!(arrays.is_empty(), "type arrays left: {arrays:?}");
+    c.cancel().await.unwrap();
+}
+
+/// Arguments that do not decode (a missing field, a wrong type) are refused like any other bad argument: with
+/// the kind `invalid_argument`, naming the tool and the field; the server goes on.
+#[tokio::test]
+async fn refusals_every_client_shows_argument_decoding_carries_its_kind() {
+    let ws = sample("http://127.0.0.1:1/v1", "");
+    let c = client().await;
+    let mut missing = propose_args(&ws);
+    missing.as_object_mut().unwrap().remove("task");
+    let mut wrong = propose_args(&ws);
+    wrong["files"] = 7.into();
+    let cases = [
+        ("propose_patch", missing, "task"),
+        ("propose_patch", wrong, "invalid type"),
+        (
+            "delegate_task",
+            serde_json::json!({"workspace_root": ws.root_str(), "task": "x"}),
+            "missing field",
+        ),
+        (
+            "apply_patch",
+            serde_json::json!({"proposal_id": 5, "digest": "0"}),
+            "expected a string",
+        ),
+        ("apply_patch", serde_json::json!({}), "proposal_id"),
+    ];
+    for (tool, args, says) in cases {
+        let r = call(&c, tool, args).await;
+        assert_eq!(kind_of(&r), "invalid_argument", "{tool}: {}", text_of(&r));
+        let text = text_of(&r);
+        assert!(text.contains(tool) && text.contains(says), "{tool}: {text}");
+    }
+    assert_eq!(ws.read("src/value.py"), "VALUE = 1\n");
     c.cancel().await.unwrap();
 }
 
@@ -625,6 +702,14 @@ fn mcp_input_dropped_without_a_word_gets_json_rpc_errors_and_the_server_goes_on(
             "{what}: {r}"
         );
     }
+    // `arguments` that is not an object: invalid params, not an unknown method.
+    s.send(br#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"apply_patch","arguments":"x"}}"#);
+    let r = s.next("tools/call with a string for arguments");
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (6.into(), (-32602).into()),
+        "{r}"
+    );
     // Still serving.
     s.send(br#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
     let r = s.next("tools/list");

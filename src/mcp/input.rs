@@ -8,6 +8,8 @@
 //! - a line that is not JSON: `-32700` Parse error (id null);
 //! - JSON that is not a JSON-RPC 2.0 message (not an object, `jsonrpc` missing or not `"2.0"`, no method): `-32600`
 //!   with the message's id when it has one, else null;
+//! - a `tools/call` whose params do not decode (`arguments` that is not an object, no tool name): `-32602`
+//!   Invalid params, with its id (rmcp would answer `-32601` Method not found);
 //! - a notification rmcp cannot read: nothing (JSON-RPC never answers a notification; rmcp ignores unknown ones);
 //! - anything else goes to rmcp as it is.
 //!
@@ -35,6 +37,8 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC's code for JSON that is not a valid request.
 const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's code for a request whose params are not what the method takes.
+const INVALID_PARAMS: i64 = -32602;
 
 /// One line out: its bytes (the newline included), and who waits for it to be written.
 type Outgoing = (Vec<u8>, Option<oneshot::Sender<io::Result<()>>>);
@@ -49,6 +53,8 @@ pub struct Lines<R> {
     /// To the writer task; `None` once closed.
     out: Option<mpsc::UnboundedSender<Outgoing>>,
     writer: Option<tokio::task::JoinHandle<()>>,
+    /// Told when the client closes its input (so calls in flight are cancelled at once).
+    closed: Option<tokio::sync::watch::Sender<bool>>,
 }
 
 /// What one line read gave.
@@ -93,7 +99,14 @@ impl<R: AsyncRead + Send + Unpin> Lines<R> {
             dropped: None,
             out: Some(tx),
             writer: Some(writer),
+            closed: None,
         }
+    }
+
+    /// Set `closed` to true when the client closes its input.
+    pub fn on_close(mut self, closed: tokio::sync::watch::Sender<bool>) -> Lines<R> {
+        self.closed = Some(closed);
+        self
     }
 
     /// Queue `bytes` to be written, without waiting (a reply to a line that rmcp never sees).
@@ -192,6 +205,21 @@ fn classify(line: &[u8]) -> Verdict {
         None => return invalid("the message has no \"jsonrpc\": \"2.0\"".into()),
     }
     let is_notification = !object.contains_key("id") && object.contains_key("method");
+    // rmcp reads a `tools/call` whose params it cannot decode as an unknown method (-32601): they are invalid
+    // params (-32602), and the reply says which.
+    if !is_notification && object.get("method").is_some_and(|m| m == "tools/call") {
+        let params = object.get("params").cloned().unwrap_or_default();
+        if let Err(e) = serde_json::from_value::<rmcp::model::CallToolRequestParams>(params) {
+            return Verdict::Reply(error_line(
+                id.clone().unwrap_or(serde_json::Value::Null),
+                INVALID_PARAMS,
+                format!(
+                    "Invalid params: tools/call takes {{\"name\": TOOL, \"arguments\": {{...}}}} with arguments an \
+                     object ({e})"
+                ),
+            ));
+        }
+    }
     match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
         Ok(message) => Verdict::Pass(Box::new(message)),
         Err(_) if is_notification => Verdict::Ignore,
@@ -224,7 +252,12 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for Lines<R> {
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             match self.next_line().await {
-                Read::End => return None,
+                Read::End => {
+                    if let Some(closed) = &self.closed {
+                        closed.send_replace(true);
+                    }
+                    return None;
+                }
                 Read::Oversized(n) => self.queue(error_line(
                     serde_json::Value::Null,
                     INVALID_REQUEST,
@@ -328,6 +361,29 @@ mod tests {
         ));
         assert!(matches!(
             classify(br#"{"jsonrpc":"2.0","id":3,"method":"no/such"}"#),
+            Verdict::Pass(_)
+        ));
+    }
+
+    #[test]
+    fn refusals_every_client_shows_arguments_not_an_object_are_invalid_params() {
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"apply_patch","arguments":"x"}}"#[..],
+            br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"apply_patch","arguments":[1]}}"#,
+            br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"arguments":{}}}"#,
+            br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":7}"#,
+        ] {
+            let r = reply(classify(line));
+            assert_eq!(
+                (r["error"]["code"].clone(), r["id"].clone()),
+                (INVALID_PARAMS.into(), 5.into()),
+                "{r}"
+            );
+        }
+        assert!(matches!(
+            classify(
+                br#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"apply_patch","arguments":{}}}"#
+            ),
             Verdict::Pass(_)
         ));
     }

@@ -1,7 +1,17 @@
 //! What the adapters share: the key from the environment variable the policy names, POST with bounded retries
 //! (429 honouring `Retry-After`, 5xx with backoff), and errors that name the URL and the fix but never the key.
+//!
+//! Cancellation takes effect at once, whatever the request is doing (sending, waiting for the first byte,
+//! streaming): each request runs on an agent of its own, and a [`Watchdog`] thread shuts that agent down (ureq's
+//! `Agent::shutdown`: the socket is shut down, the blocked read or write returns) as soon as the call's
+//! [`Watch`] is cancelled; the request then ends as [`Error::Cancelled`]. A TCP connect in progress is the one
+//! step a shutdown does not interrupt: it is bounded by the request timeout (a local server accepts or refuses at
+//! once).
 
 use std::io::Read;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use super::{Completion, Watch};
@@ -27,17 +37,85 @@ pub struct Endpoint {
     /// The key's spellings, looked for in everything the server sends.
     pub secret: Secret,
     timeout: Duration,
-    agent: ureq::Agent,
+    /// The agent configuration; each request gets an agent of its own, so cancelling one closes only its socket.
+    config: ureq::config::Config,
 }
 
 /// A successful answer: its body as a reader, and whether it is a server-sent event stream.
 pub struct Answer {
     /// The URL that answered.
     pub url: String,
-    /// The answer's body, at most [`MAX_RESPONSE_BYTES`].
+    /// The answer's body, at most [`MAX_RESPONSE_BYTES`]; its connection is closed as soon as the call is cancelled
+    /// (a read then fails, or ends early: check [`Answer::cancelled`]).
     pub body: Box<dyn Read + Send>,
     /// Whether it is a server-sent event stream (`text/event-stream`).
     pub is_event_stream: bool,
+    /// The call's cancellation flag: a read that failed or ended while it is set was cut off by the cancel.
+    cancelled: Arc<AtomicBool>,
+}
+
+impl Answer {
+    /// Whether the call was cancelled (so a broken or short read is [`Error::Cancelled`], not a server fault).
+    pub fn cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+}
+
+/// How often a [`Watchdog`] looks at its call's cancellation flag.
+const WATCH_INTERVAL: Duration = Duration::from_millis(10);
+
+/// A thread that shuts down one request's agent when the call is cancelled, closing its connection whatever the
+/// request is blocked on. It stops (and is joined) when dropped: when the answer has been read, or refused.
+struct Watchdog {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watchdog {
+    /// Watch `cancelled` for the life of the returned value; on cancel, shut `agent` down.
+    fn start(agent: &ureq::Agent, cancelled: Arc<AtomicBool>) -> Watchdog {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let agent = agent.clone();
+        let thread = std::thread::Builder::new()
+            .name("llw-cancel".into())
+            .spawn(move || {
+                while let Err(mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(WATCH_INTERVAL)
+                {
+                    if cancelled.load(Ordering::Relaxed) {
+                        agent.shutdown();
+                        return;
+                    }
+                }
+            })
+            .ok();
+        Watchdog {
+            stop: Some(stop),
+            thread,
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        // Dropping the sender wakes the thread at once.
+        self.stop = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// An answer body that keeps its [`Watchdog`] alive while it is read.
+struct Watched<R> {
+    body: R,
+    _watchdog: Watchdog,
+}
+
+impl<R: Read> Read for Watched<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.body.read(buf)
+    }
 }
 
 impl Endpoint {
@@ -57,11 +135,10 @@ impl Endpoint {
             }
         };
         let timeout = Duration::from_secs(policy.limits.request_timeout_secs);
-        let agent: ureq::Agent = ureq::Agent::config_builder()
+        let config = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
-            .build()
-            .into();
+            .build();
         Ok(Endpoint {
             provider: policy.provider.kind.name(),
             base_url: policy.base_url(),
@@ -69,14 +146,15 @@ impl Endpoint {
             key,
             key_env,
             timeout,
-            agent,
+            config,
         })
     }
 
     /// GET `{base_url}/{path}` (for `doctor`): the HTTP status, or a transport error.
     pub fn get_status(&self, path: &str) -> Result<u16> {
         let url = format!("{}/{path}", self.base_url);
-        let mut call = self.agent.get(&url);
+        let agent = ureq::Agent::new_with_config(self.config.clone());
+        let mut call = agent.get(&url);
         if let Some(key) = &self.key {
             call = call.header("Authorization", format!("Bearer {key}"));
         }
@@ -100,16 +178,19 @@ impl Endpoint {
             if watch.is_cancelled() {
                 return Err(Error::Cancelled);
             }
-            let mut call = self
-                .agent
-                .post(&url)
-                .header("Content-Type", "application/json");
+            let agent = ureq::Agent::new_with_config(self.config.clone());
+            let watchdog = Watchdog::start(&agent, watch.cancelled.clone());
+            let mut call = agent.post(&url).header("Content-Type", "application/json");
             if let Some(key) = &self.key {
                 call = call.header("Authorization", format!("Bearer {key}"));
             }
-            let resp = call
-                .send_json(body)
-                .map_err(|e| self.transport_error(&url, e))?;
+            let resp = call.send_json(body).map_err(|e| {
+                if watch.is_cancelled() {
+                    Error::Cancelled
+                } else {
+                    self.transport_error(&url, e)
+                }
+            })?;
             let status = resp.status().as_u16();
             if (200..300).contains(&status) {
                 let is_event_stream = resp
@@ -124,8 +205,12 @@ impl Endpoint {
                     .reader();
                 return Ok(Answer {
                     url,
-                    body: Box::new(body),
+                    body: Box::new(Watched {
+                        body,
+                        _watchdog: watchdog,
+                    }),
                     is_event_stream,
+                    cancelled: watch.cancelled.clone(),
                 });
             }
             let retry_after = resp
@@ -141,6 +226,9 @@ impl Endpoint {
                 .limit(64 * 1024)
                 .read_to_string()
                 .unwrap_or_default();
+            if watch.is_cancelled() {
+                return Err(Error::Cancelled);
+            }
             let wait = match status {
                 429 => Some(
                     retry_after
@@ -236,7 +324,11 @@ impl Endpoint {
     /// Read a whole (non-streamed) answer body as text.
     pub fn read_all(&self, answer: &mut Answer) -> Result<String> {
         let mut text = String::new();
-        answer.body.read_to_string(&mut text).map_err(|e| {
+        let read = answer.body.read_to_string(&mut text);
+        if answer.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        read.map_err(|e| {
             Error::Provider(format!("reading the answer of {} failed: {e}", answer.url))
         })?;
         Ok(text)

@@ -86,7 +86,8 @@ pub struct Completion {
 pub struct Watch {
     /// Called with the number of answer chunks received so far (roughly tokens) while the answer streams.
     pub on_progress: Arc<dyn Fn(u64) + Send + Sync>,
-    /// Set to abort the request; the provider returns [`crate::Error::Cancelled`] at the next chunk.
+    /// Set to abort the request: its connection is closed at once (see [`http`]), and the provider returns
+    /// [`crate::Error::Cancelled`].
     pub cancelled: Arc<AtomicBool>,
 }
 

@@ -1,8 +1,9 @@
 //! OpenAI-compatible `POST {base_url}/chat/completions`: llama.cpp, the Hugging Face router, OpenRouter, and any
 //! OpenAI-compatible server.
 //!
-//! The answer is streamed (`stream: true` with `stream_options.include_usage`), so progress can be reported and a
-//! cancellation takes effect at the next chunk; a server that answers with one JSON body instead is read as such.
+//! The answer is streamed (`stream: true` with `stream_options.include_usage`), so progress can be reported; a
+//! cancellation closes the connection at once (see [`super::http`]); a server that answers with one JSON body
+//! instead is read as such.
 //! Reasoning effort is sent where the provider takes it: OpenRouter `reasoning.effort` (low, high or max only:
 //! none→low, medium→high), Hugging Face `reasoning_effort` (low, medium, high: none→low, max→high).
 
@@ -207,7 +208,9 @@ impl OpenAiChat {
                 return Err(Error::Cancelled);
             }
             let line = line.map_err(|e| {
-                if e.kind() == std::io::ErrorKind::TimedOut || e.to_string().contains("timeout") {
+                if watch.is_cancelled() {
+                    Error::Cancelled
+                } else if e.kind() == std::io::ErrorKind::TimedOut || e.to_string().contains("timeout") {
                     Error::Provider(format!(
                         "the model server at {url} did not finish its answer within [limits] request_timeout_secs \
                          ({chunks} chunks received); raise the limit, narrow the task, or check the server"
@@ -246,6 +249,10 @@ impl OpenAiChat {
                     finish_reason = c.finish_reason;
                 }
             }
+        }
+        // A stream cut short by a cancel ends like a finished one: the flag tells them apart.
+        if watch.is_cancelled() {
+            return Err(Error::Cancelled);
         }
         let mut completion = Completion {
             content,
