@@ -509,7 +509,10 @@ fn the_plugin_carries_what_the_host_directories_ask_for() {
     let readme = read("plugins/local-llm-delegator/README.md");
     assert!(readme.contains("propose_patch") && readme.contains("apply_patch"));
     let (mit, apache) = (read("LICENSE-MIT"), read("LICENSE-APACHE"));
-    assert!(mit.starts_with("MIT License") && apache.contains("Apache License\n                        Version 2.0"));
+    assert!(
+        mit.starts_with("MIT License")
+            && apache.contains("Apache License\n                        Version 2.0")
+    );
     let license = read("plugins/local-llm-delegator/LICENSE");
     assert!(
         license.contains(&mit) && license.contains(&apache),
@@ -531,7 +534,13 @@ fn the_plugin_carries_what_the_host_directories_ask_for() {
         local_llm_delegator::config::ProviderKind::Llamacpp,
     ] {
         let url = kind.defaults().base_url;
-        let host = url.split("://").nth(1).unwrap().split([':', '/']).next().unwrap();
+        let host = url
+            .split("://")
+            .nth(1)
+            .unwrap()
+            .split([':', '/'])
+            .next()
+            .unwrap();
         assert!(hosts.contains(&host), "network.hosts lacks {host} ({url})");
     }
     assert!(hosts.contains(&"localhost"));
