@@ -217,8 +217,10 @@ fn output(policy: &Policy) -> String {
             policy.edit.format.name()
         ),
         (f, None, _) => format!(
-            "{} edits, not constrained by a schema (this provider kind does not enforce one)",
-            f.name()
+            "{} edits, not constrained by a schema ([edit] format = \"{}\"; with \"json\" the schema is sent, \
+             and whether it is enforced is up to the provider)",
+            f.name(),
+            policy.edit.format.name()
         ),
     }
 }
