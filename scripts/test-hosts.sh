@@ -2,10 +2,11 @@
 # The plugin bundle checked with the real host CLIs, pinned: Claude Code and Codex, installed with npm into a cache
 # folder (reruns reuse it), each run in a throwaway HOME / CODEX_HOME, offline: the only model endpoints are scripted
 # servers on 127.0.0.1 (tests/hosts/). Run from the repository root after `cargo build --release --locked`.
-# It checks: manifests validate; install from a local clone and from a git URL on both hosts; the MCP server starts
-# (from Codex's cached copy too; through the PATH fallback when the git copy has no binary); the skill reaches the
-# model only when invoked; one delegation end to end through each host (propose_patch, then apply_patch with the id
-# and digest from the result, and the file changes on disk); the per-tool approval modes hold.
+# It checks: manifests validate (the plugin directory's profile too, --strict); install from a local clone and from a
+# git URL on both hosts; the MCP server starts (from Codex's cached copy too; through the PATH fallback when the git
+# copy has no binary); the skill reaches the model only when invoked; one delegation end to end through each host
+# (propose_patch, then apply_patch with the id and digest from the result, and the file changes on disk); the
+# per-tool approval modes hold.
 # Last line: "hosts: N passed, M failed"; exits non-zero on any failure.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -138,7 +139,7 @@ else bad "scripts/install.sh" "$L/install.log"; fi
 # A clone as a user has it after scripts/install.sh: the marketplace, the plugin, the binary beside the launcher.
 CLONE=$RUN/clone
 mkdir -p "$CLONE"
-cp -R .claude-plugin plugins .gitignore "$CLONE/"
+cp -R .claude-plugin .agents plugins .gitignore "$CLONE/"
 [ -x "$CLONE/plugins/local-llm-delegator/bin/local-llm-worker" ] || cp "$BUILT" "$CLONE/plugins/local-llm-delegator/bin/"
 
 # ---------------------------------------------------------------- Claude Code, local clone
@@ -149,6 +150,11 @@ else bad "claude plugin validate --strict (marketplace)" "$L/c-validate-m.log"; 
 if host claude claude plugin validate --strict "$CLONE/plugins/local-llm-delegator" >"$L/c-validate-p.log" 2>&1; then
   ok "claude plugin validate --strict (plugin)"
 else bad "claude plugin validate --strict (plugin)" "$L/c-validate-p.log"; fi
+# The plugin directory's own check (icon, README, LICENSE, network.hosts), its warnings as errors.
+if host claude claude plugin validate "$CLONE/plugins/local-llm-delegator" --profile directory --strict \
+    >"$L/c-validate-d.log" 2>&1; then
+  ok "claude plugin validate --profile directory --strict (plugin)"
+else bad "claude plugin validate --profile directory --strict (plugin)" "$L/c-validate-d.log"; fi
 
 if host claude claude plugin marketplace add "$CLONE" >"$L/c-add.log" 2>&1 &&
    host claude claude plugin install "$PLUGIN_ID" >>"$L/c-add.log" 2>&1; then
@@ -300,7 +306,7 @@ else echo "$r" >"$L/x-e2e.why"; bad "Codex end to end" "$L/x-e2e.why" "$L/x-e2e.
 echo "== both hosts: from a git URL (committed files only: no binary in the plugin)"
 GITSRC=$RUN/gitsrc
 mkdir -p "$GITSRC" "$RUN/srv"
-cp -R "$ROOT/.claude-plugin" "$ROOT/plugins" "$ROOT/.gitignore" "$GITSRC/"
+cp -R "$ROOT/.claude-plugin" "$ROOT/.agents" "$ROOT/plugins" "$ROOT/.gitignore" "$GITSRC/"
 (cd "$GITSRC" && git init -q -b main . && git add -A &&
   git -c user.name=test -c user.email=test@localhost -c commit.gpgsign=false commit -qm plugin &&
   git clone -q --bare . "$RUN/srv/local-llm-delegator.git") >"$L/git.log" 2>&1

@@ -29,8 +29,14 @@ pub enum ProviderKind {
     Openrouter,
     /// DeepSeek (the Responses API).
     Deepseek,
-    /// Any other OpenAI-compatible chat completions server (vLLM, LM Studio, Ollama...): `base_url` required.
+    /// Any other OpenAI-compatible chat completions server (a LiteLLM proxy, ...): `base_url` required.
     Openai,
+    /// A local Ollama server (its OpenAI-compatible API at `/v1`, no key).
+    Ollama,
+    /// A local LM Studio server (its OpenAI-compatible API at `/v1`, no key).
+    Lmstudio,
+    /// A vLLM server (OpenAI-compatible chat completions, no key by default).
+    Vllm,
 }
 
 impl ProviderKind {
@@ -42,6 +48,34 @@ impl ProviderKind {
             ProviderKind::Openrouter => "openrouter",
             ProviderKind::Deepseek => "deepseek",
             ProviderKind::Openai => "openai",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::Lmstudio => "lmstudio",
+            ProviderKind::Vllm => "vllm",
+        }
+    }
+
+    /// Whether it is a model server on the user's own machine (or network): no key, no price per token, the
+    /// local defaults of `[sampling]`.
+    pub fn is_local(self) -> bool {
+        matches!(
+            self,
+            ProviderKind::Llamacpp
+                | ProviderKind::Ollama
+                | ProviderKind::Lmstudio
+                | ProviderKind::Vllm
+        )
+    }
+
+    /// The request field through which this kind's server constrains an answer to a JSON schema, when `[edit]
+    /// format = "auto"` asks for JSON edits there; `None`: auto asks for a unified diff (the schema is still sent,
+    /// as `response_format`, when the policy asks for JSON edits).
+    pub fn schema_field(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Llamacpp | ProviderKind::Lmstudio => Some("response_format"),
+            // Ollama's /v1 layer hands `response_format.json_schema.schema` to its native `format`.
+            ProviderKind::Ollama => Some("response_format (Ollama's format)"),
+            ProviderKind::Vllm => Some("structured_outputs.json"),
+            _ => None,
         }
     }
 
@@ -78,13 +112,34 @@ impl ProviderKind {
                 flash: "local",
                 pro: "local",
             },
+            ProviderKind::Ollama => ProviderDefaults {
+                base_url: "http://127.0.0.1:11434/v1",
+                api_key_env: None,
+                flash: "qwen2.5-coder:7b",
+                pro: "qwen2.5-coder:14b",
+            },
+            ProviderKind::Lmstudio => ProviderDefaults {
+                base_url: "http://127.0.0.1:1234/v1",
+                api_key_env: None,
+                flash: "qwen2.5-coder-7b-instruct",
+                pro: "qwen2.5-coder-14b-instruct",
+            },
+            ProviderKind::Vllm => ProviderDefaults {
+                base_url: "http://127.0.0.1:8000/v1",
+                api_key_env: None,
+                flash: "Qwen/Qwen2.5-Coder-7B-Instruct",
+                pro: "Qwen/Qwen2.5-Coder-7B-Instruct",
+            },
         }
     }
 
     /// The context window assumed when `[models] context_window` is not set, in tokens.
     pub fn default_context_window(self) -> u64 {
         match self {
-            ProviderKind::Llamacpp | ProviderKind::Openai => 8192,
+            ProviderKind::Llamacpp | ProviderKind::Openai | ProviderKind::Vllm => 8192,
+            // Both load a model with a 4,096-token window unless told otherwise (Ollama on less than 24 GiB of
+            // VRAM, LM Studio by default).
+            ProviderKind::Ollama | ProviderKind::Lmstudio => 4096,
             _ => 128_000,
         }
     }
@@ -148,7 +203,8 @@ pub struct ProviderDefaults {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EditFormat {
-    /// `json` for llama.cpp (its output is constrained by a JSON schema), `udiff` elsewhere.
+    /// `json` where the server constrains its output by a JSON schema ([`ProviderKind::schema_field`]), `udiff`
+    /// elsewhere.
     #[default]
     Auto,
     /// A unified diff.
@@ -157,7 +213,7 @@ pub enum EditFormat {
     SearchReplace,
     /// The whole new content of each file it changes (small files only).
     WholeFile,
-    /// JSON edits of whole lines (constrained by a schema on llama.cpp).
+    /// JSON edits of whole lines (constrained by a schema where the server supports one).
     Json,
 }
 
@@ -627,7 +683,7 @@ impl Policy {
     /// local llama.cpp server whose proposals are validated (nothing else could choose among them), else 1.
     pub fn candidates(&self) -> u64 {
         self.sampling.candidates.unwrap_or(
-            if self.provider.kind == ProviderKind::Llamacpp
+            if self.provider.kind.is_local()
                 && self.validation.on_propose
                 && !self.validation.commands.is_empty()
             {
@@ -641,7 +697,7 @@ impl Policy {
     /// How many answers are asked at once: `[sampling] parallel`, else all of them for a hosted provider (it takes
     /// concurrent requests) and up to [`LOCAL_DEFAULT_PARALLEL`] for a local one; never more than the candidates.
     pub fn parallel(&self) -> u64 {
-        let default = if self.provider.kind == ProviderKind::Llamacpp {
+        let default = if self.provider.kind.is_local() {
             LOCAL_DEFAULT_PARALLEL
         } else {
             MAX_CANDIDATES
@@ -775,7 +831,7 @@ impl Policy {
             (EditFormat::SearchReplace, _) => AnswerFormat::SearchReplace,
             (EditFormat::WholeFile, _) => AnswerFormat::WholeFile,
             (EditFormat::Json, _) => AnswerFormat::Json,
-            (EditFormat::Auto, ProviderKind::Llamacpp) => AnswerFormat::Json,
+            (EditFormat::Auto, k) if k.schema_field().is_some() => AnswerFormat::Json,
             (EditFormat::Auto, _) => AnswerFormat::Udiff,
         }
     }
@@ -1168,7 +1224,7 @@ reasoning_effort = "{effort}"
 # price_output_per_mtok = {price_out}
 "#,
         price_note = match kind {
-            ProviderKind::Llamacpp => "a local server: only electricity",
+            k if k.is_local() => "a local server: only electricity",
             _ =>
                 "an example: the list price of the default flash model when this template was written, in USD; check the provider's price page",
         },
@@ -1182,7 +1238,11 @@ reasoning_effort = "{effort}"
                 "GLM accepts low, high or max: none is sent as low, medium as high",
             ProviderKind::Huggingface => "sent as reasoning_effort; max is sent as high",
             ProviderKind::Deepseek => "sent as reasoning.effort; max is sent as high",
-            ProviderKind::Llamacpp | ProviderKind::Openai => "not sent to this provider",
+            ProviderKind::Llamacpp
+            | ProviderKind::Openai
+            | ProviderKind::Ollama
+            | ProviderKind::Lmstudio
+            | ProviderKind::Vllm => "not sent to this provider",
         },
         effort = Effort::default().name(),
     )
@@ -1192,7 +1252,10 @@ reasoning_effort = "{effort}"
 /// template's commented example; the provider's price page is the authority.
 fn list_price(kind: ProviderKind) -> (f64, f64) {
     match kind {
-        ProviderKind::Llamacpp => (0.0, 0.0),
+        ProviderKind::Llamacpp
+        | ProviderKind::Ollama
+        | ProviderKind::Lmstudio
+        | ProviderKind::Vllm => (0.0, 0.0),
         ProviderKind::Deepseek => (0.28, 0.42),
         ProviderKind::Openrouter => (0.6, 2.2),
         ProviderKind::Huggingface => (0.1, 0.5),
@@ -1207,7 +1270,23 @@ fn template_models(kind: ProviderKind) -> String {
         ProviderKind::Llamacpp => {
             "# llama.cpp serves whichever model it loaded and accepts any name here.\n"
         }
+        ProviderKind::Ollama => {
+            "# Ollama's model names, as `ollama list` shows them (pull them first).\n"
+        }
+        ProviderKind::Lmstudio => "# LM Studio's model identifiers, as `lms ls` shows them.\n",
+        ProviderKind::Vllm => {
+            "# The name vLLM serves (`vllm serve MODEL`, or its --served-model-name).\n"
+        }
         _ => "",
+    };
+    let discovery = match kind {
+        ProviderKind::Llamacpp => "llama.cpp /props, else /slots, else its model list",
+        ProviderKind::Ollama => "POST /api/show (context_length, num_ctx) and GET /api/ps",
+        ProviderKind::Lmstudio => "GET /api/v0/models (max_context_length, loaded_context_length)",
+        ProviderKind::Vllm => "its model list (max_model_len)",
+        ProviderKind::Openai => "llama.cpp /props, a LiteLLM proxy's /model/info, a model list",
+        ProviderKind::Deepseek => "never (DeepSeek's API does not report it)",
+        ProviderKind::Huggingface | ProviderKind::Openrouter => "its model list (context_length)",
     };
     format!(
         r#"[models]
@@ -1215,8 +1294,9 @@ fn template_models(kind: ProviderKind) -> String {
 flash = "{flash}"
 pro = "{pro}"
 # Requests whose estimated prompt plus output budget exceed the context window are refused before sending.
-# Unset, the window is asked from the server (llama.cpp /props, a model list's context_length), else
-# {context_window} tokens; set it to override what the server says.
+# Unset, the window is asked from the server: {discovery}.
+# The smaller of the model's trained window and the window it is loaded with wins; failing that, {context_window}
+# tokens. Set it to override what the server says.
 # context_window = {context_window}
 # Uncomment to allow only these pairs; any other is refused before a request is made.
 # active = [{{ provider = "{kind}", model = "{flash}" }}, {{ provider = "{kind}", model = "{pro}" }}]
@@ -1370,8 +1450,8 @@ attempts = {}
 fn template_edit(e: &Edit) -> String {
     format!(
         r#"[edit]
-# How the model writes its edit: "auto" (JSON constrained by a schema on llama.cpp, unified diff elsewhere),
-# "json", "udiff", "search_replace" or "whole_file" (small files only).
+# How the model writes its edit: "auto" (JSON constrained by a schema on llama.cpp, Ollama, LM Studio and vLLM,
+# unified diff elsewhere), "json", "udiff", "search_replace" or "whole_file" (small files only).
 format = "{}"
 "#,
         e.format.name()
@@ -1380,14 +1460,17 @@ format = "{}"
 
 /// `[sampling]`, as the defaults for `kind` say (written commented: the keys left out keep following the defaults).
 fn template_sampling(kind: ProviderKind) -> String {
-    let why = if kind == ProviderKind::Llamacpp {
+    let why = if kind.is_local() {
         format!(
-            "# Unset, a local llama.cpp server with validation on propose gets {LOCAL_DEFAULT_CANDIDATES} candidates, \
-             {LOCAL_DEFAULT_PARALLEL} at a time: on\n\
-             # the solve bench (BENCHMARKS.md section 12, two small models) that solved the most tasks per minute of \
-             the\n\
-             # server's time when it has 4 slots (start it with --parallel 4; with one slot they queue). Without\n\
-             # validation on propose, one answer (nothing could choose among them)."
+            "# Unset, a local server with validation on propose gets {LOCAL_DEFAULT_CANDIDATES} candidates, \
+             {LOCAL_DEFAULT_PARALLEL} at a time: on the\n\
+             # solve bench (BENCHMARKS.md section 12, two small models) that solved the most tasks per minute of the\n\
+             # server's time when it has 4 slots (scripts/local-model.sh: LOCAL_MODEL_PARALLEL=4; llama-server: \
+             --parallel 4).\n\
+             # Never more at once than the slots a llama.cpp server reports (/props total_slots): with one slot they \
+             are\n\
+             # asked one after the other. Without validation on propose, one answer (nothing could choose among \
+             them)."
         )
     } else {
         "# Unset, a hosted provider gets one answer (each candidate is paid for); raise it for validated proposals."
@@ -1400,7 +1483,8 @@ fn template_sampling(kind: ProviderKind) -> String {
 # one sandbox copy and the first that passes is chosen; otherwise the most voted, then the smallest.
 {why}
 # candidates = 1
-# parallel: how many are asked at once (1 to 8; a llama.cpp server answers as many as it has slots, --parallel).
+# parallel: how many are asked at once (1 to 8), capped by the slots a llama.cpp server reports; Ollama
+# (OLLAMA_NUM_PARALLEL) and LM Studio do not report theirs: keep this at most what they answer at once.
 # parallel = 1
 # max_total_tokens: what all candidates of one proposal may spend together; no answer is asked once it is reached.
 # max_total_tokens = 50000
@@ -1441,12 +1525,15 @@ pub fn init_project(root: &Path, kind: ProviderKind, force: bool) -> Result<Path
 mod tests {
     use super::*;
 
-    const ALL_PROVIDERS: [ProviderKind; 5] = [
+    const ALL_PROVIDERS: [ProviderKind; 8] = [
         ProviderKind::Llamacpp,
         ProviderKind::Huggingface,
         ProviderKind::Openrouter,
         ProviderKind::Deepseek,
         ProviderKind::Openai,
+        ProviderKind::Ollama,
+        ProviderKind::Lmstudio,
+        ProviderKind::Vllm,
     ];
 
     const ALL_PROJECTS: [ProjectKind; 6] = [
@@ -1457,6 +1544,35 @@ mod tests {
         ProjectKind::Go,
         ProjectKind::Other,
     ];
+
+    #[test]
+    fn auto_asks_for_json_edits_where_the_server_constrains_them() {
+        use crate::patch::reader::AnswerFormat;
+        for kind in ALL_PROVIDERS {
+            let mut p = Policy::default_for_allowed_root().with_provider(kind);
+            let expected = if kind.schema_field().is_some() {
+                AnswerFormat::Json
+            } else {
+                AnswerFormat::Udiff
+            };
+            assert_eq!(p.answer_format(), expected, "{}", kind.name());
+            p.edit.format = EditFormat::Udiff;
+            assert_eq!(p.answer_format(), AnswerFormat::Udiff);
+        }
+        for kind in [
+            ProviderKind::Llamacpp,
+            ProviderKind::Ollama,
+            ProviderKind::Lmstudio,
+            ProviderKind::Vllm,
+        ] {
+            assert!(
+                kind.is_local() && kind.schema_field().is_some(),
+                "{}",
+                kind.name()
+            );
+            assert_eq!(kind.defaults().api_key_env, None);
+        }
+    }
 
     #[test]
     fn every_template_parses() {

@@ -3,8 +3,10 @@
 //! Checks: the policy file is found and valid; the key variable it names is set (its value is never printed); the
 //! endpoint answers `GET {base_url}/models`; which confinement validation commands will run in; routing of low and
 //! medium complexity, and the `[models] active` allowlist for those routes; the context window of the
-//! low-complexity model and where it comes from (the policy, the server, or the default); whether the edit format
-//! and candidates were chosen by `calibrate` (`[sampling] calibrated`), else the command that measures them.
+//! low-complexity model and where it comes from (the policy, the server, or the default); whether the answer is
+//! constrained by a JSON schema and through which field; the candidates, how many are asked at once and the
+//! server's slots; whether the edit format and candidates were chosen by `calibrate` (`[sampling] calibrated`),
+//! else the command that measures them.
 
 use crate::config::{self, Policy};
 use crate::confine::{self, Isolation};
@@ -132,6 +134,8 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
     if let Ok(model) = policy.route(false, None) {
         let w = crate::provider::window::for_model(&policy, &model);
         out.push(check(true, "window", format!("{model}: {w}")));
+        out.push(check(true, "output", output(&policy)));
+        out.push(check(true, "sampling", sampling(&policy, &model)));
     }
     out.push(check(
         true,
@@ -185,6 +189,67 @@ fn confinement(policy: &Policy) -> Check {
                 "no confinement: {why}. Not needed while on_propose is off; checks after an apply run in a process \
                  group only (a daemon they start may outlive them)"
             ),
+        ),
+    }
+}
+
+/// Whether the answer is constrained by a JSON schema, and through which field.
+fn output(policy: &Policy) -> String {
+    use crate::patch::reader::AnswerFormat;
+    let format = policy.answer_format();
+    let kind = policy.provider.kind;
+    match (format, kind.schema_field(), kind) {
+        (AnswerFormat::Json, Some(field), _) => format!(
+            "JSON edits, constrained by a JSON schema sent in {field}: the server decodes only answers that fit it"
+        ),
+        (AnswerFormat::Json, None, config::ProviderKind::Deepseek) => {
+            "JSON edits, with the schema sent in text.format; whether it is enforced is up to the provider".into()
+        }
+        (AnswerFormat::Json, None, _) => {
+            "JSON edits, with the schema sent in response_format; whether it is enforced is up to the provider's \
+             model"
+                .into()
+        }
+        (f, Some(_), _) => format!(
+            "{} edits, not constrained ([edit] format = \"{}\"); \"auto\" or \"json\" would constrain them by a \
+             schema on this server",
+            f.name(),
+            policy.edit.format.name()
+        ),
+        (f, None, _) => format!(
+            "{} edits, not constrained by a schema ([edit] format = \"{}\"; with \"json\" the schema is sent, \
+             and whether it is enforced is up to the provider)",
+            f.name(),
+            policy.edit.format.name()
+        ),
+    }
+}
+
+/// How many candidates are asked, how many at once, and the server's slots when it reports them.
+fn sampling(policy: &Policy, model: &str) -> String {
+    let candidates = policy.candidates();
+    if candidates <= 1 {
+        return "1 answer per proposal ([sampling] candidates)".into();
+    }
+    let (at_once, slots) = crate::service::at_once(policy, model);
+    let parallel = policy.parallel();
+    match slots {
+        Some(s) if (s.slots as usize) < parallel as usize => format!(
+            "{candidates} candidates, {at_once} at once: [sampling] parallel is {parallel} but the server has {} \
+             slot(s) ({}); start it with more slots (scripts/local-model.sh: LOCAL_MODEL_PARALLEL; llama-server \
+             --parallel) to ask more at once",
+            s.slots, s.detail
+        ),
+        Some(s) => format!(
+            "{candidates} candidates, {at_once} at once ([sampling] parallel; the server has {} slot(s): {})",
+            s.slots, s.detail
+        ),
+        None if parallel <= 1 => {
+            format!("{candidates} candidates, one at a time ([sampling] parallel = 1)")
+        }
+        None => format!(
+            "{candidates} candidates, {at_once} at once ([sampling] parallel; the server does not report its slots: \
+             keep parallel at most what it answers at once)"
         ),
     }
 }

@@ -242,6 +242,7 @@ impl WorkerServer {
     /// never writes to the workspace.
     #[tool(
         name = "propose_patch",
+        title = "Propose a patch from the cheap model",
         annotations(
             read_only_hint = true,
             destructive_hint = false,
@@ -267,6 +268,7 @@ impl WorkerServer {
     /// any fails. The only tool that writes.
     #[tool(
         name = "apply_patch",
+        title = "Apply an approved patch",
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -291,6 +293,7 @@ impl WorkerServer {
     /// drafts of docs/tests/code, routine reviews). Returns text to verify; never writes anything.
     #[tool(
         name = "delegate_task",
+        title = "Delegate read-only work to the cheap model",
         annotations(
             read_only_hint = true,
             destructive_hint = false,

@@ -413,3 +413,71 @@ async fn cancelling_mid_way_leaves_no_request_and_no_sandbox() {
     assert_eq!(ws.snapshot(), before);
     c.cancel().await.unwrap();
 }
+
+/// A llama.cpp `/props` answer for a server with `slots` slots of 8,192 tokens.
+fn props(slots: u64) -> Reply {
+    let body = serde_json::json!({
+        "default_generation_settings": {"n_ctx": 8192, "params": {"temperature": 0.8}},
+        "total_slots": slots,
+        "model_path": "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "chat_template": "{{ messages }}",
+        "build_info": "b6000-scripted"
+    });
+    Reply::status(200, &body.to_string())
+}
+
+/// Four streamed answers, slow enough that requests sent together overlap at the server.
+fn slow_answers() -> Vec<Reply> {
+    (2..6)
+        .map(|n| {
+            Reply::streamed(
+                &[
+                    r#"{"edits":[{"path":"v.py","#,
+                    &format!(r#""old":"VALUE = 1","new":"VALUE = {n}"}}]}}"#),
+                ],
+                150,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn candidates_at_once_never_exceed_the_servers_slots() {
+    let sampling = "[sampling]\ncandidates = 4\nparallel = 4\n";
+    let sandboxes = tempfile::tempdir().unwrap();
+    // A one-slot server gets one request at a time: the others would wait in its queue.
+    let s = scripted_server(&[("GET", "/props", props(1))], slow_answers());
+    let ws = Ws::new(&s.base_url, sampling);
+    ws.write("v.py", "VALUE = 1\n");
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["candidates"]["asked"], 4, "{v}");
+    assert_eq!(v["candidates"]["at_once"], 1, "{v}");
+    assert_eq!(v["candidates"]["slots"]["slots"], 1, "{v}");
+    assert!(
+        v["candidates"]["slots"]["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("/props (total_slots)"),
+        "{v}"
+    );
+    assert_eq!(s.max_in_flight.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let out = cli(&["doctor", "--workspace-root", &ws.root_str()]);
+    let report = stdout(&out);
+    assert!(
+        report.contains(
+            "4 candidates, 1 at once: [sampling] parallel is 4 but the server has 1 slot(s)"
+        ),
+        "{report}"
+    );
+
+    // The same policy against four slots: the requests do overlap (the measure above can see it).
+    let s = scripted_server(&[("GET", "/props", props(4))], slow_answers());
+    let ws = Ws::new(&s.base_url, sampling);
+    ws.write("v.py", "VALUE = 1\n");
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["candidates"]["at_once"], 4, "{v}");
+    assert!(s.max_in_flight.load(std::sync::atomic::Ordering::SeqCst) > 1);
+    assert!(empty(sandboxes.path()));
+}

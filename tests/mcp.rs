@@ -125,6 +125,22 @@ async fn lists_the_three_tools_with_annotations_schemas_and_instructions() {
     c.cancel().await.unwrap();
 }
 
+/// Hosts show a tool's `title` where they list tools (and the plugin directories ask for one).
+#[tokio::test]
+async fn every_tool_has_a_title() {
+    let c = client().await;
+    let tools = c.list_all_tools().await.unwrap();
+    for t in &tools {
+        let title = t.title.as_deref().unwrap_or_default();
+        assert!(
+            !title.is_empty() && title.len() <= 60,
+            "{} has no short title: {title:?}",
+            t.name
+        );
+    }
+    c.cancel().await.unwrap();
+}
+
 /// The tools' schemas as MCP clients see them: the enum fields list their values, `format` values are standard.
 #[tokio::test]
 async fn the_tool_schemas_as_listed() {

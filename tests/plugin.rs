@@ -576,4 +576,103 @@ fn install_sh_refuses_a_shared_bin_folder_it_cannot_write_safely() {
         assert!(stderr.contains("belongs to another user"), "{stderr}");
         assert_eq!(fs::read_dir(&theirs).unwrap().count(), 0);
     }
+/// The width and height of a PNG, from its IHDR chunk; `None` when `bytes` is not a PNG.
+fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    let header = bytes.get(..24)?;
+    if &header[..8] != b"\x89PNG\r\n\x1a\n" || &header[12..16] != b"IHDR" {
+        return None;
+    }
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    Some((be(&header[16..20]), be(&header[20..24])))
+}
+
+/// What the hosts' plugin directories ask for (`claude plugin validate --profile directory --strict`, which
+/// scripts/test-hosts.sh runs; Codex's `interface` logo): a square PNG icon of 512 to 2048 px named by both
+/// manifests, README and LICENSE in the plugin folder (the copy each host caches holds only that folder), the
+/// license texts at the root, the hosts the server may reach, and a Codex marketplace at its documented place.
+#[test]
+fn the_plugin_carries_what_the_host_directories_ask_for() {
+    let plugin = repo().join("plugins/local-llm-delegator");
+    let claude = json("plugins/local-llm-delegator/.claude-plugin/plugin.json");
+    let codex = json("plugins/local-llm-delegator/.codex-plugin/plugin.json");
+    let icon = claude["icon"].as_str().unwrap();
+    for named in [
+        icon,
+        codex["interface"]["logo"].as_str().unwrap(),
+        codex["interface"]["composerIcon"].as_str().unwrap(),
+    ] {
+        assert_eq!(named, icon, "one icon for both hosts");
+    }
+    let bytes = fs::read(plugin.join(icon)).unwrap();
+    let (w, h) = png_size(&bytes).expect("the icon is a PNG");
+    assert!(
+        w == h && (512..=2048).contains(&w),
+        "{w}x{h}: a square of 512 to 2048 px"
+    );
+    assert!(bytes.len() < 2 * 1024 * 1024, "under 2 MB");
+    // Reproducible: the generator draws exactly the committed bytes.
+    if Command::new("python3").arg("--version").output().is_ok() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("icon.png");
+        let status = Command::new("python3")
+            .arg(repo().join("scripts/make-icon.py"))
+            .arg(&out)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert!(
+            fs::read(&out).unwrap() == bytes,
+            "the icon differs from what scripts/make-icon.py draws: rerun it"
+        );
+    }
+
+    let readme = read("plugins/local-llm-delegator/README.md");
+    assert!(readme.contains("propose_patch") && readme.contains("apply_patch"));
+    let (mit, apache) = (read("LICENSE-MIT"), read("LICENSE-APACHE"));
+    assert!(
+        mit.starts_with("MIT License")
+            && apache.contains("Apache License\n                        Version 2.0")
+    );
+    let license = read("plugins/local-llm-delegator/LICENSE");
+    assert!(
+        license.contains(&mit) && license.contains(&apache),
+        "the plugin's LICENSE holds both root texts"
+    );
+    for m in [&claude, &codex] {
+        assert_eq!(m["license"], "MIT OR Apache-2.0");
+    }
+    let hosts: Vec<&str> = claude["network"]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    for kind in [
+        local_llm_delegator::config::ProviderKind::Huggingface,
+        local_llm_delegator::config::ProviderKind::Openrouter,
+        local_llm_delegator::config::ProviderKind::Deepseek,
+        local_llm_delegator::config::ProviderKind::Llamacpp,
+    ] {
+        let url = kind.defaults().base_url;
+        let host = url
+            .split("://")
+            .nth(1)
+            .unwrap()
+            .split([':', '/'])
+            .next()
+            .unwrap();
+        assert!(hosts.contains(&host), "network.hosts lacks {host} ({url})");
+    }
+    assert!(hosts.contains(&"localhost"));
+
+    let market = json(".agents/plugins/marketplace.json");
+    assert_eq!(market["name"], "local-llm-delegator");
+    let entry = &market["plugins"][0];
+    assert_eq!(entry["name"], "local-llm-delegator");
+    assert_eq!(entry["source"]["source"], "local");
+    let path = entry["source"]["path"].as_str().unwrap();
+    assert!(path.starts_with("./") && repo().join(path).join(".codex-plugin/plugin.json").exists());
+    assert!(entry["policy"]["installation"].is_string() && entry["category"].is_string());
+    assert!(read("CHANGELOG.md").starts_with("# Changelog"));
 }

@@ -65,13 +65,14 @@ fn propose_args(ws: &Ws, complexity: &str) -> Vec<String> {
     v
 }
 
-/// The first POST the scripted endpoint saw (the context-window discovery GETs come before it).
+/// The first POST to the API the scripted endpoint saw (the context-window discovery requests come before it,
+/// Ollama's `POST /api/show` among them).
 fn first_post(s: &Scripted) -> Seen {
     s.seen
         .lock()
         .unwrap()
         .iter()
-        .find(|r| r.method == "POST")
+        .find(|r| r.method == "POST" && r.path.starts_with("/v1/"))
         .cloned()
         .expect("a POST")
 }
@@ -807,4 +808,338 @@ fn the_plugin_key_variable_is_used_when_the_policy_variable_is_unset() {
         stdout(&d)
     );
     assert!(!stdout(&d).contains(SENTINEL));
+}
+
+// ---------------------------------------------------------------- local servers, each in its documented shapes
+//
+// Scripted servers that answer the discovery requests as each server's API documentation shows them (Ollama
+// `POST /api/show` and `GET /api/ps`, LM Studio `GET /api/v0/models`, vLLM's model list, a LiteLLM proxy's
+// `GET /model/info`): none of these servers can be installed here.
+
+/// Ollama `POST /api/show` for a model trained with a 32,768-token window, with `num_ctx` in its parameters.
+fn ollama_show(num_ctx: Option<u64>) -> Reply {
+    let parameters = match num_ctx {
+        Some(n) => format!(
+            "num_ctx                        {n}\nstop                           \"<|im_end|>\""
+        ),
+        None => "stop                           \"<|im_end|>\"".to_string(),
+    };
+    let body = serde_json::json!({
+        "modelfile": "FROM qwen2.5-coder:7b",
+        "parameters": parameters,
+        "template": "{{ .Prompt }}",
+        "details": {"format": "gguf", "family": "qwen2", "parameter_size": "7.6B", "quantization_level": "Q4_K_M"},
+        "model_info": {
+            "general.architecture": "qwen2",
+            "general.parameter_count": 7615616512u64,
+            "qwen2.block_count": 28,
+            "qwen2.context_length": 32768,
+            "qwen2.embedding_length": 3584
+        },
+        "capabilities": ["completion", "tools"]
+    });
+    Reply::status(200, &body.to_string())
+}
+
+/// Ollama `GET /api/ps` with `qwen2.5-coder:7b` loaded with `context_length` tokens (`None`: nothing loaded).
+fn ollama_ps(context_length: Option<u64>) -> Reply {
+    let models: Vec<serde_json::Value> = context_length
+        .map(|n| {
+            serde_json::json!({
+                "name": "qwen2.5-coder:7b", "model": "qwen2.5-coder:7b", "size": 6_654_289_920u64,
+                "digest": "2b0496514337a3d5901f1d253d01726c890b721e891335a56d6e08cedf3e2cb0",
+                "details": {"format": "gguf", "family": "qwen2", "parameter_size": "7.6B"},
+                "expires_at": "2026-12-01T22:15:34.383753787Z", "size_vram": 0, "context_length": n
+            })
+        })
+        .into_iter()
+        .collect();
+    Reply::status(200, &serde_json::json!({ "models": models }).to_string())
+}
+
+fn doctor(ws: &Ws) -> String {
+    let out = cli(&["doctor", "--workspace-root", &ws.root_str()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    stdout(&out)
+}
+
+fn line<'a>(report: &'a str, name: &str) -> &'a str {
+    report
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some(name))
+        .unwrap_or_else(|| panic!("no {name} line in {report}"))
+}
+
+#[test]
+fn ollama_window_is_the_smaller_of_trained_and_loaded_named_in_the_result_and_doctor() {
+    let s = scripted_server(
+        &[
+            ("POST", "/api/show", ollama_show(Some(8192))),
+            ("GET", "/api/ps", ollama_ps(Some(4096))),
+        ],
+        vec![Reply::chat(EDIT_JSON)],
+    );
+    let ws = workspace(&s.base_url, "ollama", "");
+    let args = propose_args(&ws, "low");
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = cli(&refs);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let w = &v["context_window"];
+    assert_eq!(
+        (w["tokens"].as_u64(), w["source"].as_str()),
+        (Some(4096), Some("server")),
+        "{w}"
+    );
+    let detail = w["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("/api/ps (context_length 4096 of qwen2.5-coder:7b, as loaded)"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("qwen2.context_length 32768"),
+        "the trained window is named: {detail}"
+    );
+    let show = s
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|r| r.path == "/api/show")
+        .cloned()
+        .unwrap();
+    assert_eq!(show.body["model"], "qwen2.5-coder:7b");
+    // The edit is constrained: Ollama's /v1 layer passes response_format.json_schema.schema on as its `format`.
+    let chat = first_post(&s);
+    assert_eq!(chat.path, "/v1/chat/completions");
+    assert_eq!(chat.body["model"], "qwen2.5-coder:7b");
+    assert_eq!(chat.body["response_format"]["type"], "json_schema");
+    assert!(
+        chat.body["response_format"]["json_schema"]["schema"]["properties"]["edits"].is_object()
+    );
+    assert!(
+        header(&chat, "authorization").is_none(),
+        "a local server gets no key"
+    );
+
+    // The trained window wins when it is the smaller; num_ctx stands in for a model not loaded.
+    let s = scripted_server(
+        &[
+            ("POST", "/api/show", ollama_show(Some(65536))),
+            ("GET", "/api/ps", ollama_ps(None)),
+        ],
+        vec![Reply::chat(EDIT_JSON)],
+    );
+    let ws = workspace(&s.base_url, "ollama", "");
+    let report = doctor(&ws);
+    let window = line(&report, "window");
+    assert!(window.contains("32768 tokens (server: POST "), "{window}");
+    assert!(
+        window.contains("the trained window, below the loaded one"),
+        "{window}"
+    );
+    assert!(window.contains("num_ctx 65536"), "{window}");
+    let output = line(&report, "output");
+    assert!(
+        output.contains("JSON edits, constrained by a JSON schema sent in response_format"),
+        "{output}"
+    );
+}
+
+#[test]
+fn ollama_prompt_over_the_loaded_window_is_refused_before_sending() {
+    // Not loaded, num_ctx 2048: Ollama would cut the prompt to 2,048 tokens without a word.
+    let s = scripted_server(
+        &[
+            ("POST", "/api/show", ollama_show(Some(2048))),
+            ("GET", "/api/ps", ollama_ps(None)),
+        ],
+        vec![Reply::chat(EDIT_JSON)],
+    );
+    let ws = workspace(&s.base_url, "ollama", "");
+    ws.write("src/big.py", &"value = compute(1, 2, 3)\n".repeat(400));
+    let out = propose(&ws, &["src/big.py"], &[]);
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("over the context window of 2048 tokens (server: POST "),
+        "{err}"
+    );
+    assert!(
+        err.contains("num_ctx 2048 in the model's parameters"),
+        "{err}"
+    );
+    assert!(
+        s.requests.lock().unwrap().is_empty(),
+        "no chat request was sent"
+    );
+
+    // Neither loaded nor num_ctx: Ollama's smallest default is assumed, and said.
+    let s = scripted_server(
+        &[
+            ("POST", "/api/show", ollama_show(None)),
+            ("GET", "/api/ps", ollama_ps(None)),
+        ],
+        vec![Reply::chat(EDIT_JSON)],
+    );
+    let ws = workspace(&s.base_url, "ollama", "");
+    ws.write("src/big.py", &"value = compute(1, 2, 3)\n".repeat(400));
+    let err = stderr(&propose(&ws, &["src/big.py"], &[]));
+    assert!(
+        err.contains("over the context window of 4096 tokens"),
+        "{err}"
+    );
+    assert!(err.contains("not loaded and sets no num_ctx"), "{err}");
+    assert!(s.requests.lock().unwrap().is_empty());
+}
+
+/// LM Studio `GET /api/v0/models`: the model loaded with `loaded` tokens of its 32,768 (`None`: not loaded), and
+/// an embedding model beside it.
+fn lmstudio_models(loaded: Option<u64>) -> Reply {
+    let mut llm = serde_json::json!({
+        "id": "qwen2.5-coder-7b-instruct", "object": "model", "type": "llm", "publisher": "lmstudio-community",
+        "arch": "qwen2", "compatibility_type": "gguf", "quantization": "Q4_K_M",
+        "state": if loaded.is_some() { "loaded" } else { "not-loaded" }, "max_context_length": 32768
+    });
+    if let Some(n) = loaded {
+        llm["loaded_context_length"] = n.into();
+    }
+    let embed = serde_json::json!({
+        "id": "text-embedding-nomic-embed-text-v1.5", "object": "model", "type": "embeddings",
+        "publisher": "nomic-ai", "arch": "nomic-bert", "compatibility_type": "gguf", "quantization": "Q4_K_M",
+        "state": "not-loaded", "max_context_length": 2048
+    });
+    Reply::status(
+        200,
+        &serde_json::json!({"object": "list", "data": [llm, embed]}).to_string(),
+    )
+}
+
+#[test]
+fn lmstudio_reports_the_loaded_window_and_gets_a_json_schema() {
+    let s = scripted_server(
+        &[("GET", "/api/v0/models", lmstudio_models(Some(8192)))],
+        vec![Reply::chat(EDIT_JSON)],
+    );
+    let ws = workspace(&s.base_url, "lmstudio", "");
+    let args = propose_args(&ws, "low");
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = cli(&refs);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["context_window"]["tokens"], 8192, "{v}");
+    let detail = v["context_window"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("/api/v0/models (loaded_context_length 8192 of qwen2.5-coder-7b-instruct)"),
+        "{detail}"
+    );
+    let chat = first_post(&s);
+    assert_eq!(chat.path, "/v1/chat/completions");
+    assert_eq!(chat.body["response_format"]["type"], "json_schema");
+    assert_eq!(chat.body["response_format"]["json_schema"]["strict"], true);
+    assert!(chat.body.get("structured_outputs").is_none());
+    let report = doctor(&ws);
+    assert!(
+        line(&report, "window").contains("8192 tokens (server: GET "),
+        "{report}"
+    );
+    assert!(
+        line(&report, "output").contains("constrained by a JSON schema sent in response_format"),
+        "{report}"
+    );
+}
+
+#[test]
+fn lmstudio_prompt_over_the_loaded_window_is_refused_before_sending() {
+    let s = scripted_server(
+        &[("GET", "/api/v0/models", lmstudio_models(Some(2048)))],
+        vec![Reply::chat(EDIT_JSON)],
+    );
+    let ws = workspace(&s.base_url, "lmstudio", "");
+    ws.write("src/big.py", &"value = compute(1, 2, 3)\n".repeat(400));
+    let err = stderr(&propose(&ws, &["src/big.py"], &[]));
+    assert!(
+        err.contains("over the context window of 2048 tokens (server: GET "),
+        "{err}"
+    );
+    assert!(err.contains("loaded_context_length 2048"), "{err}");
+    assert!(
+        s.requests.lock().unwrap().is_empty(),
+        "no chat request was sent"
+    );
+    // A model not loaded yet is taken at LM Studio's default load length, and that is said.
+    let s = scripted_server(
+        &[("GET", "/api/v0/models", lmstudio_models(None))],
+        vec![Reply::chat(EDIT_JSON)],
+    );
+    let ws = workspace(&s.base_url, "lmstudio", "");
+    let report = doctor(&ws);
+    let window = line(&report, "window");
+    assert!(
+        window.contains("4096 tokens") && window.contains("is not loaded"),
+        "{window}"
+    );
+}
+
+#[test]
+fn vllm_gets_its_schema_in_structured_outputs_and_its_window_from_max_model_len() {
+    let models = serde_json::json!({"object": "list", "data": [{
+        "id": "Qwen/Qwen2.5-Coder-7B-Instruct", "object": "model", "created": 1_764_600_000, "owned_by": "vllm",
+        "root": "Qwen/Qwen2.5-Coder-7B-Instruct", "parent": null, "max_model_len": 16384, "permission": []
+    }]});
+    let s = scripted_server(
+        &[("GET", "/v1/models", Reply::status(200, &models.to_string()))],
+        vec![Reply::chat(EDIT_JSON)],
+    );
+    let ws = workspace(&s.base_url, "vllm", "");
+    let args = propose_args(&ws, "low");
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = cli(&refs);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["context_window"]["tokens"], 16384, "{v}");
+    assert!(
+        v["context_window"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("max_model_len"),
+        "{v}"
+    );
+    let chat = first_post(&s);
+    assert!(
+        chat.body["structured_outputs"]["json"]["properties"]["edits"].is_object(),
+        "{}",
+        chat.body
+    );
+    assert!(
+        chat.body.get("response_format").is_none(),
+        "one constraint only: {}",
+        chat.body
+    );
+    assert!(line(&doctor(&ws), "output").contains("sent in structured_outputs.json"));
+}
+
+#[test]
+fn a_litellm_proxy_reports_its_window_through_model_info() {
+    let info = serde_json::json!({"data": [
+        {"model_name": "local", "litellm_params": {"model": "ollama/qwen2.5-coder:7b"},
+         "model_info": {"id": "a1", "max_input_tokens": 3000, "max_output_tokens": 1024, "max_tokens": 1024}},
+        {"model_name": "other", "litellm_params": {"model": "openai/gpt-x"}, "model_info": {"max_input_tokens": 128000}}
+    ]});
+    let s = scripted_server(
+        &[("GET", "/model/info", Reply::status(200, &info.to_string()))],
+        vec![Reply::chat(EDIT_JSON)],
+    );
+    let ws = workspace(&s.base_url, "openai", "");
+    ws.write("src/big.py", &"value = compute(1, 2, 3)\n".repeat(400));
+    let err = stderr(&propose(&ws, &["src/big.py"], &[]));
+    assert!(
+        err.contains("over the context window of 3000 tokens (server: GET "),
+        "{err}"
+    );
+    assert!(
+        err.contains("/model/info (model_info.max_input_tokens of local)"),
+        "{err}"
+    );
+    assert!(s.requests.lock().unwrap().is_empty());
 }

@@ -467,3 +467,21 @@ fn the_local_model_server_keeps_its_port_across_restarts_and_says_when_it_is_tak
         stderr(&taken)
     );
 }
+
+/// The real llama.cpp server reports its slots (`/props` `total_slots`), and candidates at once are capped by them.
+#[test]
+fn the_real_server_reports_its_slots_and_candidates_at_once_keep_to_them() {
+    let Some(url) = real_url("the real-model test") else {
+        return;
+    };
+    let mut policy = local_llm_delegator::config::Policy::default_for_allowed_root();
+    policy.provider.base_url = Some(url);
+    policy.sampling.candidates = Some(4);
+    policy.sampling.parallel = Some(8);
+    let slots = local_llm_delegator::provider::window::slots(&policy, "local")
+        .expect("llama.cpp reports total_slots in /props");
+    assert!(slots.slots >= 1, "{slots:?}");
+    assert!(slots.detail.ends_with("/props (total_slots)"), "{slots:?}");
+    let (at_once, _) = local_llm_delegator::service::at_once(&policy, "local");
+    assert_eq!(at_once as u64, slots.slots.min(4), "{slots:?}");
+}

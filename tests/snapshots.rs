@@ -19,6 +19,9 @@ fn init_project_templates() {
         ProviderKind::Openrouter,
         ProviderKind::Deepseek,
         ProviderKind::Openai,
+        ProviderKind::Ollama,
+        ProviderKind::Lmstudio,
+        ProviderKind::Vllm,
     ] {
         for (name, project) in [
             ("rust", ProjectKind::Rust),

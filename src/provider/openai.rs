@@ -1,11 +1,12 @@
-//! OpenAI-compatible `POST {base_url}/chat/completions`: llama.cpp, the Hugging Face router, OpenRouter, and any
-//! OpenAI-compatible server.
+//! OpenAI-compatible `POST {base_url}/chat/completions`: llama.cpp, Ollama and LM Studio (their `/v1` APIs), vLLM,
+//! the Hugging Face router, OpenRouter, and any OpenAI-compatible server (a LiteLLM proxy...).
 //!
 //! The answer is streamed (`stream: true` with `stream_options.include_usage`), so progress can be reported; a
 //! cancellation closes the connection at once (see [`super::http`]); a server that answers with one JSON body
 //! instead is read as such.
 //! Reasoning effort is sent where the provider takes it: OpenRouter `reasoning.effort` (low, high or max only:
-//! none→low, medium→high), Hugging Face `reasoning_effort` (low, medium, high: none→low, max→high).
+//! none→low, medium→high), Hugging Face `reasoning_effort` (low, medium, high: none→low, max→high). A JSON schema
+//! that constrains the answer goes in `response_format` (`json_schema`), on vLLM in `structured_outputs.json`.
 
 use std::io::{BufRead, BufReader};
 
@@ -64,11 +65,20 @@ impl OpenAiChat {
         if let Some(seed) = req.seed {
             body["seed"] = json!(seed);
         }
-        if let Some(schema) = &req.json_schema {
-            body["response_format"] = json!({
-                "type": "json_schema",
-                "json_schema": {"name": "edits", "strict": true, "schema": schema},
-            });
+        match (self.kind, &req.json_schema) {
+            (_, None) => {}
+            // vLLM's own field (its `guided_json` before v0.12).
+            (ProviderKind::Vllm, Some(schema)) => {
+                body["structured_outputs"] = json!({"json": schema});
+            }
+            // OpenAI's shape: llama.cpp and LM Studio enforce it as a grammar, Ollama's /v1 layer hands
+            // `json_schema.schema` to its native `format`.
+            (_, Some(schema)) => {
+                body["response_format"] = json!({
+                    "type": "json_schema",
+                    "json_schema": {"name": "edits", "strict": true, "schema": schema},
+                });
+            }
         }
         body
     }

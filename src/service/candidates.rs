@@ -1,7 +1,7 @@
 //! Candidates: up to `[sampling] candidates` answers for one proposal, and the choice among them.
 //!
-//! The answers are asked `[sampling] parallel` at a time, each with its own temperature and seed
-//! ([`Prepared::chat_for`]). Each goes through the same reader, locator and dry run as a single answer; answers that
+//! The answers are asked `[sampling] parallel` at a time (never more than the server's slots: [`at_once`]), each
+//! with its own temperature and seed ([`Prepared::chat_for`]). Each goes through the same reader, locator and dry run as a single answer; answers that
 //! give byte-identical patches are merged, their count a vote. With validation on propose the distinct patches are
 //! validated as they arrive, in ONE sandbox copy ([`Validator`]) reset between them, and the first that passes ends
 //! the run: the requests still in flight are cancelled. The choice: a patch that passed, else the most voted, then
@@ -25,6 +25,7 @@ use super::{Answer, Call, add_usage, ask, prompt_estimate};
 use crate::checks::CheckResult;
 use crate::error::{Error, Result};
 use crate::ledger;
+use crate::provider::window::{self, SlotCount};
 use crate::provider::{Message, Provider, Usage, Watch};
 
 /// What became of a proposal's candidates (in `propose_patch`'s result when more than one was asked for).
@@ -50,6 +51,11 @@ pub struct CandidatesReport {
     pub why: String,
     /// Milliseconds the validation commands ran, over every candidate validated.
     pub checks_ms: u64,
+    /// How many were asked at once: `[sampling] parallel`, never more than the server's slots.
+    pub at_once: usize,
+    /// The server's slots and where that figure came from, when it reports them (llama.cpp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots: Option<SlotCount>,
     /// Why fewer than `wanted` were asked, when they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
@@ -207,7 +213,7 @@ pub(super) fn gather(
     validates: bool,
 ) -> Result<Gathered> {
     let wanted = p.policy.candidates() as usize;
-    let parallel = (p.policy.parallel() as usize).clamp(1, wanted.max(1));
+    let (parallel, server_slots) = at_once(&p.policy, &p.model);
     let budget = Budget::new(p.policy.sampling.max_total_tokens);
     if let Some(limit) = budget.limit {
         let first = most_tokens(&p.chat_for(messages.to_vec(), 0));
@@ -284,7 +290,26 @@ pub(super) fn gather(
         .stopped_by
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
-    state.choose(wanted, stopped)
+    let mut gathered = state.choose(wanted, stopped)?;
+    gathered.report.at_once = parallel;
+    gathered.report.slots = server_slots;
+    Ok(gathered)
+}
+
+/// How many candidates for `model` are asked at once: `[sampling] parallel` (at most the candidates), never more
+/// than the slots the server reports, so that a one-slot server is not sent requests that wait in its queue until
+/// they time out; and those slots, when the server reports them (asked only when more than one would be sent).
+pub fn at_once(policy: &crate::config::Policy, model: &str) -> (usize, Option<SlotCount>) {
+    let wanted = policy.candidates() as usize;
+    let parallel = (policy.parallel() as usize).clamp(1, wanted.max(1));
+    if parallel == 1 {
+        return (1, None);
+    }
+    let slots = window::slots(policy, model);
+    let at_once = slots
+        .as_ref()
+        .map_or(parallel, |s| parallel.min(s.slots as usize).max(1));
+    (at_once, slots)
 }
 
 /// What the worker threads of [`gather`] share: each asks for the next candidate while there is a slot, time and
@@ -552,6 +577,8 @@ impl State {
             validated,
             passed,
             checks_ms,
+            at_once: 0,
+            slots: None,
             chosen: chosen.first + 1,
             votes: chosen.votes,
             why,

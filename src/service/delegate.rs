@@ -141,10 +141,10 @@ fn delegate_checked(
             .unwrap_or(policy.limits.max_output_tokens),
         temperature: policy.provider.temperature,
         reasoning: policy.provider.reasoning_effort,
-        // llama.cpp enforces a schema as a grammar: a JSON answer then parses and ends when its object closes.
+        // A local server enforces a schema as a grammar: a JSON answer then parses and ends when its object closes.
         json_schema: (format == OutputFormat::Json
-            && policy.provider.kind == crate::config::ProviderKind::Llamacpp)
-            .then(prompt::bounded_json_schema),
+            && policy.provider.kind.schema_field().is_some())
+        .then(prompt::bounded_json_schema),
         seed: None,
     };
     entry.bytes_read = selection.bytes_shown();

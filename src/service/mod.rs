@@ -21,7 +21,7 @@ mod propose;
 use std::time::Instant;
 
 pub use apply::{ApplyRequest, ApplyResult, apply_bytes, apply_bytes_watched};
-pub use candidates::CandidatesReport;
+pub use candidates::{CandidatesReport, at_once};
 pub use delegate::{DelegateRequest, DelegateResult, MAX_DELEGATE_OUTPUT_TOKENS};
 pub use propose::{FileStatus, FileSummary, ProposeRequest, ProposeResult};
 

@@ -169,7 +169,7 @@ pub(super) struct Prepared {
     ws: Workspace,
     task: Task,
     pub(super) policy: config::Policy,
-    model: String,
+    pub(super) model: String,
     selection: Selection,
     format: AnswerFormat,
     schema: Option<serde_json::Value>,

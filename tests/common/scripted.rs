@@ -124,6 +124,9 @@ pub struct Scripted {
     pub hung_ups: Arc<AtomicUsize>,
     /// Requests answered: each reply written in full.
     pub answered: Arc<AtomicUsize>,
+    /// Chat requests (the POSTs no route answers) read and not yet answered in full, and the most there ever were.
+    pub in_flight: Arc<AtomicUsize>,
+    pub max_in_flight: Arc<AtomicUsize>,
 }
 
 /// How an endpoint serves.
@@ -136,16 +139,29 @@ struct Script {
     concurrent: bool,
     /// Whether requests are recorded in `requests` and `seen`.
     record: bool,
+    /// Fixed replies by method and path (a server's own discovery API: llama.cpp `/props`, Ollama `/api/show`...);
+    /// a routed POST is recorded in `seen` only, and takes none of `replies`.
+    routes: Vec<(String, String, Reply)>,
 }
 
 /// The tests' endpoint: `replies` in order to POSTs, an empty model list to GETs, one connection at a time, every
 /// request recorded.
 pub fn scripted(replies: Vec<Reply>) -> Scripted {
+    scripted_server(&[], replies)
+}
+
+/// A scripted model server with its own API: `routes` (method, path, reply) answer those requests, in the shapes
+/// the server's documentation gives; everything else as [`scripted`].
+pub fn scripted_server(routes: &[(&str, &str, Reply)], replies: Vec<Reply>) -> Scripted {
     serve(Script {
         replies,
         other: Reply::status(200, "{\"data\": []}"),
         concurrent: false,
         record: true,
+        routes: routes
+            .iter()
+            .map(|(m, p, r)| (m.to_string(), p.to_string(), r.clone()))
+            .collect(),
     })
     .expect("the scripted endpoint needs a port on 127.0.0.1")
 }
@@ -158,6 +174,7 @@ pub fn instant(content: &str) -> std::io::Result<Scripted> {
         other: Reply::status(405, ""),
         concurrent: true,
         record: false,
+        routes: Vec::new(),
     })
 }
 
@@ -177,6 +194,8 @@ fn serve(script: Script) -> std::io::Result<Scripted> {
         hung_up: Arc::default(),
         hung_ups: Arc::default(),
         answered: Arc::default(),
+        in_flight: Arc::default(),
+        max_in_flight: Arc::default(),
     };
     let shared = Arc::new((script, state.share(), AtomicUsize::new(0)));
     std::thread::spawn(move || {
@@ -204,6 +223,8 @@ impl Scripted {
             hung_up: Arc::clone(&self.hung_up),
             hung_ups: Arc::clone(&self.hung_ups),
             answered: Arc::clone(&self.answered),
+            in_flight: Arc::clone(&self.in_flight),
+            max_in_flight: Arc::clone(&self.max_in_flight),
         }
     }
 }
@@ -225,7 +246,14 @@ fn answer(stream: TcpStream, script: &Script, state: &Scripted, posts: &AtomicUs
         return;
     };
     let request = read_request(&mut BufReader::new(read_half));
-    let is_post = request.method == "POST";
+    let route = script
+        .routes
+        .iter()
+        .find(|(m, p, _)| {
+            *m == request.method && request.path.split('?').next() == Some(p.as_str())
+        })
+        .map(|(_, _, r)| r);
+    let is_post = request.method == "POST" && route.is_none();
     if script.record {
         let body: serde_json::Value =
             serde_json::from_slice(&request.body).unwrap_or(serde_json::Value::Null);
@@ -239,17 +267,28 @@ fn answer(stream: TcpStream, script: &Script, state: &Scripted, posts: &AtomicUs
             body,
         });
     }
-    let reply = if is_post {
+    let reply = if let Some(r) = route {
+        r
+    } else if is_post {
         let n = posts.fetch_add(1, Ordering::SeqCst);
+        let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        state.max_in_flight.fetch_max(now, Ordering::SeqCst);
         &script.replies[n.min(script.replies.len() - 1)]
     } else {
         &script.other
+    };
+    let in_flight = is_post.then(|| Arc::clone(&state.in_flight));
+    let done = move || {
+        if let Some(n) = in_flight {
+            n.fetch_sub(1, Ordering::SeqCst);
+        }
     };
     match &reply.stream {
         None => {
             if write_reply(stream, reply).is_ok() {
                 state.answered.fetch_add(1, Ordering::Relaxed);
             }
+            done();
         }
         // Streamed on a thread of its own: a slow stream holds up no other request.
         Some((chunks, delay)) => {
@@ -263,6 +302,7 @@ fn answer(stream: TcpStream, script: &Script, state: &Scripted, posts: &AtomicUs
                     hung_up.store(true, Ordering::SeqCst);
                     hung_ups.fetch_add(1, Ordering::SeqCst);
                 }
+                done();
             });
         }
     }
