@@ -279,9 +279,14 @@ impl Dir {
 
     /// Create the folder `name`; `false` when a folder (not a symlink) is already there.
     pub fn mkdir(&self, name: &str) -> io::Result<bool> {
+        self.mkdir_mode(name, 0o755)
+    }
+
+    /// [`Dir::mkdir`] with the mode `mode` (less the umask) for a folder it creates.
+    pub fn mkdir_mode(&self, name: &str, mode: u32) -> io::Result<bool> {
         let c = cstr(name.as_bytes())?;
         // SAFETY: mkdirat on a descriptor we own.
-        match check(unsafe { libc::mkdirat(self.fd(), c.as_ptr(), 0o755) }) {
+        match check(unsafe { libc::mkdirat(self.fd(), c.as_ptr(), mode as libc::mode_t) }) {
             Ok(_) => Ok(true),
             Err(e) if e.raw_os_error() == Some(libc::EEXIST) => self.open_sub(name).map(|_| false),
             Err(e) => Err(e),

@@ -523,7 +523,7 @@ pub(super) fn validate(
     // The workspace's policy, as a patch would be checked against it: a journal is acted on only in a workspace
     // that has one, and only for paths it allows.
     let scope = match why.is_empty() {
-        true => crate::config::load(root)
+        true => crate::config::load_untrusted(root)
             .and_then(|l| Workspace::new(root.clone(), &l.policy.paths, l.path.as_deref()))
             .map_err(|e| {
                 why.push(format!(
