@@ -680,10 +680,14 @@ impl Policy {
     /// Code plugin fills from its user configuration. `None` when the provider takes no key or no variable that may
     /// be used holds one.
     pub fn api_key(&self) -> Option<(String, String)> {
+        self.api_key_from(|name| std::env::var(name).ok())
+    }
+
+    /// [`Policy::api_key`] with the variables read by `env` (pure, for the tests).
+    fn api_key_from(&self, env: impl Fn(&str) -> Option<String>) -> Option<(String, String)> {
         let var = self.api_key_env()?;
         let read = |name: &str| {
-            std::env::var(name)
-                .ok()
+            env(name)
                 .map(|v| v.trim().to_string())
                 .filter(|v| !v.is_empty())
         };
@@ -717,7 +721,8 @@ impl Policy {
             (true, _) => String::new(),
             (false, true) => format!(" (when {var} is unset: {PLUGIN_KEY_ENV}, the plugin's key)"),
             (false, false) => format!(
-                " ({PLUGIN_KEY_ENV}, the plugin's key, is never sent here: it goes only to a hosted provider at its                  official endpoint)"
+                " ({PLUGIN_KEY_ENV}, the plugin's key, is never sent here: it goes only to a hosted provider at its \
+                 official endpoint)"
             ),
         };
         format!("sends the value of {var} to {url}{plugin}")
@@ -1741,6 +1746,45 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("sandbox_skip entry"), "{err}");
+    }
+
+    #[test]
+    fn the_plugin_key_goes_only_to_a_hosted_provider_at_its_official_endpoint() {
+        let env = |name: &str| (name == PLUGIN_KEY_ENV).then(|| "sk-plugin".to_string());
+        let policy = |text: &str| parse(text, Path::new("p.toml")).unwrap();
+        for kind in ["huggingface", "openrouter", "deepseek"] {
+            let official = policy(&format!("[provider]\nkind = \"{kind}\"\n"));
+            assert!(official.plugin_key_allowed(), "{kind}");
+            assert_eq!(
+                official.api_key_from(env).map(|(v, _)| v).as_deref(),
+                Some(PLUGIN_KEY_ENV),
+                "{kind}"
+            );
+            let slash = format!(
+                "[provider]\nkind = \"{kind}\"\nbase_url = \"{}/\"\n",
+                ProviderKind::Huggingface.defaults().base_url
+            );
+            // Another kind's official URL, or any other URL, is not this kind's endpoint.
+            let moved = policy(&format!(
+                "[provider]\nkind = \"{kind}\"\nbase_url = \"http://127.0.0.1:9/v1\"\n"
+            ));
+            assert!(moved.api_key_from(env).is_none(), "{kind}");
+            assert_eq!(policy(&slash).plugin_key_allowed(), kind == "huggingface");
+        }
+        for text in [
+            "[provider]\nkind = \"llamacpp\"\napi_key_env = \"LLAMA_API_KEY\"\n",
+            "[provider]\nkind = \"openai\"\nbase_url = \"http://10.0.0.1/v1\"\napi_key_env = \"K\"\n",
+        ] {
+            assert!(policy(text).api_key_from(env).is_none(), "{text}");
+        }
+        // Named explicitly by the policy, it is the policy's own variable, wherever the URL.
+        let named = policy(
+            "[provider]\nkind = \"llamacpp\"\napi_key_env = \"LOCAL_LLM_API_KEY\"\n",
+        );
+        assert_eq!(
+            named.api_key_from(env).map(|(v, _)| v).as_deref(),
+            Some(PLUGIN_KEY_ENV)
+        );
     }
 
     #[test]
