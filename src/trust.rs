@@ -7,7 +7,7 @@
 //!   naming its owner and the fix;
 //! - a policy that names validation commands or a key variable ([`needs_trust`]) is used only once the user has
 //!   trusted that exact content with `local-llm-worker trust`: its SHA-256 is recorded under the policy's canonical
-//!   path in the state folder's `trust/` (never in the repository), and a changed policy must be trusted again
+//!   path in the user's state folder's `trust/` ([`records_state`]; never in the repository), and a changed policy must be trusted again
 //!   ([`require`]). A policy with neither may be used untrusted: it can only read the allowed files and send them,
 //!   without a key, to its own URL.
 //!
@@ -24,6 +24,21 @@ use crate::txn::fsat::Dir;
 
 /// The state folder's sub-folder that holds the trust records.
 pub const TRUST_DIR: &str = "trust";
+
+/// The folder whose `trust/` holds the records: `LOCAL_LLM_STATE_DIR`, else `$XDG_STATE_HOME/local-llm-delegator`,
+/// else `~/.local/state/local-llm-delegator`: the user's, the same for the worker started from a shell, by Claude
+/// Code or by Codex (unlike [`crate::ledger::state_dir`], never the Claude plugin's own data folder, so that what
+/// `local-llm-worker trust` records in a shell is what the plugin's server reads).
+pub fn records_state() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("LOCAL_LLM_STATE_DIR")
+        .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("local-llm-delegator")))
+        .or_else(|| var("HOME").map(|d| d.join(".local/state/local-llm-delegator")))
+}
 
 /// The user the worker runs as (its effective uid).
 fn me() -> u32 {
@@ -219,7 +234,7 @@ pub fn require(loaded: &LoadedPolicy, root: &Path) -> Result<()> {
     if !needs_trust(&loaded.policy) {
         return Ok(());
     }
-    if is_trusted(crate::ledger::state_dir().as_deref(), path, digest)? {
+    if is_trusted(records_state().as_deref(), path, digest)? {
         return Ok(());
     }
     Err(untrusted(&loaded.policy, path, root))
@@ -317,7 +332,7 @@ fn trust_loaded(loaded: &LoadedPolicy, root: &Path) -> Result<Trusted> {
             crate::config::POLICY_FILE
         )));
     };
-    let state = crate::ledger::state_dir().ok_or_else(|| {
+    let state = records_state().ok_or_else(|| {
         Error::io_message(
             "no state folder to keep the trust record in: set LOCAL_LLM_STATE_DIR or HOME",
         )
