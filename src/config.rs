@@ -1073,7 +1073,8 @@ pub fn read_policy_file(path: &Path) -> Result<LoadedPolicy> {
     let cannot = |e: std::io::Error| Error::Policy(format!("cannot read {}: {e}", path.display()));
     let mut f = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        // `path` is canonical or checked not to be a symlink: one swapped in since is not followed.
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
         .map_err(cannot)?;
     let meta = f.metadata().map_err(cannot)?;
@@ -1778,9 +1779,8 @@ mod tests {
             assert!(policy(text).api_key_from(env).is_none(), "{text}");
         }
         // Named explicitly by the policy, it is the policy's own variable, wherever the URL.
-        let named = policy(
-            "[provider]\nkind = \"llamacpp\"\napi_key_env = \"LOCAL_LLM_API_KEY\"\n",
-        );
+        let named =
+            policy("[provider]\nkind = \"llamacpp\"\napi_key_env = \"LOCAL_LLM_API_KEY\"\n");
         assert_eq!(
             named.api_key_from(env).map(|(v, _)| v).as_deref(),
             Some(PLUGIN_KEY_ENV)

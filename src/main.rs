@@ -367,7 +367,10 @@ fn init_project(
     println!("wrote {}", path.display());
     // What it wrote is what it trusts; an edit of the file needs `trust` again.
     let t = trust::trust_file(&path)?;
-    println!("trusted it as written (sha256 {}); after editing it, run `local-llm-worker trust` again.", t.digest);
+    println!(
+        "trusted it as written (sha256 {}); after editing it, run `local-llm-worker trust` again.",
+        t.digest
+    );
     println!("review [paths] allowed and [validation] commands before the first propose.");
     Ok(())
 }
@@ -379,7 +382,10 @@ fn trust_cmd(workspace_root: Option<PathBuf>) -> Result<(), Error> {
     for line in &t.summary {
         println!("  {line}");
     }
-    println!("recorded in {}; a change to the file must be trusted again.", t.record.display());
+    println!(
+        "recorded in {}; a change to the file must be trusted again.",
+        t.record.display()
+    );
     Ok(())
 }
 

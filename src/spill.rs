@@ -120,9 +120,14 @@ mod tests {
         }
         std::os::unix::fs::symlink(elsewhere.path(), d.path().join("results")).unwrap();
         let big = "x".repeat(HOST_RESULT_CHARS + 1);
-        let e = keep_if_large(Some(d.path()), "b.patch", &big).unwrap_err().to_string();
+        let e = keep_if_large(Some(d.path()), "b.patch", &big)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("symlink") && e.contains("results"), "{e}");
-        assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), MAX_KEPT + 2);
+        assert_eq!(
+            fs::read_dir(elsewhere.path()).unwrap().count(),
+            MAX_KEPT + 2
+        );
         assert!(!elsewhere.path().join("b.patch").exists());
     }
 }

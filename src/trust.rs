@@ -198,10 +198,7 @@ pub fn is_trusted(state: Option<&Path>, path: &Path, digest: &str) -> Result<boo
 /// Record that the policy at canonical `path` with content `digest` is trusted; returns the record's path.
 pub fn record(state: &Path, path: &Path, digest: &str) -> Result<PathBuf> {
     let dir = trust_dir(state, true)?.ok_or_else(|| {
-        Error::Trust(format!(
-            "cannot create {}",
-            state.join(TRUST_DIR).display()
-        ))
+        Error::Trust(format!("cannot create {}", state.join(TRUST_DIR).display()))
     })?;
     let name = record_name(path);
     let at = state.join(TRUST_DIR).join(&name);
@@ -289,7 +286,8 @@ pub fn summary(policy: &Policy) -> Vec<String> {
                 match v.isolation {
                     crate::confine::Isolation::Copy =>
                         " (UNCONFINED: the model's code runs with your rights and network)",
-                    crate::confine::Isolation::Confined => " (no network, no home, no view of the worker)",
+                    crate::confine::Isolation::Confined =>
+                        " (no network, no home, no view of the worker)",
                 }
             ));
         }

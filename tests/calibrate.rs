@@ -224,7 +224,11 @@ fn calibrate_write_re_trusts_its_own_change() {
         "--write",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_ne!(ws.read("local-llm-worker.toml"), before, "nothing was written");
+    assert_ne!(
+        ws.read("local-llm-worker.toml"),
+        before,
+        "nothing was written"
+    );
     let d = cli(&["doctor", "--workspace-root", &root]);
     assert!(
         stdout(&d).contains("ok    trust     trusted as it is now"),

@@ -806,7 +806,10 @@ fn the_plugin_key_variable_is_used_when_the_policy_names_it() {
     let d = run_keys(&doctor, &[("OPENROUTER_API_KEY", SENTINEL)]);
     let text = stdout(&d);
     assert!(
-        text.contains(&format!("sends the value of OPENROUTER_API_KEY to {}", s.base_url)),
+        text.contains(&format!(
+            "sends the value of OPENROUTER_API_KEY to {}",
+            s.base_url
+        )),
         "{text}"
     );
     assert!(!text.contains(SENTINEL));
@@ -829,7 +832,10 @@ fn the_plugin_key_is_not_sent_to_a_llamacpp_server() {
     );
     assert!(!out.status.success());
     let e = stderr(&out);
-    assert!(e.contains("LLAMA_API_KEY") && e.contains("is not used for"), "{e}");
+    assert!(
+        e.contains("LLAMA_API_KEY") && e.contains("is not used for"),
+        "{e}"
+    );
     assert_no_key_and_no_post(&s);
     let keyless = workspace(&s.base_url, "llamacpp", "[edit]\nformat = \"json\"\n");
     let out = run_keys(
@@ -860,9 +866,16 @@ fn the_plugin_key_is_not_sent_to_a_changed_base_url_or_a_generic_server() {
         ("openai", "api_key_env = \"VLLM_KEY\"\n"),
     ] {
         let ws = workspace(&s.base_url, kind, extra);
-        let out = run_keys(&propose_args(&ws, "low"), &[("LOCAL_LLM_API_KEY", SENTINEL)]);
+        let out = run_keys(
+            &propose_args(&ws, "low"),
+            &[("LOCAL_LLM_API_KEY", SENTINEL)],
+        );
         assert!(!out.status.success(), "{kind}");
-        assert!(stderr(&out).contains("is not used for"), "{kind}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("is not used for"),
+            "{kind}: {}",
+            stderr(&out)
+        );
         assert!(!stderr(&out).contains(SENTINEL));
     }
     assert_no_key_and_no_post(&s);
@@ -872,6 +885,11 @@ fn the_plugin_key_is_not_sent_to_a_changed_base_url_or_a_generic_server() {
 fn assert_no_key_and_no_post(s: &Scripted) {
     for r in s.seen.lock().unwrap().iter() {
         assert_ne!(r.method, "POST", "an answer was asked for: {}", r.path);
-        assert_eq!(header(r, "authorization"), None, "a key was sent to {}", r.path);
+        assert_eq!(
+            header(r, "authorization"),
+            None,
+            "a key was sent to {}",
+            r.path
+        );
     }
 }

@@ -66,7 +66,9 @@ fn an_untrusted_policy_with_commands_is_refused_with_the_trust_command() {
     assert_eq!(kind_in_json(&out), "trust", "{}", stdout(&out));
     let e = stderr(&out);
     assert!(
-        e.contains(&format!("run `local-llm-worker trust --workspace-root {root}`")),
+        e.contains(&format!(
+            "run `local-llm-worker trust --workspace-root {root}`"
+        )),
         "{e}"
     );
     // The summary: the commands, the URL, the key (none here).
@@ -175,7 +177,10 @@ fn doctor_on_an_untrusted_policy_sends_no_request_and_runs_nothing() {
         "{text}"
     );
     assert!(
-        text.contains(&format!("sends the value of LLW_TRUST_KEY to {}", s.base_url)),
+        text.contains(&format!(
+            "sends the value of LLW_TRUST_KEY to {}",
+            s.base_url
+        )),
         "{text}"
     );
     assert!(!text.contains(SENTINEL) && !stderr(&out).contains(SENTINEL));
@@ -234,12 +239,20 @@ async fn an_untrusted_policy_is_refused_over_mcp() {
 fn init_project_trusts_what_it_writes() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
-    let root = d.path().canonicalize().unwrap().to_string_lossy().into_owned();
+    let root = d
+        .path()
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let out = cli(&["init-project", "--workspace-root", &root]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("trusted it as written"));
     let text = std::fs::read_to_string(d.path().join("local-llm-worker.toml")).unwrap();
-    assert!(text.contains("commands = ["), "the template names a check: {text}");
+    assert!(
+        text.contains("commands = ["),
+        "the template names a check: {text}"
+    );
     let out = cli(&["doctor", "--workspace-root", &root]);
     assert!(
         stdout(&out).contains("ok    trust     trusted as it is now"),
@@ -278,7 +291,11 @@ fn a_policy_owned_by_another_user_is_refused_naming_the_owner() {
         .env("LOCAL_LLM_LEDGER", test_ledger())
         .output()
         .unwrap();
-    assert!(stdout(&out).contains("is owned by nobody (uid 65534)"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("is owned by nobody (uid 65534)"),
+        "{}",
+        stdout(&out)
+    );
     assert!(s.seen.lock().unwrap().is_empty(), "a request was sent");
     assert!(!ws.dir.path().join("RAN").exists());
 }
@@ -312,11 +329,17 @@ fn the_upward_search_stops_at_a_folder_owned_by_another_user() {
     };
     // The control: while shared/ is root's, the search finds its policy.
     let found = doctor_in(&project);
-    assert!(found.contains("shared/local-llm-worker.toml is valid"), "{found}");
+    assert!(
+        found.contains("shared/local-llm-worker.toml is valid"),
+        "{found}"
+    );
     chown_nobody(&shared);
     let text = doctor_in(&project);
     assert!(!text.contains("shared/local-llm-worker.toml"), "{text}");
-    assert!(text.contains("project has no local-llm-worker.toml"), "{text}");
+    assert!(
+        text.contains("project has no local-llm-worker.toml"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -14,12 +14,25 @@ fn a_changed_policy_must_be_trusted_again_by_its_record() {
     record(state.path(), p, "aa").unwrap();
     assert!(is_trusted(Some(state.path()), p, "aa").unwrap());
     assert!(!is_trusted(Some(state.path()), p, "bb").unwrap());
-    assert!(!is_trusted(Some(state.path()), Path::new("/v/local-llm-worker.toml"), "aa").unwrap());
+    assert!(
+        !is_trusted(
+            Some(state.path()),
+            Path::new("/v/local-llm-worker.toml"),
+            "aa"
+        )
+        .unwrap()
+    );
     record(state.path(), p, "bb").unwrap();
     assert!(!is_trusted(Some(state.path()), p, "aa").unwrap());
     assert!(is_trusted(Some(state.path()), p, "bb").unwrap());
-    let names: Vec<_> = std::fs::read_dir(state.path().join(TRUST_DIR)).unwrap().collect();
-    assert_eq!(names.len(), 1, "one record per policy, no temporary file left");
+    let names: Vec<_> = std::fs::read_dir(state.path().join(TRUST_DIR))
+        .unwrap()
+        .collect();
+    assert_eq!(
+        names.len(),
+        1,
+        "one record per policy, no temporary file left"
+    );
 }
 
 #[test]
@@ -31,14 +44,22 @@ fn a_symlinked_trust_folder_or_record_is_refused() {
     let e = record(state.path(), p, "aa").unwrap_err().to_string();
     assert!(e.contains("symlink"), "{e}");
     assert!(is_trusted(Some(state.path()), p, "aa").is_err());
-    assert!(std::fs::read_dir(elsewhere.path()).unwrap().next().is_none());
+    assert!(
+        std::fs::read_dir(elsewhere.path())
+            .unwrap()
+            .next()
+            .is_none()
+    );
     // A record that is a symlink to a file that would say "trusted".
     std::fs::remove_file(state.path().join(TRUST_DIR)).unwrap();
     std::fs::create_dir(state.path().join(TRUST_DIR)).unwrap();
     let planted = elsewhere.path().join("r");
     std::fs::write(&planted, format!("aa {}\n", p.display())).unwrap();
-    std::os::unix::fs::symlink(&planted, state.path().join(TRUST_DIR).join(record_name(p))).unwrap();
-    let e = is_trusted(Some(state.path()), p, "aa").unwrap_err().to_string();
+    std::os::unix::fs::symlink(&planted, state.path().join(TRUST_DIR).join(record_name(p)))
+        .unwrap();
+    let e = is_trusted(Some(state.path()), p, "aa")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("symlink"), "{e}");
 }
 
@@ -46,8 +67,12 @@ fn a_symlinked_trust_folder_or_record_is_refused() {
 fn only_commands_or_a_key_variable_need_trust() {
     let base = "[provider]\nkind = \"llamacpp\"\n";
     assert!(!needs_trust(&policy(base)));
-    assert!(needs_trust(&policy(&format!("{base}api_key_env = \"X\"\n"))));
-    assert!(needs_trust(&policy(&format!("{base}\n[validation]\ncommands = [\"true\"]\n"))));
+    assert!(needs_trust(&policy(&format!(
+        "{base}api_key_env = \"X\"\n"
+    ))));
+    assert!(needs_trust(&policy(&format!(
+        "{base}\n[validation]\ncommands = [\"true\"]\n"
+    ))));
     assert!(needs_trust(&policy("[provider]\nkind = \"huggingface\"\n")));
 }
 
@@ -58,7 +83,13 @@ fn the_summary_names_commands_url_key_variable_and_isolation() {
          [validation]\ncommands = [\"make check\"]\non_propose = true\nisolation = \"copy\"\n",
     );
     let s = summary(&p).join("\n");
-    for want in ["http://10.0.0.1:9/v1", "GH_TOKEN", "`make check`", "isolation = \"copy\"", "UNCONFINED"] {
+    for want in [
+        "http://10.0.0.1:9/v1",
+        "GH_TOKEN",
+        "`make check`",
+        "isolation = \"copy\"",
+        "UNCONFINED",
+    ] {
         assert!(s.contains(want), "{want} missing in {s}");
     }
 }

@@ -329,11 +329,21 @@ impl Dir {
 
     /// Open `name` in this folder with `flags` (`O_NOFOLLOW`, `O_NONBLOCK` and `O_CLOEXEC` always added) and `mode`
     /// for a file it creates; the result must be a regular file.
-    pub fn open_file(&self, name: &str, flags: libc::c_int, mode: u32) -> io::Result<std::fs::File> {
+    pub fn open_file(
+        &self,
+        name: &str,
+        flags: libc::c_int,
+        mode: u32,
+    ) -> io::Result<std::fs::File> {
         let c = cstr(name.as_bytes())?;
         // SAFETY: openat on a descriptor we own with a valid name.
         let fd = check(unsafe {
-            libc::openat(self.fd(), c.as_ptr(), flags | FILE_FLAGS, mode as libc::c_uint)
+            libc::openat(
+                self.fd(),
+                c.as_ptr(),
+                flags | FILE_FLAGS,
+                mode as libc::c_uint,
+            )
         })
         .map_err(|e| match e.raw_os_error() {
             Some(libc::ELOOP) => not_regular(name, "a symlink"),

@@ -112,7 +112,10 @@ mod tests {
         let target = elsewhere.path().join("victim");
         fs::write(&target, "mine").unwrap();
         let key = workspace_key(Path::new("/w"));
-        for (folder, file) in [("locks", format!("{key}.lock")), ("journals", format!("{key}.journal"))] {
+        for (folder, file) in [
+            ("locks", format!("{key}.lock")),
+            ("journals", format!("{key}.journal")),
+        ] {
             fs::create_dir_all(state.path().join(folder)).unwrap();
             std::os::unix::fs::symlink(&target, state.path().join(folder).join(file)).unwrap();
         }

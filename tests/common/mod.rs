@@ -138,7 +138,8 @@ fn trust_with(state: &Path, root: &Path, config: Option<&Path>) {
         .env("LOCAL_LLM_STATE_DIR", state)
         .env("LOCAL_LLM_LEDGER", test_ledger());
     if let Some(c) = config {
-        cmd.env("LOCAL_LLM_CONFIG", c).env("LOCAL_LLM_ALLOWED_ROOTS", root);
+        cmd.env("LOCAL_LLM_CONFIG", c)
+            .env("LOCAL_LLM_ALLOWED_ROOTS", root);
     }
     let _ = cmd.output().unwrap();
 }
