@@ -240,8 +240,8 @@ pub fn require(loaded: &LoadedPolicy, root: &Path) -> Result<()> {
 /// The refusal for an untrusted policy.
 pub fn untrusted(policy: &Policy, path: &Path, root: &Path) -> Error {
     Error::Trust(format!(
-        "{} is not trusted (new, or changed since it was trusted), so nothing it says is used: {} Read it; if that \
-         is what you want, run `{}` (an agent must not run it for you)",
+        "{} is not trusted (new, or changed since it was trusted), so nothing it says is used: {}. Read it; if \
+         that is what you want, run `{}` (an agent must not run it for you)",
         path.display(),
         summary(policy).join("; "),
         trust_command(path, root)
