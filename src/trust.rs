@@ -3,8 +3,8 @@
 //! A policy names commands the worker runs and the variable whose value it sends to a URL, so it is used only when
 //! the person running the worker may have written it (git's `safe.directory` rule, CVE-2022-24765):
 //! - the upward search for a policy ([`search_up`]) stops at a folder owned by neither the user nor root;
-//! - a policy file owned by another user, or writable by its group or by others, is refused ([`check_owner`]),
-//!   naming its owner and the fix;
+//! - a policy file owned by another user, or writable by others or by a group other than the owner's private group,
+//!   is refused ([`check_owner`]), naming its owner and the fix;
 //! - a policy that names validation commands or a key variable ([`needs_trust`]) is used only once the user has
 //!   trusted that exact content with `local-llm-worker trust`: its SHA-256 is recorded under the policy's canonical
 //!   path in the user's state folder's `trust/` ([`records_state`]; never in the repository), and a changed policy must be trusted again
@@ -52,18 +52,40 @@ fn acceptable_owner(uid: u32) -> bool {
 
 /// A uid as a person reads it: `nobody (uid 65534)`, or `uid 1234` when `/etc/passwd` does not name it.
 pub fn owner_name(uid: u32) -> String {
-    let name = std::fs::read_to_string("/etc/passwd").ok().and_then(|t| {
-        t.lines().find_map(|l| {
-            let mut f = l.split(':');
-            let name = f.next()?;
-            let id = f.nth(1)?;
-            (id.parse::<u32>().ok()? == uid).then(|| name.to_string())
-        })
-    });
-    match name {
+    match user_name(uid) {
         Some(n) => format!("{n} (uid {uid})"),
         None => format!("uid {uid}"),
     }
+}
+
+/// The name `/etc/passwd` gives `uid`, if any.
+fn user_name(uid: u32) -> Option<String> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().find_map(|l| {
+        let mut f = l.split(':');
+        let name = f.next()?;
+        let id = f.nth(1)?;
+        (id.parse::<u32>().ok()? == uid).then(|| name.to_string())
+    })
+}
+
+/// Whether `gid` is the private group of the user `uid` (the user-private-group scheme of Debian, Ubuntu and
+/// Fedora, where the umask 002 makes every file group-writable): a group named like the user, with no other member.
+/// Group write there gives no one else the file.
+fn private_group(gid: u32, uid: u32) -> bool {
+    let Some(user) = user_name(uid) else {
+        return false;
+    };
+    let Ok(text) = std::fs::read_to_string("/etc/group") else {
+        return false;
+    };
+    text.lines().any(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        f.len() >= 4
+            && f[2].parse::<u32>().ok() == Some(gid)
+            && f[0] == user
+            && f[3].split(',').all(|m| m.is_empty() || m == user)
+    })
 }
 
 /// Refuse the policy file at `path` (whose open handle's metadata is `meta`) unless it is owned by the user or root
@@ -81,7 +103,8 @@ pub fn check_owner(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
             path.display()
         )));
     }
-    if meta.mode() & 0o022 != 0 {
+    let group_writable = meta.mode() & 0o020 != 0 && !private_group(meta.gid(), meta.uid());
+    if meta.mode() & 0o002 != 0 || group_writable {
         return Err(Error::Trust(format!(
             "{} is writable by {} (mode {:o}), so anyone there could change the commands it runs; make it yours \
              only with `chmod go-w {}`",

@@ -100,12 +100,32 @@ fn a_policy_writable_by_its_group_or_others_is_refused_naming_the_fix() {
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("local-llm-worker.toml");
     std::fs::write(&f, "[provider]\nkind = \"llamacpp\"\n").unwrap();
-    for mode in [0o666, 0o664] {
+    // Group write counts only for a group that is not the owner's private one: as root, give the file the
+    // shared group 65534.
+    let shared = rustix::process::geteuid().is_root()
+        && std::os::unix::fs::chown(&f, None, Some(65534)).is_ok();
+    let modes: &[u32] = if shared { &[0o666, 0o664] } else { &[0o666] };
+    for &mode in modes {
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
         let e = crate::config::read_policy_file(&f).unwrap_err();
         assert_eq!(e.kind(), crate::error::ErrorKind::Trust);
         assert!(e.to_string().contains("chmod go-w"), "{e}");
     }
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    crate::config::read_policy_file(&f).unwrap();
+}
+
+#[test]
+fn group_write_of_the_owners_private_group_is_no_one_else() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("local-llm-worker.toml");
+    std::fs::write(&f, "[provider]\nkind = \"llamacpp\"\n").unwrap();
+    let meta = std::fs::metadata(&f).unwrap();
+    if !private_group(meta.gid(), meta.uid()) {
+        eprintln!("skipped: the file's group here is not its owner's private group");
+        return;
+    }
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o664)).unwrap();
     crate::config::read_policy_file(&f).unwrap();
 }
