@@ -45,6 +45,8 @@ fn once(bin: &Path, root: &Path, k: u32) -> Result<(f64, u64), String> {
         ),
     )
     .map_err(|e| e.to_string())?;
+    let state = root.join("../state");
+    common::trust(bin, root, &state)?;
     let started = Instant::now();
     let out = Command::new(bin)
         .args(["propose", "--workspace-root"])
@@ -61,6 +63,7 @@ fn once(bin: &Path, root: &Path, k: u32) -> Result<(f64, u64), String> {
             "--json",
         ])
         .env("LOCAL_LLM_LEDGER", root.join("../ledger.jsonl"))
+        .env("LOCAL_LLM_STATE_DIR", &state)
         .output()
         .map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64() * 1000.0;

@@ -220,6 +220,7 @@ fn cycles(bin: &Path) -> Result<(), String> {
         "[validation]\ncommands = [\"true\"]\non_propose = true\n",
     );
     let state = tempfile::tempdir().unwrap();
+    common::trust(bin, ws.path(), state.path())?;
     let mut m = server(bin, state.path());
     let sandboxes_before = sandboxes();
     println!(

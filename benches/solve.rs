@@ -146,7 +146,13 @@ fn one(
     let policy = format!(
         "[provider]\nkind = \"llamacpp\"\nbase_url = \"{url}\"\n{temperature}\n[validation]\ncommands = [\"python3 {test_file}\"]\non_propose = {on_propose}\ntimeout_secs = 20\n\n{extra}\n"
     );
-    std::fs::write(root.join("local-llm-worker.toml"), policy).map_err(|e| e.to_string())?;
+    let policy_path = root.join("local-llm-worker.toml");
+    std::fs::write(&policy_path, &policy).map_err(|e| e.to_string())?;
+    // The bench's own policy, trusted for this process (nothing recorded).
+    local_llm_delegator::trust::allow_in_process(
+        &policy_path,
+        &local_llm_delegator::digest::sha256_hex(policy.as_bytes()),
+    );
     std::fs::write(root.join(task.file), task.source).map_err(|e| e.to_string())?;
     std::fs::write(root.join(&test_file), task.test).map_err(|e| e.to_string())?;
     t.runs += 1;

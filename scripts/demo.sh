@@ -60,6 +60,9 @@ sed -i 's#^temperature = .*#temperature = 0.0#' "$WS/local-llm-worker.toml"
 # in the line (`"Hi"}], `) or change the wrong thing; the test catches both.
 sed -i 's#^on_propose = .*#on_propose = true#; s#^attempts = .*#attempts = 1#' "$WS/local-llm-worker.toml"
 grep -E '^(kind|base_url|temperature|allowed|commands|on_propose|attempts) =' "$WS/local-llm-worker.toml"
+# init-project trusted the file it wrote; the edits above made it another policy, which must be trusted again.
+step "trust (the edited policy)"
+"$BIN" trust --workspace-root "$WS"
 
 TASK='Change the value of GREETING from "Hello" to "Hi".'
 step "propose"

@@ -193,12 +193,17 @@ if r=$(python3 "$ROOT/tests/hosts/check_requests.py" e2e "$MODELS_LOG" "$m") && 
 else echo "$r" >"$L/c-e2e.why"; bad "Claude Code end to end" "$L/c-e2e.why" "$L/c-e2e.log"; fi
 
 # The provider key through the plugin's user configuration: marked sensitive, so Claude Code keeps it in its own
-# secure storage; it reaches the server as LOCAL_LLM_API_KEY (the policy's OPENROUTER_API_KEY being unset), is sent
-# in the Authorization header, and appears in no file the product writes.
+# secure storage; it reaches the server as LOCAL_LLM_API_KEY, is sent in the Authorization header, and appears in no
+# file the product writes. The scripted server is not OpenRouter's official endpoint, so the plugin's key goes there
+# only because the policy names LOCAL_LLM_API_KEY itself, and that policy is trusted first (in the Claude world's
+# HOME, where the plugin's server looks for the record).
 CANARY=sk-userconfig-CANARY-$RANDOM$RANDOM$RANDOM
 printf '{"provider_api_key":"%s"}' "$CANARY" >"$RUN/user-config.json"
 reset_ws
-printf '[provider]\nkind = "openrouter"\nbase_url = "%s/v1"\n[edit]\nformat = "json"\n' "$MODELS" >"$WS/local-llm-worker.toml"
+printf '[provider]\nkind = "openrouter"\nbase_url = "%s/v1"\napi_key_env = "LOCAL_LLM_API_KEY"\n[edit]\nformat = "json"\n' \
+  "$MODELS" >"$WS/local-llm-worker.toml"
+host claude env -u LOCAL_LLM_STATE_DIR -u XDG_STATE_HOME "$BUILT" trust --workspace-root "$WS" >"$L/c-trust.log" 2>&1 ||
+  bad "local-llm-worker trust for the userConfig key policy" "$L/c-trust.log"
 m=$(log_mark)
 if HOST_STDIN=$RUN/user-config.json host claude claude plugin configure "$PLUGIN_ID" --values-stdin >"$L/c-config.log" 2>&1 &&
    claude_p c-key --allowedTools "${CLAUDE_TOOL}propose_patch,${CLAUDE_TOOL}apply_patch" -- \

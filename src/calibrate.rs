@@ -218,7 +218,7 @@ pub fn plan(root_arg: &str, opts: &Options) -> Result<Plan> {
     let root = scope::root_from_arg(root_arg)?;
     let loaded = config::load(&root)?;
     let policy_text = match &loaded.path {
-        Some(p) => std::fs::read_to_string(p).at("cannot read", p)?,
+        Some(p) => unchanged_since_loaded(p, &loaded)?,
         None => "[provider]\nkind = \"llamacpp\"\n".to_string(),
     };
     let model = loaded.policy.route(false, None)?;
@@ -364,7 +364,9 @@ fn run_case(
     std::fs::write(&file, case.text).at("cannot write", &file)?;
     let policy_path = dir.path().join(config::POLICY_FILE);
     let text = case_policy(&plan.policy_text, format, candidates)?;
-    std::fs::write(&policy_path, text).at("cannot write", &policy_path)?;
+    std::fs::write(&policy_path, &text).at("cannot write", &policy_path)?;
+    // Derived from the user's trusted policy (commands removed): trusted for this process only, never recorded.
+    crate::trust::allow_in_process(&policy_path, &crate::digest::sha256_hex(text.as_bytes()));
     let req = ProposeRequest {
         workspace_root: dir.path().to_string_lossy().into_owned(),
         task: Task {
@@ -657,9 +659,25 @@ pub fn write_report(plan: &Plan, r: &mut Report) -> Result<()> {
             config::POLICY_FILE
         )));
     };
+    // Only over the bytes that were trusted, and the change it writes is trusted in turn.
+    unchanged_since_loaded(path, &plan.loaded)?;
     write_choice(path, rec, &r.rows, &plan.model)?;
+    crate::trust::trust_file(path)?;
     r.written = Some(path.display().to_string());
     Ok(())
+}
+
+/// The text of the policy file at `path`, refused unless it still holds the bytes `loaded` was read (and trusted)
+/// from.
+fn unchanged_since_loaded(path: &Path, loaded: &config::LoadedPolicy) -> Result<String> {
+    let text = std::fs::read_to_string(path).at("cannot read", path)?;
+    if loaded.digest.as_deref() != Some(crate::digest::sha256_hex(text.as_bytes()).as_str()) {
+        return Err(Error::Trust(format!(
+            "{} changed while calibrate was running; read it, then run calibrate again",
+            path.display()
+        )));
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

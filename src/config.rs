@@ -732,19 +732,56 @@ impl Policy {
     }
 
     /// The provider key and the variable it was read from: the variable [`Policy::api_key_env`] names, else (when
-    /// that one is unset or empty) [`PLUGIN_KEY_ENV`], which the Claude Code plugin fills from its user
-    /// configuration. `None` when the provider takes no key or neither variable holds one.
+    /// that one is unset or empty, and only when [`Policy::plugin_key_allowed`]) [`PLUGIN_KEY_ENV`], which the Claude
+    /// Code plugin fills from its user configuration. `None` when the provider takes no key or no variable that may
+    /// be used holds one.
     pub fn api_key(&self) -> Option<(String, String)> {
+        self.api_key_from(|name| std::env::var(name).ok())
+    }
+
+    /// [`Policy::api_key`] with the variables read by `env` (pure, for the tests).
+    fn api_key_from(&self, env: impl Fn(&str) -> Option<String>) -> Option<(String, String)> {
         let var = self.api_key_env()?;
         let read = |name: &str| {
-            std::env::var(name)
-                .ok()
+            env(name)
                 .map(|v| v.trim().to_string())
                 .filter(|v| !v.is_empty())
         };
-        read(&var)
-            .map(|k| (var.clone(), k))
-            .or_else(|| read(PLUGIN_KEY_ENV).map(|k| (PLUGIN_KEY_ENV.to_string(), k)))
+        read(&var).map(|k| (var.clone(), k)).or_else(|| {
+            self.plugin_key_allowed()
+                .then(|| read(PLUGIN_KEY_ENV).map(|k| (PLUGIN_KEY_ENV.to_string(), k)))
+                .flatten()
+        })
+    }
+
+    /// Whether the plugin's key ([`PLUGIN_KEY_ENV`], stored for a hosted provider) may stand in for the policy's
+    /// unset variable: only for a hosted kind (Hugging Face, OpenRouter, DeepSeek) at its official endpoint, never
+    /// for `llamacpp`, the generic `openai` kind or a changed `base_url`. A policy that names `LOCAL_LLM_API_KEY` as
+    /// its `api_key_env` reads it as its own variable, wherever its URL.
+    pub fn plugin_key_allowed(&self) -> bool {
+        let kind = self.provider.kind;
+        matches!(
+            kind,
+            ProviderKind::Huggingface | ProviderKind::Openrouter | ProviderKind::Deepseek
+        ) && self.base_url() == kind.defaults().base_url.trim_end_matches('/')
+    }
+
+    /// Which variable's value goes to which URL, in words (the variable's NAME only, never its value): for `doctor`
+    /// and the trust summary.
+    pub fn key_destination(&self) -> String {
+        let url = self.base_url();
+        let Some(var) = self.api_key_env() else {
+            return format!("sends no key to {url} (no [provider] api_key_env)");
+        };
+        let plugin = match (var == PLUGIN_KEY_ENV, self.plugin_key_allowed()) {
+            (true, _) => String::new(),
+            (false, true) => format!(" (when {var} is unset: {PLUGIN_KEY_ENV}, the plugin's key)"),
+            (false, false) => format!(
+                " ({PLUGIN_KEY_ENV}, the plugin's key, is never sent here: it goes only to a hosted provider at its \
+                 official endpoint)"
+            ),
+        };
+        format!("sends the value of {var} to {url}{plugin}")
     }
 
     /// The provider key ([`Policy::api_key`]) as a [`Secret`](crate::secret::Secret) to look for in what servers
@@ -991,16 +1028,28 @@ impl Policy {
 pub struct LoadedPolicy {
     /// The policy, checked.
     pub policy: Policy,
-    /// The file it was read from; `None` for the default of an allowed root.
+    /// The file it was read from (canonical); `None` for the default of an allowed root.
     pub path: Option<PathBuf>,
+    /// The SHA-256 of the exact bytes parsed (what `local-llm-worker trust` records); `None` with no file.
+    pub digest: Option<String>,
 }
 
-/// Find and read the policy for the workspace at `root` (already made absolute and canonical).
+/// Find and read the policy for the workspace at `root` (already made absolute and canonical), and refuse it unless
+/// the user may use it: [`load_untrusted`], then [`crate::trust::require`] (a policy that names commands or a key
+/// variable must have been trusted with `local-llm-worker trust`, exactly as it is now).
+pub fn load(root: &Path) -> Result<LoadedPolicy> {
+    let loaded = load_untrusted(root)?;
+    crate::trust::require(&loaded, root)?;
+    Ok(loaded)
+}
+
+/// Find and read the policy for the workspace at `root` without the trust step (its owner and mode are checked):
+/// for `doctor`, `trust` and recovery (which only narrows what it may touch by the policy's `[paths]`).
 ///
 /// Order: `LOCAL_LLM_CONFIG` (a file that must exist; it applies only to a `root` that holds a policy file or lies
 /// under `LOCAL_LLM_ALLOWED_ROOTS`), then `<root>/local-llm-worker.toml`, then the default policy when `root` lies
 /// under one of the `:`-separated `LOCAL_LLM_ALLOWED_ROOTS`. Otherwise the workspace is refused.
-pub fn load(root: &Path) -> Result<LoadedPolicy> {
+pub fn load_untrusted(root: &Path) -> Result<LoadedPolicy> {
     if let Some(forced) = std::env::var_os("LOCAL_LLM_CONFIG").filter(|v| !v.is_empty()) {
         let path = PathBuf::from(forced);
         if !path.is_file() {
@@ -1021,11 +1070,11 @@ pub fn load(root: &Path) -> Result<LoadedPolicy> {
                 root.display()
             )));
         }
-        return read_file(&path);
+        return read_policy_file(&path.canonicalize().unwrap_or(path));
     }
     let path = root.join(POLICY_FILE);
     match std::fs::symlink_metadata(&path) {
-        Ok(m) if m.file_type().is_file() => return read_file(&path),
+        Ok(m) if m.file_type().is_file() => return read_policy_file(&path),
         Ok(_) => {
             return Err(Error::Policy(format!(
                 "{} is not a regular file (a symlink or folder); make it a plain file",
@@ -1038,6 +1087,7 @@ pub fn load(root: &Path) -> Result<LoadedPolicy> {
         return Ok(LoadedPolicy {
             policy: Policy::default_for_allowed_root(),
             path: None,
+            digest: None,
         });
     }
     Err(Error::Policy(format!(
@@ -1071,12 +1121,38 @@ pub fn parse(text: &str, path: &Path) -> Result<Policy> {
     Ok(policy)
 }
 
-fn read_file(path: &Path) -> Result<LoadedPolicy> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::Policy(format!("cannot read {}: {e}", path.display())))?;
+/// Read and parse the policy file at `path` through one handle: its owner and mode are checked on that handle
+/// ([`crate::trust::check_owner`]) and the bytes parsed are the bytes digested.
+pub fn read_policy_file(path: &Path) -> Result<LoadedPolicy> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot = |e: std::io::Error| Error::Policy(format!("cannot read {}: {e}", path.display()));
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        // `path` is canonical or checked not to be a symlink: one swapped in since is not followed.
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(cannot)?;
+    let meta = f.metadata().map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(Error::Policy(format!(
+            "{} is not a regular file; make it a plain file",
+            path.display()
+        )));
+    }
+    crate::trust::check_owner(path, &meta)?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(cannot)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::Policy(format!(
+            "cannot read {}: it is not UTF-8 text",
+            path.display()
+        ))
+    })?;
     Ok(LoadedPolicy {
         policy: parse(&text, path)?,
         path: Some(path.to_path_buf()),
+        digest: Some(crate::digest::sha256_hex(text.as_bytes())),
     })
 }
 
@@ -1787,6 +1863,44 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("sandbox_skip entry"), "{err}");
+    }
+
+    #[test]
+    fn the_plugin_key_goes_only_to_a_hosted_provider_at_its_official_endpoint() {
+        let env = |name: &str| (name == PLUGIN_KEY_ENV).then(|| "sk-plugin".to_string());
+        let policy = |text: &str| parse(text, Path::new("p.toml")).unwrap();
+        for kind in ["huggingface", "openrouter", "deepseek"] {
+            let official = policy(&format!("[provider]\nkind = \"{kind}\"\n"));
+            assert!(official.plugin_key_allowed(), "{kind}");
+            assert_eq!(
+                official.api_key_from(env).map(|(v, _)| v).as_deref(),
+                Some(PLUGIN_KEY_ENV),
+                "{kind}"
+            );
+            let slash = format!(
+                "[provider]\nkind = \"{kind}\"\nbase_url = \"{}/\"\n",
+                ProviderKind::Huggingface.defaults().base_url
+            );
+            // Another kind's official URL, or any other URL, is not this kind's endpoint.
+            let moved = policy(&format!(
+                "[provider]\nkind = \"{kind}\"\nbase_url = \"http://127.0.0.1:9/v1\"\n"
+            ));
+            assert!(moved.api_key_from(env).is_none(), "{kind}");
+            assert_eq!(policy(&slash).plugin_key_allowed(), kind == "huggingface");
+        }
+        for text in [
+            "[provider]\nkind = \"llamacpp\"\napi_key_env = \"LLAMA_API_KEY\"\n",
+            "[provider]\nkind = \"openai\"\nbase_url = \"http://10.0.0.1/v1\"\napi_key_env = \"K\"\n",
+        ] {
+            assert!(policy(text).api_key_from(env).is_none(), "{text}");
+        }
+        // Named explicitly by the policy, it is the policy's own variable, wherever the URL.
+        let named =
+            policy("[provider]\nkind = \"llamacpp\"\napi_key_env = \"LOCAL_LLM_API_KEY\"\n");
+        assert_eq!(
+            named.api_key_from(env).map(|(v, _)| v).as_deref(),
+            Some(PLUGIN_KEY_ENV)
+        );
     }
 
     #[test]

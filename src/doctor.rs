@@ -1,7 +1,8 @@
 //! `local-llm-worker doctor`: checks a workspace's setup one line at a time, each failure with its fix.
 //!
-//! Checks: the policy file is found and valid; the key variable it names is set (its value is never printed); the
-//! endpoint answers `GET {base_url}/models`; which confinement validation commands will run in; routing of low and
+//! Checks: the policy file is found and valid (and whose it is); whether it is trusted as it is now (an untrusted
+//! policy that needs trust gets no request and runs nothing); which key variable goes to which URL and whether it
+//! is set (its value is never printed); the endpoint answers `GET {base_url}/models`; which confinement validation commands will run in; routing of low and
 //! medium complexity, and the `[models] active` allowlist for those routes; the context window of the
 //! low-complexity model and where it comes from (the policy, the server, or the default); whether the answer is
 //! constrained by a JSON schema and through which field; the candidates, how many are asked at once and the
@@ -47,7 +48,7 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
         Ok(r) => r,
         Err(e) => return vec![check(false, "workspace", e.to_string())],
     };
-    let loaded = match config::load(&root) {
+    let loaded = match config::load_untrusted(&root) {
         Ok(l) => l,
         Err(e) => return vec![check(false, "policy", e.to_string())],
     };
@@ -59,64 +60,25 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
             None => "no policy file; the default policy of LOCAL_LLM_ALLOWED_ROOTS applies".into(),
         },
     ));
+    let trusted = trusted_check(&loaded, &root);
+    let usable = trusted.ok;
+    out.push(trusted);
     let policy: Policy = match provider {
         Some(k) => loaded.policy.clone().with_provider(k),
         None => loaded.policy.clone(),
     };
-    match policy.api_key_env() {
-        None => out.push(check(
-            true,
-            "key",
-            "no key needed (no [provider] api_key_env)".into(),
-        )),
-        Some(var) => match policy.api_key() {
-            Some((from, _)) if from == var => out.push(check(true, "key", format!("{var} is set"))),
-            Some((from, _)) => out.push(check(
-                true,
-                "key",
-                format!("{var} is not set; the key comes from {from} (the plugin's provider_api_key)"),
-            )),
-            None => out.push(check(
-                false,
-                "key",
-                format!(
-                    "{var} is not set; export it in the environment that starts the worker (or set the Claude \
-                     Code plugin's provider_api_key)"
-                ),
-            )),
-        },
-    }
-    match Endpoint::from_policy(&policy) {
-        Err(_) => out.push(check(
+    out.push(key(&policy));
+    out.push(match usable {
+        true => endpoint(&policy),
+        false => check(
             false,
             "endpoint",
-            format!("{} not checked: no key", policy.base_url()),
-        )),
-        Ok(ep) => match ep.get_status("models") {
-            Ok(s) if (200..300).contains(&s) => out.push(check(
-                true,
-                "endpoint",
-                format!("{}/models answered HTTP {s}", ep.base_url),
-            )),
-            Ok(s @ (401 | 403)) => out.push(check(
-                false,
-                "endpoint",
-                format!(
-                    "{}/models answered HTTP {s}: the key was rejected; check it",
-                    ep.base_url
-                ),
-            )),
-            Ok(s) => out.push(check(
-                false,
-                "endpoint",
-                format!(
-                    "{}/models answered HTTP {s}; check [provider] base_url",
-                    ep.base_url
-                ),
-            )),
-            Err(e) => out.push(check(false, "endpoint", e.to_string())),
-        },
-    }
+            format!(
+                "{} not checked: the policy is not trusted, so no request is sent",
+                policy.base_url()
+            ),
+        ),
+    });
     out.push(confinement(&policy));
     for (label, medium) in [("low", false), ("medium", true)] {
         match policy.route(medium, None) {
@@ -131,7 +93,9 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
             Err(e) => out.push(check(false, "routing", format!("complexity {label}: {e}"))),
         }
     }
-    if let Ok(model) = policy.route(false, None) {
+    if let Ok(model) = policy.route(false, None)
+        && usable
+    {
         let w = crate::provider::window::for_model(&policy, &model);
         out.push(check(true, "window", format!("{model}: {w}")));
         out.push(check(true, "output", output(&policy)));
@@ -150,6 +114,86 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
         },
     ));
     out
+}
+
+/// Whether the policy may be used as it is: trusted, or naming neither commands nor a key variable.
+fn trusted_check(loaded: &config::LoadedPolicy, root: &std::path::Path) -> Check {
+    match crate::trust::require(loaded, root) {
+        Ok(()) if loaded.path.is_some() && crate::trust::needs_trust(&loaded.policy) => {
+            check(true, "trust", "trusted as it is now".into())
+        }
+        Ok(()) => check(
+            true,
+            "trust",
+            "no trust needed: the policy names no commands and no key variable".into(),
+        ),
+        Err(e) => check(false, "trust", e.to_string()),
+    }
+}
+
+/// Which variable's value goes to which URL (never the value), and whether it is set.
+fn key(policy: &Policy) -> Check {
+    let dest = policy.key_destination();
+    let Some(var) = policy.api_key_env() else {
+        return check(true, "key", dest);
+    };
+    match policy.api_key() {
+        Some((from, _)) if from == var => check(true, "key", format!("{var} is set; {dest}")),
+        Some((from, _)) => check(
+            true,
+            "key",
+            format!(
+                "{var} is not set; {from} (the plugin's provider_api_key) is sent to {}",
+                policy.base_url()
+            ),
+        ),
+        None => check(
+            false,
+            "key",
+            format!(
+                "{var} is not set; export it in the environment that starts the worker{}; {dest}",
+                match policy.plugin_key_allowed() {
+                    true => " (or set the Claude Code plugin's provider_api_key)",
+                    false => "",
+                }
+            ),
+        ),
+    }
+}
+
+/// `GET {base_url}/models`, with the key when there is one.
+fn endpoint(policy: &Policy) -> Check {
+    match Endpoint::from_policy(policy) {
+        Err(_) => check(
+            false,
+            "endpoint",
+            format!("{} not checked: no key", policy.base_url()),
+        ),
+        Ok(ep) => match ep.get_status("models") {
+            Ok(s) if (200..300).contains(&s) => check(
+                true,
+                "endpoint",
+                format!("{}/models answered HTTP {s}", ep.base_url),
+            ),
+            Ok(s @ (401 | 403)) => check(
+                false,
+                "endpoint",
+                format!(
+                    "{}/models answered HTTP {s}: the key was rejected; check it",
+                    ep.base_url
+                ),
+            ),
+            Ok(s) => check(
+                false,
+                "endpoint",
+                format!(
+                    "{}/models answered HTTP {s}; check [provider] base_url",
+                    ep.base_url
+                ),
+            ),
+            Err(e) => check(false, "endpoint", e.to_string()),
+        },
+    }
 }
 
 /// Which confinement validation commands will run in, and whether validation on propose can run at all.

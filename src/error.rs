@@ -23,6 +23,10 @@ pub enum Error {
     /// The policy file is missing, unreadable or invalid.
     #[error("policy: {0}")]
     Policy(String),
+    /// The policy may not be used: owned or writable by another user, or not trusted (new or changed since
+    /// `local-llm-worker trust`).
+    #[error("trust: {0}")]
+    Trust(String),
     /// A path is outside what the policy allows, or not a safe place to read or write.
     #[error("scope: {0}")]
     Scope(String),
@@ -84,6 +88,9 @@ pub enum ErrorKind {
     InvalidArgument,
     /// The policy file is missing or invalid: fix `local-llm-worker.toml`.
     Policy,
+    /// The policy is another user's, or not trusted as it is now: the user reads it and runs
+    /// `local-llm-worker trust` (never the agent on its own).
+    Trust,
     /// A path is outside the policy's scope or unsafe: select other files, or change `[paths]`.
     Scope,
     /// A selected file cannot be sent (binary, too large, not UTF-8): select another, or a line range.
@@ -110,9 +117,10 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order the docs list them.
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::InvalidArgument,
         ErrorKind::Policy,
+        ErrorKind::Trust,
         ErrorKind::Scope,
         ErrorKind::File,
         ErrorKind::Provider,
@@ -131,6 +139,7 @@ impl ErrorKind {
         match self {
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::Policy => "policy",
+            ErrorKind::Trust => "trust",
             ErrorKind::Scope => "scope",
             ErrorKind::File => "file",
             ErrorKind::Provider => "provider",
@@ -184,6 +193,7 @@ impl Error {
         match self {
             Error::InvalidArgument(m) => Error::InvalidArgument(r(m)),
             Error::Policy(m) => Error::Policy(r(m)),
+            Error::Trust(m) => Error::Trust(r(m)),
             Error::Scope(m) => Error::Scope(r(m)),
             Error::File(m) => Error::File(r(m)),
             Error::Provider(m) => Error::Provider(r(m)),
@@ -215,6 +225,7 @@ impl Error {
         match self {
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::Policy(_) => ErrorKind::Policy,
+            Error::Trust(_) => ErrorKind::Trust,
             Error::Scope(_) => ErrorKind::Scope,
             Error::File(_) => ErrorKind::File,
             Error::Provider(_) => ErrorKind::Provider,

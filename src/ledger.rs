@@ -158,12 +158,27 @@ pub fn record(entry: &Entry) {
         }
         let mut line = serde_json::to_vec(&e).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        // One write of one line in append mode: concurrent servers do not interleave lines.
-        std::fs::OpenOptions::new()
+        // One write of one line in append mode: concurrent servers do not interleave lines. Never through a
+        // symlink (it would append to whatever file it leads to), never blocking on a FIFO planted there.
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&path)?
-            .write_all(&line)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => std::io::Error::other(
+                    "it is a symlink, and the worker never writes through one; nothing was written: remove it",
+                ),
+                _ => e,
+            })?;
+        if !f.metadata()?.is_file() {
+            return Err(std::io::Error::other(
+                "it is not a regular file; nothing was written: remove it",
+            ));
+        }
+        f.write_all(&line)
     };
     if let Err(err) = write() {
         eprintln!(

@@ -33,6 +33,7 @@ pub mod secret;
 pub mod service;
 pub mod spill;
 pub mod task;
+pub mod trust;
 pub mod txn;
 
 pub use error::{Error, Result};

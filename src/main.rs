@@ -10,7 +10,7 @@ use local_llm_delegator::config::{self, EditFormat, ProviderKind};
 use local_llm_delegator::error::IoContext;
 use local_llm_delegator::service::{self, Call, DelegateRequest, ProposeRequest, Service};
 use local_llm_delegator::task::{OutputFormat, Task, TaskKind};
-use local_llm_delegator::{Error, calibrate, doctor, ledger, mcp, render, scope, screen, txn};
+use local_llm_delegator::{Error, calibrate, doctor, ledger, mcp, render, scope, screen, trust, txn};
 
 #[derive(Parser)]
 #[command(
@@ -113,6 +113,15 @@ enum Command {
         /// Overwrite an existing policy file.
         #[arg(long)]
         force: bool,
+    },
+    /// Trust the workspace's policy as it is now: prints what it would do (commands, URL, key variable, isolation)
+    /// and records its SHA-256 in your state folder. A policy that names commands or a key variable is used only
+    /// once trusted; a changed one must be trusted again.
+    Trust {
+        /// The project folder, absolute or relative (default: the nearest folder from here up that holds
+        /// local-llm-worker.toml, else the current folder).
+        #[arg(long)]
+        workspace_root: Option<PathBuf>,
     },
     /// Ask the model for a patch; prints it with its digest. Never writes to the workspace.
     Propose {
@@ -244,7 +253,10 @@ impl Command {
             | Command::Stats { json, .. }
             | Command::Apply { json, .. }
             | Command::Calibrate { json, .. } => *json,
-            Command::Mcp | Command::InitProject { .. } | Command::Doctor { .. } => false,
+            Command::Mcp
+            | Command::InitProject { .. }
+            | Command::Trust { .. }
+            | Command::Doctor { .. } => false,
         }
     }
 }
@@ -269,17 +281,15 @@ fn absolute(p: PathBuf) -> Result<PathBuf, Error> {
 }
 
 /// The workspace a command works on: `--workspace-root` (absolute, or relative to the current folder), else the
-/// nearest folder from the current one up that holds the policy file (as git finds `.git`), else the current folder.
+/// nearest folder from the current one up that holds the policy file (as git finds `.git`; the search stops at a
+/// folder owned by neither you nor root: `trust::search_up`), else the current folder.
 fn workspace_for(arg: Option<PathBuf>) -> Result<String, Error> {
     let root = match arg {
         Some(p) => absolute(p)?,
         None => {
             let here = absolute(PathBuf::from("."))?;
             let here = here.canonicalize().unwrap_or(here);
-            here.ancestors()
-                .find(|d| d.join(config::POLICY_FILE).is_file())
-                .map(PathBuf::from)
-                .unwrap_or(here)
+            trust::search_up(&here).unwrap_or(here)
         }
     };
     Ok(root.to_string_lossy().into_owned())
@@ -317,6 +327,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             provider,
             force,
         } => init_project(workspace_root, provider, force),
+        Command::Trust { workspace_root } => trust_cmd(workspace_root),
         Command::Propose { task, out, json } => propose(task, out, json),
         Command::Delegate {
             task_kind,
@@ -368,7 +379,29 @@ fn init_project(
     let root = scope::root_from_arg(&root.to_string_lossy())?;
     let path = config::init_project(&root, provider, force)?;
     print_plain(&format!("wrote {}\n", path.display()));
+    // What it wrote is what it trusts; an edit of the file needs `trust` again.
+    let t = trust::trust_file(&path)?;
+    print_plain(&format!(
+        "trusted it as written (sha256 {}); after editing it, run `local-llm-worker trust` again.\n",
+        t.digest
+    ));
     println!("review [paths] allowed and [validation] commands before the first propose.");
+    Ok(())
+}
+
+fn trust_cmd(workspace_root: Option<PathBuf>) -> Result<(), Error> {
+    let root = scope::root_from_arg(&workspace_for(workspace_root)?)?;
+    let t = trust::trust_workspace(&root)?;
+    let mut text = format!("trusted {} (sha256 {})\n", t.path.display(), t.digest);
+    for line in &t.summary {
+        text.push_str(&format!("  {line}\n"));
+    }
+    text.push_str(&format!(
+        "recorded in {}; a change to the file must be trusted again.\n",
+        t.record.display()
+    ));
+    // The summary quotes the policy's commands and URL: screened like every text from a file.
+    print_plain(&text);
     Ok(())
 }
 

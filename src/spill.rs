@@ -7,11 +7,10 @@
 //! (never in a workspace), are readable by their owner only, and the oldest are removed beyond [`MAX_KEPT`].
 
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{IoContext, Result};
+use crate::txn::fsat::Dir;
 
 /// A result longer than this many characters is also written to a file (about 25,000 tokens of code, with room).
 pub const HOST_RESULT_CHARS: usize = 80_000;
@@ -24,6 +23,8 @@ pub const MAX_KEPT: usize = 64;
 pub const SIZE_HINT_CHARS: u64 = 2_500_000;
 
 /// When `text` is longer than [`HOST_RESULT_CHARS`]: write it to `<state>/results/<name>` and return the path.
+/// `results/` and the file are reached through folder handles that never follow a symlink: a symlinked `results/`
+/// is refused (nothing is written or pruned through it).
 pub fn keep_if_large(state: Option<&Path>, name: &str, text: &str) -> Result<Option<PathBuf>> {
     if text.chars().count() <= HOST_RESULT_CHARS {
         return Ok(None);
@@ -31,18 +32,28 @@ pub fn keep_if_large(state: Option<&Path>, name: &str, text: &str) -> Result<Opt
     let Some(state) = state else {
         return Ok(None);
     };
-    let dir = state.join("results");
-    fs::create_dir_all(&dir).at("cannot create", &dir)?;
+    let dir_path = state.join("results");
+    let dir = results_dir(state).map_err(|e| refused(&dir_path, e))?;
     prune(&dir);
-    let path = dir.join(name);
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
+    let path = dir_path.join(name);
+    dir.create_new(name, text.as_bytes(), 0o600)
         .at("cannot create", &path)?;
-    f.write_all(text.as_bytes()).at("cannot write", &path)?;
     Ok(Some(path))
+}
+
+/// `<state>/results/` through a handle (created 0700), never through a symlink.
+fn results_dir(state: &Path) -> std::io::Result<Dir> {
+    fs::create_dir_all(state)?;
+    let root = Dir::root(state)?;
+    root.mkdir_mode("results", 0o700)?;
+    root.open_sub("results")
+}
+
+fn refused(path: &Path, e: std::io::Error) -> crate::error::Error {
+    crate::error::Error::io_message(format!(
+        "cannot use {}: {e}; it must be a plain folder (never a symlink): remove it, the worker makes it again",
+        path.display()
+    ))
 }
 
 /// The note a large result carries.
@@ -54,24 +65,21 @@ pub fn note(chars: usize, path: &Path) -> String {
     )
 }
 
-/// Remove the oldest files beyond [`MAX_KEPT`] (best effort).
-fn prune(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else {
+/// Remove the oldest regular files beyond [`MAX_KEPT`] (best effort), through the folder's handle.
+fn prune(dir: &Dir) {
+    let Ok(names) = dir.names() else {
         return;
     };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .flatten()
-        .filter_map(|e| {
-            let m = e.metadata().ok().filter(|m| m.is_file())?;
-            Some((m.modified().ok()?, e.path()))
-        })
+    let mut files: Vec<((i64, i64), String)> = names
+        .into_iter()
+        .filter_map(|n| Some((dir.file_mtime(&n).ok()??, n)))
         .collect();
     if files.len() < MAX_KEPT {
         return;
     }
     files.sort();
-    for (_, p) in &files[..files.len() + 1 - MAX_KEPT] {
-        let _ = fs::remove_file(p);
+    for (_, n) in &files[..files.len() + 1 - MAX_KEPT] {
+        let _ = dir.unlink(n);
     }
 }
 
@@ -100,5 +108,26 @@ mod tests {
             fs::read_dir(d.path().join("results")).unwrap().count(),
             MAX_KEPT
         );
+    }
+
+    #[test]
+    fn a_symlinked_results_folder_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        // Files of someone else's folder, which pruning through the symlink would delete.
+        for i in 0..MAX_KEPT + 2 {
+            fs::write(elsewhere.path().join(format!("keep{i}")), "mine").unwrap();
+        }
+        std::os::unix::fs::symlink(elsewhere.path(), d.path().join("results")).unwrap();
+        let big = "x".repeat(HOST_RESULT_CHARS + 1);
+        let e = keep_if_large(Some(d.path()), "b.patch", &big)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("symlink") && e.contains("results"), "{e}");
+        assert_eq!(
+            fs::read_dir(elsewhere.path()).unwrap().count(),
+            MAX_KEPT + 2
+        );
+        assert!(!elsewhere.path().join("b.patch").exists());
     }
 }

@@ -202,3 +202,37 @@ fn the_real_model_calibrates_quickly_and_write_touches_only_edit_and_sampling() 
         assert!(after.contains("\ncalibrated = \""), "{after}");
     }
 }
+
+/// `calibrate --write` changes a trusted policy, and trusts its own change: the policy stays usable as written.
+#[test]
+fn calibrate_write_re_trusts_its_own_change() {
+    let s = scripted(vec![Reply::chat(FIRST_CASE_RIGHT)]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[paths]\nallowed = [\"src/**\"]\n\n[validation]\ncommands = [\"true\"]\n",
+    );
+    let before = ws.read("local-llm-worker.toml");
+    let root = ws.root_str();
+    let out = cli(&[
+        "calibrate",
+        "--workspace-root",
+        &root,
+        "--formats",
+        "json",
+        "--quick",
+        "--json",
+        "--write",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ne!(
+        ws.read("local-llm-worker.toml"),
+        before,
+        "nothing was written"
+    );
+    let d = cli(&["doctor", "--workspace-root", &root]);
+    assert!(
+        stdout(&d).contains("ok    trust     trusted as it is now"),
+        "{}",
+        stdout(&d)
+    );
+}

@@ -41,6 +41,7 @@ fn workspace(base_url: &str, passing: u32, sampling: &str) -> Ws {
 
 fn worker(sandboxes: &Path) -> Command {
     let mut c = Command::new(BIN);
+    c.env("LOCAL_LLM_STATE_DIR", test_state());
     c.env_remove("LOCAL_LLM_CONFIG")
         .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
         .env("LOCAL_LLM_LEDGER", test_ledger())
@@ -342,6 +343,7 @@ async fn cancelling_mid_way_leaves_no_request_and_no_sandbox() {
     let before = ws.snapshot();
     let (sb, led) = (sandboxes.path().to_path_buf(), ledger.path().to_path_buf());
     let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
+        c.env("LOCAL_LLM_STATE_DIR", test_state());
         c.arg("mcp")
             .env_remove("LOCAL_LLM_CONFIG")
             .env_remove("LOCAL_LLM_ALLOWED_ROOTS")

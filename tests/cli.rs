@@ -298,6 +298,7 @@ fn refuses_a_workspace_without_policy_unless_allowed() {
 
     // Under LOCAL_LLM_ALLOWED_ROOTS the default policy applies (here: llama.cpp default URL, unreachable port).
     let out = std::process::Command::new(BIN)
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .args([
             "propose",
             "--workspace-root",
@@ -332,6 +333,7 @@ fn refuses_a_workspace_without_policy_unless_allowed() {
 
     // LOCAL_LLM_CONFIG naming a missing file is refused with the variable's name.
     let out = std::process::Command::new(BIN)
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .args([
             "propose",
             "--workspace-root",

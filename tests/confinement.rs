@@ -127,6 +127,7 @@ fn setup(isolation: &str) -> (Setup, Scripted) {
     std::fs::write(home.path().join("marker.txt"), "the real home\n").unwrap();
     let state = outside_tmp();
     std::fs::write(state.path().join("journal-like.txt"), "state\n").unwrap();
+    ws.trust_in(state.path());
     ws.write(
         "paths.txt",
         &format!(

@@ -59,6 +59,7 @@ fn sample(
     let r2 = rec.clone();
     let fut = async move {
         let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
+            c.env("LOCAL_LLM_STATE_DIR", test_state());
             c.arg("mcp")
                 .env("LOCAL_LLM_LEDGER", &ledger)
                 .env_remove("LOCAL_LLM_CONFIG");

@@ -32,6 +32,7 @@ fn workspace(base_url: &str, provider: &str, extra: &str) -> Ws {
 /// Run the CLI with a key variable set to the sentinel.
 fn run_with_key(args: &[&str], var: &str) -> std::process::Output {
     std::process::Command::new(BIN)
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .args(args)
         .env_remove("LOCAL_LLM_CONFIG")
         .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
@@ -322,6 +323,7 @@ fn auth_failures_name_the_variable_and_never_the_key() {
     );
 
     let out = std::process::Command::new(BIN)
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .args(&refs)
         .env_remove("OPENROUTER_API_KEY")
         .env("LOCAL_LLM_LEDGER", test_ledger())
@@ -363,6 +365,7 @@ fn a_sentinel_key_appears_in_no_output_and_no_file_on_any_error_path() {
         ] {
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
             let out = std::process::Command::new(BIN)
+                .env("LOCAL_LLM_STATE_DIR", test_state())
                 .args(&refs)
                 .env("OPENROUTER_API_KEY", SENTINEL)
                 .env("LOCAL_LLM_LEDGER", &ledger)
@@ -524,6 +527,7 @@ fn stats_summarise_the_ledger() {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     for _ in 0..2 {
         std::process::Command::new(BIN)
+            .env("LOCAL_LLM_STATE_DIR", test_state())
             .args(&refs)
             .env("LOCAL_LLM_LEDGER", &ledger)
             .output()
@@ -615,6 +619,7 @@ fn a_server_that_echoes_the_key_gets_its_answer_refused_and_the_key_reaches_noth
         let propose: Vec<&str> = propose.iter().map(String::as_str).collect();
         for args in [propose, delegate] {
             let out = std::process::Command::new(BIN)
+                .env("LOCAL_LLM_STATE_DIR", test_state())
                 .args(&args)
                 .env_remove("LOCAL_LLM_CONFIG")
                 .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
@@ -737,27 +742,38 @@ fn a_key_quoted_by_the_json_parser_of_a_malformed_answer_is_redacted() {
     }
 }
 
-/// The Claude Code plugin hands the key over as `LOCAL_LLM_API_KEY` (from its sensitive user configuration): used when
-/// the policy's own variable is unset, never over it, redacted like the policy's, and `doctor` says where it came from.
+/// Run `args` with the key variables cleared, then `env` set, and the tests' state folder.
+fn run_keys(args: &[String], env: &[(&str, &str)]) -> std::process::Output {
+    let mut c = std::process::Command::new(BIN);
+    c.args(args)
+        .env_remove("LOCAL_LLM_CONFIG")
+        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+        .env_remove("OPENROUTER_API_KEY")
+        .env_remove("LLAMA_API_KEY")
+        .env_remove("LOCAL_LLM_API_KEY")
+        .env("LOCAL_LLM_STATE_DIR", test_state())
+        .env("LOCAL_LLM_LEDGER", test_ledger());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// The Claude Code plugin hands the key over as `LOCAL_LLM_API_KEY` (from its sensitive user configuration). A
+/// policy that names it as its `api_key_env` sends it (to whatever URL that trusted policy names), redacted like any
+/// key; a policy's own variable is used over the plugin's; `doctor` says which variable goes to which URL. (Where
+/// it stands in for an unset variable, only a hosted kind at its official endpoint: `src/config.rs`
+/// `the_plugin_key_goes_only_to_a_hosted_provider_at_its_official_endpoint`; no hosted API is reachable here.)
 #[test]
-fn the_plugin_key_variable_is_used_when_the_policy_variable_is_unset() {
+fn the_plugin_key_variable_is_used_when_the_policy_names_it() {
     let s = scripted(vec![Reply::chat(EDIT_JSON), Reply::chat(EDIT_JSON)]);
-    let ws = workspace(&s.base_url, "openrouter", "[edit]\nformat = \"json\"\n");
+    let ws = workspace(
+        &s.base_url,
+        "openrouter",
+        "api_key_env = \"LOCAL_LLM_API_KEY\"\n[edit]\nformat = \"json\"\n",
+    );
     let args = propose_args(&ws, "low");
-    let run = |env: &[(&str, &str)]| {
-        let mut c = std::process::Command::new(BIN);
-        c.args(&args)
-            .env_remove("LOCAL_LLM_CONFIG")
-            .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-            .env_remove("OPENROUTER_API_KEY")
-            .env_remove("LOCAL_LLM_API_KEY")
-            .env("LOCAL_LLM_LEDGER", test_ledger());
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        c.output().unwrap()
-    };
-    let out = run(&[("LOCAL_LLM_API_KEY", SENTINEL)]);
+    let out = run_keys(&args, &[("LOCAL_LLM_API_KEY", SENTINEL)]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         header(&first_post(&s), "authorization"),
@@ -765,10 +781,15 @@ fn the_plugin_key_variable_is_used_when_the_policy_variable_is_unset() {
     );
     assert!(!stdout(&out).contains(SENTINEL) && !stderr(&out).contains(SENTINEL));
     // The policy's variable wins when both are set.
-    let out = run(&[
-        ("LOCAL_LLM_API_KEY", "sk-plugin-other"),
-        ("OPENROUTER_API_KEY", SENTINEL),
-    ]);
+    let ws = workspace(&s.base_url, "openrouter", "[edit]\nformat = \"json\"\n");
+    let args = propose_args(&ws, "low");
+    let out = run_keys(
+        &args,
+        &[
+            ("LOCAL_LLM_API_KEY", "sk-plugin-other"),
+            ("OPENROUTER_API_KEY", SENTINEL),
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let posts: Vec<Seen> = s
         .seen
@@ -782,32 +803,96 @@ fn the_plugin_key_variable_is_used_when_the_policy_variable_is_unset() {
         header(&posts[1], "authorization"),
         Some(format!("Bearer {SENTINEL}").as_str())
     );
-    // Neither set: the refusal names both ways to give the key, before any request.
-    let out = run(&[]);
+    let doctor = ["doctor", "--workspace-root", &ws.root_str()].map(String::from);
+    let d = run_keys(&doctor, &[("OPENROUTER_API_KEY", SENTINEL)]);
+    let text = stdout(&d);
+    assert!(
+        text.contains(&format!(
+            "sends the value of OPENROUTER_API_KEY to {}",
+            s.base_url
+        )),
+        "{text}"
+    );
+    assert!(!text.contains(SENTINEL));
+}
+
+/// The plugin's key, stored for a hosted provider, never stands in for a variable a llama.cpp policy names (any
+/// local user can take port 8080 while the real server is down), nor goes anywhere a llama.cpp policy without a key
+/// sends its requests; `doctor` says no key is sent and why the plugin's is not used.
+#[test]
+fn the_plugin_key_is_not_sent_to_a_llamacpp_server() {
+    let s = scripted(vec![Reply::chat(EDIT_JSON)]);
+    let named = workspace(
+        &s.base_url,
+        "llamacpp",
+        "api_key_env = \"LLAMA_API_KEY\"\n[edit]\nformat = \"json\"\n",
+    );
+    let out = run_keys(
+        &propose_args(&named, "low"),
+        &[("LOCAL_LLM_API_KEY", SENTINEL)],
+    );
     assert!(!out.status.success());
+    let e = stderr(&out);
     assert!(
-        stderr(&out).contains("OPENROUTER_API_KEY"),
-        "{}",
-        stderr(&out)
+        e.contains("LLAMA_API_KEY") && e.contains("is not used for"),
+        "{e}"
     );
+    assert_no_key_and_no_post(&s);
+    let keyless = workspace(&s.base_url, "llamacpp", "[edit]\nformat = \"json\"\n");
+    let out = run_keys(
+        &propose_args(&keyless, "low"),
+        &[("LOCAL_LLM_API_KEY", SENTINEL)],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(header(&first_post(&s), "authorization"), None);
+    let doctor = ["doctor", "--workspace-root", &named.root_str()].map(String::from);
+    let d = run_keys(&doctor, &[("LOCAL_LLM_API_KEY", SENTINEL)]);
+    let text = stdout(&d);
     assert!(
-        stderr(&out).contains("provider_api_key"),
-        "{}",
-        stderr(&out)
+        text.contains("LOCAL_LLM_API_KEY, the plugin's key, is never sent here"),
+        "{text}"
     );
-    let mut doctor = std::process::Command::new(BIN);
-    let d = doctor
-        .args(["doctor", "--workspace-root", &ws.root_str()])
-        .env_remove("OPENROUTER_API_KEY")
-        .env("LOCAL_LLM_API_KEY", SENTINEL)
-        .output()
-        .unwrap();
-    assert!(
-        stdout(&d).contains("the key comes from LOCAL_LLM_API_KEY"),
-        "{}",
-        stdout(&d)
-    );
-    assert!(!stdout(&d).contains(SENTINEL));
+    for out in [&out, &d] {
+        assert!(!stdout(out).contains(SENTINEL) && !stderr(out).contains(SENTINEL));
+    }
+}
+
+/// Nor to the generic `openai` kind, nor to a hosted kind whose `base_url` was changed: refused before any request.
+#[test]
+fn the_plugin_key_is_not_sent_to_a_changed_base_url_or_a_generic_server() {
+    let s = scripted(vec![Reply::chat(EDIT_JSON)]);
+    for (kind, extra) in [
+        ("openrouter", ""),
+        ("huggingface", ""),
+        ("openai", "api_key_env = \"VLLM_KEY\"\n"),
+    ] {
+        let ws = workspace(&s.base_url, kind, extra);
+        let out = run_keys(
+            &propose_args(&ws, "low"),
+            &[("LOCAL_LLM_API_KEY", SENTINEL)],
+        );
+        assert!(!out.status.success(), "{kind}");
+        assert!(
+            stderr(&out).contains("is not used for"),
+            "{kind}: {}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).contains(SENTINEL));
+    }
+    assert_no_key_and_no_post(&s);
+}
+
+/// No request reached `s` with a key, and none asked for an answer (a context-window lookup may have been made).
+fn assert_no_key_and_no_post(s: &Scripted) {
+    for r in s.seen.lock().unwrap().iter() {
+        assert_ne!(r.method, "POST", "an answer was asked for: {}", r.path);
+        assert_eq!(
+            header(r, "authorization"),
+            None,
+            "a key was sent to {}",
+            r.path
+        );
+    }
 }
 
 // ---------------------------------------------------------------- local servers, each in its documented shapes

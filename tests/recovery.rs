@@ -51,6 +51,8 @@ impl Setup {
     }
 
     fn command(&self, args: &[&str], envs: &[(&str, &str)]) -> Command {
+        // The policy as it is now is trusted in this setup's state folder.
+        self.ws.trust_in(self.state.path());
         let mut c = Command::new(BIN);
         c.args(args)
             .env_remove("LOCAL_LLM_CONFIG")
@@ -214,6 +216,7 @@ async fn start_server(
     use rmcp::ServiceExt;
     use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
     let state = setup.state.path().to_path_buf();
+    setup.ws.trust_in(&state);
     let envs: Vec<(String, String)> = envs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))

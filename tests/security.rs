@@ -48,6 +48,8 @@ impl Arena {
     }
 
     fn run(&self, args: &[&str], envs: &[(&str, &str)]) -> std::process::Output {
+        // The policy as it is now (tests rewrite it) is trusted in this arena's state folder.
+        self.ws.trust_in(self.state.path());
         let mut c = Command::new(BIN);
         c.args(args)
             .env_remove("LOCAL_LLM_CONFIG")
@@ -464,6 +466,7 @@ async fn eight_proposals_in_parallel_through_one_server_all_succeed() {
     let s = scripted(vec![Reply::chat(answer)]);
     let arena = Arena::new(&s.base_url);
     let state: PathBuf = arena.state.path().to_path_buf();
+    arena.ws.trust_in(&state);
     let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
         c.arg("mcp")
             .env("LOCAL_LLM_LEDGER", test_ledger())

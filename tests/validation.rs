@@ -84,6 +84,7 @@ fn worker_env(c: &mut Command, sandboxes: &Path) {
 /// `propose` for `file` with a low-complexity task, and `extra` arguments.
 fn propose(ws: &Ws, file: &str, sandboxes: &SandboxDir, extra: &[&str]) -> Output {
     let mut c = Command::new(BIN);
+    c.env("LOCAL_LLM_STATE_DIR", test_state());
     c.args([
         "propose",
         "--workspace-root",
@@ -495,6 +496,7 @@ async fn mcp_client(sandboxes: &Path, ledger: &Path) -> Client {
     let sandboxes = sandboxes.to_path_buf();
     let ledger = ledger.to_path_buf();
     let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
+        c.env("LOCAL_LLM_STATE_DIR", test_state());
         c.arg("mcp")
             .env_remove("LOCAL_LLM_CONFIG")
             .env_remove("LOCAL_LLM_ALLOWED_ROOTS")

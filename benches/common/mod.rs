@@ -36,6 +36,25 @@ pub fn main_with(run: impl FnOnce(&Path) -> Result<(), String>) -> std::process:
 }
 
 /// The release binary: `$LLW_BIN` if set, else `<CARGO_MANIFEST_DIR>/target/release/local-llm-worker`.
+/// Trust the policy of the workspace at `root`, as it is now, with `local-llm-worker trust` (in the state folder
+/// `state`): a policy that names commands is used only once trusted.
+pub fn trust(bin: &Path, root: &Path, state: &Path) -> Result<(), String> {
+    let out = std::process::Command::new(bin)
+        .args(["trust", "--workspace-root"])
+        .arg(root)
+        .env("LOCAL_LLM_STATE_DIR", state)
+        .env_remove("LOCAL_LLM_CONFIG")
+        .output()
+        .map_err(|e| e.to_string())?;
+    match out.status.success() {
+        true => Ok(()),
+        false => Err(format!(
+            "local-llm-worker trust: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )),
+    }
+}
+
 pub fn worker_bin() -> Result<PathBuf, String> {
     let bin = match std::env::var_os("LLW_BIN") {
         Some(p) => PathBuf::from(p),

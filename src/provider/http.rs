@@ -126,11 +126,22 @@ impl Endpoint {
         let (key_env, key) = match (policy.api_key_env(), policy.api_key()) {
             (None, _) => (None, None),
             (Some(_), Some((from, key))) => (Some(from), Some(key)),
-            (Some(var), None) => {
+            (Some(var), None) if policy.plugin_key_allowed() => {
                 return Err(Error::Provider(format!(
                     "the environment variable {var} (named by [provider] api_key_env) is not set; export it in the \
                      environment that starts the worker (in Claude Code, or set the plugin's provider_api_key: \
                      claude plugin configure local-llm-delegator@local-llm-delegator)",
+                )));
+            }
+            (Some(var), None) => {
+                return Err(Error::Provider(format!(
+                    "the environment variable {var} (named by [provider] api_key_env) is not set; export it in the \
+                     environment that starts the worker. The plugin's provider_api_key ({}) is not used for {}: it \
+                     goes only to a hosted provider at its official endpoint, unless the policy names {} as its \
+                     api_key_env",
+                    crate::config::PLUGIN_KEY_ENV,
+                    policy.base_url(),
+                    crate::config::PLUGIN_KEY_ENV
                 )));
             }
         };

@@ -279,9 +279,14 @@ impl Dir {
 
     /// Create the folder `name`; `false` when a folder (not a symlink) is already there.
     pub fn mkdir(&self, name: &str) -> io::Result<bool> {
+        self.mkdir_mode(name, 0o755)
+    }
+
+    /// [`Dir::mkdir`] with the mode `mode` (less the umask) for a folder it creates.
+    pub fn mkdir_mode(&self, name: &str, mode: u32) -> io::Result<bool> {
         let c = cstr(name.as_bytes())?;
         // SAFETY: mkdirat on a descriptor we own.
-        match check(unsafe { libc::mkdirat(self.fd(), c.as_ptr(), 0o755) }) {
+        match check(unsafe { libc::mkdirat(self.fd(), c.as_ptr(), mode as libc::mode_t) }) {
             Ok(_) => Ok(true),
             Err(e) if e.raw_os_error() == Some(libc::EEXIST) => self.open_sub(name).map(|_| false),
             Err(e) => Err(e),
@@ -318,6 +323,67 @@ impl Dir {
         match check(rc) {
             Ok(_) => Ok(true),
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Open `name` in this folder with `flags` (`O_NOFOLLOW`, `O_NONBLOCK` and `O_CLOEXEC` always added) and `mode`
+    /// for a file it creates; the result must be a regular file.
+    pub fn open_file(
+        &self,
+        name: &str,
+        flags: libc::c_int,
+        mode: u32,
+    ) -> io::Result<std::fs::File> {
+        let c = cstr(name.as_bytes())?;
+        // SAFETY: openat on a descriptor we own with a valid name.
+        let fd = check(unsafe {
+            libc::openat(
+                self.fd(),
+                c.as_ptr(),
+                flags | FILE_FLAGS,
+                mode as libc::c_uint,
+            )
+        })
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => not_regular(name, "a symlink"),
+            _ => e,
+        })?;
+        // SAFETY: fresh descriptor, owned by the File.
+        let file = unsafe { std::fs::File::from_raw_fd(fd) };
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            use std::os::unix::fs::MetadataExt;
+            return Err(not_regular(name, kind_of(meta.mode() as libc::mode_t)));
+        }
+        Ok(file)
+    }
+
+    /// The state folder's sub-folder `name` (created with mode 0700 when missing) through a handle that never
+    /// follows a symlink: a symlinked `journals/`, `locks/` or `results/` is refused.
+    pub fn state_sub(state: &Path, name: &str) -> io::Result<Dir> {
+        std::fs::create_dir_all(state)?;
+        let root = Dir::root(state)?;
+        root.mkdir_mode(name, 0o700)?;
+        root.open_sub(name)
+    }
+
+    /// When `name` is a regular file (looked at without following a symlink): its modification time (seconds and
+    /// nanoseconds since the epoch); `None` for anything else or nothing.
+    pub fn file_mtime(&self, name: &str) -> io::Result<Option<(i64, i64)>> {
+        let c = cstr(name.as_bytes())?;
+        // SAFETY: fstatat on a descriptor we own into a zeroed stat buffer we own.
+        let (rc, st) = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            let rc = libc::fstatat(self.fd(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW);
+            (rc, st)
+        };
+        match check(rc) {
+            Ok(_) if st.st_mode & libc::S_IFMT == libc::S_IFREG => {
+                Ok(Some((st.st_mtime, st.st_mtime_nsec)))
+            }
+            Ok(_) => Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
             Err(e) => Err(e),
         }
     }

@@ -67,39 +67,26 @@ pub(super) struct Journal {
 impl Journal {
     /// Open (creating it the first time) the workspace's journal; refuses when it still holds an interrupted apply.
     pub(super) fn open(state: &Path, root: &Path) -> Result<Journal> {
-        use std::os::unix::fs::OpenOptionsExt;
         let journals = state.join("journals");
-        let path = journals.join(format!("{}.journal", workspace_key(root)));
+        let name = format!("{}.journal", workspace_key(root));
+        let path = journals.join(&name);
         let io = |e: std::io::Error| {
             Error::io_message(format!(
-                "cannot open the apply journal {}: {e}",
+                "cannot open the apply journal {}: {e}; the folder and the journal must be plain (never symlinks)",
                 path.display()
             ))
         };
-        // Never through a symlink, never blocking on a FIFO planted there.
-        let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
-        let file = match fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(flags)
-            .open(&path)
-        {
+        // The folder and the file through handles: never through a symlink, never blocking on a FIFO planted there.
+        let dir = super::fsat::Dir::state_sub(state, "journals").map_err(io)?;
+        let file = match dir.open_file(&name, libc::O_RDWR, 0) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                fs::create_dir_all(&journals).map_err(io)?;
                 // It will hold copies of the workspace's files: readable by their owner only.
-                let file = fs::OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .custom_flags(flags)
-                    .open(&path)
+                let file = dir
+                    .open_file(&name, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o600)
                     .map_err(io)?;
                 // The file's name must survive a power loss as much as what will be written in it.
-                fs::File::open(&journals)
-                    .and_then(|d| d.sync_all())
-                    .map_err(io)?;
+                dir.sync().map_err(io)?;
                 file
             }
             Err(e) => return Err(io(e)),

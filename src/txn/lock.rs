@@ -4,7 +4,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::digest::sha256_hex;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 
 /// The name a workspace's lock and journal files share in the state folder.
 pub(super) fn workspace_key(root: &Path) -> String {
@@ -33,24 +33,19 @@ impl WorkspaceLock {
     }
 
     pub(super) fn open(state: &Path, key: &str, wait: bool) -> Result<Option<WorkspaceLock>> {
-        let dir = state.join("locks");
-        fs::create_dir_all(&dir).at("cannot create", &dir)?;
-        let path = dir.join(format!("{key}.lock"));
-        use std::os::unix::fs::OpenOptionsExt;
-        // Never through a symlink, never blocking on a FIFO planted there.
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&path)
-            .at("cannot open", &path)?;
-        if !file.metadata().at("cannot inspect", &path)?.is_file() {
-            return Err(Error::io_message(format!(
-                "the apply lock {} is not a regular file; remove it, then retry",
-                path.display()
-            )));
-        }
+        let dir_path = state.join("locks");
+        let name = format!("{key}.lock");
+        let path = dir_path.join(&name);
+        // The folder and the file through handles: never through a symlink, never blocking on a FIFO planted there.
+        let file = super::fsat::Dir::state_sub(state, "locks")
+            .and_then(|dir| dir.open_file(&name, libc::O_WRONLY | libc::O_CREAT, 0o600))
+            .map_err(|e| {
+                Error::io_message(format!(
+                    "cannot open the apply lock {}: {e}; remove what is there (the folder and the lock must be \
+                     plain, never symlinks), then retry",
+                    path.display()
+                ))
+            })?;
         use rustix::fs::{FlockOperation, flock};
         let op = if wait {
             FlockOperation::LockExclusive
@@ -70,5 +65,70 @@ impl WorkspaceLock {
                 path.display()
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::super::journal::Journal;
+    use super::*;
+
+    /// A state folder whose `name/` is a symlink to another folder, and that folder.
+    fn planted(name: &str) -> (tempfile::TempDir, tempfile::TempDir) {
+        let state = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), state.path().join(name)).unwrap();
+        (state, elsewhere)
+    }
+
+    #[test]
+    fn a_symlinked_lock_folder_is_refused() {
+        let (state, elsewhere) = planted("locks");
+        let e = WorkspaceLock::take(state.path(), Path::new("/w"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("symlink") && e.contains("locks"), "{e}");
+        assert!(fs::read_dir(elsewhere.path()).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn a_symlinked_journal_folder_is_refused() {
+        let (state, elsewhere) = planted("journals");
+        let e = Journal::open(state.path(), Path::new("/w"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("symlink") && e.contains("journals"), "{e}");
+        assert!(fs::read_dir(elsewhere.path()).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn a_symlinked_lock_or_journal_file_is_refused() {
+        let state = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let target = elsewhere.path().join("victim");
+        fs::write(&target, "mine").unwrap();
+        let key = workspace_key(Path::new("/w"));
+        for (folder, file) in [
+            ("locks", format!("{key}.lock")),
+            ("journals", format!("{key}.journal")),
+        ] {
+            fs::create_dir_all(state.path().join(folder)).unwrap();
+            std::os::unix::fs::symlink(&target, state.path().join(folder).join(file)).unwrap();
+        }
+        let e = WorkspaceLock::take(state.path(), Path::new("/w"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("symlink"), "{e}");
+        let e = Journal::open(state.path(), Path::new("/w"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("symlink"), "{e}");
+        assert_eq!(fs::read_to_string(&target).unwrap(), "mine");
     }
 }

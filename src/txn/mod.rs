@@ -38,7 +38,7 @@
 mod apply;
 #[cfg(test)]
 mod edge_tests;
-mod fsat;
+pub(crate) mod fsat;
 mod journal;
 mod journal_v1;
 mod lock;

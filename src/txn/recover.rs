@@ -230,6 +230,10 @@ pub fn recover_in_background(state: PathBuf) {
 /// The keys of the workspaces whose journal holds an interrupted apply (`Some(None)`: a version 1 journal folder,
 /// whose workspace is known only once read); `None` when there is nothing to recover.
 fn pending_journals(state: &Path) -> Option<Option<Vec<String>>> {
+    // A symlinked `journals/` is never read here; the next apply refuses it, naming it.
+    if journals_is_a_symlink(state) {
+        return None;
+    }
     let mut keys = Vec::new();
     for e in fs::read_dir(state.join("journals")).ok()?.flatten() {
         let Ok(meta) = e.metadata() else { continue };
@@ -321,8 +325,22 @@ fn unreadable(path: &Path, problem: String) -> Recovery {
     }
 }
 
+/// Whether the state folder's `journals/` is a symlink (never followed: recovery would read and truncate files
+/// wherever it leads).
+fn journals_is_a_symlink(state: &Path) -> bool {
+    fs::symlink_metadata(state.join("journals")).is_ok_and(|m| m.file_type().is_symlink())
+}
+
 /// Recover every journal of `state`, handing each result to `each` as it is made.
 fn recover_each(state: &Path, mut each: impl FnMut(Recovery)) {
+    if journals_is_a_symlink(state) {
+        eprintln!(
+            "local-llm-worker: {} is a symlink; nothing is recovered through it: remove it (journals are never kept \
+             elsewhere)",
+            state.join("journals").display()
+        );
+        return;
+    }
     let Ok(entries) = fs::read_dir(state.join("journals")) else {
         return;
     };
@@ -526,7 +544,7 @@ pub(super) fn validate(
     // The workspace's policy, as a patch would be checked against it: a journal is acted on only in a workspace
     // that has one, and only for paths it allows.
     let scope = match why.is_empty() {
-        true => crate::config::load(root)
+        true => crate::config::load_untrusted(root)
             .and_then(|l| Workspace::new(root.clone(), &l.policy.paths, l.path.as_deref()))
             .map_err(|e| {
                 why.push(format!(

@@ -45,10 +45,21 @@ impl Ws {
         self.root().to_string_lossy().into_owned()
     }
 
+    /// Write `text` at `rel`. A policy file (`local-llm-worker.toml` at any depth) is also trusted, as it is now,
+    /// in the tests' state folder ([`test_state`]) through the real `local-llm-worker trust`; a test that runs the
+    /// worker with another state folder calls [`Ws::trust_in`].
     pub fn write(&self, rel: &str, text: &str) {
         let p = self.dir.path().join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
+        std::fs::write(&p, text).unwrap();
+        if p.file_name().is_some_and(|n| n == "local-llm-worker.toml") {
+            trust(&test_state(), p.parent().unwrap());
+        }
+    }
+
+    /// Trust the workspace's policy, as it is now, in the state folder `state`.
+    pub fn trust_in(&self, state: &Path) {
+        trust(state, &self.root());
     }
 
     pub fn read(&self, rel: &str) -> String {
@@ -104,6 +115,33 @@ pub fn cli(args: &[&str]) -> Output {
         .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap()
+}
+
+/// Trust the policy of the workspace at `root` (its `local-llm-worker.toml`), as it is now, in the state folder
+/// `state`, with the real `local-llm-worker trust`. A policy the worker refuses (invalid, another user's) stays
+/// untrusted: the test then sees that refusal.
+pub fn trust(state: &Path, root: &Path) {
+    trust_with(state, root, None);
+}
+
+/// [`trust`] for the policy file `config` that `LOCAL_LLM_CONFIG` names for the workspace at `root`.
+pub fn trust_config(state: &Path, root: &Path, config: &Path) {
+    trust_with(state, root, Some(config));
+}
+
+fn trust_with(state: &Path, root: &Path, config: Option<&Path>) {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("trust")
+        .arg("--workspace-root")
+        .arg(root)
+        .env_remove("LOCAL_LLM_CONFIG")
+        .env("LOCAL_LLM_STATE_DIR", state)
+        .env("LOCAL_LLM_LEDGER", test_ledger());
+    if let Some(c) = config {
+        cmd.env("LOCAL_LLM_CONFIG", c)
+            .env("LOCAL_LLM_ALLOWED_ROOTS", root);
+    }
+    let _ = cmd.output().unwrap();
 }
 
 /// The state folder (journals, locks) of the tests' worker processes (never the user's).

@@ -59,13 +59,13 @@ impl Provider for Scripted {
 
 fn workspace(policy_extra: &str) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
-    std::fs::write(
-        d.path().join("local-llm-worker.toml"),
-        format!(
-            "[provider]\nkind = \"llamacpp\"\nbase_url = \"http://127.0.0.1:1/v1\"\n\n{policy_extra}"
-        ),
-    )
-    .unwrap();
+    let text = format!(
+        "[provider]\nkind = \"llamacpp\"\nbase_url = \"http://127.0.0.1:1/v1\"\n\n{policy_extra}"
+    );
+    let path = d.path().join("local-llm-worker.toml");
+    std::fs::write(&path, &text).unwrap();
+    // The test's own policy, trusted for this process (nothing recorded in a state folder).
+    crate::trust::allow_in_process(&path, &crate::digest::sha256_hex(text.as_bytes()));
     std::fs::write(d.path().join("a.py"), "x = 1\ny = 2\n").unwrap();
     d
 }
