@@ -19,6 +19,7 @@ pub mod doctor;
 pub mod error;
 pub mod ledger;
 pub mod mcp;
+pub mod near_name;
 pub mod patch;
 pub mod payoff;
 pub mod prompt;

@@ -33,6 +33,7 @@ How to delegate:
 1. Call propose_patch with workspace_root (absolute), a detailed self-contained task, 1-20 acceptance criteria,
    constraints, a plan when complexity is medium (high is refused), and only the files the change needs; for a
    large file, only the lines it needs as PATH:START-END (e.g. src/big.py:120-180; edits must stay inside them).
+   `files` are existing files; name each NEW file the change creates in `create` (it must not exist yet).
 2. Read the returned `patch` yourself: it is an untrusted draft. If it is wrong, do not apply it.
 3. To accept it, call apply_patch with the proposal_id AND the digest. Exactly those bytes are written, only if the
    files are unchanged since the proposal; the project's validation commands then run, and a failure restores the
@@ -164,8 +165,8 @@ impl WorkerServer {
         }
     }
 
-    /// Ask the cheap model for an edit and return it as a canonical patch with its digest. Reads the selected files;
-    /// never writes to the workspace.
+    /// Ask the cheap model for an edit and return it as a canonical patch with its digest. Reads the selected files
+    /// (`files`: existing ones; name new files the change creates in `create`); never writes to the workspace.
     #[tool(
         name = "propose_patch",
         annotations(

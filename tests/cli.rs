@@ -136,7 +136,11 @@ fn canonical_patches_pass_git_apply_check_and_carry_git_blob_ids() {
     ws.write("src/crlf.txt", "a\r\nb\r\n");
     let root = ws.root();
     assert!(git(&root, &["init", "-q"]).status.success());
-    let out = propose(&ws, &["src/value.py", "src/new_mod.py"], &["--json"]);
+    let out = propose(
+        &ws,
+        &["src/value.py"],
+        &["--json", "--create", "src/new_mod.py"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let patch = v["patch"].as_str().unwrap();
@@ -393,11 +397,11 @@ fn refuses_paths_outside_scope() {
         // A misspelled path is not sent to the model as a file to create.
         (
             "src/valeu.py",
-            "src/valeu.py does not exist, but src/value.py does next to it",
+            "src/valeu.py does not exist (did you mean src/value.py?)",
         ),
         (
             "src/VALUE.py",
-            "src/VALUE.py does not exist, but src/value.py does",
+            "src/VALUE.py does not exist (did you mean src/value.py?)",
         ),
         ("src/private/k.py", "denied by [paths] denied"),
         ("src/link.py", "is a symlink"),
@@ -860,4 +864,70 @@ fn the_workspace_root_may_be_relative_or_left_out_and_is_found_from_a_subfolder(
     assert!(!out.status.success());
     assert!(stderr(&out).contains("init-project"), "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(lone.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_new_file_declared_in_create_next_to_a_similar_name_is_created() {
+    // test_b.py beside test_a.py: a near name is no reason to refuse a file the request says it creates.
+    let s = scripted(vec![Reply::chat(
+        "--- /dev/null\n+++ b/src/test_b.py\n@@ -0,0 +1,2 @@\n+def test_b():\n+    assert True\n",
+    )]);
+    let ws = sample(&s.base_url, "[edit]\nformat = \"udiff\"\n");
+    ws.write("src/test_a.py", "def test_a():\n    assert True\n");
+    let out = propose(
+        &ws,
+        &["src/test_a.py"],
+        &["--json", "--create", "src/test_b.py"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let created: Vec<_> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["status"] == "created")
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(created, ["src/test_b.py"], "{v}");
+    assert!(!ws.root().join("src/test_b.py").exists(), "propose wrote");
+}
+
+#[test]
+fn a_missing_file_not_declared_as_created_is_refused_with_a_did_you_mean() {
+    // `--file itertoolz.py` from the project root when the file is toolz/itertoolz.py: refused before any model
+    // call, naming the file that exists.
+    let s = scripted(vec![Reply::chat(EDIT_JSON)]);
+    let ws = Ws::new(&s.base_url, "[paths]\nallowed = [\"**/*.py\"]\n");
+    ws.write("toolz/itertoolz.py", "def f():\n    return 1\n");
+    ws.write("toolz/dicttoolz.py", "def g():\n    return 1\n");
+    let before = ws.snapshot();
+    assert_refused(
+        &ws,
+        propose(&ws, &["itertoolz.py"], &[]),
+        "itertoolz.py does not exist (did you mean toolz/itertoolz.py?)",
+    );
+    assert_refused(
+        &ws,
+        propose(&ws, &["itertoolz.py"], &[]),
+        "list it in create (CLI: propose --create itertoolz.py)",
+    );
+    assert!(
+        s.requests.lock().unwrap().is_empty(),
+        "a missing file reached the model"
+    );
+    assert_eq!(ws.snapshot(), before);
+}
+
+#[test]
+fn a_file_declared_in_create_that_exists_is_refused() {
+    let s = scripted(vec![Reply::chat(EDIT_JSON)]);
+    let ws = sample(&s.base_url, "");
+    let before = ws.snapshot();
+    assert_refused(
+        &ws,
+        propose(&ws, &[], &["--create", "src/value.py"]),
+        "src/value.py is listed in create but exists already",
+    );
+    assert!(s.requests.lock().unwrap().is_empty());
+    assert_eq!(ws.snapshot(), before);
 }

@@ -279,9 +279,9 @@ impl Draft {
 pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
     req.unknown.refuse("propose_patch")?;
     let medium = req.task.check()?;
-    if req.task.files.is_empty() {
+    if req.task.files.is_empty() && req.task.create.is_empty() {
         return Err(invalid(
-            "files is empty; select the file(s) the model should see and edit",
+            "files is empty; select the file(s) the model should see and edit, or name the new files in create",
         ));
     }
     let (ws, loaded) = open_workspace(&req.workspace_root)?;
@@ -292,7 +292,8 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
         // so) not at all confined.
         confine::check_available(policy.validation.isolation)?;
     }
-    let selection = ws.read_selection(&req.task.files, &policy.limits)?;
+    let selection =
+        ws.read_selection_creating(&req.task.files, &req.task.create, &policy.limits)?;
     let (format, schema) = answer_format(&policy, &selection, &req.task.complexity);
     let messages = prompt::messages(&req.task, &selection.files, &selection.focus, format);
     let pinned = match (&schema, policy.candidates()) {
