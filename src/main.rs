@@ -10,7 +10,7 @@ use local_llm_delegator::config::{self, EditFormat, ProviderKind};
 use local_llm_delegator::error::IoContext;
 use local_llm_delegator::service::{self, Call, DelegateRequest, ProposeRequest, Service};
 use local_llm_delegator::task::{OutputFormat, Task, TaskKind};
-use local_llm_delegator::{Error, calibrate, doctor, ledger, mcp, render, scope, txn};
+use local_llm_delegator::{Error, calibrate, doctor, ledger, mcp, render, sandbox, scope, txn};
 
 #[derive(Parser)]
 #[command(
@@ -100,7 +100,8 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Ask the model for a patch; prints it with its digest. Never writes to the workspace.
+    /// Ask the model for a patch; prints it with its digest. Never writes to the workspace. Exits 3 when the patch
+    /// fails the project's checks (validation on propose): it is printed, framed by a banner, for you to read.
     Propose {
         #[command(flatten)]
         task: TaskArgs,
@@ -282,20 +283,35 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let _ = COLOR.set(cli.color);
     match run(cli.command) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err((e, json)) => {
             if json {
                 let v = serde_json::json!({ "error": e.refusal() });
                 println!("{v}");
             }
-            eprintln!("error: {}", e.render().replace('\n', " "));
+            eprintln!("error: {}", shown_error(&e));
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(command: Command) -> Result<(), (Error, bool)> {
+/// `propose`'s exit code when it returns a patch that fails the project's checks (validation on propose).
+const EXIT_CHECKS_FAILED: u8 = 3;
+
+/// An error as one line, except a failed check's report, whose output keeps its lines (indented under the first).
+fn shown_error(e: &Error) -> String {
+    let text = e.render();
+    if matches!(e, Error::ValidationFailed(_)) {
+        return text.replace('\n', "\n  ");
+    }
+    text.replace('\n', " ")
+}
+
+fn run(command: Command) -> Result<ExitCode, (Error, bool)> {
     let json = command.json();
+    if let Command::Propose { task, out, json } = command {
+        return propose(task, out, json).map_err(|e| (e, json));
+    }
     match command {
         Command::Mcp => serve(),
         Command::InitProject {
@@ -303,7 +319,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             provider,
             force,
         } => init_project(workspace_root, provider, force),
-        Command::Propose { task, out, json } => propose(task, out, json),
+        Command::Propose { .. } => Ok(()),
         Command::Delegate {
             task_kind,
             task,
@@ -335,6 +351,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             json,
         } => calibrate_cmd(workspace_root, write, quick, formats, json),
     }
+    .map(|()| ExitCode::SUCCESS)
     .map_err(|e| (e, json))
 }
 
@@ -358,7 +375,8 @@ fn init_project(
     Ok(())
 }
 
-fn propose(t: TaskArgs, out: Option<PathBuf>, json: bool) -> Result<(), Error> {
+/// `propose`: exits [`EXIT_CHECKS_FAILED`] when the patch it prints fails the project's checks.
+fn propose(t: TaskArgs, out: Option<PathBuf>, json: bool) -> Result<ExitCode, Error> {
     let mut call = t.call();
     let waiting = Waiting::start(&mut call);
     let req = ProposeRequest {
@@ -377,7 +395,11 @@ fn propose(t: TaskArgs, out: Option<PathBuf>, json: bool) -> Result<(), Error> {
     } else {
         print_styled(&render::proposal(&r, ledger::path().as_deref()));
     }
-    Ok(())
+    if let Some(notice) = &r.checks_failed {
+        eprintln!("error: {notice}");
+        return Ok(ExitCode::from(EXIT_CHECKS_FAILED));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn delegate(
@@ -446,6 +468,10 @@ fn recover(json: bool) -> Result<(), Error> {
         ));
     };
     let (done, stuck) = txn::recover_all_within(&state, txn::recover_timeout());
+    let orphans = sandbox::parent_dir().map_or(0, |p| sandbox::remove_orphans(&p));
+    if !json && orphans > 0 {
+        println!("removed {orphans} validation sandbox folder(s) left by killed workers");
+    }
     if json {
         print_json(&done);
     } else if done.is_empty() && stuck.is_none() {

@@ -255,6 +255,12 @@ pub fn serve_stdio() -> anyhow::Result<()> {
     if let Some(state) = crate::ledger::state_dir() {
         crate::txn::recover_in_background(state);
     }
+    // Sandboxes left by killed workers go, on a thread of their own (one readdir when there are none).
+    if let Ok(parent) = crate::sandbox::parent_dir() {
+        let _ = std::thread::Builder::new()
+            .name("sandbox-orphans".into())
+            .spawn(move || crate::sandbox::remove_orphans(&parent));
+    }
     rt.block_on(async {
         let server = WorkerServer::new(Arc::new(Service::new()));
         let (stdin, stdout) = rmcp::transport::stdio();

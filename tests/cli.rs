@@ -317,6 +317,8 @@ fn refuses_a_workspace_without_policy_unless_allowed() {
         ])
         .env("LOCAL_LLM_ALLOWED_ROOTS", root.parent().unwrap())
         .env_remove("LOCAL_LLM_CONFIG")
+        .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap();
     assert!(
@@ -350,6 +352,8 @@ fn refuses_a_workspace_without_policy_unless_allowed() {
             "a.py",
         ])
         .env("LOCAL_LLM_CONFIG", "/no/such/policy.toml")
+        .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap();
     assert!(
@@ -930,4 +934,25 @@ fn a_file_declared_in_create_that_exists_is_refused() {
     );
     assert!(s.requests.lock().unwrap().is_empty());
     assert_eq!(ws.snapshot(), before);
+}
+
+#[test]
+fn the_tests_leave_no_ledger_or_state_in_the_temporary_folder() {
+    // A test-like command: a refused propose is recorded in the tests' own ledger, which lives under target/.
+    let s = scripted(vec![Reply::chat(EDIT_JSON)]);
+    let ws = sample(&s.base_url, "");
+    let out = propose(&ws, &["src/missing.py"], &[]);
+    assert!(!out.status.success());
+    let recorded = std::fs::read_to_string(test_ledger()).unwrap();
+    assert!(recorded.contains("refused:scope"), "{recorded}");
+    let pid = std::process::id().to_string();
+    let tmp = std::env::temp_dir();
+    let left: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("llw-test-") && n.contains(&pid))
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "left in {}", tmp.display());
+    assert!(!test_ledger().starts_with(&tmp) && !test_state().starts_with(&tmp));
 }

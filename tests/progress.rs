@@ -51,6 +51,7 @@ fn sample(
         let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
             c.arg("mcp")
                 .env("LOCAL_LLM_LEDGER", &ledger)
+                .env("LOCAL_LLM_STATE_DIR", test_state())
                 .env_remove("LOCAL_LLM_CONFIG");
         }))
         .unwrap();

@@ -36,6 +36,7 @@ fn run_with_key(args: &[&str], var: &str) -> std::process::Output {
         .env_remove("LOCAL_LLM_CONFIG")
         .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
         .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .env(var, SENTINEL)
         .output()
         .unwrap()
@@ -324,6 +325,7 @@ fn auth_failures_name_the_variable_and_never_the_key() {
         .args(&refs)
         .env_remove("OPENROUTER_API_KEY")
         .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap();
     assert!(
@@ -365,6 +367,7 @@ fn a_sentinel_key_appears_in_no_output_and_no_file_on_any_error_path() {
                 .args(&refs)
                 .env("OPENROUTER_API_KEY", SENTINEL)
                 .env("LOCAL_LLM_LEDGER", &ledger)
+                .env("LOCAL_LLM_STATE_DIR", test_state())
                 .output()
                 .unwrap();
             for text in [stdout(&out), stderr(&out)] {
@@ -525,12 +528,14 @@ fn stats_summarise_the_ledger() {
         std::process::Command::new(BIN)
             .args(&refs)
             .env("LOCAL_LLM_LEDGER", &ledger)
+            .env("LOCAL_LLM_STATE_DIR", test_state())
             .output()
             .unwrap();
     }
     let out = std::process::Command::new(BIN)
         .args(["stats", "--json"])
         .env("LOCAL_LLM_LEDGER", &ledger)
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -619,6 +624,7 @@ fn a_server_that_echoes_the_key_gets_its_answer_refused_and_the_key_reaches_noth
                 .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
                 .env("OPENROUTER_API_KEY", SENTINEL)
                 .env("LOCAL_LLM_LEDGER", &ledger)
+                .env("LOCAL_LLM_STATE_DIR", test_state())
                 .output()
                 .unwrap();
             assert!(!out.status.success(), "{what}: {}", stdout(&out));
@@ -750,7 +756,8 @@ fn the_plugin_key_variable_is_used_when_the_policy_variable_is_unset() {
             .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
             .env_remove("OPENROUTER_API_KEY")
             .env_remove("LOCAL_LLM_API_KEY")
-            .env("LOCAL_LLM_LEDGER", test_ledger());
+            .env("LOCAL_LLM_LEDGER", test_ledger())
+            .env("LOCAL_LLM_STATE_DIR", test_state());
         for (k, v) in env {
             c.env(k, v);
         }
@@ -797,6 +804,8 @@ fn the_plugin_key_variable_is_used_when_the_policy_variable_is_unset() {
     let mut doctor = std::process::Command::new(BIN);
     let d = doctor
         .args(["doctor", "--workspace-root", &ws.root_str()])
+        .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .env_remove("OPENROUTER_API_KEY")
         .env("LOCAL_LLM_API_KEY", SENTINEL)
         .output()

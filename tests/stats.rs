@@ -82,6 +82,7 @@ fn stats(args: &[&str], ledger: &std::path::Path) -> std::process::Output {
         .arg("stats")
         .args(args)
         .env("LOCAL_LLM_LEDGER", ledger)
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap()
 }
