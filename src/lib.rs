@@ -22,6 +22,7 @@ pub mod mcp;
 pub mod near_name;
 pub mod patch;
 pub mod payoff;
+pub mod project;
 pub mod prompt;
 pub mod proposal;
 pub mod provider;

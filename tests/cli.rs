@@ -718,7 +718,7 @@ fn init_project_writes_a_commented_policy_and_never_overwrites_without_force() {
         "{text}"
     );
     assert!(
-        text.contains("commands = [\"cargo check --quiet --offline\"]"),
+        text.contains("commands = [\"cargo test --quiet --offline\"]"),
         "{text}"
     );
     std::fs::write(root.join("local-llm-worker.toml"), "# mine\n").unwrap();
