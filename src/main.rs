@@ -309,8 +309,15 @@ fn shown_error(e: &Error) -> String {
 
 fn run(command: Command) -> Result<ExitCode, (Error, bool)> {
     let json = command.json();
-    if let Command::Propose { task, out, json } = command {
-        return propose(task, out, json).map_err(|e| (e, json));
+    match command {
+        Command::Propose { task, out, json } => {
+            return propose(task, out, json).map_err(|e| (e, json));
+        }
+        Command::Doctor {
+            workspace_root,
+            provider,
+        } => return doctor_cmd(workspace_root, provider).map_err(|e| (e, json)),
+        _ => {}
     }
     match command {
         Command::Mcp => serve(),
@@ -327,10 +334,7 @@ fn run(command: Command) -> Result<ExitCode, (Error, bool)> {
             max_output_tokens,
             json,
         } => delegate(task_kind, task, output_format, max_output_tokens, json),
-        Command::Doctor {
-            workspace_root,
-            provider,
-        } => doctor_cmd(workspace_root, provider),
+        Command::Doctor { .. } => Ok(()),
         Command::Recover { json } => recover(json),
         Command::Stats {
             workspace,
@@ -444,20 +448,22 @@ fn delegate(
     Ok(())
 }
 
+/// `doctor`: one line per check; exits 1 when one failed, saying how many (the FAIL lines carry their fixes).
 fn doctor_cmd(
     workspace_root: Option<PathBuf>,
     provider: Option<ProviderKind>,
-) -> Result<(), Error> {
+) -> Result<ExitCode, Error> {
     let root = workspace_for(workspace_root)?;
     let checks = doctor::run(&root, provider);
     for c in &checks {
         println!("{c}");
     }
     match checks.iter().filter(|c| !c.ok).count() {
-        0 => Ok(()),
-        n => Err(Error::InvalidArgument(format!(
-            "{n} check(s) failed; see the FAIL lines above"
-        ))),
+        0 => Ok(ExitCode::SUCCESS),
+        n => {
+            eprintln!("doctor: {n} check(s) failed; each FAIL line above says how to fix it");
+            Ok(ExitCode::FAILURE)
+        }
     }
 }
 

@@ -255,7 +255,10 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::InvalidArgument(msg.into())
 }
 
-fn check_list(name: &str, items: &[String], min: usize, max: usize) -> Result<()> {
+/// Check a list field, whose command-line flag is `flag` (the refusal names both: the same check serves MCP and
+/// the CLI).
+fn check_list(name: &str, flag: &str, items: &[String], min: usize, max: usize) -> Result<()> {
+    let name = format!("{name} (on the command line: {flag})");
     if items.len() < min {
         return Err(invalid(format!(
             "{name} needs at least {min} item(s): say how the result will be checked"
@@ -283,12 +286,19 @@ impl Task {
         }
         check_list(
             "acceptance_criteria",
+            "--accept",
             &self.acceptance_criteria,
             1,
             MAX_ACCEPTANCE_CRITERIA,
         )?;
-        check_list("constraints", &self.constraints, 0, MAX_CONSTRAINTS)?;
-        check_list("plan", &self.plan, 0, MAX_PLAN_STEPS)?;
+        check_list(
+            "constraints",
+            "--constraint",
+            &self.constraints,
+            0,
+            MAX_CONSTRAINTS,
+        )?;
+        check_list("plan", "--plan", &self.plan, 0, MAX_PLAN_STEPS)?;
         let medium = match self.complexity {
             Complexity::Low => false,
             Complexity::Medium => true,

@@ -220,7 +220,7 @@ fn refuses_bad_requests_before_calling_the_model() {
     assert_refused(
         &ws,
         run(base("t", "low"), &[]),
-        "acceptance_criteria needs at least 1",
+        "acceptance_criteria (on the command line: --accept) needs at least 1",
     );
     let many: Vec<&str> = (0..21).flat_map(|_| ["--accept", "c"]).collect();
     assert_refused(&ws, run(base("t", "low"), &many), "at most 20");
@@ -955,4 +955,38 @@ fn the_tests_leave_no_ledger_or_state_in_the_temporary_folder() {
         .collect();
     assert_eq!(left, Vec::<String>::new(), "left in {}", tmp.display());
     assert!(!test_ledger().starts_with(&tmp) && !test_state().starts_with(&tmp));
+}
+
+#[test]
+fn a_failing_doctor_says_how_many_checks_failed_instead_of_invalid_argument() {
+    let ws = Ws::new(&unreachable_base_url(), "");
+    let out = cli(&["doctor", "--workspace-root", &ws.root_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("doctor: ") && err.contains("check(s) failed"),
+        "{err}"
+    );
+    assert!(!err.contains("invalid argument"), "{err}");
+}
+
+#[test]
+fn a_missing_acceptance_criterion_on_the_cli_names_the_accept_flag() {
+    let ws = sample("http://127.0.0.1:9/v1", "");
+    let out = cli(&[
+        "propose",
+        "--workspace-root",
+        &ws.root_str(),
+        "--task",
+        "t",
+        "--complexity",
+        "low",
+        "--file",
+        "src/value.py",
+    ]);
+    assert_refused(
+        &ws,
+        out,
+        "(on the command line: --accept) needs at least 1 item(s)",
+    );
 }
