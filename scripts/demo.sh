@@ -29,7 +29,8 @@ BIN=$ROOT/target/release/local-llm-worker
 DEMO_STATE=$(mktemp -d "${TMPDIR:-/tmp}/llw-demo-state.XXXXXX")
 export LOCAL_MODEL_STATE=$DEMO_STATE/model
 export LOCAL_LLM_STATE_DIR=$DEMO_STATE/worker
-export LOCAL_LLM_LEDGER=$DEMO_STATE/worker/ledger.jsonl
+# DEMO_LEDGER=FILE keeps the demo's ledger lines in FILE instead (to run `stats` on several demo runs).
+export LOCAL_LLM_LEDGER=${DEMO_LEDGER:-$DEMO_STATE/worker/ledger.jsonl}
 # The sample project and the patch file go when the demo ends (KEEP_DEMO=1 keeps them to look at; KEEP_MODEL=1
 # leaves the demo's model server running, its state in $DEMO_STATE/model).
 cleanup() {
