@@ -23,16 +23,28 @@ step "build (cargo build --release --locked)"
 cargo build --release --locked
 BIN=$ROOT/target/release/local-llm-worker
 
-step "start the local model server (llama.cpp + SmolLM2-135M, one thread)"
-URL=$(LOCAL_MODEL_PORT=${LOCAL_MODEL_PORT:-0} scripts/local-model.sh start)
-echo "model server: $URL"
-STARTED_HERE=1
-# The sample project and the patch file go when the demo ends (KEEP_DEMO=1 keeps them to look at).
+# The demo's own state, never the user's: its model server (a free port, its pid/url/log in a folder of its own, so a
+# server the user started with scripts/local-model.sh is neither reused nor stopped), and the worker's state folder
+# and ledger (the user's `stats` never counts the demo). All of it goes when the demo ends.
+DEMO_STATE=$(mktemp -d "${TMPDIR:-/tmp}/llw-demo-state.XXXXXX")
+export LOCAL_MODEL_STATE=$DEMO_STATE/model
+export LOCAL_LLM_STATE_DIR=$DEMO_STATE/worker
+# DEMO_LEDGER=FILE keeps the demo's ledger lines in FILE instead (to run `stats` on several demo runs).
+export LOCAL_LLM_LEDGER=${DEMO_LEDGER:-$DEMO_STATE/worker/ledger.jsonl}
+# The sample project and the patch file go when the demo ends (KEEP_DEMO=1 keeps them to look at; KEEP_MODEL=1
+# leaves the demo's model server running, its state in $DEMO_STATE/model).
 cleanup() {
-  [ "${KEEP_MODEL:-0}" = 1 ] || [ -z "${STARTED_HERE:-}" ] || scripts/local-model.sh stop
+  if [ "${KEEP_MODEL:-0}" != 1 ]; then
+    scripts/local-model.sh stop
+    rm -rf -- "$DEMO_STATE"
+  fi
   [ "${KEEP_DEMO:-0}" = 1 ] || { [ -z "${WS:-}" ] || rm -rf -- "$WS" "$WS.patch"; }
 }
 trap cleanup EXIT
+
+step "start the demo's own local model server (llama.cpp + SmolLM2-135M, one thread, a free port)"
+URL=$(LOCAL_MODEL_PORT=0 scripts/local-model.sh start)
+echo "model server: $URL"
 
 WS=$(mktemp -d "${TMPDIR:-/tmp}/llw-demo.XXXXXX")
 step "sample project in $WS"
@@ -68,8 +80,14 @@ TASK='Change the value of GREETING from "Hello" to "Hi".'
 step "propose"
 echo "task: $TASK"
 PATCH=$WS.patch
-if ! "$BIN" propose --workspace-root "$WS" --task "$TASK" --accept 'GREETING is "Hi"' \
-     --complexity low --file greeting.py --out "$PATCH"; then
+rc=0
+"$BIN" propose --workspace-root "$WS" --task "$TASK" --accept 'GREETING is "Hi"' \
+  --complexity low --file greeting.py --out "$PATCH" || rc=$?
+if [ "$rc" = 3 ]; then
+  echo
+  echo "DEMO FAILED: the model's patch fails the project's test (exit 3, output above), so it is not applied. The 135M model is weak; run the demo again." >&2
+  exit 1
+elif [ "$rc" != 0 ]; then
   echo
   echo "DEMO FAILED: the model's answer was refused (reason above). The 135M model is weak; run the demo again." >&2
   exit 1

@@ -128,6 +128,10 @@ pub struct Row {
     pub total_tokens: u64,
     /// Model milliseconds: those of the proposals made, plus the whole time of the refused ones.
     pub model_ms: u64,
+    /// Why the proposals that were not made were refused (the refusal's kind and the start of its message), one per
+    /// refused case, in case order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<String>,
 }
 
 impl Row {
@@ -316,6 +320,7 @@ pub fn run(
             correct: 0,
             total_tokens: 0,
             model_ms: 0,
+            refused: Vec::new(),
         };
         for (ran, case) in plan.cases.iter().enumerate() {
             if call.watch.is_cancelled() {
@@ -392,8 +397,11 @@ fn run_case(
             Ok(())
         }
         Err(Error::Cancelled) => Err(Error::Cancelled),
-        Err(_) => {
+        Err(e) => {
             row.model_ms += started.elapsed().as_millis() as u64;
+            let r = e.refusal();
+            row.refused
+                .push(crate::error::excerpt(&r.message.replace('\n', " "), 160));
             Ok(())
         }
     }
@@ -477,6 +485,15 @@ pub fn render(r: &Report) -> String {
             row.seconds_per_correct()
                 .map_or("-".to_string(), |s| format!("{s:.1}"))
         ));
+        // Why a proposal was not made, so that `valid 0/1, tokens 0` is not a riddle (the first reason, and how many
+        // more).
+        if let Some(first) = row.refused.first() {
+            let more = match row.refused.len() {
+                1 => String::new(),
+                n => format!(" (and {} more refused)", n - 1),
+            };
+            out.push_str(&format!("  refused: {first}{more}\n"));
+        }
     }
     out.push('\n');
     match &r.recommendation {

@@ -1230,14 +1230,16 @@ impl ProjectKind {
         }
     }
 
-    fn check(self) -> Option<&'static str> {
+    /// The check a project of this kind gets when nothing more is known ([`crate::project::Project::detect`] knows
+    /// more: the project's own test command, its virtualenv).
+    pub fn check(self) -> Option<&'static str> {
         match self {
-            ProjectKind::Rust => Some("cargo check --quiet --offline"),
+            ProjectKind::Rust => Some("cargo test --quiet --offline"),
             ProjectKind::Node => Some("npm test --silent"),
             ProjectKind::Python => Some("python3 -m compileall -q ."),
             // unittest finds the test_*.py files of the folder and runs them (an import error fails too).
             ProjectKind::PythonTests => Some("python3 -m unittest -q"),
-            ProjectKind::Go => Some("go vet ./..."),
+            ProjectKind::Go => Some("go test ./..."),
             ProjectKind::Other => None,
         }
     }
@@ -1252,8 +1254,14 @@ fn toml_list(items: &[&str]) -> String {
 /// default a policy gets without it (`Limits::DEFAULT`, `Validation::default()`...), but for the provider's URL, key
 /// variable and models, and the project's paths and check.
 pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
+    template_for(kind, &crate::project::Project::of(project))
+}
+
+/// [`template`] for a project as [`crate::project::Project::detect`] found it: its own test command, and its
+/// virtualenvs and gitignored folders denied.
+pub fn template_for(kind: ProviderKind, project: &crate::project::Project) -> String {
     [
-        template_header(project),
+        template_header(project.kind),
         template_provider(kind),
         template_models(kind),
         template_paths(project, &Paths::default()),
@@ -1384,8 +1392,13 @@ pro = "{pro}"
     )
 }
 
-/// `[paths]`: the project's globs, no further denial or unlock, and `p`'s hard-link rule.
-fn template_paths(project: ProjectKind, p: &Paths) -> String {
+/// `[paths]`: the project's globs, its folders to leave out, no unlock, and `p`'s hard-link rule.
+fn template_paths(project: &crate::project::Project, p: &Paths) -> String {
+    let denied_note = if project.denied.is_empty() {
+        ""
+    } else {
+        "# init-project left out the project's virtualenvs, tool environments and the folders .gitignore names.\n"
+    };
     format!(
         r#"[paths]
 # Files the model may see and edit. Patterns read as in .gitignore: a leading / anchors at the workspace root, a
@@ -1395,7 +1408,7 @@ allowed = {allowed}
 # Never read or written (a pattern there also covers all under a folder it matches), on top of the built-in denials
 # (.git/, every local-llm-worker.toml, any path through a symlink, and the secret-looking names below); denials
 # match in any case.
-denied = []
+{denied_note}denied = {denied}
 # Secret-looking files stay denied unless listed here explicitly, e.g. ["**/.env.example"]. At any depth:
 {secret_names}
 unlock_secrets = []
@@ -1404,7 +1417,14 @@ unlock_secrets = []
 # never written either way.
 allow_hard_links = {allow_hard_links}
 "#,
-        allowed = toml_list(project.allowed()),
+        allowed = toml_list(project.kind.allowed()),
+        denied = toml_list(
+            &project
+                .denied
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+        ),
         allow_hard_links = p.allow_hard_links,
         secret_names = comment_lines(&crate::scope::secret_names().join(", ")),
     )
@@ -1467,11 +1487,14 @@ request_timeout_secs = {}
 }
 
 /// `[validation]`: the project's check, and every other value of `v`.
-fn template_validation(project: ProjectKind, v: &Validation) -> String {
-    let checks = match project.check() {
+fn template_validation(project: &crate::project::Project, v: &Validation) -> String {
+    let mut checks = match &project.check {
         Some(c) => format!("commands = [{c:?}]"),
         None => "commands = []  # e.g. [\"make test\"]".to_string(),
     };
+    if let Some(found) = &project.found {
+        checks = format!("# The project's own test command, found from {found}.\n{checks}");
+    }
     let list = |items: &[String]| toml_list(&items.iter().map(String::as_str).collect::<Vec<_>>());
     format!(
         r#"[validation]
@@ -1587,7 +1610,7 @@ pub fn init_project(root: &Path, kind: ProviderKind, force: bool) -> Result<Path
             path.display()
         )));
     }
-    let text = template(kind, ProjectKind::detect(root));
+    let text = template_for(kind, &crate::project::Project::detect(root));
     // The template must always be a policy this binary accepts.
     parse(&text, &path)?;
     let mut tmp = tempfile::NamedTempFile::new_in(root).at("cannot write in", root)?;

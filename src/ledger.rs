@@ -131,6 +131,10 @@ pub fn state_dir() -> Option<PathBuf> {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
+    if cfg!(test) {
+        // The crate's own unit tests never touch the user's state: only a folder they name.
+        return var("LOCAL_LLM_STATE_DIR");
+    }
     var("LOCAL_LLM_STATE_DIR")
         .or_else(|| var("CLAUDE_PLUGIN_DATA"))
         .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("local-llm-delegator")))
@@ -139,6 +143,7 @@ pub fn state_dir() -> Option<PathBuf> {
 
 /// Where the ledger is kept: `LOCAL_LLM_LEDGER`, else `ledger.jsonl` in [`state_dir`].
 pub fn path() -> Option<PathBuf> {
+    // (In the crate's unit tests, [`state_dir`] is only a folder they name: they never write the user's ledger.)
     std::env::var_os("LOCAL_LLM_LEDGER")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)

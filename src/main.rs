@@ -10,7 +10,9 @@ use local_llm_delegator::config::{self, EditFormat, ProviderKind};
 use local_llm_delegator::error::IoContext;
 use local_llm_delegator::service::{self, Call, DelegateRequest, ProposeRequest, Service};
 use local_llm_delegator::task::{OutputFormat, Task, TaskKind};
-use local_llm_delegator::{Error, calibrate, doctor, ledger, mcp, render, scope, screen, trust, txn};
+use local_llm_delegator::{
+    Error, calibrate, doctor, ledger, mcp, render, sandbox, scope, screen, trust, txn,
+};
 
 #[derive(Parser)]
 #[command(
@@ -123,7 +125,8 @@ enum Command {
         #[arg(long)]
         workspace_root: Option<PathBuf>,
     },
-    /// Ask the model for a patch; prints it with its digest. Never writes to the workspace.
+    /// Ask the model for a patch; prints it with its digest. Never writes to the workspace. Exits 3 when the patch
+    /// fails the project's checks (validation on propose): it is printed, framed by a banner, for you to read.
     Propose {
         #[command(flatten)]
         task: TaskArgs,
@@ -306,20 +309,42 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let _ = COLOR.set(cli.color);
     match run(cli.command) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err((e, json)) => {
             if json {
                 let v = serde_json::json!({ "error": e.refusal() });
                 println!("{v}");
             }
-            eprint_plain(&format!("error: {}\n", e.render().replace('\n', " ")));
+            eprint_plain(&format!("error: {}\n", shown_error(&e)));
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(command: Command) -> Result<(), (Error, bool)> {
+/// `propose`'s exit code when it returns a patch that fails the project's checks (validation on propose).
+const EXIT_CHECKS_FAILED: u8 = 3;
+
+/// An error as one line, except a failed check's report, whose output keeps its lines (indented under the first).
+fn shown_error(e: &Error) -> String {
+    let text = e.render();
+    if matches!(e, Error::ValidationFailed(_)) {
+        return text.replace('\n', "\n  ");
+    }
+    text.replace('\n', " ")
+}
+
+fn run(command: Command) -> Result<ExitCode, (Error, bool)> {
     let json = command.json();
+    match command {
+        Command::Propose { task, out, json } => {
+            return propose(task, out, json).map_err(|e| (e, json));
+        }
+        Command::Doctor {
+            workspace_root,
+            provider,
+        } => return doctor_cmd(workspace_root, provider).map_err(|e| (e, json)),
+        _ => {}
+    }
     match command {
         Command::Mcp => serve(),
         Command::InitProject {
@@ -328,7 +353,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             force,
         } => init_project(workspace_root, provider, force),
         Command::Trust { workspace_root } => trust_cmd(workspace_root),
-        Command::Propose { task, out, json } => propose(task, out, json),
+        Command::Propose { .. } => Ok(()),
         Command::Delegate {
             task_kind,
             task,
@@ -336,10 +361,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             max_output_tokens,
             json,
         } => delegate(task_kind, task, output_format, max_output_tokens, json),
-        Command::Doctor {
-            workspace_root,
-            provider,
-        } => doctor_cmd(workspace_root, provider),
+        Command::Doctor { .. } => Ok(()),
         Command::Recover { json } => recover(json),
         Command::Stats {
             workspace,
@@ -360,6 +382,7 @@ fn run(command: Command) -> Result<(), (Error, bool)> {
             json,
         } => calibrate_cmd(workspace_root, write, quick, formats, json),
     }
+    .map(|()| ExitCode::SUCCESS)
     .map_err(|e| (e, json))
 }
 
@@ -405,7 +428,8 @@ fn trust_cmd(workspace_root: Option<PathBuf>) -> Result<(), Error> {
     Ok(())
 }
 
-fn propose(t: TaskArgs, out: Option<PathBuf>, json: bool) -> Result<(), Error> {
+/// `propose`: exits [`EXIT_CHECKS_FAILED`] when the patch it prints fails the project's checks.
+fn propose(t: TaskArgs, out: Option<PathBuf>, json: bool) -> Result<ExitCode, Error> {
     let mut call = t.call();
     cancel_on_interrupt(&call);
     let waiting = Waiting::start(&mut call);
@@ -425,7 +449,11 @@ fn propose(t: TaskArgs, out: Option<PathBuf>, json: bool) -> Result<(), Error> {
     } else {
         print_styled(&render::proposal(&r, ledger::path().as_deref()));
     }
-    Ok(())
+    if let Some(notice) = &r.checks_failed {
+        eprintln!("error: {notice}");
+        return Ok(ExitCode::from(EXIT_CHECKS_FAILED));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn delegate(
@@ -471,20 +499,22 @@ fn delegate(
     Ok(())
 }
 
+/// `doctor`: one line per check; exits 1 when one failed, saying how many (the FAIL lines carry their fixes).
 fn doctor_cmd(
     workspace_root: Option<PathBuf>,
     provider: Option<ProviderKind>,
-) -> Result<(), Error> {
+) -> Result<ExitCode, Error> {
     let root = workspace_for(workspace_root)?;
     let checks = doctor::run(&root, provider);
     for c in &checks {
         print_plain(&format!("{c}\n"));
     }
     match checks.iter().filter(|c| !c.ok).count() {
-        0 => Ok(()),
-        n => Err(Error::InvalidArgument(format!(
-            "{n} check(s) failed; see the FAIL lines above"
-        ))),
+        0 => Ok(ExitCode::SUCCESS),
+        n => {
+            eprintln!("doctor: {n} check(s) failed; each FAIL line above says how to fix it");
+            Ok(ExitCode::FAILURE)
+        }
     }
 }
 
@@ -495,6 +525,10 @@ fn recover(json: bool) -> Result<(), Error> {
         ));
     };
     let (done, stuck) = txn::recover_all_within(&state, txn::recover_timeout());
+    let orphans = sandbox::parent_dir().map_or(0, |p| sandbox::remove_orphans(&p));
+    if !json && orphans > 0 {
+        println!("removed {orphans} validation sandbox folder(s) left by killed workers");
+    }
     if json {
         print_json(&done);
     } else if done.is_empty() && stuck.is_none() {

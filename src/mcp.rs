@@ -35,6 +35,7 @@ How to delegate:
 1. Call propose_patch with workspace_root (absolute), a detailed self-contained task, 1-20 acceptance criteria,
    constraints, a plan when complexity is medium (high is refused), and only the files the change needs; for a
    large file, only the lines it needs as PATH:START-END (e.g. src/big.py:120-180; edits must stay inside them).
+   `files` are existing files; name each NEW file the change creates in `create` (it must not exist yet).
 2. Read the returned `patch` yourself: it is an untrusted draft. If it is wrong, do not apply it.
 3. To accept it, call apply_patch with the proposal_id AND the digest. Exactly those bytes are written, only if the
    files are unchanged since the proposal; the project's validation commands then run, and a failure restores the
@@ -240,8 +241,8 @@ impl WorkerServer {
         }
     }
 
-    /// Ask the cheap model for an edit and return it as a canonical patch with its digest. Reads the selected files;
-    /// never writes to the workspace.
+    /// Ask the cheap model for an edit and return it as a canonical patch with its digest. Reads the selected files
+    /// (`files`: existing ones; name new files the change creates in `create`); never writes to the workspace.
     #[tool(
         name = "propose_patch",
         title = "Propose a patch from the cheap model",
@@ -339,6 +340,12 @@ pub fn serve_stdio() -> anyhow::Result<()> {
     // when there is none): an apply to a workspace it has not finished with waits for it, or is refused saying why.
     if let Some(state) = crate::ledger::state_dir() {
         crate::txn::recover_in_background(state);
+    }
+    // Sandboxes left by killed workers go, on a thread of their own (one readdir when there are none).
+    if let Ok(parent) = crate::sandbox::parent_dir() {
+        let _ = std::thread::Builder::new()
+            .name("sandbox-orphans".into())
+            .spawn(move || crate::sandbox::remove_orphans(&parent));
     }
     rt.block_on(async {
         let (closed, input_closed) = tokio::sync::watch::channel(false);

@@ -227,6 +227,19 @@ impl Default for Money {
     }
 }
 
+/// A group's heading: `provider / model (format F)`, or what its proposals were when they never reached a model
+/// (refused before one was chosen: a bad request, a missing file) or named no format.
+fn label(g: &Group) -> String {
+    if g.provider.is_empty() && g.model.is_empty() {
+        return "no model asked (refused before a model was chosen)".into();
+    }
+    let format = match g.format.as_str() {
+        "unknown" => "no edit format recorded".to_string(),
+        f => format!("format {f}"),
+    };
+    format!("{} / {} ({format})", g.provider, g.model)
+}
+
 /// The groups as `stats` prints them: one block per provider, model and format.
 pub fn render(groups: &[Group]) -> String {
     use std::fmt::Write;
@@ -239,7 +252,7 @@ pub fn render(groups: &[Group]) -> String {
         None => "- (none accepted)".into(),
     };
     for g in groups {
-        let _ = writeln!(out, "{} / {} (format {})", g.provider, g.model, g.format);
+        let _ = writeln!(out, "{}", label(g));
         let _ = writeln!(
             out,
             "  proposals        {} asked, {} made, {} accepted: acceptance {:.0}%",

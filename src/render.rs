@@ -116,6 +116,7 @@ fn ledger_line(out: &mut String, ledger: Option<&Path>) {
 /// the patch.
 pub fn proposal(r: &ProposeResult, ledger: Option<&Path>) -> String {
     let mut out = String::new();
+    banner(&mut out, r);
     line(&mut out, "proposal", &r.proposal_id);
     line(
         &mut out,
@@ -191,7 +192,16 @@ pub fn proposal(r: &ProposeResult, ledger: Option<&Path>) -> String {
     out.push_str("--- patch ---\n");
     out.push_str(&diff(&r.patch));
     out.push_str("--- end of patch ---\n");
+    banner(&mut out, r);
     out
+}
+
+/// The banner a proposal that fails the project's checks is framed by (before and after the patch, which may be
+/// long), so it cannot be taken for a passing one.
+fn banner(out: &mut String, r: &ProposeResult) {
+    if let Some(notice) = &r.checks_failed {
+        let _ = writeln!(out, "{}", styled(FAILED, &format!("!!! {notice}")));
+    }
 }
 
 fn repair_lines(out: &mut String, r: &ProposeResult) {

@@ -83,6 +83,37 @@ impl Drop for Sandbox {
     }
 }
 
+/// Remove the sandboxes in `parent` left by workers that were killed: folders named `llw-sandbox-<pid>-*`, owned by
+/// this user, whose process no longer runs. A folder of a running worker, of another user, or without a pid in its
+/// name (made before names carried one) is left alone. Returns how many were removed. One `readdir` when there are
+/// none: the server's start and `recover` call it.
+pub fn remove_orphans(parent: &Path) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = fs::read_dir(parent) else {
+        return 0;
+    };
+    let me = rustix::process::geteuid().as_raw();
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let path = e.path();
+        let ours = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir() && m.uid() == me);
+        if ours && pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
+            remove_tree(&path);
+            removed += usize::from(fs::symlink_metadata(&path).is_err());
+        }
+    }
+    removed
+}
+
 /// Delete `dir` and everything in it, making read-only folders writable first when that is what stops it.
 fn remove_tree(dir: &Path) {
     if fs::remove_dir_all(dir).is_ok() || fs::symlink_metadata(dir).is_err() {
@@ -216,8 +247,10 @@ fn sandbox_error(what: &str, e: std::io::Error) -> Error {
 
 /// A new, empty sandbox folder in `parent`, owned by the returned guard from the moment it exists.
 fn new_folder(parent: &Path) -> Result<Sandbox> {
+    // The owner's pid in the name: a folder whose worker was killed is recognised and removed later
+    // ([`remove_orphans`]).
     let made = tempfile::Builder::new()
-        .prefix(PREFIX)
+        .prefix(&format!("{PREFIX}{}-", std::process::id()))
         .tempdir_in(parent)
         .map_err(|e| sandbox_error(&format!("cannot make a folder in {}", parent.display()), e))?
         .keep();
@@ -709,6 +742,53 @@ mod tests {
             );
         }
         assert_eq!(sb.report().left_out, 6);
+    }
+
+    #[test]
+    fn a_sandbox_left_by_a_killed_worker_is_removed_and_others_are_kept() {
+        let parent = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let orphan = parent.path().join(format!("{PREFIX}{dead}-abc"));
+        fs::create_dir_all(orphan.join("deep/er")).unwrap();
+        fs::write(orphan.join("deep/er/f.txt"), "x").unwrap();
+        fs::set_permissions(orphan.join("deep"), Permissions::from_mode(0o500)).unwrap();
+        let kept = [
+            format!("{PREFIX}{}-mine", std::process::id()),
+            format!("{PREFIX}1-running"),
+            format!("{PREFIX}oldname"),
+            "other-folder".to_string(),
+        ];
+        for k in &kept {
+            fs::create_dir(parent.path().join(k)).unwrap();
+        }
+        assert_eq!(remove_orphans(parent.path()), 1);
+        assert!(
+            fs::symlink_metadata(&orphan).is_err(),
+            "the orphan is still there"
+        );
+        for k in &kept {
+            assert!(parent.path().join(k).is_dir(), "{k} was removed");
+        }
+    }
+
+    #[test]
+    fn a_sandbox_is_named_after_its_owner() {
+        let (_d, root) = ws();
+        write(&root, "a.txt", "x");
+        let parent = tempfile::tempdir().unwrap();
+        let sb = create_in(parent.path(), &root, &skip(), &|_| false, &Watch::default()).unwrap();
+        let name = sb.root().file_name().unwrap().to_str().unwrap().to_string();
+        assert!(
+            name.starts_with(&format!("{PREFIX}{}-", std::process::id())),
+            "{name}"
+        );
+        assert_eq!(
+            remove_orphans(parent.path()),
+            0,
+            "a live worker's sandbox is kept"
+        );
     }
 
     #[test]

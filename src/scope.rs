@@ -632,10 +632,13 @@ impl Workspace {
         unreachable!("a path has at least one component")
     }
 
-    /// Read the selected files. A file that does not exist maps to `None` (the model may create it).
+    /// Read the selected files. Each must exist, except those `create` names, which must not: they map to `None`
+    /// (the model writes them). A missing file that is not declared as created is refused, with the file of that name
+    /// elsewhere in the allowed tree as a hint ([`crate::near_name`]); a declared one that exists is refused too.
     pub fn read_selected(
         &self,
         files: &[String],
+        create: &[String],
         limits: &Limits,
     ) -> Result<BTreeMap<String, Option<PreImage>>> {
         if files.is_empty() {
@@ -655,20 +658,15 @@ impl Workspace {
             if out.contains_key(rel) {
                 continue;
             }
+            let created = create.contains(rel);
             let pre = match self.resolve(rel)? {
-                OnDisk::Absent { abs } => {
-                    if let Some(name) = near_miss(&abs) {
-                        let near = match rel.rsplit_once('/') {
-                            Some((dir, _)) => format!("{dir}/{name}"),
-                            None => name,
-                        };
-                        return Err(Error::Scope(format!(
-                            "{rel} does not exist, but {near} does next to it: check the path (a path that does not \
-                             exist is sent to the model as a new file to create); to create {rel} anyway, create it \
-                             empty first"
-                        )));
-                    }
-                    None
+                OnDisk::Absent { .. } if created => None,
+                OnDisk::Absent { .. } => return Err(self.missing(rel)),
+                OnDisk::File { .. } if created => {
+                    return Err(Error::Scope(format!(
+                        "{rel} is listed in create but exists already; to change it, select it in files (CLI: \
+                         --file {rel}) and leave it out of create"
+                    )));
                 }
                 OnDisk::File { abs, mode } => {
                     let text = read_text(&abs, rel, limits.max_file_bytes, self.allow_hard_links)?;
@@ -686,32 +684,19 @@ impl Workspace {
         }
         Ok(out)
     }
-}
 
-/// A file next to `abs` (which does not exist) whose name is one or two letters off, or the same in another case:
-/// what a misspelled selection most likely meant. Reads that one folder only.
-fn near_miss(abs: &Path) -> Option<String> {
-    let name = abs.file_name()?.to_str()?;
-    let dir = abs.parent()?;
-    let mut best: Option<(usize, String)> = None;
-    for entry in std::fs::read_dir(dir).ok()?.flatten().take(10_000) {
-        let Some(other) = entry.file_name().to_str().map(str::to_string) else {
-            continue;
+    /// The refusal of a selected file that does not exist and is not declared as created, with the likely meant
+    /// file when there is one (a bounded walk of the tree: this path only).
+    fn missing(&self, rel: &str) -> Error {
+        let hint = match crate::near_name::did_you_mean(self, rel) {
+            Some(near) => format!(" (did you mean {near}?)"),
+            None => String::new(),
         };
-        if !entry.file_type().is_ok_and(|t| t.is_file()) {
-            continue;
-        }
-        let d = if other.eq_ignore_ascii_case(name) {
-            0
-        } else {
-            strsim::damerau_levenshtein(&other, name)
-        };
-        let close = d == 0 || (d <= 2 && name.chars().count() > 3 * d);
-        if close && best.as_ref().is_none_or(|(b, o)| (d, &other) < (*b, o)) {
-            best = Some((d, other));
-        }
+        Error::Scope(format!(
+            "{rel} does not exist{hint}: select files that exist; to create {rel} as a new file with propose_patch, \
+             list it in create (CLI: propose --create {rel}) instead"
+        ))
     }
-    best.map(|(_, other)| other)
 }
 
 /// The selected files as read, and the line ranges some of them are narrowed to.
@@ -745,6 +730,17 @@ impl Workspace {
     /// other entry is a path (a new file whose name holds `:`). Several ranges of one file merge; a file also
     /// selected whole is whole.
     pub fn read_selection(&self, specs: &[String], limits: &Limits) -> Result<Selection> {
+        self.read_selection_creating(specs, &[], limits)
+    }
+
+    /// [`Workspace::read_selection`], where `create` names the new files the request creates: each must not exist
+    /// and is selected as `None` (listed in `specs` too or not), never as a range.
+    pub fn read_selection_creating(
+        &self,
+        specs: &[String],
+        create: &[String],
+        limits: &Limits,
+    ) -> Result<Selection> {
         if specs.len() > MAX_SELECTED_FILES {
             return Err(Error::InvalidArgument(format!(
                 "{} files selected; at most {MAX_SELECTED_FILES}: select only what the change needs",
@@ -781,9 +777,21 @@ impl Workspace {
                 }
             }
         }
+        if let Some(path) = create.iter().find(|p| ranged.contains_key(*p)) {
+            return Err(Error::InvalidArgument(format!(
+                "{path} is listed in create and selected with a line range; a new file has no lines to select"
+            )));
+        }
         let mut paths = whole.clone();
         paths.extend(ranged.keys().filter(|p| !whole.contains(p)).cloned());
-        let files = self.read_selected(&paths, limits)?;
+        paths.extend(
+            create
+                .iter()
+                .filter(|p| !paths.contains(p))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        let files = self.read_selected(&paths, create, limits)?;
         let mut out = Focus::new();
         for (path, suffixes) in ranged {
             let text = files

@@ -197,14 +197,21 @@ pub struct Task {
     /// "low" or "medium". High-complexity work stays with the primary agent.
     #[arg(long, value_parser = Complexity::from_arg, value_name = "low|medium")]
     pub complexity: Complexity,
-    /// Workspace-relative paths the model sees (repeat on the command line). propose_patch may edit them, or create
-    /// one that does not exist yet; delegate_task only reads existing ones. `PATH:START-END` (1-based, inclusive line
+    /// Workspace-relative paths of existing files the model sees (repeat on the command line); propose_patch may
+    /// edit them. A path that does not exist is refused (with a "did you mean" when a file of that name is elsewhere):
+    /// name new files in `create`. `PATH:START-END` (1-based, inclusive line
     /// numbers, e.g. "src/big.py:120-180") sends only those lines, with 3 lines of context each side, and an edit must
     /// stay inside them: use it for large files. Repeat a path for several ranges (overlapping ones merge). A file
     /// whose name really is "x:1-2" is that file.
     #[serde(default)]
     #[arg(long = "file", value_name = "PATH")]
     pub files: Vec<String>,
+    /// propose_patch only: workspace-relative paths of NEW files the change creates (repeat `--create PATH` on the
+    /// command line). Each must not exist yet; the model sees it as an empty new file. No need to list it in
+    /// `files` as well.
+    #[serde(default)]
+    #[arg(long = "create", value_name = "PATH")]
+    pub create: Vec<String>,
     /// Optional extra context for the model (conventions, related signatures...).
     #[serde(default)]
     #[arg(long)]
@@ -248,7 +255,10 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::InvalidArgument(msg.into())
 }
 
-fn check_list(name: &str, items: &[String], min: usize, max: usize) -> Result<()> {
+/// Check a list field, whose command-line flag is `flag` (the refusal names both: the same check serves MCP and
+/// the CLI).
+fn check_list(name: &str, flag: &str, items: &[String], min: usize, max: usize) -> Result<()> {
+    let name = format!("{name} (on the command line: {flag})");
     if items.len() < min {
         return Err(invalid(format!(
             "{name} needs at least {min} item(s): say how the result will be checked"
@@ -276,12 +286,19 @@ impl Task {
         }
         check_list(
             "acceptance_criteria",
+            "--accept",
             &self.acceptance_criteria,
             1,
             MAX_ACCEPTANCE_CRITERIA,
         )?;
-        check_list("constraints", &self.constraints, 0, MAX_CONSTRAINTS)?;
-        check_list("plan", &self.plan, 0, MAX_PLAN_STEPS)?;
+        check_list(
+            "constraints",
+            "--constraint",
+            &self.constraints,
+            0,
+            MAX_CONSTRAINTS,
+        )?;
+        check_list("plan", "--plan", &self.plan, 0, MAX_PLAN_STEPS)?;
         let medium = match self.complexity {
             Complexity::Low => false,
             Complexity::Medium => true,

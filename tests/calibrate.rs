@@ -138,6 +138,11 @@ fn nothing_correct_writes_nothing_and_the_table_says_so() {
         "{text}"
     );
     assert_eq!(ws.read("local-llm-worker.toml"), before);
+    // The row says why its proposal was not made.
+    assert!(
+        text.contains("\n  refused: model answer: "),
+        "a refused row gives its reason: {text}"
+    );
 }
 
 #[test]

@@ -45,6 +45,7 @@ fn worker(sandboxes: &Path) -> Command {
     c.env_remove("LOCAL_LLM_CONFIG")
         .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
         .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .env("LOCAL_LLM_SANDBOX_DIR", sandboxes);
     c
 }
@@ -127,7 +128,7 @@ fn when_none_passes_the_most_voted_is_returned_marked_failed() {
     let ws = workspace(&s.base_url, 9, "candidates = 4\nparallel = 1");
     let sandboxes = tempfile::tempdir().unwrap();
     let (out, v) = propose_json(&ws, sandboxes.path());
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(v["patch"].as_str().unwrap().contains("+VALUE = 2"), "{v}");
     assert_eq!(v["validation_passed"], false);
     assert!(!v["validation"].as_array().unwrap().is_empty());
@@ -169,7 +170,7 @@ fn the_sandbox_is_reset_between_candidates() {
     ws.write("v.py", "VALUE = 1\n");
     let sandboxes = tempfile::tempdir().unwrap();
     let (out, v) = propose_json(&ws, sandboxes.path());
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert_eq!(v["candidates"]["validated"], 2, "{v}");
     assert_eq!(v["candidates"]["passed"], 0, "{v}");
     assert_eq!(v["validation_passed"], false);
@@ -263,7 +264,12 @@ fn the_token_budget_stops_asking() {
     );
     let sandboxes = tempfile::tempdir().unwrap();
     let (out, v) = propose_json(&ws, sandboxes.path());
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "neither answer passes: {}",
+        stderr(&out)
+    );
     let c = &v["candidates"];
     assert_eq!(c["asked"], 2, "{c}");
     assert!(
@@ -348,6 +354,7 @@ async fn cancelling_mid_way_leaves_no_request_and_no_sandbox() {
             .env_remove("LOCAL_LLM_CONFIG")
             .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
             .env("LOCAL_LLM_LEDGER", &led)
+            .env("LOCAL_LLM_STATE_DIR", test_state())
             .env("LOCAL_LLM_SANDBOX_DIR", &sb);
     }))
     .unwrap();

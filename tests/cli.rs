@@ -136,7 +136,11 @@ fn canonical_patches_pass_git_apply_check_and_carry_git_blob_ids() {
     ws.write("src/crlf.txt", "a\r\nb\r\n");
     let root = ws.root();
     assert!(git(&root, &["init", "-q"]).status.success());
-    let out = propose(&ws, &["src/value.py", "src/new_mod.py"], &["--json"]);
+    let out = propose(
+        &ws,
+        &["src/value.py"],
+        &["--json", "--create", "src/new_mod.py"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let patch = v["patch"].as_str().unwrap();
@@ -216,7 +220,7 @@ fn refuses_bad_requests_before_calling_the_model() {
     assert_refused(
         &ws,
         run(base("t", "low"), &[]),
-        "acceptance_criteria needs at least 1",
+        "acceptance_criteria (on the command line: --accept) needs at least 1",
     );
     let many: Vec<&str> = (0..21).flat_map(|_| ["--accept", "c"]).collect();
     assert_refused(&ws, run(base("t", "low"), &many), "at most 20");
@@ -314,6 +318,8 @@ fn refuses_a_workspace_without_policy_unless_allowed() {
         ])
         .env("LOCAL_LLM_ALLOWED_ROOTS", root.parent().unwrap())
         .env_remove("LOCAL_LLM_CONFIG")
+        .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap();
     assert!(
@@ -348,6 +354,8 @@ fn refuses_a_workspace_without_policy_unless_allowed() {
             "a.py",
         ])
         .env("LOCAL_LLM_CONFIG", "/no/such/policy.toml")
+        .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap();
     assert!(
@@ -395,11 +403,11 @@ fn refuses_paths_outside_scope() {
         // A misspelled path is not sent to the model as a file to create.
         (
             "src/valeu.py",
-            "src/valeu.py does not exist, but src/value.py does next to it",
+            "src/valeu.py does not exist (did you mean src/value.py?)",
         ),
         (
             "src/VALUE.py",
-            "src/VALUE.py does not exist, but src/value.py does",
+            "src/VALUE.py does not exist (did you mean src/value.py?)",
         ),
         ("src/private/k.py", "denied by [paths] denied"),
         ("src/link.py", "is a symlink"),
@@ -712,7 +720,7 @@ fn init_project_writes_a_commented_policy_and_never_overwrites_without_force() {
         "{text}"
     );
     assert!(
-        text.contains("commands = [\"cargo check --quiet --offline\"]"),
+        text.contains("commands = [\"cargo test --quiet --offline\"]"),
         "{text}"
     );
     std::fs::write(root.join("local-llm-worker.toml"), "# mine\n").unwrap();
@@ -862,4 +870,125 @@ fn the_workspace_root_may_be_relative_or_left_out_and_is_found_from_a_subfolder(
     assert!(!out.status.success());
     assert!(stderr(&out).contains("init-project"), "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(lone.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_new_file_declared_in_create_next_to_a_similar_name_is_created() {
+    // test_b.py beside test_a.py: a near name is no reason to refuse a file the request says it creates.
+    let s = scripted(vec![Reply::chat(
+        "--- /dev/null\n+++ b/src/test_b.py\n@@ -0,0 +1,2 @@\n+def test_b():\n+    assert True\n",
+    )]);
+    let ws = sample(&s.base_url, "[edit]\nformat = \"udiff\"\n");
+    ws.write("src/test_a.py", "def test_a():\n    assert True\n");
+    let out = propose(
+        &ws,
+        &["src/test_a.py"],
+        &["--json", "--create", "src/test_b.py"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let created: Vec<_> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["status"] == "created")
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(created, ["src/test_b.py"], "{v}");
+    assert!(!ws.root().join("src/test_b.py").exists(), "propose wrote");
+}
+
+#[test]
+fn a_missing_file_not_declared_as_created_is_refused_with_a_did_you_mean() {
+    // `--file itertoolz.py` from the project root when the file is toolz/itertoolz.py: refused before any model
+    // call, naming the file that exists.
+    let s = scripted(vec![Reply::chat(EDIT_JSON)]);
+    let ws = Ws::new(&s.base_url, "[paths]\nallowed = [\"**/*.py\"]\n");
+    ws.write("toolz/itertoolz.py", "def f():\n    return 1\n");
+    ws.write("toolz/dicttoolz.py", "def g():\n    return 1\n");
+    let before = ws.snapshot();
+    assert_refused(
+        &ws,
+        propose(&ws, &["itertoolz.py"], &[]),
+        "itertoolz.py does not exist (did you mean toolz/itertoolz.py?)",
+    );
+    assert_refused(
+        &ws,
+        propose(&ws, &["itertoolz.py"], &[]),
+        "list it in create (CLI: propose --create itertoolz.py)",
+    );
+    assert!(
+        s.requests.lock().unwrap().is_empty(),
+        "a missing file reached the model"
+    );
+    assert_eq!(ws.snapshot(), before);
+}
+
+#[test]
+fn a_file_declared_in_create_that_exists_is_refused() {
+    let s = scripted(vec![Reply::chat(EDIT_JSON)]);
+    let ws = sample(&s.base_url, "");
+    let before = ws.snapshot();
+    assert_refused(
+        &ws,
+        propose(&ws, &[], &["--create", "src/value.py"]),
+        "src/value.py is listed in create but exists already",
+    );
+    assert!(s.requests.lock().unwrap().is_empty());
+    assert_eq!(ws.snapshot(), before);
+}
+
+#[test]
+fn the_tests_leave_no_ledger_or_state_in_the_temporary_folder() {
+    // A test-like command: a refused propose is recorded in the tests' own ledger, which lives under target/.
+    let s = scripted(vec![Reply::chat(EDIT_JSON)]);
+    let ws = sample(&s.base_url, "");
+    let out = propose(&ws, &["src/missing.py"], &[]);
+    assert!(!out.status.success());
+    let recorded = std::fs::read_to_string(test_ledger()).unwrap();
+    assert!(recorded.contains("refused:scope"), "{recorded}");
+    let pid = std::process::id().to_string();
+    let tmp = std::env::temp_dir();
+    let left: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("llw-test-") && n.contains(&pid))
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "left in {}", tmp.display());
+    assert!(!test_ledger().starts_with(&tmp) && !test_state().starts_with(&tmp));
+}
+
+#[test]
+fn a_failing_doctor_says_how_many_checks_failed_instead_of_invalid_argument() {
+    let ws = Ws::new(&unreachable_base_url(), "");
+    let out = cli(&["doctor", "--workspace-root", &ws.root_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("doctor: ") && err.contains("check(s) failed"),
+        "{err}"
+    );
+    assert!(!err.contains("invalid argument"), "{err}");
+}
+
+#[test]
+fn a_missing_acceptance_criterion_on_the_cli_names_the_accept_flag() {
+    let ws = sample("http://127.0.0.1:9/v1", "");
+    let out = cli(&[
+        "propose",
+        "--workspace-root",
+        &ws.root_str(),
+        "--task",
+        "t",
+        "--complexity",
+        "low",
+        "--file",
+        "src/value.py",
+    ]);
+    assert_refused(
+        &ws,
+        out,
+        "(on the command line: --accept) needs at least 1 item(s)",
+    );
 }

@@ -679,3 +679,24 @@ fn the_plugin_carries_what_the_host_directories_ask_for() {
     assert!(entry["policy"]["installation"].is_string() && entry["category"].is_string());
     assert!(read("CHANGELOG.md").starts_with("# Changelog"));
 }
+
+#[test]
+fn the_key_option_is_optional_and_codex_gets_names_only() {
+    // Claude Code 2.1.332 says "1 userConfig option not yet set" after install for any option without a saved value,
+    // whatever `required` says, and reads saved values only (a `default` would not silence it, and a non-empty one
+    // would be sent as a key): the option stays optional, without a default.
+    let claude = json("plugins/local-llm-delegator/.claude-plugin/plugin.json");
+    let key = &claude["userConfig"]["provider_api_key"];
+    assert_eq!(key["required"], false, "{key}");
+    assert_eq!(key["sensitive"], true, "{key}");
+    assert!(key.get("default").is_none(), "{key}");
+    // Codex is given variable NAMES to forward (`env_vars`), never `env` entries with values: `codex mcp list` masks
+    // every forwarded name as NAME=*****, set or not.
+    let codex = json("plugins/local-llm-delegator/codex.mcp.json");
+    let server = &codex["mcpServers"]["local-llm-worker"];
+    assert!(server.get("env").is_none(), "{server}");
+    assert!(
+        server["env_vars"].as_array().is_some_and(|v| !v.is_empty()),
+        "{server}"
+    );
+}

@@ -62,6 +62,7 @@ fn sample(
             c.env("LOCAL_LLM_STATE_DIR", test_state());
             c.arg("mcp")
                 .env("LOCAL_LLM_LEDGER", &ledger)
+                .env("LOCAL_LLM_STATE_DIR", test_state())
                 .env_remove("LOCAL_LLM_CONFIG");
         }))
         .unwrap();

@@ -37,6 +37,7 @@ fn run_with_key(args: &[&str], var: &str) -> std::process::Output {
         .env_remove("LOCAL_LLM_CONFIG")
         .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
         .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .env(var, SENTINEL)
         .output()
         .unwrap()
@@ -327,6 +328,7 @@ fn auth_failures_name_the_variable_and_never_the_key() {
         .args(&refs)
         .env_remove("OPENROUTER_API_KEY")
         .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap();
     assert!(
@@ -369,6 +371,7 @@ fn a_sentinel_key_appears_in_no_output_and_no_file_on_any_error_path() {
                 .args(&refs)
                 .env("OPENROUTER_API_KEY", SENTINEL)
                 .env("LOCAL_LLM_LEDGER", &ledger)
+                .env("LOCAL_LLM_STATE_DIR", test_state())
                 .output()
                 .unwrap();
             for text in [stdout(&out), stderr(&out)] {
@@ -530,12 +533,14 @@ fn stats_summarise_the_ledger() {
             .env("LOCAL_LLM_STATE_DIR", test_state())
             .args(&refs)
             .env("LOCAL_LLM_LEDGER", &ledger)
+            .env("LOCAL_LLM_STATE_DIR", test_state())
             .output()
             .unwrap();
     }
     let out = std::process::Command::new(BIN)
         .args(["stats", "--json"])
         .env("LOCAL_LLM_LEDGER", &ledger)
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -625,6 +630,7 @@ fn a_server_that_echoes_the_key_gets_its_answer_refused_and_the_key_reaches_noth
                 .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
                 .env("OPENROUTER_API_KEY", SENTINEL)
                 .env("LOCAL_LLM_LEDGER", &ledger)
+                .env("LOCAL_LLM_STATE_DIR", test_state())
                 .output()
                 .unwrap();
             assert!(!out.status.success(), "{what}: {}", stdout(&out));

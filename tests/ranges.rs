@@ -215,7 +215,7 @@ fn file_names_that_hold_a_colon_keep_their_meaning() {
         &s3.base_url,
         "[paths]\nallowed = [\"src/**\"]\n[edit]\nformat = \"udiff\"\n",
     );
-    let out = propose(&ws3, &["src/new:v2.py"], &["--json"]);
+    let out = propose(&ws3, &[], &["--json", "--create", "src/new:v2.py"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["files"][0]["status"], "created");
@@ -295,7 +295,7 @@ fn colons_and_ranges_refuse_or_accept_for_the_right_reason() {
     );
     ws.write("src/big.py", &big(10));
     ws.write("docs/notes/readme.md", "x\n");
-    let out = propose(&ws, &["src/new:v2.py"], &["--json"]);
+    let out = propose(&ws, &[], &["--json", "--create", "src/new:v2.py"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let s2 = scripted(vec![Reply::chat(
         "--- /dev/null\n+++ b/docs/notes:draft.md\n@@ -0,0 +1 @@\n+draft\n",
@@ -305,7 +305,7 @@ fn colons_and_ranges_refuse_or_accept_for_the_right_reason() {
         "[paths]\nallowed = [\"docs/**\"]\n[edit]\nformat = \"udiff\"\n",
     );
     ws2.write("docs/notes/readme.md", "x\n");
-    let out = propose(&ws2, &["docs/notes:draft.md"], &["--json"]);
+    let out = propose(&ws2, &[], &["--json", "--create", "docs/notes:draft.md"]);
     assert!(out.status.success(), "{}", stderr(&out));
     // A mistyped file with a range-like suffix is refused, not taken for a new file named `src/bgi.py:12`.
     let before = ws.snapshot();

@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -517,4 +517,66 @@ fn two_hundred_applies_killed_at_random_moments_recover_to_exactly_before_or_aft
     for (k, n) in &counts {
         eprintln!("  {n:>4}  {k}");
     }
+}
+
+/// A sandbox folder as a worker killed mid-validation leaves it: named after a process that is gone.
+fn orphan_sandbox(parent: &Path) -> PathBuf {
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let orphan = parent.join(format!("llw-sandbox-{dead}-left"));
+    std::fs::create_dir_all(orphan.join("src")).unwrap();
+    std::fs::write(orphan.join("src/value.py"), "VALUE = 2\n").unwrap();
+    orphan
+}
+
+#[test]
+fn a_sandbox_left_by_a_killed_worker_is_removed_by_recover() {
+    let s = Setup::new("http://127.0.0.1:9", "true");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let orphan = orphan_sandbox(sandboxes.path());
+    let live = sandboxes
+        .path()
+        .join(format!("llw-sandbox-{}-live", std::process::id()));
+    std::fs::create_dir(&live).unwrap();
+    let out = s
+        .command(
+            &["recover"],
+            &[("LOCAL_LLM_SANDBOX_DIR", sandboxes.path().to_str().unwrap())],
+        )
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("removed 1 validation sandbox folder(s) left by killed workers"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!orphan.exists(), "the orphan is still there");
+    assert!(live.exists(), "a running process's sandbox was removed");
+}
+
+#[test]
+fn a_sandbox_left_by_a_killed_worker_is_removed_at_the_next_server_start() {
+    let s = Setup::new("http://127.0.0.1:9", "true");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let orphan = orphan_sandbox(sandboxes.path());
+    let mut server = s
+        .command(
+            &["mcp"],
+            &[("LOCAL_LLM_SANDBOX_DIR", sandboxes.path().to_str().unwrap())],
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The removal runs on a thread of its own while the server answers: wait for it (bounded), then stop it.
+    let started = Instant::now();
+    while orphan.exists() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(!orphan.exists(), "the orphan is still there");
 }

@@ -9,7 +9,8 @@
 mod common;
 
 use common::*;
-use local_llm_delegator::config::{ProjectKind, ProviderKind, template};
+use local_llm_delegator::config::{ProjectKind, ProviderKind, template, template_for};
+use local_llm_delegator::project::Project;
 
 #[test]
 fn init_project_templates() {
@@ -37,6 +38,79 @@ fn init_project_templates() {
             );
         }
     }
+}
+
+/// A Python project as pip and pytest leave it: a package, pytest tests configured in pyproject.toml, a `.venv`
+/// with pytest in it, and a build folder that .gitignore names.
+fn python_pytest_project() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (f, text) in [
+        (
+            "pyproject.toml",
+            "[project]\nname = \"toolz\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"toolz/tests\"]\n",
+        ),
+        ("toolz/__init__.py", ""),
+        (
+            "toolz/itertoolz.py",
+            "def first(seq):\n    return next(iter(seq))\n",
+        ),
+        (
+            "toolz/tests/test_itertoolz.py",
+            "from toolz.itertoolz import first\n",
+        ),
+        (".gitignore", ".venv/\nbuild/\n__pycache__/\n"),
+        (".venv/pyvenv.cfg", "home = /usr/bin\n"),
+        (".venv/bin/python", ""),
+        (".venv/lib/python3.11/site-packages/pytest/__init__.py", ""),
+        ("build/lib/toolz/itertoolz.py", ""),
+    ] {
+        let p = d.path().join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    d
+}
+
+#[test]
+fn init_project_templates_for_a_python_project_with_pytest_and_a_venv() {
+    let d = python_pytest_project();
+    let project = Project::detect(d.path());
+    for kind in [
+        ProviderKind::Llamacpp,
+        ProviderKind::Huggingface,
+        ProviderKind::Openrouter,
+        ProviderKind::Deepseek,
+        ProviderKind::Openai,
+    ] {
+        insta::assert_snapshot!(
+            format!("init_{}_python_pytest_venv", kind.name()),
+            template_for(kind, &project)
+        );
+    }
+}
+
+#[test]
+fn init_project_suggests_the_projects_pytest_in_its_venv_and_leaves_the_venv_out() {
+    let d = python_pytest_project();
+    let root = d.path().to_str().unwrap();
+    let out = cli(&[
+        "init-project",
+        "--workspace-root",
+        root,
+        "--provider",
+        "llamacpp",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(d.path().join("local-llm-worker.toml")).unwrap();
+    assert!(
+        text.contains("commands = [\".venv/bin/python -m pytest -q\"]"),
+        "{text}"
+    );
+    assert!(!text.contains("compileall"), "{text}");
+    assert!(
+        text.contains("denied = [\"/.venv/\", \"/build/\"]"),
+        "{text}"
+    );
 }
 
 fn placeholders(text: &str, ws: &Ws, url: &str) -> String {

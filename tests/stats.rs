@@ -82,6 +82,7 @@ fn stats(args: &[&str], ledger: &std::path::Path) -> std::process::Output {
         .arg("stats")
         .args(args)
         .env("LOCAL_LLM_LEDGER", ledger)
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .output()
         .unwrap()
 }
@@ -225,4 +226,20 @@ fn a_real_propose_and_apply_show_up_as_accepted() {
         "{v}"
     );
     assert_eq!(g["fates"], serde_json::json!({"applied": 1}));
+}
+
+#[test]
+fn stats_labels_proposals_refused_before_any_model_was_asked() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("ledger.jsonl");
+    let refused = r#"{"time":100,"kind":"propose","workspace":"/w","provider":"","model":"","input_tokens":0,"output_tokens":0,"total_tokens":0,"duration_ms":3,"outcome":"refused:scope","bytes_read":0}"#;
+    std::fs::write(&path, format!("{refused}\n")).unwrap();
+    let out = stats(&[], &path);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("no model asked (refused before a model was chosen)"),
+        "{text}"
+    );
+    assert!(!text.contains(" /  ("), "{text}");
 }

@@ -78,6 +78,7 @@ fn worker_env(c: &mut Command, sandboxes: &Path) {
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET_DIR")
         .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
         .env("LOCAL_LLM_SANDBOX_DIR", sandboxes);
 }
 
@@ -155,6 +156,18 @@ fn prompt_of(s: &Scripted, i: usize) -> String {
 fn ok(out: &Output) {
     assert!(
         out.status.success(),
+        "stdout: {}\nstderr: {}",
+        stdout(out),
+        stderr(out)
+    );
+}
+
+/// `propose` returned a patch that fails the project's checks: exit 3, the patch still printed.
+#[track_caller]
+fn checks_failed(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(3),
         "stdout: {}\nstderr: {}",
         stdout(out),
         stderr(out)
@@ -251,7 +264,7 @@ fn python_failing_twice_makes_no_third_call_and_returns_the_output() {
     let sb = SandboxDir::new();
     let before = ws.snapshot();
     let (out, v) = propose_json(&ws, "app.py", &sb);
-    ok(&out);
+    checks_failed(&out);
     assert_eq!(requests(&s), 2, "no third model call");
     assert_eq!(v["validation_passed"], false, "{v}");
     assert_eq!(v["repaired"], true);
@@ -270,7 +283,7 @@ fn python_without_a_repair_attempt_the_failure_is_returned_as_is() {
     let ws = python_ws(&s.base_url, 0);
     let sb = SandboxDir::new();
     let (out, v) = propose_json(&ws, "app.py", &sb);
-    ok(&out);
+    checks_failed(&out);
     assert_eq!(requests(&s), 1);
     assert_eq!(v["validation_passed"], false);
     assert_eq!(v["repaired"], false);
@@ -330,7 +343,7 @@ fn rust_failing_twice_makes_no_third_call() {
     let sb = SandboxDir::new();
     let before = ws.snapshot();
     let (out, v) = propose_json(&ws, "src/lib.rs", &sb);
-    ok(&out);
+    checks_failed(&out);
     assert_eq!(requests(&s), 2, "no third model call");
     assert_eq!(v["validation_passed"], false, "{v}");
     assert_eq!(v["repaired"], true);
@@ -420,7 +433,7 @@ fn a_timed_out_check_leaves_no_process_of_its_group() {
         assert_all_gone(&seen);
         r
     });
-    ok(&out);
+    checks_failed(&out);
     assert!(
         start.elapsed() < Duration::from_secs(20),
         "{:?}",
@@ -474,7 +487,7 @@ fn the_workspace_is_byte_identical_whatever_the_sandbox_does() {
     let sb = SandboxDir::new();
     let before = ws.snapshot();
     let (out, v) = propose_json(&ws, "app.py", &sb);
-    ok(&out);
+    checks_failed(&out);
     assert_eq!(requests(&s), 2, "the failure earned the repair round");
     assert_eq!(v["validation"][0]["passed"], true, "{v}");
     assert_eq!(v["validation"][1]["passed"], false, "{v}");
@@ -502,6 +515,7 @@ async fn mcp_client(sandboxes: &Path, ledger: &Path) -> Client {
             .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
             .env_remove("CARGO_TARGET_DIR")
             .env("LOCAL_LLM_LEDGER", &ledger)
+            .env("LOCAL_LLM_STATE_DIR", test_state())
             .env("LOCAL_LLM_SANDBOX_DIR", &sandboxes);
     }))
     .unwrap();
@@ -801,4 +815,124 @@ async fn a_repair_call_on_propose_spends_the_round_even_when_its_answer_is_refus
     );
     assert_eq!(ws.read("app.py"), PY);
     c.cancel().await.unwrap();
+}
+
+#[test]
+fn a_proposal_that_fails_validation_exits_3_with_a_banner() {
+    let s = scripted(vec![Reply::chat(PY_BROKEN), Reply::chat(PY_BROKEN)]);
+    let ws = python_ws(&s.base_url, 0);
+    let sb = SandboxDir::new();
+    let out = propose(&ws, "app.py", &sb, &[]);
+    checks_failed(&out);
+    let text = stdout(&out);
+    let banner =
+        "THIS PATCH FAILS THE PROJECT'S CHECKS: `python3 -m py_compile app.py` failed on it";
+    assert_eq!(
+        text.matches(banner).count(),
+        2,
+        "before and after the patch: {text}"
+    );
+    assert!(
+        text.contains("+    return a + b +\n"),
+        "the patch is shown: {text}"
+    );
+    assert!(stderr(&out).contains(banner), "{}", stderr(&out));
+    let (out, v) = propose_json(&ws, "app.py", &sb);
+    checks_failed(&out);
+    assert!(v["checks_failed"].as_str().unwrap().contains(banner), "{v}");
+    assert_eq!(v["validation_passed"], false, "{v}");
+    sb.assert_empty();
+}
+
+#[test]
+fn a_proposal_that_passes_validation_carries_no_checks_failed_notice() {
+    let s = scripted(vec![Reply::chat(PY_GOOD)]);
+    let ws = python_ws(&s.base_url, 0);
+    let sb = SandboxDir::new();
+    let (out, v) = propose_json(&ws, "app.py", &sb);
+    ok(&out);
+    assert_eq!(v["validation_passed"], true, "{v}");
+    assert!(v.get("checks_failed").is_none(), "{v}");
+}
+
+#[tokio::test]
+async fn over_mcp_a_proposal_that_fails_validation_says_so_first() {
+    let s = scripted(vec![Reply::chat(PY_BROKEN)]);
+    let ws = python_ws(&s.base_url, 0);
+    let sb = SandboxDir::new();
+    let ledger = tempfile::NamedTempFile::new().unwrap();
+    let c = mcp_client(sb.path(), ledger.path()).await;
+    let r = call(
+        &c,
+        "propose_patch",
+        serde_json::Value::Object(propose_args(&ws)),
+    )
+    .await;
+    let v = r.structured_content.clone().unwrap();
+    assert_eq!(v["validation_passed"], false, "{v}");
+    assert!(
+        v["checks_failed"]
+            .as_str()
+            .unwrap()
+            .starts_with("THIS PATCH FAILS THE PROJECT'S CHECKS"),
+        "{v}"
+    );
+    assert!(
+        text(&r).starts_with("{\"checks_failed\":\"THIS PATCH FAILS"),
+        "the first thing a reader of the text sees: {}",
+        text(&r)
+    );
+    c.cancel().await.unwrap();
+}
+
+#[test]
+fn an_apply_whose_check_fails_shows_its_output_with_its_lines() {
+    let s = scripted(vec![Reply::chat(PY_GOOD)]);
+    let ws = Ws::new(
+        &s.base_url,
+        &policy(
+            &["printf 'first line of the check\\nsecond line of the check\\n'; exit 1"],
+            false,
+            0,
+            60,
+        ),
+    );
+    ws.write("app.py", PY);
+    let sb = SandboxDir::new();
+    let state = tempfile::tempdir().unwrap();
+    let patch = tempfile::NamedTempFile::new().unwrap();
+    let out = propose(
+        &ws,
+        "app.py",
+        &sb,
+        &["--json", "--out", patch.path().to_str().unwrap()],
+    );
+    ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let before = ws.snapshot();
+    let mut c = Command::new(BIN);
+    c.args([
+        "apply",
+        "--workspace-root",
+        &ws.root_str(),
+        "--patch",
+        patch.path().to_str().unwrap(),
+        "--digest",
+        v["digest"].as_str().unwrap(),
+    ]);
+    worker_env(&mut c, sb.path());
+    let out = c.env("LOCAL_LLM_STATE_DIR", state.path()).output().unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    let first = err
+        .lines()
+        .position(|l| l.trim() == "first line of the check")
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        err.lines()
+            .nth(first + 1)
+            .is_some_and(|l| l.trim() == "second line of the check"),
+        "the output keeps its lines: {err}"
+    );
+    assert_eq!(ws.snapshot(), before);
 }

@@ -14,6 +14,7 @@ fn row(format: &str, k: u64, correct: usize, ms: u64) -> Row {
         correct,
         total_tokens: 1000,
         model_ms: ms,
+        refused: Vec::new(),
     }
 }
 

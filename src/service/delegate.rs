@@ -92,6 +92,11 @@ fn check(req: &DelegateRequest) -> Result<(OutputFormat, bool)> {
             TaskKind::VALUES.join(", ")
         )));
     }
+    if let Some(path) = req.task.create.first() {
+        return Err(invalid(format!(
+            "delegate_task creates no files (create names {path}); new files come from propose_patch"
+        )));
+    }
     let format = req.output_format.clone().unwrap_or(OutputFormat::Text);
     format.known()?;
     if let Some(n) = req.max_output_tokens
@@ -121,11 +126,6 @@ fn delegate_checked(
         ws.read_selection(&req.task.files, &policy.limits)?
     };
     let files = &selection.files;
-    if let Some((missing, _)) = files.iter().find(|(_, f)| f.is_none()) {
-        return Err(Error::Scope(format!(
-            "{missing} does not exist; delegate_task only reads existing files"
-        )));
-    }
     let context_window = window::for_model(policy, &model);
     let chat = ChatRequest {
         model,

@@ -88,6 +88,10 @@ pub struct FileSummary {
 /// Output of `propose_patch`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ProposeResult {
+    /// Present only when this patch FAILS the project's checks (validation on propose): what failed and what to do.
+    /// The patch is returned for you to read, not to apply as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks_failed: Option<String>,
     /// Opaque id to pass to apply_patch with the digest.
     pub proposal_id: String,
     /// SHA-256 (hex) of exactly the bytes of `patch`.
@@ -281,14 +285,25 @@ impl Draft {
     }
 }
 
+/// The notice a proposal carries when it fails the project's checks: the first failing command and what to do.
+pub fn checks_failed_notice(validation: &[CheckResult]) -> Option<String> {
+    let failed = validation.iter().find(|c| !c.passed)?;
+    Some(format!(
+        "THIS PATCH FAILS THE PROJECT'S CHECKS: `{}` failed on it in a sandbox copy of the workspace. Do not apply \
+         it as it is: read that command's output in `validation`, then propose again with the failure in `context` \
+         (or a sharper task), or make the change yourself.",
+        failed.command
+    ))
+}
+
 /// Stage 1: check the request, open the workspace, route the model, read the selection and build the prompt. Every
 /// refusal a request can earn before a model call is made here.
 pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
     req.unknown.refuse("propose_patch")?;
     let medium = req.task.check()?;
-    if req.task.files.is_empty() {
+    if req.task.files.is_empty() && req.task.create.is_empty() {
         return Err(invalid(
-            "files is empty; select the file(s) the model should see and edit",
+            "files is empty; select the file(s) the model should see and edit, or name the new files in create",
         ));
     }
     let (ws, loaded) = open_workspace(&req.workspace_root)?;
@@ -299,7 +314,8 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
         // so) not at all confined.
         confine::check_available(policy.validation.isolation)?;
     }
-    let selection = ws.read_selection(&req.task.files, &policy.limits)?;
+    let selection =
+        ws.read_selection_creating(&req.task.files, &req.task.create, &policy.limits)?;
     let (format, schema) = answer_format(&policy, &selection, &req.task.complexity);
     let messages = prompt::messages(&req.task, &selection.files, &selection.focus, format);
     let pinned = match (&schema, policy.candidates()) {
@@ -747,6 +763,7 @@ impl Service {
         });
         let (patch_file, note) = keep_if_large(&format!("{proposal_id}.patch"), &d.cand.patch_text);
         ProposeResult {
+            checks_failed: checks_failed_notice(&d.validation),
             patch_file,
             note,
             warnings: d.cand.warnings,

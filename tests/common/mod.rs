@@ -144,14 +144,39 @@ fn trust_with(state: &Path, root: &Path, config: Option<&Path>) {
     let _ = cmd.output().unwrap();
 }
 
-/// The state folder (journals, locks) of the tests' worker processes (never the user's).
-pub fn test_state() -> PathBuf {
-    std::env::temp_dir().join(format!("llw-test-state-{}", std::process::id()))
+/// The folder of this test process's worker state and ledger: `llw-tests/<pid>` under cargo's temporary folder for
+/// integration tests (inside `target/`: never the user's state, never the system's /tmp). The folders of earlier
+/// runs whose process is gone are removed the first time it is asked for, so at most the last run's stay.
+fn test_home() -> &'static Path {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("llw-tests");
+        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            let gone = e
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|pid| {
+                    pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists()
+                });
+            if gone {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        let dir = base.join(std::process::id().to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    })
 }
 
-/// The ledger file the tests' worker processes write (never the user's).
+/// The state folder (journals, locks) of the tests' worker processes (never the user's, never in /tmp).
+pub fn test_state() -> PathBuf {
+    test_home().join("state")
+}
+
+/// The ledger file the tests' worker processes write (never the user's, never in /tmp).
 pub fn test_ledger() -> PathBuf {
-    std::env::temp_dir().join(format!("llw-test-ledger-{}.jsonl", std::process::id()))
+    test_home().join("ledger.jsonl")
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -37,7 +37,10 @@
 //! - `whole_file`: whole-file answers, checked and turned into hunks;
 //! - `tidy`: what weak models write around a good edit (an exact repeat of a hunk, a hunk that changes nothing in an
 //!   answer that changes something), set aside before placing.
+//! - `degenerate`: a line with content turned into whitespace only (refused), and spacing changed inside a line
+//!   beside a real change (put back as it was).
 
+mod degenerate;
 mod normalise;
 mod reindent;
 mod render;
@@ -158,6 +161,7 @@ fn locate_one(
     let file = FileText::new(text);
     let within = Within::new(ranges, file.keys.len());
     let (hunks, whole_file) = guarded_hunks(edit, pre, &file.keys, within.as_ref())?;
+    let hunks = degenerate::screen(path, hunks)?;
     let target = Target {
         path,
         keys: &file.keys,
