@@ -1521,6 +1521,7 @@ fn main() {
                 post: case.post.as_bytes().to_vec(),
                 mode: MODE_REGULAR,
                 hunks: Vec::new(),
+                op: Default::default(),
             };
             let bytes = patch::canonical::render(std::slice::from_ref(&change));
             let back = patch::canonical::parse(&bytes).and_then(|files| {

@@ -159,6 +159,8 @@ pub enum EditFormat {
     WholeFile,
     /// JSON edits of whole lines (constrained by a schema on llama.cpp).
     Json,
+    /// OpenAI's V4A patch (`*** Begin Patch`), the format of Codex's and GPT-OSS's `apply_patch`.
+    ApplyPatch,
 }
 
 impl EditFormat {
@@ -170,6 +172,7 @@ impl EditFormat {
             EditFormat::SearchReplace => "search_replace",
             EditFormat::WholeFile => "whole_file",
             EditFormat::Json => "json",
+            EditFormat::ApplyPatch => "apply_patch",
         }
     }
 }
@@ -775,6 +778,7 @@ impl Policy {
             (EditFormat::SearchReplace, _) => AnswerFormat::SearchReplace,
             (EditFormat::WholeFile, _) => AnswerFormat::WholeFile,
             (EditFormat::Json, _) => AnswerFormat::Json,
+            (EditFormat::ApplyPatch, _) => AnswerFormat::ApplyPatch,
             (EditFormat::Auto, ProviderKind::Llamacpp) => AnswerFormat::Json,
             (EditFormat::Auto, _) => AnswerFormat::Udiff,
         }
@@ -1371,7 +1375,8 @@ fn template_edit(e: &Edit) -> String {
     format!(
         r#"[edit]
 # How the model writes its edit: "auto" (JSON constrained by a schema on llama.cpp, unified diff elsewhere),
-# "json", "udiff", "search_replace" or "whole_file" (small files only).
+# "json", "udiff", "search_replace", "whole_file" (small files only) or "apply_patch" (OpenAI's V4A `*** Begin Patch`).
+# Every answer is read in any of these syntaxes, whatever was asked.
 format = "{}"
 "#,
         e.format.name()

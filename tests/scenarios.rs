@@ -4,9 +4,10 @@
 //! NNN_name/
 //!   input/...        the selected files as they are (every file here is selected)
 //!   select.txt       optional: extra selected paths, one per line (files that do not exist yet)
-//!   format.txt       optional: udiff (default) | search_replace | whole_file | json
+//!   format.txt       optional: udiff (default) | search_replace | whole_file | json | apply_patch
 //!   answer.txt       the model's answer, byte for byte
-//!   expected/...     the selected files afterwards (a file absent here must be unchanged or not created)
+//!   expected/...     the selected files afterwards (a file absent here must be unchanged or not created, unless
+//!                    the answer deletes or moves it: then it must be gone)
 //!   refusal.txt      instead of expected/: a piece of the refusal message
 //!   tiers.txt        optional: the match tier of each hunk, in patch order, one per line
 //!   ranges.txt       optional: `PATH:START-END` per line: the file was selected with those line ranges only (the
@@ -25,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use local_llm_delegator::patch::focus::{self, Focus};
 use local_llm_delegator::patch::reader::AnswerFormat;
-use local_llm_delegator::patch::{self, MODE_REGULAR, PreImage, canonical};
+use local_llm_delegator::patch::{self, ChangeOp, MODE_REGULAR, PreImage, canonical};
 
 fn files_under(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
@@ -56,6 +57,7 @@ fn format_of(dir: &Path) -> AnswerFormat {
         "search_replace" => AnswerFormat::SearchReplace,
         "whole_file" => AnswerFormat::WholeFile,
         "json" => AnswerFormat::Json,
+        "apply_patch" => AnswerFormat::ApplyPatch,
         other => panic!("{}: unknown format {other:?}", dir.display()),
     }
 }
@@ -124,7 +126,18 @@ fn run(dir: &Path) -> Result<(), String> {
     let changes = result.map_err(|e| format!("refused: {e}"))?;
     let mut after: BTreeMap<String, Vec<u8>> = inputs.clone();
     for c in &changes {
-        after.insert(c.path.clone(), c.post.clone());
+        match &c.op {
+            ChangeOp::Edit => {
+                after.insert(c.path.clone(), c.post.clone());
+            }
+            ChangeOp::Delete => {
+                after.remove(&c.path);
+            }
+            ChangeOp::MoveFrom(from) => {
+                after.remove(from);
+                after.insert(c.path.clone(), c.post.clone());
+            }
+        }
     }
     let expected = files_under(&dir.join("expected"));
     for (path, want) in &expected {
@@ -142,6 +155,11 @@ fn run(dir: &Path) -> Result<(), String> {
     for (path, got) in &after {
         if !expected.contains_key(path) && inputs.get(path) != Some(got) {
             return Err(format!("{path} changed but is not in expected/"));
+        }
+    }
+    for path in inputs.keys() {
+        if !after.contains_key(path) && expected.contains_key(path) {
+            return Err(format!("{path} was deleted or moved but is in expected/"));
         }
     }
     if let Ok(tiers) = std::fs::read_to_string(dir.join("tiers.txt")) {
@@ -170,8 +188,17 @@ fn run(dir: &Path) -> Result<(), String> {
     let bytes = canonical::render(&changes);
     let parsed = canonical::parse(&bytes).map_err(|e| format!("canonical parse: {e}"))?;
     for f in parsed {
-        let cur = inputs.get(&f.path).map(Vec::as_slice);
+        let cur = inputs.get(f.source()).map(Vec::as_slice);
         let post = canonical::apply_file(&f, cur).map_err(|e| format!("canonical apply: {e}"))?;
+        if f.deletes {
+            if after.contains_key(&f.path) || !post.is_empty() {
+                return Err(format!(
+                    "the canonical deletion of {} does not delete it",
+                    f.path
+                ));
+            }
+            continue;
+        }
         if Some(&post) != after.get(&f.path) {
             return Err(format!(
                 "canonical patch of {} does not reproduce the post-image",

@@ -93,6 +93,7 @@ pub(super) fn two_file_patch() -> Vec<u8> {
         post: post.as_bytes().to_vec(),
         mode: MODE_REGULAR,
         hunks: vec![],
+        op: Default::default(),
     };
     canonical::render(&[
         change("a.txt", Some("a\n"), "A\n"),
@@ -251,6 +252,7 @@ fn a_created_folder_swapped_for_a_symlink_is_not_followed_by_the_undo() {
         post: b"B\n".to_vec(),
         mode: MODE_REGULAR,
         hunks: vec![],
+        op: Default::default(),
     }]);
     let swap_to = outside.path().to_path_buf();
     let err = apply(&ws, &patch, limits(), Some(state.path()), |r: &Path| {
