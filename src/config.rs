@@ -308,6 +308,14 @@ pub struct Paths {
     /// file's, which may lie outside the workspace or under a denied name. They are never written either way.
     #[serde(default)]
     pub allow_hard_links: bool,
+    /// Let a patch delete a file (a diff to `/dev/null`, V4A's `*** Delete File`). Off by default: a deletion is
+    /// journaled and undone like any write, but it is destructive work the primary should choose to allow.
+    #[serde(default)]
+    pub allow_delete: bool,
+    /// Let a patch move a file (git's `rename from`/`rename to`, V4A's `*** Move to`); both paths must be allowed
+    /// and selected, the destination new. Off by default.
+    #[serde(default)]
+    pub allow_move: bool,
 }
 
 fn default_allowed() -> Vec<String> {
@@ -321,6 +329,8 @@ impl Default for Paths {
             denied: Vec::new(),
             unlock_secrets: Vec::new(),
             allow_hard_links: false,
+            allow_delete: false,
+            allow_move: false,
         }
     }
 }
@@ -1251,9 +1261,15 @@ unlock_secrets = []
 # the workspace or under a denied name (~/.ssh/id_rsa linked as notes.txt), so they are refused by default; they are
 # never written either way.
 allow_hard_links = {allow_hard_links}
+# true: a patch may delete a selected file (a diff to /dev/null, `*** Delete File`), or move one to a selected new
+# path inside `allowed` (git's rename, `*** Move to`). Journaled and undone like every write; off by default.
+allow_delete = {allow_delete}
+allow_move = {allow_move}
 "#,
         allowed = toml_list(project.allowed()),
         allow_hard_links = p.allow_hard_links,
+        allow_delete = p.allow_delete,
+        allow_move = p.allow_move,
         secret_names = comment_lines(&crate::scope::secret_names().join(", ")),
     )
 }
@@ -1491,6 +1507,8 @@ mod tests {
                 assert_eq!(p.paths.allowed, project.allowed());
                 assert!(p.paths.denied.is_empty() && p.paths.unlock_secrets.is_empty());
                 assert_eq!(p.paths.allow_hard_links, Paths::default().allow_hard_links);
+                assert_eq!(p.paths.allow_delete, Paths::default().allow_delete);
+                assert_eq!(p.paths.allow_move, Paths::default().allow_move);
                 assert_eq!(p.limits, Limits::default());
                 assert_eq!(
                     p.validation,
