@@ -1163,8 +1163,14 @@ fn corrupt(
             }
             let lines: Vec<&str> = full.lines().collect();
             let at = lines.iter().rposition(|l| l.starts_with('-'))?;
-            let first_del = (0..at).rev().take_while(|&k| lines[k].starts_with('-')).last()?;
-            Some((lines[..=first_del].join("\n") + "\n", AnswerFormat::ApplyPatch))
+            let first_del = (0..at)
+                .rev()
+                .take_while(|&k| lines[k].starts_with('-'))
+                .last()?;
+            Some((
+                lines[..=first_del].join("\n") + "\n",
+                AnswerFormat::ApplyPatch,
+            ))
         }
         Corruption::ContextAltered => {
             // One non-blank context line becomes a line that exists nowhere in the file.

@@ -1391,7 +1391,7 @@ fn template_edit(e: &Edit) -> String {
     format!(
         r#"[edit]
 # How the model writes its edit: "auto" (JSON constrained by a schema on llama.cpp, unified diff elsewhere),
-# "json", "udiff", "search_replace", "whole_file" (small files only) or "apply_patch" (OpenAI's V4A `*** Begin Patch`).
+# "json", "udiff", "search_replace", "whole_file" (small files only) or "apply_patch" (V4A, `*** Begin Patch`).
 # Every answer is read in any of these syntaxes, whatever was asked.
 format = "{}"
 "#,
