@@ -188,6 +188,10 @@ pub(super) fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Vec<Planned>
     ])
 }
 
+/// What a path holds now, as [`read_current`] finds it: (its bytes, the first folder component to create, its
+/// permission bits).
+type Current = (Option<Vec<u8>>, Option<usize>, Option<u32>);
+
 /// What `rel` holds now: its bytes (`None` when absent), for an absent file the first folder component the apply
 /// must create, and its permission bits. Refuses a file whose mode is not `mode` (unless `creates`), a file with
 /// other hard links, and anything but a regular file; read through a handle on its folder, never following a
@@ -197,7 +201,7 @@ fn read_current(
     rel: &str,
     creates: bool,
     mode: u32,
-) -> Result<(Option<Vec<u8>>, Option<usize>, Option<u32>)> {
+) -> Result<Current> {
     use std::os::unix::fs::PermissionsExt;
     match ws.resolve(rel)? {
         OnDisk::Absent { .. } => Ok((None, missing_from(ws.root(), rel)?, None)),
