@@ -8,6 +8,8 @@
 //!   answer.txt       the model's answer, byte for byte
 //!   expected/...     the selected files afterwards (a file absent here must be unchanged or not created, unless
 //!                    the answer deletes or moves it: then it must be gone)
+//!   gone.txt         optional: paths the answer deletes or moves away, one per line (they must be gone, and no
+//!                    other input may go)
 //!   refusal.txt      instead of expected/: a piece of the refusal message
 //!   tiers.txt        optional: the match tier of each hunk, in patch order, one per line
 //!   ranges.txt       optional: `PATH:START-END` per line: the file was selected with those line ranges only (the
@@ -124,8 +126,19 @@ fn run(dir: &Path) -> Result<(), String> {
         };
     }
     let changes = result.map_err(|e| format!("refused: {e}"))?;
-    let mut after: BTreeMap<String, Vec<u8>> = inputs.clone();
-    for c in &changes {
+    let after = files_after(&inputs, &changes);
+    check_files(dir, &inputs, &after)?;
+    check_tiers(dir, &changes)?;
+    canonical_reproduces(&inputs, &after, &changes)
+}
+
+/// The files after `changes`: edited, created, deleted and moved.
+fn files_after(
+    inputs: &BTreeMap<String, Vec<u8>>,
+    changes: &[patch::FileChange],
+) -> BTreeMap<String, Vec<u8>> {
+    let mut after = inputs.clone();
+    for c in changes {
         match &c.op {
             ChangeOp::Edit => {
                 after.insert(c.path.clone(), c.post.clone());
@@ -139,6 +152,15 @@ fn run(dir: &Path) -> Result<(), String> {
             }
         }
     }
+    after
+}
+
+/// `after` against `expected/` and `gone.txt`.
+fn check_files(
+    dir: &Path,
+    inputs: &BTreeMap<String, Vec<u8>>,
+    after: &BTreeMap<String, Vec<u8>>,
+) -> Result<(), String> {
     let expected = files_under(&dir.join("expected"));
     for (path, want) in &expected {
         let got = after
@@ -152,16 +174,28 @@ fn run(dir: &Path) -> Result<(), String> {
             ));
         }
     }
-    for (path, got) in &after {
+    for (path, got) in after {
         if !expected.contains_key(path) && inputs.get(path) != Some(got) {
             return Err(format!("{path} changed but is not in expected/"));
         }
     }
+    let gone = std::fs::read_to_string(dir.join("gone.txt")).unwrap_or_default();
+    let gone: Vec<&str> = gone
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     for path in inputs.keys() {
-        if !after.contains_key(path) && expected.contains_key(path) {
-            return Err(format!("{path} was deleted or moved but is in expected/"));
+        let went = !after.contains_key(path);
+        if went != gone.contains(&path.as_str()) {
+            return Err(format!("{path}: gone {went}, but gone.txt says {}", !went));
         }
     }
+    Ok(())
+}
+
+/// The match tier of every hunk against `tiers.txt`, when there is one.
+fn check_tiers(dir: &Path, changes: &[patch::FileChange]) -> Result<(), String> {
     if let Ok(tiers) = std::fs::read_to_string(dir.join("tiers.txt")) {
         let got: Vec<String> = changes
             .iter()
@@ -184,8 +218,16 @@ fn run(dir: &Path) -> Result<(), String> {
             return Err(format!("tiers {got:?}, expected {want:?}"));
         }
     }
-    // The canonical patch reproduces the same files from the pre-images.
-    let bytes = canonical::render(&changes);
+    Ok(())
+}
+
+/// The canonical patch reproduces the same files from the pre-images.
+fn canonical_reproduces(
+    inputs: &BTreeMap<String, Vec<u8>>,
+    after: &BTreeMap<String, Vec<u8>>,
+    changes: &[patch::FileChange],
+) -> Result<(), String> {
+    let bytes = canonical::render(changes);
     let parsed = canonical::parse(&bytes).map_err(|e| format!("canonical parse: {e}"))?;
     for f in parsed {
         let cur = inputs.get(f.source()).map(Vec::as_slice);

@@ -343,57 +343,7 @@ fn read_udiff_lines(
             continue;
         };
         let deletes = op == EditOp::Delete;
-        let mut hunks = Vec::new();
-        loop {
-            cancel.check()?;
-            let (hint, old_count) = match lines.get(i) {
-                Some(l) if l.starts_with("@@") => {
-                    i += 1;
-                    (old_start_hint(l), old_count_hint(l))
-                }
-                // A header straight followed by hunk lines: the model forgot `@@`.
-                Some(l) if hunks.is_empty() && starts_hunk_line(l) => (None, None),
-                // Lines the hunk reader stopped at (unprefixed trailing context, prose) before another hunk of
-                // the same file: skip to that hunk rather than lose it.
-                Some(_) if !hunks.is_empty() => match next_hunk_of_same_file(lines, i) {
-                    Some(k) => {
-                        i = k;
-                        continue;
-                    }
-                    None => break,
-                },
-                _ => break,
-            };
-            let (body, next) = read_hunk_body(lines, i);
-            i = next;
-            if body.is_empty() {
-                return Err(Error::ModelAnswer(format!(
-                    "hunk {} of {path} has no line the worker can read (answer line {i}); the model must \
-                     prefix lines with ' ', '-' or '+'",
-                    hunks.len() + 1
-                )));
-            }
-            let old_len = body
-                .iter()
-                .filter(|l| matches!(l, HunkLine::Context(_) | HunkLine::Remove(_)))
-                .count();
-            let ends_answer = lines[i..].iter().all(|l| l.trim().is_empty());
-            // Cut off: shorter than its header says, at the very end of the answer, and missing the trailing
-            // context a complete hunk has (as much as its leading context), or without any change yet.
-            let is_ctx = |l: &&HunkLine| matches!(l, HunkLine::Context(_));
-            let leading = body.iter().take_while(is_ctx).count();
-            let trailing = body.iter().rev().take_while(is_ctx).count();
-            let no_change = leading == body.len();
-            let maybe_cut_off = ends_answer
-                && old_count.is_some_and(|n| old_len < n)
-                && (no_change || trailing < leading || trailing == 0);
-            hunks.push(Hunk {
-                old_start_hint: hint,
-                lines: body,
-                maybe_cut_off,
-                anchor: Default::default(),
-            });
-        }
+        let hunks = read_section_hunks(lines, &mut i, &path, cancel)?;
         if hunks.is_empty() && !deletes && !matches!(op, EditOp::MoveTo(_)) {
             return Err(Error::ModelAnswer(format!(
                 "the diff header for {path} is followed by no hunk; the model must show the lines it changes"
@@ -408,6 +358,68 @@ fn read_udiff_lines(
         set_op(&mut files, &from, EditOp::MoveTo(to));
     }
     Ok(files.edits)
+}
+
+/// The hunks of the diff section of `path` from line index `*i` (after its `---`/`+++` pair), moving `*i` past them.
+fn read_section_hunks(
+    lines: &[&str],
+    i: &mut usize,
+    path: &str,
+    cancel: Cancel<'_>,
+) -> Result<Vec<Hunk>> {
+    let mut hunks = Vec::new();
+    loop {
+        cancel.check()?;
+        let (hint, old_count) = match lines.get(*i) {
+            Some(l) if l.starts_with("@@") => {
+                *i += 1;
+                (old_start_hint(l), old_count_hint(l))
+            }
+            // A header straight followed by hunk lines: the model forgot `@@`.
+            Some(l) if hunks.is_empty() && starts_hunk_line(l) => (None, None),
+            // Lines the hunk reader stopped at (unprefixed trailing context, prose) before another hunk of
+            // the same file: skip to that hunk rather than lose it.
+            Some(_) if !hunks.is_empty() => match next_hunk_of_same_file(lines, *i) {
+                Some(k) => {
+                    *i = k;
+                    continue;
+                }
+                None => break,
+            },
+            _ => break,
+        };
+        let (body, next) = read_hunk_body(lines, *i);
+        *i = next;
+        if body.is_empty() {
+            return Err(Error::ModelAnswer(format!(
+                "hunk {} of {path} has no line the worker can read (answer line {}); the model must \
+                 prefix lines with ' ', '-' or '+'",
+                hunks.len() + 1,
+                *i
+            )));
+        }
+        let old_len = body
+            .iter()
+            .filter(|l| matches!(l, HunkLine::Context(_) | HunkLine::Remove(_)))
+            .count();
+        let ends_answer = lines[*i..].iter().all(|l| l.trim().is_empty());
+        // Cut off: shorter than its header says, at the very end of the answer, and missing the trailing
+        // context a complete hunk has (as much as its leading context), or without any change yet.
+        let is_ctx = |l: &&HunkLine| matches!(l, HunkLine::Context(_));
+        let leading = body.iter().take_while(is_ctx).count();
+        let trailing = body.iter().rev().take_while(is_ctx).count();
+        let no_change = leading == body.len();
+        let maybe_cut_off = ends_answer
+            && old_count.is_some_and(|n| old_len < n)
+            && (no_change || trailing < leading || trailing == 0);
+        hunks.push(Hunk {
+            old_start_hint: hint,
+            lines: body,
+            maybe_cut_off,
+            anchor: Default::default(),
+        });
+    }
+    Ok(hunks)
 }
 
 /// Give the edit of `path` in `files` the operation `op` (an edit of a file named twice keeps the last one).
@@ -991,19 +1003,24 @@ fn read_whole_file(lines: &[&str], selected: &[&str], cancel: Cancel<'_>) -> Res
         if let Some(k) = slot_of.insert(path.clone(), files.len()) {
             files[k] = None;
         }
-        files.push(Some(FileEdit {
-            path,
-            creates: false,
-            hunks: vec![Hunk {
-                old_start_hint: None,
-                maybe_cut_off: false,
-                anchor: Default::default(),
-                lines: vec![HunkLine::WholeFile(body)],
-            }],
-            op: EditOp::Edit,
-        }));
+        files.push(Some(whole_file_edit(path, body)));
     }
     Ok(files.into_iter().flatten().collect())
+}
+
+/// The edit of `path` that gives it the whole new content `body`.
+fn whole_file_edit(path: String, body: Vec<String>) -> FileEdit {
+    FileEdit {
+        path,
+        creates: false,
+        hunks: vec![Hunk {
+            old_start_hint: None,
+            maybe_cut_off: false,
+            anchor: Default::default(),
+            lines: vec![HunkLine::WholeFile(body)],
+        }],
+        op: EditOp::Edit,
+    }
 }
 
 /// Whether an added line stands for code the model left out ("... rest unchanged", "// existing code here").

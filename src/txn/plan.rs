@@ -196,12 +196,7 @@ type Current = (Option<Vec<u8>>, Option<usize>, Option<u32>);
 /// must create, and its permission bits. Refuses a file whose mode is not `mode` (unless `creates`), a file with
 /// other hard links, and anything but a regular file; read through a handle on its folder, never following a
 /// symlink and never blocking.
-fn read_current(
-    ws: &Workspace,
-    rel: &str,
-    creates: bool,
-    mode: u32,
-) -> Result<Current> {
+fn read_current(ws: &Workspace, rel: &str, creates: bool, mode: u32) -> Result<Current> {
     use std::os::unix::fs::PermissionsExt;
     match ws.resolve(rel)? {
         OnDisk::Absent { .. } => Ok((None, missing_from(ws.root(), rel)?, None)),
