@@ -68,10 +68,16 @@ fn is_marker(line: &str) -> bool {
     header(t).is_some() || t == BEGIN || t == END || t.starts_with(MOVE) || t == END_OF_FILE
 }
 
-/// Whether a line ends the hunk before it: an `@@` line, a marker, a fence.
+/// Whether a line ends the hunk before it: an `@@` line, a marker, a fence (at the start of the line: a context
+/// line ` ```c` is content).
 fn ends_hunk(line: &str) -> bool {
-    let t = line.trim_start();
-    t.starts_with("@@") || t.starts_with("```") || is_marker(line)
+    line.starts_with("@@") || line.starts_with("```") || is_marker(line)
+}
+
+/// Whether a line the patch stopped at leaves lines that look like a hunk's after it, which would be lost.
+fn leaves_hunk_lines(rest: &[&str]) -> Option<usize> {
+    rest.iter()
+        .position(|l| l.starts_with("@@") || l.starts_with(['+', '-']) || header(l).is_some())
 }
 
 /// Whether the answer holds a V4A patch: a `*** Begin Patch` line or a file operation's header.
@@ -120,22 +126,29 @@ pub(super) fn read(lines: &[&str], selected: &[&str], cancel: Cancel<'_>) -> Res
             break;
         }
         let Some(h) = header(line) else {
-            if line.trim_start().starts_with("@@") {
+            if line.starts_with("@@") {
                 return Err(Error::ModelAnswer(format!(
                     "the patch has a hunk before any file header (answer line {}); the model must write \
                      `*** Update File: PATH` above its hunks; propose again",
                     i + 1
                 )));
             }
-            // Blank lines and prose between operations; a fence or prose after the last one ends the patch.
-            match (i + 1..lines.len())
-                .find(|&k| header(lines[k]).is_some() || lines[k].trim() == END)
-            {
-                Some(k) if !line.trim_start().starts_with("```") => i = k,
-                _ if line.trim().is_empty() => i += 1,
-                _ => break,
+            if line.trim().is_empty() {
+                i += 1;
+                continue;
             }
-            continue;
+            // A fence or prose after the last operation ends the patch; nothing that looks like a hunk or an
+            // operation may follow it, or part of the patch would be lost.
+            if let Some(k) = leaves_hunk_lines(&lines[i + 1..]) {
+                return Err(Error::ModelAnswer(format!(
+                    "the patch holds a line the worker cannot read (answer line {}: {:?}) before more of the patch \
+                     (line {}); the model must prefix every hunk line with ' ', '-' or '+'; propose again",
+                    i + 1,
+                    crate::error::excerpt(line.trim(), 80),
+                    i + k + 2
+                )));
+            }
+            break;
         };
         i = match h {
             Header::Add(raw) => add_file(lines, i, raw, selected, &mut files, &mut named)?,
@@ -301,7 +314,7 @@ fn update_hunks(lines: &[&str], start: usize, path: &str) -> Result<(Vec<Hunk>, 
     let mut i = start;
     while let Some(line) = lines.get(i) {
         let t = line.trim();
-        if let Some(rest) = t.strip_prefix("@@") {
+        if let Some(rest) = line.trim_end().strip_prefix("@@") {
             // `@@`, `@@ SCOPE`, or a unified diff's `@@ -1,2 +1,3 @@ SCOPE`.
             let rest = rest.trim();
             let scope = match rest.strip_prefix('-').and(rest.find("@@")) {
@@ -317,7 +330,7 @@ fn update_hunks(lines: &[&str], start: usize, path: &str) -> Result<(Vec<Hunk>, 
             i += 1;
             continue;
         }
-        if is_marker(line) || t.starts_with("```") {
+        if is_marker(line) || line.starts_with("```") {
             break;
         }
         let (body, next) = hunk_body(lines, i);
