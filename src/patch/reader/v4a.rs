@@ -337,6 +337,7 @@ fn update_hunks(lines: &[&str], start: usize, path: &str) -> Result<(Vec<Hunk>, 
         if body.is_empty() {
             break;
         }
+        refuse_diff_like_lines(lines, i, next, &hunks, path)?;
         i = next;
         anchor.end_of_file = lines.get(i).is_some_and(|l| l.trim() == END_OF_FILE);
         if anchor.end_of_file {
@@ -357,6 +358,34 @@ fn update_hunks(lines: &[&str], start: usize, path: &str) -> Result<(Vec<Hunk>, 
         )));
     }
     Ok((hunks, i))
+}
+
+/// Refuse the hunk read from `lines[start..next]` when its context lines lost their ` ` prefix and it holds (or is
+/// ended by) a line that starts like a diff's own (`---`, `+++`, `@@ -`): such a line may be a context line of the
+/// file (a diff quoted in a test), so which lines are context is unclear.
+fn refuse_diff_like_lines(
+    lines: &[&str],
+    start: usize,
+    next: usize,
+    hunks: &[Hunk],
+    path: &str,
+) -> Result<()> {
+    let body = &lines[start..next];
+    let lost = body
+        .iter()
+        .any(|l| l.as_bytes().first().is_some_and(|b| !b" -+\\".contains(b)));
+    let diff_like =
+        |l: &&str| l.starts_with("---") || l.starts_with("+++") || l.starts_with("@@ -");
+    if lost && (body.iter().any(diff_like) || lines.get(next).is_some_and(diff_like)) {
+        return Err(Error::ModelAnswer(format!(
+            "hunk {} of {} lost the ' ' prefix of its context lines and holds a line that starts like a diff's own \
+             (`---`, `+++` or `@@ -`), so which of its lines are context is unclear; the model must prefix every hunk \
+             line with ' ', '-' or '+'; propose again",
+            hunks.len() + 1,
+            crate::scope::shown(path)
+        )));
+    }
+    Ok(())
 }
 
 /// One hunk's lines from `start`; returns them and the index after the hunk. As in a diff, a line without a prefix
