@@ -151,6 +151,7 @@ fn build_case(
             post: post.into_bytes(),
             mode: MODE_REGULAR,
             hunks: vec![],
+            op: Default::default(),
         });
     }
     std::fs::write(template.join("local-llm-worker.toml"), policy(None)).map_err(io)?;

@@ -770,13 +770,18 @@ enum Corruption {
     OneLineContext,
     SearchReplace,
     JsonEdits,
+    V4a,
+    V4aScope,
+    V4aLostSpace,
+    V4aFenceNoEnd,
     ContextAltered,
     Truncated,
     TruncatedInFence,
     Elision,
+    V4aCutOff,
 }
 
-const CORRUPTIONS: [Corruption; 22] = [
+const CORRUPTIONS: [Corruption; 27] = [
     Corruption::None,
     Corruption::WrongLineNumbers,
     Corruption::NoLineNumbers,
@@ -795,10 +800,15 @@ const CORRUPTIONS: [Corruption; 22] = [
     Corruption::OneLineContext,
     Corruption::SearchReplace,
     Corruption::JsonEdits,
+    Corruption::V4a,
+    Corruption::V4aScope,
+    Corruption::V4aLostSpace,
+    Corruption::V4aFenceNoEnd,
     Corruption::ContextAltered,
     Corruption::Truncated,
     Corruption::TruncatedInFence,
     Corruption::Elision,
+    Corruption::V4aCutOff,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -829,6 +839,11 @@ impl Corruption {
             Corruption::OneLineContext => "1 line of context",
             Corruption::SearchReplace => "SEARCH/REPLACE blocks",
             Corruption::JsonEdits => "JSON edit list",
+            Corruption::V4a => "V4A patch (bare @@)",
+            Corruption::V4aScope => "V4A, @@ scope line",
+            Corruption::V4aLostSpace => "V4A, ctx lost space",
+            Corruption::V4aFenceNoEnd => "V4A, fence, no End",
+            Corruption::V4aCutOff => "V4A cut off, no End",
             Corruption::ContextAltered => "ctx line not in file",
             Corruption::Truncated => "cut off in removed lines",
             Corruption::TruncatedInFence => "cut off, unclosed fence",
@@ -842,7 +857,8 @@ impl Corruption {
             Corruption::ContextAltered
             | Corruption::Truncated
             | Corruption::TruncatedInFence
-            | Corruption::Elision => Group::DestroysIntent,
+            | Corruption::Elision
+            | Corruption::V4aCutOff => Group::DestroysIntent,
             _ => Group::KeepsIntent,
         }
     }
@@ -928,6 +944,51 @@ fn json_edits(path: &str, hunks: &[DHunk]) -> String {
         })
         .collect();
     serde_json::to_string_pretty(&serde_json::json!({ "edits": edits })).unwrap()
+}
+
+/// The V4A patch (`*** Begin Patch`) of `hunks` for `path`: each hunk under `@@` and its scope line when `scope`
+/// gives one, context lines prefixed with `ctx`, closed with `*** End Patch` when `end`.
+fn v4a(
+    path: &str,
+    hunks: &[DHunk],
+    scope: impl Fn(&DHunk) -> Option<String>,
+    ctx: &str,
+    end: bool,
+) -> String {
+    let mut out = format!("*** Begin Patch\n*** Update File: {path}\n");
+    for h in hunks {
+        match scope(h) {
+            Some(s) => {
+                let _ = writeln!(out, "@@ {s}");
+            }
+            None => out.push_str("@@\n"),
+        }
+        for l in &h.lines {
+            let prefix = match l.kind {
+                Kind::Ctx => ctx,
+                Kind::Del => "-",
+                Kind::Add => "+",
+            };
+            let _ = writeln!(out, "{prefix}{}", l.text);
+        }
+    }
+    if end {
+        out.push_str("*** End Patch\n");
+    }
+    out
+}
+
+/// The line a model would name as a hunk's scope: the nearest non-blank line above the hunk indented less than its
+/// first line (the item it is in), if any.
+fn scope_of(src: &Source, h: &DHunk) -> Option<String> {
+    let first = h.old_start.saturating_sub(1);
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let at = src.lines.get(first).map_or(0, |l| indent(l));
+    src.lines[..first.min(src.lines.len())]
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty() && indent(l) < at)
+        .map(|l| l.trim().to_string())
 }
 
 /// The answer a model would give for `case` with corruption `c`, and the format it was asked for; `None` when the
@@ -1069,6 +1130,48 @@ fn corrupt(
             Some((search_replace(p, &case.hunks), AnswerFormat::SearchReplace))
         }
         Corruption::JsonEdits => Some((json_edits(p, &case.hunks), AnswerFormat::Json)),
+        Corruption::V4a => Some((
+            v4a(p, &case.hunks, |_| None, " ", true),
+            AnswerFormat::ApplyPatch,
+        )),
+        Corruption::V4aScope => {
+            if case.hunks.iter().all(|h| scope_of(src, h).is_none()) {
+                return None;
+            }
+            Some((
+                v4a(p, &case.hunks, |h| scope_of(src, h), " ", true),
+                AnswerFormat::ApplyPatch,
+            ))
+        }
+        Corruption::V4aLostSpace => Some((
+            v4a(p, &case.hunks, |_| None, "", true),
+            AnswerFormat::ApplyPatch,
+        )),
+        Corruption::V4aFenceNoEnd => Some((
+            format!(
+                "Here is the patch for `{p}`:\n\n```\n{}```\n\nThat is the whole change.\n",
+                v4a(p, &case.hunks, |_| None, " ", false)
+            ),
+            AnswerFormat::ApplyPatch,
+        )),
+        Corruption::V4aCutOff => {
+            // Cut after the first removed line of the last hunk that removes two or more: the rest is lost.
+            let full = v4a(p, &case.hunks, |_| None, " ", false);
+            let last = case.hunks.last()?;
+            if last.lines.iter().filter(|l| l.kind == Kind::Del).count() < 2 {
+                return None;
+            }
+            let lines: Vec<&str> = full.lines().collect();
+            let at = lines.iter().rposition(|l| l.starts_with('-'))?;
+            let first_del = (0..at)
+                .rev()
+                .take_while(|&k| lines[k].starts_with('-'))
+                .last()?;
+            Some((
+                lines[..=first_del].join("\n") + "\n",
+                AnswerFormat::ApplyPatch,
+            ))
+        }
         Corruption::ContextAltered => {
             // One non-blank context line becomes a line that exists nowhere in the file.
             let mut hs = case.hunks.clone();
@@ -1521,6 +1624,7 @@ fn main() {
                 post: case.post.as_bytes().to_vec(),
                 mode: MODE_REGULAR,
                 hunks: Vec::new(),
+                op: Default::default(),
             };
             let bytes = patch::canonical::render(std::slice::from_ref(&change));
             let back = patch::canonical::parse(&bytes).and_then(|files| {

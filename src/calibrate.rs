@@ -414,6 +414,8 @@ fn post_image(patch_text: &str, case: &Case, policy: &config::Policy) -> Option<
         max_patch_bytes: policy.limits.max_patch_bytes,
         max_files: policy.limits.max_files_per_patch,
         max_hunks: policy.limits.max_hunks_per_patch,
+        allow_delete: false,
+        allow_move: false,
     };
     let files = txn::parse_within(patch_text.as_bytes(), limits).ok()?;
     match files.as_slice() {

@@ -215,6 +215,8 @@ pub enum EditFormat {
     WholeFile,
     /// JSON edits of whole lines (constrained by a schema where the server supports one).
     Json,
+    /// OpenAI's V4A patch (`*** Begin Patch`), the format of Codex's and GPT-OSS's `apply_patch`.
+    ApplyPatch,
 }
 
 impl EditFormat {
@@ -226,6 +228,7 @@ impl EditFormat {
             EditFormat::SearchReplace => "search_replace",
             EditFormat::WholeFile => "whole_file",
             EditFormat::Json => "json",
+            EditFormat::ApplyPatch => "apply_patch",
         }
     }
 }
@@ -361,6 +364,14 @@ pub struct Paths {
     /// file's, which may lie outside the workspace or under a denied name. They are never written either way.
     #[serde(default)]
     pub allow_hard_links: bool,
+    /// Let a patch delete a file (a diff to `/dev/null`, V4A's `*** Delete File`). Off by default: a deletion is
+    /// journaled and undone like any write, but it is destructive work the primary should choose to allow.
+    #[serde(default)]
+    pub allow_delete: bool,
+    /// Let a patch move a file (git's `rename from`/`rename to`, V4A's `*** Move to`); both paths must be allowed
+    /// and selected, the destination new. Off by default.
+    #[serde(default)]
+    pub allow_move: bool,
 }
 
 fn default_allowed() -> Vec<String> {
@@ -374,6 +385,8 @@ impl Default for Paths {
             denied: Vec::new(),
             unlock_secrets: Vec::new(),
             allow_hard_links: false,
+            allow_delete: false,
+            allow_move: false,
         }
     }
 }
@@ -868,6 +881,7 @@ impl Policy {
             (EditFormat::SearchReplace, _) => AnswerFormat::SearchReplace,
             (EditFormat::WholeFile, _) => AnswerFormat::WholeFile,
             (EditFormat::Json, _) => AnswerFormat::Json,
+            (EditFormat::ApplyPatch, _) => AnswerFormat::ApplyPatch,
             (EditFormat::Auto, k) if k.schema_field().is_some() => AnswerFormat::Json,
             (EditFormat::Auto, _) => AnswerFormat::Udiff,
         }
@@ -1416,6 +1430,10 @@ unlock_secrets = []
 # the workspace or under a denied name (~/.ssh/id_rsa linked as notes.txt), so they are refused by default; they are
 # never written either way.
 allow_hard_links = {allow_hard_links}
+# true: a patch may delete a selected file (a diff to /dev/null, `*** Delete File`), or move one to a selected new
+# path inside `allowed` (git's rename, `*** Move to`). Journaled and undone like every write; off by default.
+allow_delete = {allow_delete}
+allow_move = {allow_move}
 "#,
         allowed = toml_list(project.kind.allowed()),
         denied = toml_list(
@@ -1426,6 +1444,8 @@ allow_hard_links = {allow_hard_links}
                 .collect::<Vec<_>>()
         ),
         allow_hard_links = p.allow_hard_links,
+        allow_delete = p.allow_delete,
+        allow_move = p.allow_move,
         secret_names = comment_lines(&crate::scope::secret_names().join(", ")),
     )
 }
@@ -1550,7 +1570,8 @@ fn template_edit(e: &Edit) -> String {
     format!(
         r#"[edit]
 # How the model writes its edit: "auto" (JSON constrained by a schema on llama.cpp, Ollama, LM Studio and vLLM,
-# unified diff elsewhere), "json", "udiff", "search_replace" or "whole_file" (small files only).
+# unified diff elsewhere), "json", "udiff", "search_replace", "whole_file" (small files only) or "apply_patch"
+# (V4A, `*** Begin Patch`). Every answer is read in any of these syntaxes, whatever was asked.
 format = "{}"
 "#,
         e.format.name()
@@ -1701,6 +1722,8 @@ mod tests {
                 assert_eq!(p.paths.allowed, project.allowed());
                 assert!(p.paths.denied.is_empty() && p.paths.unlock_secrets.is_empty());
                 assert_eq!(p.paths.allow_hard_links, Paths::default().allow_hard_links);
+                assert_eq!(p.paths.allow_delete, Paths::default().allow_delete);
+                assert_eq!(p.paths.allow_move, Paths::default().allow_move);
                 assert_eq!(p.limits, Limits::default());
                 assert_eq!(
                     p.validation,

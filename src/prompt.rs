@@ -136,6 +136,28 @@ def greet(name):
 ```
 ";
 
+const APPLY_PATCH_RULES: &str = "Answer with one patch in the apply_patch format only: `*** Begin Patch`, then for \
+each file you change `*** Update File: PATH` and its hunks, then `*** End Patch`. A hunk starts with `@@` \
+(optionally followed by the line of the function or class it is in, like `@@ def greet(name):`), then its lines: \
+a space and a line kept as it is (copied from the file, enough to be unique), `-` and a line removed, `+` and a \
+line added. A new file is `*** Add File: PATH` with every line starting with `+`.
+
+Example.
+File greet.py:
+```
+def greet(name):
+    return \"Hello, \" + name
+```
+Task: Say Hi instead of Hello.
+Answer:
+*** Begin Patch
+*** Update File: greet.py
+@@ def greet(name):
+-    return \"Hello, \" + name
++    return \"Hi, \" + name
+*** End Patch
+";
+
 /// Build the chat messages for a proposal; the files in `focus` are shown only in their line ranges.
 pub fn messages(
     spec: &Task,
@@ -149,6 +171,7 @@ pub fn messages(
         AnswerFormat::Json => JSON_RULES,
         AnswerFormat::SearchReplace => SEARCH_REPLACE_RULES,
         AnswerFormat::WholeFile => WHOLE_FILE_RULES,
+        AnswerFormat::ApplyPatch => APPLY_PATCH_RULES,
     });
     u.push_str("\nNow the real task.\n\n");
     push_files(&mut u, files, focus, true);
@@ -839,6 +862,7 @@ mod tests {
             post: post.as_bytes().to_vec(),
             mode: MODE_REGULAR,
             hunks: vec![],
+            op: Default::default(),
         };
         let task = Task {
             task: "Fix the port".into(),

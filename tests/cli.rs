@@ -992,3 +992,70 @@ fn a_missing_acceptance_criterion_on_the_cli_names_the_accept_flag() {
         "(on the command line: --accept) needs at least 1 item(s)",
     );
 }
+
+/// A V4A answer that deletes `src/old.py` and moves `src/value.py` to `src/moved.py` with an edit.
+const DELETE_AND_MOVE_V4A: &str = "*** Begin Patch\n*** Delete File: src/old.py\n*** Update File: src/value.py\n\
+*** Move to: src/moved.py\n@@\n-VALUE = 1\n+VALUE = 2\n*** End Patch\n";
+
+#[test]
+fn a_v4a_deletion_and_move_are_refused_unless_the_policy_allows_them() {
+    let s = scripted(vec![Reply::chat(DELETE_AND_MOVE_V4A)]);
+    let ws = sample(&s.base_url, "[edit]\nformat = \"apply_patch\"\n");
+    ws.write("src/old.py", "OLD = 1\n");
+    let before = ws.snapshot();
+    let out = propose(
+        &ws,
+        &["src/value.py", "src/old.py"],
+        &["--create", "src/moved.py"],
+    );
+    assert_refused(&ws, out, "set [paths] allow_move = true");
+    assert_eq!(ws.snapshot(), before);
+    // The request asked for the apply_patch format.
+    let req = s.requests.lock().unwrap()[0].clone();
+    let prompt = req["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("*** Begin Patch"), "{prompt}");
+}
+
+#[test]
+fn a_v4a_deletion_and_move_are_proposed_checked_by_git_and_applied_where_the_policy_allows_them() {
+    let s = scripted(vec![Reply::chat(DELETE_AND_MOVE_V4A)]);
+    let ws = sample(
+        &s.base_url,
+        "allow_delete = true\nallow_move = true\n[edit]\nformat = \"apply_patch\"\n",
+    );
+    ws.write("src/old.py", "OLD = 1\n");
+    let root = ws.root();
+    assert!(git(&root, &["init", "-q"]).status.success());
+    let out = propose(
+        &ws,
+        &["src/value.py", "src/old.py"],
+        &["--json", "--create", "src/moved.py"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let patch = v["patch"].as_str().unwrap();
+    assert!(patch.contains("deleted file mode 100644\n"), "{patch}");
+    assert!(
+        patch.contains("rename from src/value.py\nrename to src/moved.py\n"),
+        "{patch}"
+    );
+    let status: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(status, ["moved", "deleted"]);
+    let pf = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(pf.path(), patch).unwrap();
+    let check = git(&root, &["apply", "--check", pf.path().to_str().unwrap()]);
+    assert!(
+        check.status.success(),
+        "{}\n{patch}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let out = out_again(&ws, pf.path(), v["digest"].as_str().unwrap());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!root.join("src/old.py").exists() && !root.join("src/value.py").exists());
+    assert_eq!(ws.read("src/moved.py"), "VALUE = 2\n\nprint(VALUE)\n");
+}

@@ -120,6 +120,75 @@ fn the_real_model_yields_a_valid_patch_or_a_clear_refusal() {
 }
 
 #[test]
+fn the_real_model_asked_for_apply_patch_yields_a_canonical_patch_or_a_clear_refusal() {
+    let Some(url) = real_url("the real-model test") else {
+        return;
+    };
+    let mut outcomes = Vec::new();
+    for (file, text, task, criterion) in [
+        (
+            "greeting.py",
+            "GREETING = \"Hello\"\nprint(GREETING + \", world!\")\n",
+            "Change the value of GREETING from \"Hello\" to \"Hi\".",
+            "GREETING is \"Hi\"",
+        ),
+        (
+            "config.py",
+            "PORT = 8000\nDEBUG = False\n",
+            "Set PORT to 9000.",
+            "PORT is 9000",
+        ),
+    ] {
+        let ws = Ws::new(&url, "[edit]\nformat = \"apply_patch\"\n");
+        ws.write(file, text);
+        git(&ws.root(), &["init", "-q"]);
+        let before = ws.snapshot();
+        let root = ws.root_str();
+        let out = cli(&[
+            "propose",
+            "--workspace-root",
+            &root,
+            "--task",
+            task,
+            "--accept",
+            criterion,
+            "--complexity",
+            "low",
+            "--file",
+            file,
+            "--json",
+        ]);
+        assert_eq!(ws.snapshot(), before, "propose touched the workspace");
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        if !out.status.success() {
+            let kind = v["error"]["kind"].as_str().unwrap();
+            assert_eq!(kind, "model_answer", "unexpected refusal: {}", stderr(&out));
+            assert!(!v["error"]["message"].as_str().unwrap().is_empty());
+            outcomes.push(format!("{file}: refused ({})", v["error"]["message"]));
+            continue;
+        }
+        let patch = v["patch"].as_str().unwrap();
+        assert!(
+            patch.starts_with(&format!("diff --git a/{file} b/{file}\n")),
+            "{patch}"
+        );
+        let pf = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(pf.path(), patch).unwrap();
+        assert_eq!(sha256_of_file(pf.path()), v["digest"].as_str().unwrap());
+        let check = git(
+            &ws.root(),
+            &["apply", "--check", pf.path().to_str().unwrap()],
+        );
+        assert!(
+            check.status.success(),
+            "git refused the canonical patch:\n{patch}"
+        );
+        outcomes.push(format!("{file}: canonical patch"));
+    }
+    eprintln!("real model outcomes (apply_patch asked): {outcomes:#?}");
+}
+
+#[test]
 fn delegate_task_answers_from_the_real_model_with_usage() {
     let Some(url) = real_url("the real-model test") else {
         return;

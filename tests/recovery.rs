@@ -24,6 +24,7 @@ fn change(path: &str, pre: Option<&str>, post: &str) -> FileChange {
         post: post.as_bytes().to_vec(),
         mode: MODE_REGULAR,
         hunks: vec![],
+        op: Default::default(),
     }
 }
 

@@ -4,9 +4,12 @@
 //! NNN_name/
 //!   input/...        the selected files as they are (every file here is selected)
 //!   select.txt       optional: extra selected paths, one per line (files that do not exist yet)
-//!   format.txt       optional: udiff (default) | search_replace | whole_file | json
+//!   format.txt       optional: udiff (default) | search_replace | whole_file | json | apply_patch
 //!   answer.txt       the model's answer, byte for byte
-//!   expected/...     the selected files afterwards (a file absent here must be unchanged or not created)
+//!   expected/...     the selected files afterwards (a file absent here must be unchanged or not created, unless
+//!                    the answer deletes or moves it: then it must be gone)
+//!   gone.txt         optional: paths the answer deletes or moves away, one per line (they must be gone, and no
+//!                    other input may go)
 //!   refusal.txt      instead of expected/: a piece of the refusal message
 //!   tiers.txt        optional: the match tier of each hunk, in patch order, one per line
 //!   ranges.txt       optional: `PATH:START-END` per line: the file was selected with those line ranges only (the
@@ -27,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use local_llm_delegator::patch::focus::{self, Focus};
 use local_llm_delegator::patch::reader::AnswerFormat;
-use local_llm_delegator::patch::{self, MODE_REGULAR, PreImage, canonical};
+use local_llm_delegator::patch::{self, ChangeOp, MODE_REGULAR, PreImage, canonical};
 
 fn files_under(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
@@ -58,6 +61,7 @@ fn format_of(dir: &Path) -> AnswerFormat {
         "search_replace" => AnswerFormat::SearchReplace,
         "whole_file" => AnswerFormat::WholeFile,
         "json" => AnswerFormat::Json,
+        "apply_patch" => AnswerFormat::ApplyPatch,
         other => panic!("{}: unknown format {other:?}", dir.display()),
     }
 }
@@ -139,10 +143,41 @@ fn run(dir: &Path) -> Result<(), String> {
     {
         return Err(format!("notes {notes:?}, expected {want_notes:?}"));
     }
-    let mut after: BTreeMap<String, Vec<u8>> = inputs.clone();
-    for c in &changes {
-        after.insert(c.path.clone(), c.post.clone());
+    let after = files_after(&inputs, &changes);
+    check_files(dir, &inputs, &after)?;
+    check_tiers(dir, &changes)?;
+    canonical_reproduces(&inputs, &after, &changes)
+}
+
+/// The files after `changes`: edited, created, deleted and moved.
+fn files_after(
+    inputs: &BTreeMap<String, Vec<u8>>,
+    changes: &[patch::FileChange],
+) -> BTreeMap<String, Vec<u8>> {
+    let mut after = inputs.clone();
+    for c in changes {
+        match &c.op {
+            ChangeOp::Edit => {
+                after.insert(c.path.clone(), c.post.clone());
+            }
+            ChangeOp::Delete => {
+                after.remove(&c.path);
+            }
+            ChangeOp::MoveFrom(from) => {
+                after.remove(from);
+                after.insert(c.path.clone(), c.post.clone());
+            }
+        }
     }
+    after
+}
+
+/// `after` against `expected/` and `gone.txt`.
+fn check_files(
+    dir: &Path,
+    inputs: &BTreeMap<String, Vec<u8>>,
+    after: &BTreeMap<String, Vec<u8>>,
+) -> Result<(), String> {
     let expected = files_under(&dir.join("expected"));
     for (path, want) in &expected {
         let got = after
@@ -156,11 +191,28 @@ fn run(dir: &Path) -> Result<(), String> {
             ));
         }
     }
-    for (path, got) in &after {
+    for (path, got) in after {
         if !expected.contains_key(path) && inputs.get(path) != Some(got) {
             return Err(format!("{path} changed but is not in expected/"));
         }
     }
+    let gone = std::fs::read_to_string(dir.join("gone.txt")).unwrap_or_default();
+    let gone: Vec<&str> = gone
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    for path in inputs.keys() {
+        let went = !after.contains_key(path);
+        if went != gone.contains(&path.as_str()) {
+            return Err(format!("{path}: gone {went}, but gone.txt says {}", !went));
+        }
+    }
+    Ok(())
+}
+
+/// The match tier of every hunk against `tiers.txt`, when there is one.
+fn check_tiers(dir: &Path, changes: &[patch::FileChange]) -> Result<(), String> {
     if let Ok(tiers) = std::fs::read_to_string(dir.join("tiers.txt")) {
         let got: Vec<String> = changes
             .iter()
@@ -183,12 +235,29 @@ fn run(dir: &Path) -> Result<(), String> {
             return Err(format!("tiers {got:?}, expected {want:?}"));
         }
     }
-    // The canonical patch reproduces the same files from the pre-images.
-    let bytes = canonical::render(&changes);
+    Ok(())
+}
+
+/// The canonical patch reproduces the same files from the pre-images.
+fn canonical_reproduces(
+    inputs: &BTreeMap<String, Vec<u8>>,
+    after: &BTreeMap<String, Vec<u8>>,
+    changes: &[patch::FileChange],
+) -> Result<(), String> {
+    let bytes = canonical::render(changes);
     let parsed = canonical::parse(&bytes).map_err(|e| format!("canonical parse: {e}"))?;
     for f in parsed {
-        let cur = inputs.get(&f.path).map(Vec::as_slice);
+        let cur = inputs.get(f.source()).map(Vec::as_slice);
         let post = canonical::apply_file(&f, cur).map_err(|e| format!("canonical apply: {e}"))?;
+        if f.deletes {
+            if after.contains_key(&f.path) || !post.is_empty() {
+                return Err(format!(
+                    "the canonical deletion of {} does not delete it",
+                    f.path
+                ));
+            }
+            continue;
+        }
         if Some(&post) != after.get(&f.path) {
             return Err(format!(
                 "canonical patch of {} does not reproduce the post-image",

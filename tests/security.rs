@@ -152,7 +152,11 @@ fn hostile_answers_are_refused_and_change_nothing() {
         (udiff(".git/hooks/pre-commit", "x", "y"), "not one of the selected files", vec!["src/value.py"]),
         (udiff("docs/readme.md", "docs", "hacked"), "not one of the selected files", vec!["src/value.py"]),
         ("--- /dev/null\n+++ b/docs/new.sh\n@@ -0,0 +1 @@\n+rm -rf /\n".into(), "not one of the selected files", vec!["src/value.py"]),
-        ("--- a/src/value.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-VALUE = 1\n".into(), "deleting files is not supported", vec!["src/value.py"]),
+        // The default policy allows no deletion and no move (`[paths] allow_delete`, `allow_move`).
+        ("--- a/src/value.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-VALUE = 1\n".into(), "set [paths] allow_delete = true", vec!["src/value.py"]),
+        ("*** Begin Patch\n*** Delete File: src/value.py\n*** End Patch\n".into(), "set [paths] allow_delete = true", vec!["src/value.py"]),
+        ("*** Begin Patch\n*** Update File: src/value.py\n*** Move to: src/moved.py\n*** End Patch\n".into(), "set [paths] allow_move = true", vec!["src/value.py", "src/moved.py"]),
+        ("*** Begin Patch\n*** Update File: src/value.py\n*** Move to: docs/moved.py\n*** End Patch\n".into(), "not one of the selected files", vec!["src/value.py"]),
         ("diff --git a/src/value.py b/src/value.py\nindex 1111111..2222222\nGIT binary patch\nliteral 10\nHcmV?d00001\n".into(), "no unified diff found", vec!["src/value.py"]),
         ("diff --git a/src/value.py b/src/value.py\nold mode 100644\nnew mode 100755\n".into(), "no unified diff found", vec!["src/value.py"]),
         (many, "not one of the selected files", vec!["src/value.py"]),
@@ -231,6 +235,7 @@ fn change(path: &str, pre: Option<&str>, post: &str) -> FileChange {
         post: post.as_bytes().to_vec(),
         mode: MODE_REGULAR,
         hunks: vec![],
+        op: Default::default(),
     }
 }
 

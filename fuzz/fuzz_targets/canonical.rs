@@ -52,6 +52,7 @@ fuzz_target!(|data: &[u8]| {
         post: post.to_vec(),
         mode: MODE_REGULAR,
         hunks: Vec::new(),
+        op: Default::default(),
     };
     let bytes = canonical::render(std::slice::from_ref(&change));
     let files = canonical::parse(&bytes).unwrap_or_else(|e| {

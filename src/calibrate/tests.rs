@@ -242,6 +242,7 @@ fn a_patch_is_correct_only_when_it_gives_the_expected_bytes() {
             post: post.as_bytes().to_vec(),
             mode: 0o100644,
             hunks: Vec::new(),
+            op: Default::default(),
         };
         String::from_utf8(patch::canonical::render(&[ch])).unwrap()
     };

@@ -9,12 +9,24 @@
 //! +++ b/P
 //! @@ ... hunks with 3 lines of context, rendered by diffy
 //! ```
+//! A deletion and a move (both only where the policy allows them) are git's too:
+//! ```text
+//! diff --git a/P b/P                      diff --git a/F b/T
+//! deleted file mode 100644                rename from F
+//! index <old-blob-id>..<40 zeros>         rename to T
+//! --- a/P                                 index <old-blob-id>..<new-blob-id> <mode>
+//! +++ /dev/null                           --- a/F        (these three only when the content changes)
+//! @@ every line removed                   +++ b/T
+//!                                         @@ ...
+//! ```
+//! (An empty file deleted has no `---`/`+++` lines and no hunk.) A move's section sorts by its destination `T`.
 //! The blob ids are git's: they pin the exact pre-image a patch may be applied to and the exact post-image it must
-//! produce. Parsing is strict: anything else (renames, deletions, mode changes, binary patches) is refused.
+//! produce. Parsing is strict: anything else (copies, mode changes, binary patches) is refused, and so is a path
+//! named by two sections.
 
 mod diff;
 
-use super::{FileChange, MODE_EXECUTABLE, MODE_REGULAR};
+use super::{ChangeOp, FileChange, MODE_EXECUTABLE, MODE_REGULAR};
 use crate::digest::{NULL_BLOB_ID, git_blob_id};
 
 /// The git blob id of empty content.
@@ -28,6 +40,55 @@ pub fn render(changes: &[FileChange]) -> Vec<u8> {
     sorted.sort_by(|a, b| a.path.cmp(&b.path));
     let mut out = Vec::new();
     for c in sorted {
+        match &c.op {
+            ChangeOp::Edit => render_edit(c, &mut out),
+            ChangeOp::Delete => render_delete(c, &mut out),
+            ChangeOp::MoveFrom(from) => render_move(c, from, &mut out),
+        }
+    }
+    out
+}
+
+/// The section of a deletion.
+fn render_delete(c: &FileChange, out: &mut Vec<u8>) {
+    let p = &c.path;
+    let pre = c.pre.as_deref().unwrap_or(b"");
+    out.extend_from_slice(
+        format!(
+            "diff --git a/{p} b/{p}\ndeleted file mode {:o}\nindex {}..{NULL_BLOB_ID}\n",
+            c.mode,
+            git_blob_id(pre)
+        )
+        .as_bytes(),
+    );
+    if !pre.is_empty() {
+        out.extend_from_slice(format!("--- a/{p}\n+++ /dev/null\n").as_bytes());
+        diff::write_hunks(pre, b"", out);
+    }
+}
+
+/// The section of a move from `from`.
+fn render_move(c: &FileChange, from: &str, out: &mut Vec<u8>) {
+    let p = &c.path;
+    let pre = c.pre.as_deref().unwrap_or(b"");
+    out.extend_from_slice(
+        format!(
+            "diff --git a/{from} b/{p}\nrename from {from}\nrename to {p}\nindex {}..{} {:o}\n",
+            git_blob_id(pre),
+            git_blob_id(&c.post),
+            c.mode
+        )
+        .as_bytes(),
+    );
+    if pre != c.post.as_slice() {
+        out.extend_from_slice(format!("--- a/{from}\n+++ b/{p}\n").as_bytes());
+        diff::write_hunks(pre, &c.post, out);
+    }
+}
+
+/// The section of an edit or a new file.
+fn render_edit(c: &FileChange, out: &mut Vec<u8>) {
+    {
         let p = &c.path;
         let new_id = git_blob_id(&c.post);
         out.extend_from_slice(format!("diff --git a/{p} b/{p}\n").as_bytes());
@@ -51,13 +112,12 @@ pub fn render(changes: &[FileChange]) -> Vec<u8> {
         };
         if c.pre.is_none() && c.post.is_empty() {
             // An empty new file: git writes no `---`/`+++` lines and no hunk for it.
-            continue;
+            return;
         }
         out.extend_from_slice(format!("--- {old_name}\n+++ b/{p}\n").as_bytes());
         // Git's own format: an empty context line is written as a single space, never as a bare newline.
-        diff::write_hunks(c.pre.as_deref().unwrap_or(b""), &c.post, &mut out);
+        diff::write_hunks(c.pre.as_deref().unwrap_or(b""), &c.post, out);
     }
-    out
 }
 
 /// One file's section of a canonical patch.
@@ -71,14 +131,24 @@ pub struct CanonicalFile {
     pub new_id: String,
     /// The file's git mode after the patch.
     pub mode: u32,
-    /// The `---` line onwards: a plain unified diff of this one file.
+    /// The `---` line onwards: a plain unified diff of this one file (empty for an empty file created or deleted
+    /// and for a move that keeps the content).
     pub body: Vec<u8>,
+    /// The path a move takes the file from (`rename from`); its pre-image is that file's.
+    pub from: Option<String>,
+    /// The patch deletes the file (`deleted file mode`); `new_id` is then 40 zeros.
+    pub deletes: bool,
 }
 
 impl CanonicalFile {
     /// Whether the patch creates the file.
     pub fn creates(&self) -> bool {
         self.old_id.is_none()
+    }
+
+    /// The path whose current bytes are the pre-image: the move's source, else the file's own path.
+    pub fn source(&self) -> &str {
+        self.from.as_deref().unwrap_or(&self.path)
     }
 }
 
@@ -107,26 +177,31 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<CanonicalFile>> {
     while i < lines.len() {
         let n = i + 1;
         let header = parse_section_header(&lines, &mut i)?;
-        let body = if header.created_mode.is_some()
-            && header.new == EMPTY_BLOB_ID
-            && lines.get(i).is_none_or(|l| l.1.starts_with("diff --git "))
-        {
-            // An empty new file has no body.
+        let section_ends = lines.get(i).is_none_or(|l| l.1.starts_with("diff --git "));
+        let no_body =
+            (header.created_mode.is_some() && header.new == EMPTY_BLOB_ID && section_ends)
+                || (header.deleted && header.old == EMPTY_BLOB_ID)
+                || (header.from.is_some() && header.old == header.new);
+        let body = if no_body {
+            // An empty new or deleted file, and a move that keeps the content, have no body.
             Vec::new()
         } else {
             let (from, to) = parse_section_body(&lines, &mut i, &header, text.len())?;
             bytes[from..to].to_vec()
         };
-        let path = header.path;
-        if !seen.insert(path.clone()) {
-            return Err(malformed(n, &format!("{path} appears twice")));
+        for path in std::iter::once(&header.path).chain(&header.from) {
+            if !seen.insert(path.clone()) {
+                return Err(malformed(n, &format!("{path} appears twice")));
+            }
         }
         files.push(CanonicalFile {
-            path,
+            path: header.path,
             old_id: (header.old != NULL_BLOB_ID).then(|| header.old.to_string()),
             new_id: header.new.to_string(),
             mode: header.mode,
             body,
+            from: header.from,
+            deletes: header.deleted,
         });
     }
     Ok(files)
@@ -146,6 +221,10 @@ fn lines_with_offsets(text: &str) -> Vec<(usize, &str)> {
 /// The header of one file's section: the lines before its `---` line.
 struct SectionHeader<'a> {
     path: String,
+    /// The source of a move (`rename from`).
+    from: Option<String>,
+    /// `deleted file mode`: the section deletes the file.
+    deleted: bool,
     /// The mode of `new file mode`, when the section creates the file.
     created_mode: Option<u32>,
     /// The blob ids of the `index` line (the old one is 40 zeros for a new file).
@@ -155,31 +234,59 @@ struct SectionHeader<'a> {
     mode: u32,
 }
 
-/// Parse the header of the section starting at line index `*i` (`diff --git`, `new file mode`, `index`), moving
-/// `*i` past it.
-fn parse_section_header<'a>(
-    lines: &[(usize, &'a str)],
-    i: &mut usize,
-) -> Result<SectionHeader<'a>> {
+/// The paths of the `diff --git` line at line index `*i` and, for a move, its `rename from`/`rename to` lines:
+/// (path, the move's source), moving `*i` past them.
+fn parse_section_paths(lines: &[(usize, &str)], i: &mut usize) -> Result<(String, Option<String>)> {
     let n = *i + 1;
     let line = lines[*i].1;
     let Some(rest) = line.strip_prefix("diff --git a/") else {
         return Err(malformed(n, "expected `diff --git a/PATH b/PATH`"));
     };
+    *i += 1;
+    let rename = |k: usize, p: &str| lines.get(k).and_then(|l| l.1.strip_prefix(p));
+    if let (Some(from), Some(to)) = (rename(*i, "rename from "), rename(*i + 1, "rename to ")) {
+        if from.is_empty()
+            || to.is_empty()
+            || from == to
+            || line != format!("diff --git a/{from} b/{to}")
+        {
+            return Err(malformed(
+                n,
+                "the `rename from`/`rename to` lines do not fit `diff --git`",
+            ));
+        }
+        *i += 2;
+        return Ok((to.to_string(), Some(from.to_string())));
+    }
     let path = rest
         .split_once(" b/")
         .filter(|(a, b)| a == b && !a.is_empty())
         .map(|(a, _)| a.to_string())
         .ok_or_else(|| malformed(n, "the two paths of `diff --git` differ or are empty"))?;
-    *i += 1;
+    Ok((path, None))
+}
+
+/// Parse the header of the section starting at line index `*i` (`diff --git`, `rename from`/`rename to`, `new file
+/// mode` or `deleted file mode`, `index`), moving `*i` past it.
+fn parse_section_header<'a>(
+    lines: &[(usize, &'a str)],
+    i: &mut usize,
+) -> Result<SectionHeader<'a>> {
+    let (path, from) = parse_section_paths(lines, i)?;
     let mut created_mode = None;
-    if let Some(m) = lines
-        .get(*i)
-        .and_then(|l| l.1.strip_prefix("new file mode "))
-    {
+    let mut deleted_mode = None;
+    let mode_line = |p: &str| lines.get(*i).and_then(|l| l.1.strip_prefix(p));
+    if let Some(m) = mode_line("new file mode ") {
         created_mode =
             Some(parse_mode(m).ok_or_else(|| malformed(*i + 1, "unsupported file mode"))?);
         *i += 1;
+    } else if let Some(m) = mode_line("deleted file mode ") {
+        deleted_mode =
+            Some(parse_mode(m).ok_or_else(|| malformed(*i + 1, "unsupported file mode"))?);
+        *i += 1;
+    }
+    if from.is_some() && (created_mode.is_some() || deleted_mode.is_some()) {
+        return Err(malformed(*i, "a move neither creates nor deletes"));
     }
     let index = lines
         .get(*i)
@@ -198,21 +305,24 @@ fn parse_section_header<'a>(
             "`index` ids must be full 40-hex git blob ids",
         ));
     }
-    let mode = match (created_mode, mode_str) {
-        (Some(m), None) if old == NULL_BLOB_ID => m,
-        (None, Some(m)) if old != NULL_BLOB_ID => {
+    let mode = match (created_mode, deleted_mode, mode_str) {
+        (Some(m), None, None) if old == NULL_BLOB_ID && new != NULL_BLOB_ID => m,
+        (None, Some(m), None) if old != NULL_BLOB_ID && new == NULL_BLOB_ID => m,
+        (None, None, Some(m)) if old != NULL_BLOB_ID && new != NULL_BLOB_ID => {
             parse_mode(m).ok_or_else(|| malformed(*i + 1, "unsupported file mode"))?
         }
         _ => {
             return Err(malformed(
                 *i + 1,
-                "`index` line does not fit `new file mode`",
+                "`index` line does not fit `new file mode` or `deleted file mode`",
             ));
         }
     };
     *i += 1;
     Ok(SectionHeader {
         path,
+        from,
+        deleted: deleted_mode.is_some(),
         created_mode,
         old,
         new,
@@ -236,13 +346,18 @@ fn parse_section_body(
     let want_old = if header.created_mode.is_some() {
         "--- /dev/null".to_string()
     } else {
-        format!("--- a/{path}")
+        format!("--- a/{}", header.from.as_deref().unwrap_or(path))
+    };
+    let want_new = if header.deleted {
+        "+++ /dev/null".to_string()
+    } else {
+        format!("+++ b/{path}")
     };
     if lines.get(*i).map(|l| l.1) != Some(want_old.as_str()) {
         return Err(malformed(*i + 1, &format!("expected `{want_old}`")));
     }
-    if lines.get(*i + 1).map(|l| l.1) != Some(format!("+++ b/{path}").as_str()) {
-        return Err(malformed(*i + 2, &format!("expected `+++ b/{path}`")));
+    if lines.get(*i + 1).map(|l| l.1) != Some(want_new.as_str()) {
+        return Err(malformed(*i + 2, &format!("expected `{want_new}`")));
     }
     *i += 2;
     if !lines.get(*i).is_some_and(|l| l.1.starts_with("@@ ")) {
@@ -300,12 +415,20 @@ pub fn apply_file(file: &CanonicalFile, current: Option<&[u8]>) -> Result<Vec<u8
         }
         (None, None) => {}
     }
+    // The post-image's blob id: a deleted file is left empty.
+    let want = if file.deletes {
+        EMPTY_BLOB_ID
+    } else {
+        file.new_id.as_str()
+    };
     if file.body.is_empty() {
-        // Only an empty new file has no body (checked by `parse`).
-        return if file.new_id == EMPTY_BLOB_ID {
-            Ok(Vec::new())
-        } else {
-            Err(Error::Patch(format!("the section of {p} has no hunk")))
+        // Only an empty new or deleted file and a move that keeps the content have no body (checked by `parse`).
+        return match current {
+            Some(cur) if file.from.is_some() && file.old_id.as_deref() == Some(want) => {
+                Ok(cur.to_vec())
+            }
+            _ if want == EMPTY_BLOB_ID => Ok(Vec::new()),
+            _ => Err(Error::Patch(format!("the section of {p} has no hunk"))),
         };
     }
     let post = apply_hunks(current.unwrap_or(b""), &file.body).map_err(|e| {
@@ -314,11 +437,11 @@ pub fn apply_file(file: &CanonicalFile, current: Option<&[u8]>) -> Result<Vec<u8
         ))
     })?;
     let got = git_blob_id(&post);
-    if got != file.new_id {
+    if got != want {
         return Err(Error::Patch(format!(
             "applying the patch to {p} gives blob {} instead of the promised {}; the patch bytes were altered",
             &got[..12],
-            &file.new_id[..12]
+            &want[..12]
         )));
     }
     Ok(post)
@@ -450,6 +573,7 @@ mod tests {
             post: post.as_bytes().to_vec(),
             mode: MODE_REGULAR,
             hunks: vec![],
+            op: ChangeOp::Edit,
         }
     }
 

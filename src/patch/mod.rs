@@ -43,6 +43,43 @@ pub struct Hunk {
     /// The answer ends inside this hunk, which is shorter than its header says and ends on a changed line: it may be
     /// cut off. It is accepted only where it reaches the end of the file.
     pub maybe_cut_off: bool,
+    /// Where the model said the hunk lies besides its lines (V4A's `@@ def foo():` and `*** End of File`): used
+    /// only to break a tie between equal matches, never to place a hunk its content does not match.
+    pub anchor: Anchor,
+}
+
+/// What a V4A hunk says about its place besides its own lines. Both only break ties (see [`locate`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Anchor {
+    /// The `@@` scope lines above the hunk, outermost first (`@@ class A`, `@@ def f():`): the hunk lies in the
+    /// block each opens.
+    pub scope: Vec<String>,
+    /// `*** End of File`: the hunk's old side ends at the file's last line.
+    pub end_of_file: bool,
+}
+
+/// What an edit does to its file as a whole.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum EditOp {
+    /// The file is edited in place by its hunks (or created, with [`FileEdit::creates`]).
+    #[default]
+    Edit,
+    /// The file is deleted (a unified diff's `+++ /dev/null`, V4A's `*** Delete File`).
+    Delete,
+    /// The file is moved to this path (git's `rename from`/`rename to`, V4A's `*** Move to`), after its hunks.
+    MoveTo(String),
+}
+
+/// What a located change does to its file as a whole.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ChangeOp {
+    /// The file at [`FileChange::path`] is rewritten (or created).
+    #[default]
+    Edit,
+    /// The file at [`FileChange::path`] is removed; its post-image is empty.
+    Delete,
+    /// The file at this path is moved to [`FileChange::path`], holding the post-image there.
+    MoveFrom(String),
 }
 
 /// The edits the model asked for on one file.
@@ -55,6 +92,8 @@ pub struct FileEdit {
     pub creates: bool,
     /// The hunks, in the order the model wrote them.
     pub hunks: Vec<Hunk>,
+    /// Whether the file is also deleted or moved.
+    pub op: EditOp,
 }
 
 /// A selected file as it is now: its text and git mode. `None` in a pre-image map means "does not exist yet".
@@ -101,9 +140,9 @@ pub struct HunkReport {
 /// The located result for one file: exact pre- and post-image bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
-    /// Workspace-relative path with `/` separators.
+    /// Workspace-relative path with `/` separators (for a move, where the file goes).
     pub path: String,
-    /// `None` when the file is created.
+    /// `None` when the file is created (for a move, the moved file's pre-image).
     pub pre: Option<Vec<u8>>,
     /// The exact bytes the file holds after the change.
     pub post: Vec<u8>,
@@ -111,6 +150,19 @@ pub struct FileChange {
     pub mode: u32,
     /// Where each hunk landed.
     pub hunks: Vec<HunkReport>,
+    /// Whether the change deletes or moves the file.
+    pub op: ChangeOp,
+}
+
+impl FileChange {
+    /// Every workspace path the change touches: its path, and for a move the path it comes from.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        let from = match &self.op {
+            ChangeOp::MoveFrom(f) => Some(f.as_str()),
+            _ => None,
+        };
+        std::iter::once(self.path.as_str()).chain(from)
+    }
 }
 
 /// How a caller stops a long run of the engine: a check asked between steps (lines, sections, hunks, files). The

@@ -8,19 +8,27 @@
 //!   goes on), blank lines standing for empty context lines;
 //! - search/replace blocks (`<<<<<<< SEARCH` / `=======` / `>>>>>>> REPLACE`, 5 to 9 markers) under the file's path;
 //! - a JSON edit list `{"edits":[{"path","old","new"}]}` (identical repeats count once);
-//! - the whole new file in one fenced block, when that format was asked for (small files only).
+//! - the whole new file in one fenced block, when that format was asked for (small files only);
+//! - OpenAI's V4A patch (`*** Begin Patch`, Add / Delete / Update / Move), read by [`v4a`].
+//!
+//! A unified diff may delete a file (`+++ /dev/null`, its hunks removing every line) and move one (`rename from` /
+//! `rename to` under its `diff --git` line, with or without hunks); whether the policy allows that is the
+//! service's call.
 //!
 //! What it refuses of a diff's headers: a section whose `---` and `+++` lines (or its `diff --git` line) name two
-//! different files, a rename or a copy (the headers are never resolved to one of them silently). A name that is a
+//! different files without git's `rename from`/`rename to` lines, and a copy (the headers are never resolved to one
+//! of them silently). A name that is a
 //! selected file as written (`b/x.py` in a `--no-prefix` diff) is that file; otherwise git's `a/` `b/` go.
 //!
 //! The syntaxes that say where an edit goes (diff, search/replace, JSON) are recognised whatever format was asked;
 //! a bare code block is read as a whole file only when the whole-file format was asked.
 //! What it is not: it does not decide where an edit lands ([`super::locate`]) nor whether it is allowed (the service).
 
+mod v4a;
+
 use std::collections::{HashMap, HashSet};
 
-use super::{Cancel, FileEdit, Hunk, HunkLine};
+use super::{Cancel, EditOp, FileEdit, Hunk, HunkLine};
 use crate::error::{Error, Result, excerpt};
 
 /// How the model was asked to write its edit.
@@ -34,6 +42,8 @@ pub enum AnswerFormat {
     WholeFile,
     /// `{"edits": [{"path", "old", "new"}]}`, constrained by a JSON schema where the server supports one.
     Json,
+    /// OpenAI's V4A patch (`*** Begin Patch` ... `*** End Patch`), the `apply_patch` format of Codex and GPT-OSS.
+    ApplyPatch,
 }
 
 impl AnswerFormat {
@@ -44,6 +54,7 @@ impl AnswerFormat {
             AnswerFormat::SearchReplace => "search_replace",
             AnswerFormat::WholeFile => "whole_file",
             AnswerFormat::Json => "json",
+            AnswerFormat::ApplyPatch => "apply_patch",
         }
     }
 }
@@ -118,6 +129,9 @@ pub fn read_answer_noted(
     } else {
         Vec::new()
     };
+    if edits.is_empty() && v4a::has_patch(&lines) {
+        edits = v4a::read(&lines, selected, cancel)?;
+    }
     if edits.is_empty() && has_search_replace(&lines) {
         edits = read_search_replace(&lines, selected, cancel)?;
     }
@@ -143,6 +157,10 @@ pub fn read_answer_noted(
             AnswerFormat::SearchReplace => "no SEARCH/REPLACE block found",
             AnswerFormat::WholeFile => "no fenced code block with the new file found",
             AnswerFormat::Json => "the answer is not the JSON edit list that was asked for",
+            AnswerFormat::ApplyPatch => {
+                "no V4A patch found (expected `*** Begin Patch`, `*** Update File: PATH`, `@@` hunks and \
+                 `*** End Patch`)"
+            }
         };
         return Err(no_edit(what, &answer));
     }
@@ -192,6 +210,7 @@ impl Files {
             path,
             creates,
             hunks,
+            op: EditOp::Edit,
         });
         Ok(())
     }
@@ -311,90 +330,181 @@ fn read_udiff_lines(lines: &[&str], selected: &[&str], cancel: Cancel<'_>) -> Re
     let mut files = Files::default();
     let headers = (0..lines.len()).any(|i| is_header_pair(lines, i));
     let mut git_line: Option<&str> = None;
+    // The `rename from`/`rename to` of the `diff --git` line before, not yet given its `---`/`+++` pair.
+    let mut rename: Option<(String, String)> = None;
     let mut i = 0;
     while i < lines.len() {
         cancel.check()?;
-        let (path, creates) = if is_header_pair(lines, i) {
-            let (path, creates) = section_path(lines[i], lines[i + 1], selected)?;
-            if let Some(note) = headers_note(lines[i], lines[i + 1], &path) {
-                files.note(note);
-            }
-            if let Some(git) = git_line.take() {
-                agrees_with_git_line(git, &path, selected)?;
-            }
+        let (path, creates, op) = if is_header_pair(lines, i) {
+            let (path, creates, op) = match rename.take() {
+                Some((from, to)) => renamed_section(lines[i], lines[i + 1], from, to, selected)?,
+                None => {
+                    let (path, creates, op) = section_path(lines[i], lines[i + 1], selected)?;
+                    if let Some(note) = headers_note(lines[i], lines[i + 1], &path) {
+                        files.note(note);
+                    }
+                    if let Some(git) = git_line {
+                        agrees_with_git_line(git, &path, selected)?;
+                    }
+                    (path, creates, op)
+                }
+            };
+            git_line = None;
             i += 2;
-            (path, creates)
+            (path, creates, op)
         } else if !headers && lines[i].starts_with("@@") && selected.len() == 1 {
             // Hunks without file headers: unambiguous only when one file was selected.
-            (selected[0].to_string(), false)
+            (selected[0].to_string(), false, EditOp::Edit)
         } else {
-            // A `diff --git` line belongs to the `---`/`+++` pair that follows its extended header lines.
+            // A `diff --git` line belongs to the `---`/`+++` pair that follows its extended header lines; a rename
+            // that no pair follows moves the file as it is.
+            let extended = git_line.is_some() && is_git_extended_header(lines[i]);
+            if !extended && let Some((from, to)) = rename.take() {
+                let (from, to) = (one_name(&from, selected), one_name(&to, selected));
+                files.add(from.clone(), false, Vec::new())?;
+                set_op(&mut files, &from, EditOp::MoveTo(to));
+            }
             if lines[i].starts_with("diff --git ") {
                 git_line = Some(lines[i]);
-            } else if !is_git_extended_header(lines[i]) {
+                rename = rename_of(lines, i);
+            } else if !extended {
                 git_line = None;
             }
             i += 1;
             continue;
         };
-        let mut hunks = Vec::new();
-        loop {
-            cancel.check()?;
-            let (hint, old_count) = match lines.get(i) {
-                Some(l) if l.starts_with("@@") => {
-                    i += 1;
-                    (old_start_hint(l), old_count_hint(l))
-                }
-                // A header straight followed by hunk lines: the model forgot `@@`.
-                Some(l) if hunks.is_empty() && starts_hunk_line(l) => (None, None),
-                // Lines the hunk reader stopped at (unprefixed trailing context, prose) before another hunk of
-                // the same file: skip to that hunk rather than lose it.
-                Some(_) if !hunks.is_empty() => match next_hunk_of_same_file(lines, i) {
-                    Some(k) => {
-                        i = k;
-                        continue;
-                    }
-                    None => break,
-                },
-                _ => break,
-            };
-            let (body, next) = read_hunk_body(lines, i);
-            i = next;
-            if body.is_empty() {
-                return Err(Error::ModelAnswer(format!(
-                    "hunk {} of {path} has no line the worker can read (answer line {i}); the model must \
-                     prefix lines with ' ', '-' or '+'",
-                    hunks.len() + 1
-                )));
-            }
-            let old_len = body
-                .iter()
-                .filter(|l| matches!(l, HunkLine::Context(_) | HunkLine::Remove(_)))
-                .count();
-            let ends_answer = lines[i..].iter().all(|l| l.trim().is_empty());
-            // Cut off: shorter than its header says, at the very end of the answer, and missing the trailing
-            // context a complete hunk has (as much as its leading context), or without any change yet.
-            let is_ctx = |l: &&HunkLine| matches!(l, HunkLine::Context(_));
-            let leading = body.iter().take_while(is_ctx).count();
-            let trailing = body.iter().rev().take_while(is_ctx).count();
-            let no_change = leading == body.len();
-            let maybe_cut_off = ends_answer
-                && old_count.is_some_and(|n| old_len < n)
-                && (no_change || trailing < leading || trailing == 0);
-            hunks.push(Hunk {
-                old_start_hint: hint,
-                lines: body,
-                maybe_cut_off,
-            });
-        }
-        if hunks.is_empty() {
+        let deletes = op == EditOp::Delete;
+        let hunks = read_section_hunks(lines, &mut i, &path, cancel)?;
+        if hunks.is_empty() && !deletes && !matches!(op, EditOp::MoveTo(_)) {
             return Err(Error::ModelAnswer(format!(
                 "the diff header for {path} is followed by no hunk; the model must show the lines it changes"
             )));
         }
-        files.add(path, creates, hunks)?;
+        files.add(path.clone(), creates, hunks)?;
+        set_op(&mut files, &path, op);
+    }
+    if let Some((from, to)) = rename {
+        let (from, to) = (one_name(&from, selected), one_name(&to, selected));
+        files.add(from.clone(), false, Vec::new())?;
+        set_op(&mut files, &from, EditOp::MoveTo(to));
     }
     Ok(files)
+}
+
+/// The hunks of the diff section of `path` from line index `*i` (after its `---`/`+++` pair), moving `*i` past them.
+fn read_section_hunks(
+    lines: &[&str],
+    i: &mut usize,
+    path: &str,
+    cancel: Cancel<'_>,
+) -> Result<Vec<Hunk>> {
+    let mut hunks = Vec::new();
+    loop {
+        cancel.check()?;
+        let (hint, old_count) = match lines.get(*i) {
+            Some(l) if l.starts_with("@@") => {
+                *i += 1;
+                (old_start_hint(l), old_count_hint(l))
+            }
+            // A header straight followed by hunk lines: the model forgot `@@`.
+            Some(l) if hunks.is_empty() && starts_hunk_line(l) => (None, None),
+            // Lines the hunk reader stopped at (unprefixed trailing context, prose) before another hunk of
+            // the same file: skip to that hunk rather than lose it.
+            Some(_) if !hunks.is_empty() => match next_hunk_of_same_file(lines, *i) {
+                Some(k) => {
+                    *i = k;
+                    continue;
+                }
+                None => break,
+            },
+            _ => break,
+        };
+        let (body, next) = read_hunk_body(lines, *i);
+        *i = next;
+        if body.is_empty() {
+            return Err(Error::ModelAnswer(format!(
+                "hunk {} of {path} has no line the worker can read (answer line {}); the model must \
+                 prefix lines with ' ', '-' or '+'",
+                hunks.len() + 1,
+                *i
+            )));
+        }
+        let old_len = body
+            .iter()
+            .filter(|l| matches!(l, HunkLine::Context(_) | HunkLine::Remove(_)))
+            .count();
+        let ends_answer = lines[*i..].iter().all(|l| l.trim().is_empty());
+        // Cut off: shorter than its header says, at the very end of the answer, and missing the trailing
+        // context a complete hunk has (as much as its leading context), or without any change yet.
+        let is_ctx = |l: &&HunkLine| matches!(l, HunkLine::Context(_));
+        let leading = body.iter().take_while(is_ctx).count();
+        let trailing = body.iter().rev().take_while(is_ctx).count();
+        let no_change = leading == body.len();
+        let maybe_cut_off = ends_answer
+            && old_count.is_some_and(|n| old_len < n)
+            && (no_change || trailing < leading || trailing == 0);
+        hunks.push(Hunk {
+            old_start_hint: hint,
+            lines: body,
+            maybe_cut_off,
+            anchor: Default::default(),
+        });
+    }
+    Ok(hunks)
+}
+
+/// Give the edit of `path` in `files` the operation `op` (an edit of a file named twice keeps the last one).
+fn set_op(files: &mut Files, path: &str, op: EditOp) {
+    if op == EditOp::Edit {
+        return;
+    }
+    if let Some(&k) = files.index.get(path) {
+        files.edits[k].op = op;
+    }
+}
+
+/// The `rename from A` and `rename to B` lines among the extended header lines of the `diff --git` line at `i`.
+fn rename_of(lines: &[&str], i: usize) -> Option<(String, String)> {
+    let mut from = None;
+    let mut to = None;
+    for l in lines[i + 1..]
+        .iter()
+        .take_while(|l| is_git_extended_header(l))
+    {
+        if let Some(f) = l.strip_prefix("rename from ") {
+            from = Some(clean_path(f).to_string());
+        } else if let Some(t) = l.strip_prefix("rename to ") {
+            to = Some(clean_path(t).to_string());
+        }
+    }
+    from.zip(to)
+}
+
+/// The section of a rename from `from` to `to` whose `---`/`+++` lines are `old_line` and `new_line`: they must
+/// name the same two files.
+fn renamed_section(
+    old_line: &str,
+    new_line: &str,
+    from: String,
+    to: String,
+    selected: &[&str],
+) -> Result<(String, bool, EditOp)> {
+    let (from, to) = (one_name(&from, selected), one_name(&to, selected));
+    let (old, new) = (
+        one_name(header_name(old_line), selected),
+        one_name(header_name(new_line), selected),
+    );
+    if old != from || new != to {
+        return Err(Error::ModelAnswer(format!(
+            "the diff renames {} to {}, but its `---`/`+++` lines name {} and {}; the model must name the same two \
+             files on every header line of a section; propose again",
+            crate::scope::shown(&from),
+            crate::scope::shown(&to),
+            crate::scope::shown(&old),
+            crate::scope::shown(&new)
+        )));
+    }
+    Ok((from, false, EditOp::MoveTo(to)))
 }
 
 fn starts_hunk_line(l: &str) -> bool {
@@ -475,25 +585,27 @@ fn without_prefix(p: &str) -> &str {
         .unwrap_or(p)
 }
 
-/// The file a `---` line and its `+++` line name (and whether the section creates it, `--- /dev/null`).
+/// The file a `---` line and its `+++` line name, whether the section creates it (`--- /dev/null`), and whether it
+/// deletes it (`+++ /dev/null`).
 ///
 /// Both lines must name the same file: a section whose lines name two files (a rename or a copy, or a model that
 /// mixed files up) is refused, naming both. A name is first read as written: when both lines say `b/x.py` and
 /// `b/x.py` is a selected file, it is that file (a `--no-prefix` diff); otherwise git's `a/` and `b/` prefixes are
 /// dropped and the name resolved against the selection ([`resolve_path`]).
-fn section_path(old_line: &str, new_line: &str, selected: &[&str]) -> Result<(String, bool)> {
+fn section_path(
+    old_line: &str,
+    new_line: &str,
+    selected: &[&str],
+) -> Result<(String, bool, EditOp)> {
     let (old, new) = (header_name(old_line), header_name(new_line));
     if new == "/dev/null" {
-        return Err(Error::ModelAnswer(format!(
-            "the answer deletes {}; deleting files is not supported: delete it yourself if that is intended",
-            without_prefix(old)
-        )));
+        return Ok((one_name(old, selected), false, EditOp::Delete));
     }
     if old == "/dev/null" {
-        return Ok((one_name(new, selected), true));
+        return Ok((one_name(new, selected), true, EditOp::Edit));
     }
     match pair_name(old, new, selected) {
-        Some(path) => Ok((path, false)),
+        Some(path) => Ok((path, false, EditOp::Edit)),
         None => Err(Error::ModelAnswer(format!(
             "the diff header names two different files, `{}` and `{}`; renaming or copying files is not \
              supported: the model must name the same file on both lines (`--- a/PATH` and `+++ b/PATH`, or \
@@ -689,6 +801,7 @@ fn read_search_replace(
         let hunk = Hunk {
             old_start_hint: None,
             maybe_cut_off: false,
+            anchor: Default::default(),
             lines: replacement_hunk(search, replace),
         };
         files.add(path, creates, vec![hunk])?;
@@ -845,6 +958,7 @@ fn read_json_lines(answer: &str, selected: &[&str], cancel: Cancel<'_>) -> Resul
         let hunk = Hunk {
             old_start_hint: None,
             maybe_cut_off: false,
+            anchor: Default::default(),
             lines: replacement_hunk(split(&edit.old), split(&edit.new)),
         };
         files.add(resolve_path(&edit.path, selected), false, vec![hunk])?;
@@ -943,17 +1057,24 @@ fn read_whole_file(lines: &[&str], selected: &[&str], cancel: Cancel<'_>) -> Res
         if let Some(k) = slot_of.insert(path.clone(), files.len()) {
             files[k] = None;
         }
-        files.push(Some(FileEdit {
-            path,
-            creates: false,
-            hunks: vec![Hunk {
-                old_start_hint: None,
-                maybe_cut_off: false,
-                lines: vec![HunkLine::WholeFile(body)],
-            }],
-        }));
+        files.push(Some(whole_file_edit(path, body)));
     }
     Ok(files.into_iter().flatten().collect())
+}
+
+/// The edit of `path` that gives it the whole new content `body`.
+fn whole_file_edit(path: String, body: Vec<String>) -> FileEdit {
+    FileEdit {
+        path,
+        creates: false,
+        hunks: vec![Hunk {
+            old_start_hint: None,
+            maybe_cut_off: false,
+            anchor: Default::default(),
+            lines: vec![HunkLine::WholeFile(body)],
+        }],
+        op: EditOp::Edit,
+    }
 }
 
 /// Whether an added line stands for code the model left out ("... rest unchanged", "// existing code here").
@@ -1057,10 +1178,32 @@ mod tests {
     }
 
     #[test]
-    fn refuses_file_deletion() {
-        let err = read_udiff("--- a/a\n+++ /dev/null\n@@ @@\n-x\n", &["a"]).unwrap_err();
+    fn a_diff_to_dev_null_deletes_the_file() {
+        let files = read_udiff("--- a/a\n+++ /dev/null\n@@ @@\n-x\n", &["a"]).unwrap();
+        assert_eq!(files[0].path, "a");
+        assert_eq!(files[0].op, EditOp::Delete);
+    }
+
+    #[test]
+    fn a_git_rename_moves_the_file_with_or_without_hunks() {
+        let sel = ["src/a.py", "src/b.py", "c.py"];
+        let with = "diff --git a/src/a.py b/src/b.py\nsimilarity index 90%\nrename from src/a.py\nrename to src/b.py\n\
+                    --- a/src/a.py\n+++ b/src/b.py\n@@ @@\n-x\n+y\n";
+        let files = read_udiff(with, &sel).unwrap();
+        assert_eq!(files[0].path, "src/a.py");
+        assert_eq!(files[0].op, EditOp::MoveTo("src/b.py".into()));
+        assert_eq!(files[0].hunks.len(), 1);
+        let pure = "diff --git a/src/a.py b/src/b.py\nsimilarity index 100%\nrename from src/a.py\nrename to src/b.py\n\
+                    diff --git a/c.py b/c.py\n--- a/c.py\n+++ b/c.py\n@@ @@\n-x\n+y\n";
+        let files = read_udiff(pure, &sel).unwrap();
+        let moved = files.iter().find(|f| f.path == "src/a.py").unwrap();
+        assert_eq!(moved.op, EditOp::MoveTo("src/b.py".into()));
+        assert!(moved.hunks.is_empty());
+        let wrong = "diff --git a/src/a.py b/src/b.py\nrename from src/a.py\nrename to src/b.py\n\
+                     --- a/src/a.py\n+++ b/c.py\n@@ @@\n-x\n+y\n";
+        let err = read_udiff(wrong, &sel).unwrap_err();
         assert!(
-            err.to_string().contains("deleting files is not supported"),
+            err.to_string().contains("renames src/a.py to src/b.py"),
             "{err}"
         );
     }

@@ -171,6 +171,8 @@ fn patch_limits(p: &config::Policy) -> PatchLimits {
         max_patch_bytes: p.limits.max_patch_bytes,
         max_files: p.limits.max_files_per_patch,
         max_hunks: p.limits.max_hunks_per_patch,
+        allow_delete: p.paths.allow_delete,
+        allow_move: p.paths.allow_move,
     }
 }
 

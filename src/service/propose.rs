@@ -51,7 +51,7 @@ fn files_required(schema: &mut schemars::Schema) {
     }
 }
 
-/// Whether a file of a proposal exists today or is created by it.
+/// Whether a file of a proposal exists today or is created, deleted or moved there by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FileStatus {
@@ -59,6 +59,10 @@ pub enum FileStatus {
     Modified,
     /// The file does not exist yet; the patch creates it.
     Created,
+    /// The patch deletes the file (only where `[paths] allow_delete` says so).
+    Deleted,
+    /// The patch moves a file to this path (only where `[paths] allow_move` says so); the patch names its source.
+    Moved,
 }
 
 impl std::fmt::Display for FileStatus {
@@ -66,6 +70,8 @@ impl std::fmt::Display for FileStatus {
         f.write_str(match self {
             FileStatus::Modified => "modified",
             FileStatus::Created => "created",
+            FileStatus::Deleted => "deleted",
+            FileStatus::Moved => "moved",
         })
     }
 }
@@ -478,13 +484,14 @@ fn dry_run(
     }
     for f in &files {
         ws.check_path(&f.path)?;
+        ws.check_path(f.source())?;
         let change = changes.iter().find(|c| c.path == f.path).ok_or_else(|| {
             bug(format!(
                 "the canonical patch names {}, which no change does",
                 f.path
             ))
         })?;
-        let pre = pre_images.get(&f.path).and_then(|p| p.as_ref());
+        let pre = pre_images.get(f.source()).and_then(|p| p.as_ref());
         if let Some(pre) = pre
             && !f.creates()
             && pre.mode != f.mode
@@ -658,10 +665,11 @@ fn summarise(changes: &[patch::FileChange]) -> Vec<FileSummary> {
         .iter()
         .map(|c| FileSummary {
             path: c.path.clone(),
-            status: if c.pre.is_some() {
-                FileStatus::Modified
-            } else {
-                FileStatus::Created
+            status: match (&c.op, &c.pre) {
+                (patch::ChangeOp::Delete, _) => FileStatus::Deleted,
+                (patch::ChangeOp::MoveFrom(_), _) => FileStatus::Moved,
+                (patch::ChangeOp::Edit, Some(_)) => FileStatus::Modified,
+                (patch::ChangeOp::Edit, None) => FileStatus::Created,
             },
             added_lines: c.hunks.iter().map(|h| h.added).sum(),
             removed_lines: c.hunks.iter().map(|h| h.removed).sum(),

@@ -30,8 +30,10 @@ pub(super) fn apply_planned<T>(
         Err(e) => return Err(restore_after(ws, planned, &undo, e)),
     };
     for (p, w) in planned.iter().zip(&written) {
-        // The post-image was checked against its promised blob id when planned: equal bytes are enough here.
-        if w.dir.read_file(&w.name).ok().flatten().as_deref() != Some(p.post.as_slice()) {
+        // The post-image was checked against its promised blob id when planned: equal bytes are enough here (a
+        // removed file must be gone).
+        let want = (!p.removes).then_some(p.post.as_slice());
+        if w.dir.read_file(&w.name).ok().flatten().as_deref() != want {
             let e = Error::io_message(format!("{} does not read back as the written bytes", p.rel));
             return Err(restore_after(ws, planned, &undo, e));
         }
@@ -64,6 +66,8 @@ pub(super) struct Written {
     pub(super) name: String,
     pub(super) file: fs::File,
     pub(super) created: bool,
+    /// The apply removed it (its folder lost an entry).
+    pub(super) removed: bool,
 }
 
 /// How many files are flushed at the same time (each lane but the first is a thread).
@@ -127,7 +131,7 @@ pub(super) fn flush(
         Ok(Vec::<()>::new())
     })?;
     let mut flushed: Vec<*const fsat::Dir> = Vec::new();
-    for w in written.iter().filter(|w| w.created) {
+    for w in written.iter().filter(|w| w.created || w.removed) {
         if !flushed.contains(&Rc::as_ptr(&w.dir)) {
             flushed.push(Rc::as_ptr(&w.dir));
             w.dir.sync().map_err(|e| {
@@ -340,6 +344,8 @@ fn write_targets(
             }
         };
         let step = match file {
+            // Removed: its bytes stay in the journal (and in `p.pre`) until the apply is over.
+            Some(file) if p.removes => dir.unlink(name).map(|_| file),
             Some(file) => fsat::rewrite(&file, &p.post).map(|_| file),
             None => dir.create_new(name, &p.post, permission_bits(p.mode)),
         };
@@ -351,6 +357,7 @@ fn write_targets(
                     name: name.to_string(),
                     file,
                     created: p.pre.is_none(),
+                    removed: p.removes,
                 });
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -502,6 +509,37 @@ pub(super) fn put_back(
     }
 }
 
+/// Make `root/rel`, which the apply removed, hold exactly `pre` again with the permission bits `perm` (created
+/// beside, flushed, renamed into place, read back), unless something is there now: the same bytes
+/// ([`PutBack::Unchanged`]) or others, someone else's, left as they are ([`PutBack::Kept`]).
+pub(super) fn put_back_removed(
+    root: &Path,
+    rel: &str,
+    pre: &[u8],
+    perm: u32,
+) -> std::io::Result<PutBack> {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, name) = fsat::open_parent(root, rel)?;
+    match dir.look(&name, false)? {
+        fsat::Found::Other(kind) => Err(fsat::not_regular(&name, kind)),
+        fsat::Found::File { bytes, .. } if bytes == pre => Ok(PutBack::Unchanged),
+        fsat::Found::File { .. } => Ok(PutBack::Kept),
+        fsat::Found::Absent => {
+            let (tmp, file) = dir.write_temp(pre, perm & 0o777)?;
+            let placed = file
+                .set_permissions(fs::Permissions::from_mode(perm & 0o777))
+                .and_then(|_| file.sync_all())
+                .and_then(|_| dir.rename(&tmp, &name));
+            if let Err(e) = placed {
+                let _ = dir.unlink(&tmp);
+                return Err(e);
+            }
+            dir.sync()?;
+            read_back(&dir, &name, pre)
+        }
+    }
+}
+
 fn read_back(dir: &fsat::Dir, name: &str, pre: &[u8]) -> std::io::Result<PutBack> {
     if dir.read_file(name)?.as_deref() != Some(pre) {
         return Err(std::io::Error::other(
@@ -524,7 +562,16 @@ pub(super) fn restore_after(
     let (mut restored, mut removed, mut kept) = (Vec::new(), Vec::new(), Vec::new());
     for &i in undo.written.iter().rev() {
         let p = &planned[i];
-        match put_back(ws.root(), &p.rel, p.pre.as_deref(), Some(&p.post), p.mode) {
+        let back = match (p.removes, p.pre.as_deref()) {
+            (true, Some(pre)) => put_back_removed(
+                ws.root(),
+                &p.rel,
+                pre,
+                p.perm.unwrap_or(permission_bits(p.mode)),
+            ),
+            _ => put_back(ws.root(), &p.rel, p.pre.as_deref(), Some(&p.post), p.mode),
+        };
+        match back {
             Ok(PutBack::Restored) if p.pre.is_none() => removed.push(p.rel.as_str()),
             Ok(PutBack::Restored) => restored.push(p.rel.as_str()),
             Ok(PutBack::Unchanged) => {}

@@ -20,6 +20,7 @@ fn new_file(path: &str, post: &str) -> FileChange {
         post: post.as_bytes().to_vec(),
         mode: MODE_REGULAR,
         hunks: vec![],
+        op: Default::default(),
     }
 }
 

@@ -53,6 +53,13 @@ pub(super) struct JournalFile {
     /// creates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) created_from: Option<usize>,
+    /// Version 3, a file the apply removes (a deletion, a move's source): its post-image is its absence
+    /// (`post_id` 40 zeros, `post_len` 0).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(super) removes: bool,
+    /// Version 3, a file the apply removes: its permission bits, to create it again as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) perm: Option<u32>,
 }
 
 /// The version of the journal this worker writes.
@@ -143,6 +150,8 @@ impl Journal {
                 len: Some(p.pre.as_ref().map_or(0, |b| b.len() as u64)),
                 post_len: Some(p.post.len() as u64),
                 created_from: p.created_from,
+                removes: p.removes,
+                perm: p.perm,
             })
             .collect();
         let doc = JournalDoc {

@@ -83,6 +83,10 @@ pub struct PatchLimits {
     pub max_files: usize,
     /// The most hunks it may hold.
     pub max_hunks: usize,
+    /// Whether it may delete files (`[paths] allow_delete`).
+    pub allow_delete: bool,
+    /// Whether it may move files (`[paths] allow_move`).
+    pub allow_move: bool,
 }
 
 /// Apply `patch` to the workspace durably (lock, journal), then run `validate` (given the workspace root).

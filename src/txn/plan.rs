@@ -1,7 +1,7 @@
 //! Planning an apply: the strict parse of the canonical patch, every target re-resolved under the policy, every
 //! pre-image checked against the file (blob id and mode), every post-image computed and checked. Writes nothing.
 
-use crate::digest::git_blob_id;
+use crate::digest::{NULL_BLOB_ID, git_blob_id};
 use crate::error::{Error, Result};
 use crate::patch::canonical::{self, CanonicalFile};
 use crate::scope::{OnDisk, Workspace};
@@ -21,6 +21,11 @@ pub(super) struct Planned {
     /// For a new file whose folder does not exist yet: the index of the first component of its folder that is
     /// missing (every folder from there down is created by the apply).
     pub(super) created_from: Option<usize>,
+    /// The apply removes the file (a deletion, or the source of a move): `post` is empty, `new_id` 40 zeros, and the
+    /// file is gone afterwards.
+    pub(super) removes: bool,
+    /// For a file the apply removes: its permission bits, to create it again exactly when the apply is undone.
+    pub(super) perm: Option<u32>,
 }
 
 /// The permission bits a file with the mode `mode` (a git mode, or a version 2 journal's `st_mode`) is created
@@ -29,7 +34,8 @@ pub(super) fn permission_bits(mode: u32) -> u32 {
     if mode & 0o111 != 0 { 0o755 } else { 0o644 }
 }
 
-/// Parse and check `patch` against the workspace without writing anything: the post-image of every file.
+/// Parse and check `patch` against the workspace without writing anything: the post-image of every file (empty for
+/// a file the patch removes).
 pub fn plan(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<(String, Vec<u8>)>> {
     Ok(plan_files(ws, patch, limits)?
         .into_iter()
@@ -64,7 +70,32 @@ pub fn parse_within(patch: &[u8], limits: PatchLimits) -> Result<Vec<CanonicalFi
             limits.max_files
         )));
     }
+    allowed_ops(&files, limits)?;
     Ok(files)
+}
+
+/// Refuse a deletion or a move the policy does not allow (`[paths] allow_delete`, `allow_move`).
+pub fn allowed_ops(files: &[CanonicalFile], limits: PatchLimits) -> Result<()> {
+    for f in files {
+        if f.deletes && !limits.allow_delete {
+            return Err(Error::Scope(format!(
+                "the patch deletes {}, and the policy does not allow deleting files; set [paths] allow_delete = \
+                 true in local-llm-worker.toml to allow it, or delete the file yourself",
+                crate::scope::shown(&f.path)
+            )));
+        }
+        if let Some(from) = &f.from
+            && !limits.allow_move
+        {
+            return Err(Error::Scope(format!(
+                "the patch moves {} to {}, and the policy does not allow moving files; set [paths] allow_move = \
+                 true in local-llm-worker.toml to allow it, or move the file yourself",
+                crate::scope::shown(from),
+                crate::scope::shown(&f.path)
+            )));
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn plan_files(
@@ -79,70 +110,127 @@ pub(super) fn plan_files(
         n => std::thread::available_parallelism().map_or(1, |p| p.get().min(n).min(8)),
     };
     in_lanes(&files, lanes, |chunk| {
-        chunk.iter().map(|f| plan_one(ws, f)).collect()
+        let mut out = Vec::with_capacity(chunk.len());
+        for f in chunk {
+            out.extend(plan_one(ws, f)?);
+        }
+        Ok(out)
     })
 }
 
 /// From how many files on planning runs on several threads.
 pub(super) const PARALLEL_PLAN_FROM: usize = 4;
 
-pub(super) fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Planned> {
-    let rel = f.path.clone();
-    let (current, created_from) = match ws.resolve(&rel)? {
-        OnDisk::Absent { .. } => (None, missing_from(ws.root(), &rel)?),
-        OnDisk::File { mode, .. } => {
-            if !f.creates() && mode != f.mode {
-                return Err(Error::Stale(format!(
-                    "{rel} has mode {mode:o} but the patch was made for {:o}; make a new proposal",
-                    f.mode
-                )));
-            }
-            // Read through a handle on its folder, without following a symlink and without blocking: what was a
-            // regular file a moment ago may be a FIFO now.
-            let found = fsat::open_parent(ws.root(), &rel)
-                .and_then(|(dir, name)| dir.look(&name, false))
-                .map_err(|e| Error::Scope(format!("cannot read {rel}: {e}")))?;
-            match found {
-                fsat::Found::File { bytes, links, .. } => {
-                    if links > 1 {
-                        return Err(Error::Scope(hard_link_refusal(&rel, links)));
-                    }
-                    (Some(bytes), None)
-                }
-                fsat::Found::Absent => {
-                    return Err(Error::Stale(format!(
-                        "{rel} was removed while the patch was being applied"
-                    )));
-                }
-                fsat::Found::Other(kind) => {
-                    return Err(Error::Scope(format!(
-                        "{rel} is {kind} now, not a regular file; the worker never opens one. Put the file back, then \
-                         propose again"
-                    )));
-                }
-            }
-        }
-    };
+pub(super) fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Vec<Planned>> {
+    let source = f.source();
+    let (current, created_from, perm) = read_current(ws, source, f.creates(), f.mode)?;
     if let Some(now) = &current
+        && f.from.is_none()
         && f.old_id.as_deref() != Some(f.new_id.as_str())
         && git_blob_id(now) == f.new_id
     {
         return Err(Error::Stale(format!(
-            "{rel} already holds exactly what this patch makes of it: the patch is already applied; nothing was \
-             written"
+            "{} already holds exactly what this patch makes of it: the patch is already applied; nothing was \
+             written",
+            f.path
         )));
     }
     let post = canonical::apply_file(f, current.as_deref())?;
-    Ok(Planned {
-        rel,
-        pre: current,
-        // `apply_file` has just checked the current bytes against it.
+    // `apply_file` has just checked the current bytes against the pre-image's blob id.
+    let removal = |rel: &str, pre: Option<Vec<u8>>| Planned {
+        rel: rel.to_string(),
+        pre,
         pre_id: f.old_id.clone(),
-        post,
-        new_id: f.new_id.clone(),
+        post: Vec::new(),
+        new_id: NULL_BLOB_ID.to_string(),
         mode: f.mode,
-        created_from,
-    })
+        created_from: None,
+        removes: true,
+        perm,
+    };
+    if f.deletes {
+        return Ok(vec![removal(&f.path, current)]);
+    }
+    let Some(from) = &f.from else {
+        return Ok(vec![Planned {
+            rel: f.path.clone(),
+            pre: current,
+            pre_id: f.old_id.clone(),
+            post,
+            new_id: f.new_id.clone(),
+            mode: f.mode,
+            created_from,
+            removes: false,
+            perm: None,
+        }]);
+    };
+    // A move: the source goes, the destination is created (it must not exist).
+    let (there, dest_from, _) = read_current(ws, &f.path, true, f.mode)?;
+    if there.is_some() {
+        return Err(Error::Stale(format!(
+            "{} now exists, but the patch moves {from} there; make a new proposal against the current files",
+            f.path
+        )));
+    }
+    Ok(vec![
+        removal(from, current),
+        Planned {
+            rel: f.path.clone(),
+            pre: None,
+            pre_id: None,
+            post,
+            new_id: f.new_id.clone(),
+            mode: f.mode,
+            created_from: dest_from,
+            removes: false,
+            perm: None,
+        },
+    ])
+}
+
+/// What a path holds now, as [`read_current`] finds it: (its bytes, the first folder component to create, its
+/// permission bits).
+type Current = (Option<Vec<u8>>, Option<usize>, Option<u32>);
+
+/// What `rel` holds now: its bytes (`None` when absent), for an absent file the first folder component the apply
+/// must create, and its permission bits. Refuses a file whose mode is not `mode` (unless `creates`), a file with
+/// other hard links, and anything but a regular file; read through a handle on its folder, never following a
+/// symlink and never blocking.
+fn read_current(ws: &Workspace, rel: &str, creates: bool, mode: u32) -> Result<Current> {
+    use std::os::unix::fs::PermissionsExt;
+    match ws.resolve(rel)? {
+        OnDisk::Absent { .. } => Ok((None, missing_from(ws.root(), rel)?, None)),
+        OnDisk::File { mode: now, .. } => {
+            if !creates && now != mode {
+                return Err(Error::Stale(format!(
+                    "{rel} has mode {now:o} but the patch was made for {mode:o}; make a new proposal"
+                )));
+            }
+            // What was a regular file a moment ago may be a FIFO now.
+            let found = fsat::open_parent(ws.root(), rel)
+                .and_then(|(dir, name)| dir.look(&name, false))
+                .map_err(|e| Error::Scope(format!("cannot read {rel}: {e}")))?;
+            match found {
+                fsat::Found::File { file, bytes, links } => {
+                    if links > 1 {
+                        return Err(Error::Scope(hard_link_refusal(rel, links)));
+                    }
+                    let perm = file
+                        .metadata()
+                        .map(|m| m.permissions().mode() & 0o777)
+                        .map_err(|e| Error::Scope(format!("cannot read {rel}: {e}")))?;
+                    Ok((Some(bytes), None, Some(perm)))
+                }
+                fsat::Found::Absent => Err(Error::Stale(format!(
+                    "{rel} was removed while the patch was being applied"
+                ))),
+                fsat::Found::Other(kind) => Err(Error::Scope(format!(
+                    "{rel} is {kind} now, not a regular file; the worker never opens one. Put the file back, then \
+                     propose again"
+                ))),
+            }
+        }
+    }
 }
 
 /// For a file to create at `rel`: the index of the first component of its folder that does not exist (`None` when

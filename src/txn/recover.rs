@@ -582,6 +582,12 @@ pub(super) fn validate(
         if !is_blob_id(&f.post_id) || f.pre_id.as_deref().is_some_and(|id| !is_blob_id(id)) {
             bad.push("a blob id is not one".into());
         }
+        if f.removes && (!f.existed || f.post_id != crate::digest::NULL_BLOB_ID) {
+            bad.push("it removes a file that did not exist, or keeps a post-image of it".into());
+        }
+        if f.perm.is_some_and(|p| p & !0o777 != 0) || (f.perm.is_some() && !f.removes) {
+            bad.push("its permission bits are not those of a plain file it removes".into());
+        }
         if f.existed != f.pre_id.is_some() {
             bad.push("it says the file existed without its blob id, or the reverse".into());
         }
@@ -699,8 +705,10 @@ pub(super) fn recover_one(
         doing(format!("{} in {}", f.rel, root.display()));
         now.push(look(root, &f.rel));
     }
-    let all_post = now.iter().zip(&doc.files).all(|(n, f)| {
-        matches!(n, Ok(fsat::Found::File { bytes, .. }) if git_blob_id(bytes) == f.post_id)
+    let all_post = now.iter().zip(&doc.files).all(|(n, f)| match n {
+        Ok(fsat::Found::Absent) => f.removes,
+        Ok(fsat::Found::File { bytes, .. }) => !f.removes && git_blob_id(bytes) == f.post_id,
+        _ => false,
     });
     let outcome = if all_post {
         // The post-images may still be only in memory (killed before the apply's flush): flush them before the
@@ -712,6 +720,12 @@ pub(super) fn recover_one(
                     .and_then(|_| sync_folders_of(root, &f.rel, *from))
             {
                 problems.push(format!("{}: cannot flush it to disk: {e}", f.rel));
+            }
+            // A removal lasts once its folder is flushed.
+            if f.removes
+                && let Err(e) = fsat::open_parent(root, &f.rel).and_then(|(dir, _)| dir.sync())
+            {
+                problems.push(format!("{}: cannot flush its removal to disk: {e}", f.rel));
             }
         }
         match problems.is_empty() {
@@ -761,7 +775,13 @@ pub(super) fn recover_one(
             let post = found.posts[i]
                 .as_deref()
                 .filter(|post| git_blob_id(post) == f.post_id);
-            match put_back(root, &f.rel, pre, post, f.mode) {
+            let back = match (f.removes, pre) {
+                (true, Some(pre)) => {
+                    put_back_removed(root, &f.rel, pre, f.perm.unwrap_or(permission_bits(f.mode)))
+                }
+                _ => put_back(root, &f.rel, pre, post, f.mode),
+            };
+            match back {
                 Ok(PutBack::Kept) => problems.push(format!(
                     "{} was changed by someone else after the interrupted apply (it holds neither its previous bytes \
                      nor the patch's), so it was left as it is; the journal {} keeps its previous bytes. To keep the \

@@ -73,6 +73,8 @@ pub(super) fn limits() -> PatchLimits {
         max_patch_bytes: 1 << 20,
         max_files: 10,
         max_hunks: 100,
+        allow_delete: true,
+        allow_move: true,
     }
 }
 
@@ -93,6 +95,7 @@ pub(super) fn two_file_patch() -> Vec<u8> {
         post: post.as_bytes().to_vec(),
         mode: MODE_REGULAR,
         hunks: vec![],
+        op: Default::default(),
     };
     canonical::render(&[
         change("a.txt", Some("a\n"), "A\n"),
@@ -251,6 +254,7 @@ fn a_created_folder_swapped_for_a_symlink_is_not_followed_by_the_undo() {
         post: b"B\n".to_vec(),
         mode: MODE_REGULAR,
         hunks: vec![],
+        op: Default::default(),
     }]);
     let swap_to = outside.path().to_path_buf();
     let err = apply(&ws, &patch, limits(), Some(state.path()), |r: &Path| {
@@ -424,4 +428,225 @@ fn recovery_still_reads_a_version_1_journal_folder() {
     let done = recover_all(state.path());
     assert_eq!(done[0].outcome, Outcome::Restored, "{:?}", done[0].problems);
     assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
+}
+
+/// A patch that deletes `gone.txt` (holding `g\n`) and moves `b.txt` (holding `b\n`) to `dst/b.txt` as `B\n`.
+fn delete_and_move_patch() -> Vec<u8> {
+    use crate::patch::{ChangeOp, FileChange, MODE_REGULAR};
+    canonical::render(&[
+        FileChange {
+            path: "gone.txt".into(),
+            pre: Some(b"g\n".to_vec()),
+            post: Vec::new(),
+            mode: MODE_REGULAR,
+            hunks: vec![],
+            op: ChangeOp::Delete,
+        },
+        FileChange {
+            path: "dst/b.txt".into(),
+            pre: Some(b"b\n".to_vec()),
+            post: b"B\n".to_vec(),
+            mode: MODE_REGULAR,
+            hunks: vec![],
+            op: ChangeOp::MoveFrom("b.txt".into()),
+        },
+    ])
+}
+
+/// A workspace with the files [`delete_and_move_patch`] expects, `gone.txt` readable by its owner only.
+fn delete_and_move_workspace() -> (tempfile::TempDir, Workspace) {
+    let (root, ws) = workspace_with(&[("gone.txt", "g\n"), ("b.txt", "b\n")]);
+    fs::set_permissions(
+        root.path().join("gone.txt"),
+        fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    (root, ws)
+}
+
+fn mode_of(p: &Path) -> u32 {
+    fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn a_deletion_and_a_move_are_applied_and_git_apply_accepts_their_patch() {
+    let patch = delete_and_move_patch();
+    // Real git accepts the canonical sections of a deletion and a rename with changes.
+    let repo = tempfile::tempdir().unwrap();
+    fs::write(repo.path().join("gone.txt"), "g\n").unwrap();
+    fs::write(repo.path().join("b.txt"), "b\n").unwrap();
+    fs::write(repo.path().join("p.diff"), &patch).unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .unwrap()
+    };
+    assert!(git(&["init", "-q"]).status.success());
+    let check = git(&["apply", "--check", "p.diff"]);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let state = tempfile::tempdir().unwrap();
+    let (root, ws) = delete_and_move_workspace();
+    let done = apply(&ws, &patch, limits(), Some(state.path()), |_: &Path| {
+        Ok::<(), String>(())
+    })
+    .unwrap();
+    assert_eq!(done.files, ["b.txt", "dst/b.txt", "gone.txt"]);
+    assert!(!root.path().join("gone.txt").exists());
+    assert!(!root.path().join("b.txt").exists());
+    assert_eq!(fs::read(root.path().join("dst/b.txt")).unwrap(), b"B\n");
+    assert_eq!(journal_len(&journal_of(state.path(), &ws)), 0);
+}
+
+#[test]
+fn a_failed_validation_brings_a_deleted_file_back_byte_for_byte_with_its_mode_and_undoes_a_move() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, ws) = delete_and_move_workspace();
+    let err = apply(
+        &ws,
+        &delete_and_move_patch(),
+        limits(),
+        Some(state.path()),
+        |root: &Path| {
+            assert!(!root.join("gone.txt").exists() && !root.join("b.txt").exists());
+            Err::<(), String>("the check failed".into())
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::ValidationFailed(_)), "{err}");
+    assert_eq!(fs::read(root.path().join("gone.txt")).unwrap(), b"g\n");
+    assert_eq!(mode_of(&root.path().join("gone.txt")), 0o600);
+    assert_eq!(fs::read(root.path().join("b.txt")).unwrap(), b"b\n");
+    assert!(
+        !root.path().join("dst").exists(),
+        "the folder made for the move is removed"
+    );
+    assert_eq!(journal_len(&journal_of(state.path(), &ws)), 0);
+}
+
+/// Plan [`delete_and_move_patch`] and write its journal, as an apply does before its first byte; returns the
+/// workspace, the journal's path and the "killed" apply's lock.
+fn interrupted_delete_and_move(state: &Path) -> (tempfile::TempDir, PathBuf, WorkspaceLock) {
+    let (root, ws) = delete_and_move_workspace();
+    let lock = WorkspaceLock::take(state, ws.root()).unwrap();
+    let mut journal = Journal::open(state, ws.root()).unwrap();
+    let planned = plan_files(&ws, &delete_and_move_patch(), limits()).unwrap();
+    journal.write(ws.root(), &planned).unwrap();
+    let path = journal.path.clone();
+    (root, path, lock)
+}
+
+#[test]
+fn recovery_after_a_kill_brings_back_a_deleted_file_with_its_mode_and_undoes_a_move() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, path, lock) = interrupted_delete_and_move(state.path());
+    // Killed with the deletion and the move's source removed and its destination's folder made, not written.
+    fs::remove_file(root.path().join("b.txt")).unwrap();
+    fs::create_dir(root.path().join("dst")).unwrap();
+    fs::remove_file(root.path().join("gone.txt")).unwrap();
+    drop(lock);
+    let done = recover_all(state.path());
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].outcome, Outcome::Restored, "{:?}", done[0].problems);
+    assert_eq!(fs::read(root.path().join("gone.txt")).unwrap(), b"g\n");
+    assert_eq!(mode_of(&root.path().join("gone.txt")), 0o600);
+    assert_eq!(fs::read(root.path().join("b.txt")).unwrap(), b"b\n");
+    assert!(!root.path().join("dst").exists());
+    assert_eq!(journal_len(&path), 0);
+}
+
+#[test]
+fn recovery_after_a_kill_keeps_a_file_someone_put_where_a_deleted_one_was() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, path, lock) = interrupted_delete_and_move(state.path());
+    fs::write(root.path().join("gone.txt"), "someone else's\n").unwrap();
+    drop(lock);
+    let done = recover_all(state.path());
+    assert_eq!(
+        done[0].outcome,
+        Outcome::Incomplete,
+        "{:?}",
+        done[0].problems
+    );
+    assert_eq!(
+        fs::read(root.path().join("gone.txt")).unwrap(),
+        b"someone else's\n"
+    );
+    assert!(
+        journal_len(&path) > 0,
+        "the journal keeps the previous bytes"
+    );
+}
+
+#[test]
+fn recovery_after_a_kill_once_everything_was_done_completes_the_deletion_and_the_move() {
+    let state = tempfile::tempdir().unwrap();
+    let (root, path, lock) = interrupted_delete_and_move(state.path());
+    fs::remove_file(root.path().join("gone.txt")).unwrap();
+    fs::remove_file(root.path().join("b.txt")).unwrap();
+    fs::create_dir(root.path().join("dst")).unwrap();
+    fs::write(root.path().join("dst/b.txt"), "B\n").unwrap();
+    drop(lock);
+    let done = recover_all(state.path());
+    assert_eq!(
+        done[0].outcome,
+        Outcome::Completed,
+        "{:?}",
+        done[0].problems
+    );
+    assert!(!root.path().join("gone.txt").exists() && !root.path().join("b.txt").exists());
+    assert_eq!(fs::read(root.path().join("dst/b.txt")).unwrap(), b"B\n");
+    assert_eq!(journal_len(&path), 0);
+}
+
+#[test]
+fn deletions_and_moves_are_refused_unless_the_policy_allows_them() {
+    let patch = delete_and_move_patch();
+    let strict = PatchLimits {
+        allow_delete: false,
+        allow_move: false,
+        ..limits()
+    };
+    let err = parse_within(&patch, strict).unwrap_err();
+    assert!(matches!(err, Error::Scope(_)), "{err}");
+    assert!(
+        err.to_string().contains("set [paths] allow_move = true"),
+        "{err}"
+    );
+    let err = parse_within(
+        &patch,
+        PatchLimits {
+            allow_move: true,
+            ..strict
+        },
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("the patch deletes gone.txt"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("set [paths] allow_delete = true"),
+        "{err}"
+    );
+    assert!(parse_within(&patch, limits()).is_ok());
+    // Nothing is written when the policy refuses.
+    let state = tempfile::tempdir().unwrap();
+    let (root, ws) = delete_and_move_workspace();
+    assert!(
+        apply(&ws, &patch, strict, Some(state.path()), |_: &Path| Ok::<
+            (),
+            String,
+        >(
+            ()
+        ))
+        .is_err()
+    );
+    assert_eq!(fs::read(root.path().join("gone.txt")).unwrap(), b"g\n");
+    assert_eq!(fs::read(root.path().join("b.txt")).unwrap(), b"b\n");
 }

@@ -35,6 +35,8 @@
 //! - `render`: the pre-image as lines, and the post-image (line endings, final newline, byte-order mark);
 //! - `within`: the confinement of a file narrowed to line ranges;
 //! - `whole_file`: whole-file answers, checked and turned into hunks;
+//! - `ops`: deleting and moving a file (the file must exist, a move's destination must be selected and not exist, a
+//!   deletion's hunks must empty it, no path touched twice);
 //! - `tidy`: what weak models write around a good edit (an exact repeat of a hunk, a hunk that changes nothing in an
 //!   answer that changes something), set aside before placing.
 //! - `degenerate`: a line with content turned into whitespace only (refused), and spacing changed inside a line
@@ -42,6 +44,7 @@
 
 mod degenerate;
 mod normalise;
+mod ops;
 mod reindent;
 mod render;
 mod search;
@@ -58,7 +61,8 @@ use self::within::Within;
 use super::focus::{self, LineRange};
 use super::reader::is_elision;
 use super::{
-    Cancel, FileChange, FileEdit, Hunk, HunkLine, HunkReport, MODE_REGULAR, MatchTier, PreImage,
+    Cancel, ChangeOp, EditOp, FileChange, FileEdit, Hunk, HunkLine, HunkReport, MODE_REGULAR,
+    MatchTier, PreImage,
 };
 use crate::error::{Error, Result, excerpt};
 
@@ -94,6 +98,7 @@ pub fn locate_all_cancellable(
             path: path.clone(),
             creates: false,
             hunks: vec![hunk.clone()],
+            op: EditOp::Edit,
         };
         if let Some(pre) = pre_images.get(path) {
             let ranges = focus.get(path).map(Vec::as_slice).unwrap_or(&[]);
@@ -103,26 +108,27 @@ pub fn locate_all_cancellable(
     let mut changes = Vec::new();
     for edit in edits.iter() {
         cancel.check()?;
-        let Some(pre) = pre_images.get(&edit.path) else {
-            let known: Vec<&str> = pre_images.keys().map(String::as_str).collect();
-            return Err(Error::ModelAnswer(format!(
-                "the answer edits {}, which is not one of the selected files ({}); add it to `files` if it should be editable",
-                crate::scope::shown(&edit.path),
-                known.join(", ")
-            )));
-        };
+        let pre = selected_pre(pre_images, &edit.path, "edits")?;
         let ranges = focus.get(&edit.path).map(Vec::as_slice).unwrap_or(&[]);
-        let change = locate_one(edit, pre.as_ref(), ranges, cancel)?;
+        let change = match &edit.op {
+            EditOp::Edit => locate_one(edit, pre, ranges, cancel)?,
+            EditOp::Delete => ops::delete(edit, pre, ranges, cancel)?,
+            EditOp::MoveTo(to) => {
+                let dest = selected_pre(pre_images, to, "moves a file to")?;
+                ops::move_to(edit, pre, to, dest, ranges, cancel)?
+            }
+        };
         if change.post.contains(&0) {
             return Err(Error::ModelAnswer(format!(
                 "the answer writes NUL bytes into {}; only text edits are accepted",
                 crate::scope::shown(&edit.path)
             )));
         }
-        if change.pre.as_deref() != Some(change.post.as_slice()) {
+        if change.op != ChangeOp::Edit || change.pre.as_deref() != Some(change.post.as_slice()) {
             changes.push(change);
         }
     }
+    ops::touched_once(&changes)?;
     if changes.is_empty() {
         return Err(Error::ModelAnswer(
             "the answer changes nothing (every hunk leaves its file as it was); retry or rephrase the task".into(),
@@ -130,6 +136,27 @@ pub fn locate_all_cancellable(
     }
     changes.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(changes)
+}
+
+/// The pre-image of `path` (`None`: it does not exist yet), refused when it is not a selected file; `what` is what
+/// the answer does to it ("edits").
+fn selected_pre<'p>(
+    pre_images: &'p BTreeMap<String, Option<PreImage>>,
+    path: &str,
+    what: &str,
+) -> Result<Option<&'p PreImage>> {
+    match pre_images.get(path) {
+        Some(pre) => Ok(pre.as_ref()),
+        None => {
+            let known: Vec<&str> = pre_images.keys().map(String::as_str).collect();
+            Err(Error::ModelAnswer(format!(
+                "the answer {what} {}, which is not one of the selected files ({}); add it to `files` if it should be \
+                 editable",
+                crate::scope::shown(path),
+                known.join(", ")
+            )))
+        }
+    }
 }
 
 /// Locate the hunks of one file.
@@ -177,6 +204,7 @@ fn locate_one(
         post: post.into_bytes(),
         mode,
         hunks: reports,
+        op: ChangeOp::Edit,
     })
 }
 
@@ -411,8 +439,10 @@ mod tests {
             hunks: vec![Hunk {
                 old_start_hint: None,
                 maybe_cut_off: false,
+                anchor: Default::default(),
                 lines,
             }],
+            op: EditOp::Edit,
         }
     }
 
@@ -439,6 +469,7 @@ mod tests {
         e.hunks.push(Hunk {
             old_start_hint: None,
             maybe_cut_off: false,
+            anchor: Default::default(),
             lines: vec![R("y".into()), Add("2".into())],
         });
         let err = locate_file(&e, Some(&pre("x\ny\n"))).unwrap_err();

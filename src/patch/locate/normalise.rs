@@ -151,6 +151,7 @@ mod tests {
         e.hunks.push(Hunk {
             old_start_hint: None,
             maybe_cut_off: false,
+            anchor: Default::default(),
             lines: vec![
                 R("c = \u{201c}y\u{201d}".into()),
                 Add("c = \u{2018}w\u{2019} \u{2014}".into()),

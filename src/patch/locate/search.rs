@@ -59,6 +59,9 @@ pub(super) fn find_unique(
                         return Ok((**one, tier, true));
                     }
                 }
+                if let Some(one) = anchored(many, hunk, haystack.keys, needle.len()) {
+                    return Ok((one, tier, false));
+                }
                 let at: Vec<String> = many.iter().take(5).map(|s| (s + 1).to_string()).collect();
                 return Err(Error::ModelAnswer(format!(
                     "hunk {} of {path} matches {} places (lines {}{}), so where it belongs is ambiguous: {:?}; \
@@ -81,6 +84,48 @@ pub(super) fn find_unique(
         n + 1,
         excerpt(&needle.join("\n"), 400)
     )))
+}
+
+/// The one of `many` (places of an old side of `len` lines in the file `keys`) that the hunk's [`Anchor`] names:
+/// inside the block of its scope lines (each one inside the block of the one before) and, with `*** End of File`,
+/// ending at the file's last line; `None` when the hunk has no anchor or it leaves more or fewer than one place.
+///
+/// A scope line matches a file line that, trimmed, starts with it trimmed (`@@ class A` matches `class A(B):`); its
+/// block runs from the next line to the first non-blank line indented no deeper than it (a closing brace, the next
+/// definition). Every line matching a scope opens a block: a scope line that occurs twice leaves both blocks.
+///
+/// [`Anchor`]: crate::patch::Anchor
+fn anchored(many: &[usize], hunk: &Hunk, keys: &[&str], len: usize) -> Option<usize> {
+    let anchor = &hunk.anchor;
+    if anchor.scope.is_empty() && !anchor.end_of_file {
+        return None;
+    }
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut blocks = vec![(0usize, keys.len())];
+    for scope in &anchor.scope {
+        let s = scope.trim();
+        let mut inner = Vec::new();
+        for &(from, to) in &blocks {
+            for j in (from..to).filter(|&j| keys[j].trim().starts_with(s)) {
+                let end = (j + 1..keys.len())
+                    .find(|&k| !keys[k].trim().is_empty() && indent(keys[k]) <= indent(keys[j]))
+                    .unwrap_or(keys.len())
+                    .min(to);
+                inner.push((j + 1, end));
+            }
+        }
+        blocks = inner;
+    }
+    let at: Vec<usize> = many
+        .iter()
+        .copied()
+        .filter(|&m| blocks.iter().any(|&(from, to)| from <= m && m + len <= to))
+        .filter(|&m| !anchor.end_of_file || m + len == keys.len())
+        .collect();
+    match at.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
 }
 
 /// The lines of one file as the tiers see them, shared by all the hunks of the file. A tier's view is made when a
@@ -535,6 +580,7 @@ mod tests {
             e.hunks.push(Hunk {
                 old_start_hint: None,
                 maybe_cut_off: false,
+                anchor: Default::default(),
                 lines: vec![
                     C("\tx();".into()),
                     R(format!("\tlet v{} = {};", i + 1, i + 1)),
@@ -554,6 +600,7 @@ mod tests {
         e.hunks.push(Hunk {
             old_start_hint: None,
             maybe_cut_off: false,
+            anchor: Default::default(),
             lines: vec![C("\tx();".into()), Add("\ty();".into())],
         });
         let err = locate_file(&e, Some(&pre(&file))).unwrap_err();

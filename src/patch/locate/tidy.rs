@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use super::{FileEdit, Hunk, HunkLine};
+use super::{EditOp, FileEdit, Hunk, HunkLine};
 
 /// What [`tidy`] set aside.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -62,7 +62,7 @@ fn repeats(a: &Hunk, b: &Hunk) -> bool {
 pub fn tidy(edits: &[FileEdit]) -> (Cow<'_, [FileEdit]>, Tidied) {
     let something_changes = edits
         .iter()
-        .any(|e| e.creates || e.hunks.iter().any(|h| !changes_nothing(h)));
+        .any(|e| e.creates || e.op != EditOp::Edit || e.hunks.iter().any(|h| !changes_nothing(h)));
     let mut t = Tidied::default();
     let mut out: Vec<FileEdit> = Vec::with_capacity(edits.len());
     for e in edits {
@@ -76,13 +76,14 @@ pub fn tidy(edits: &[FileEdit]) -> (Cow<'_, [FileEdit]>, Tidied) {
                 kept.push(h.clone());
             }
         }
-        if kept.is_empty() && !e.creates && !e.hunks.is_empty() {
+        if kept.is_empty() && !e.creates && e.op == EditOp::Edit && !e.hunks.is_empty() {
             continue;
         }
         out.push(FileEdit {
             path: e.path.clone(),
             creates: e.creates,
             hunks: kept,
+            op: e.op.clone(),
         });
     }
     if t == Tidied::default() {
@@ -102,6 +103,7 @@ mod tests {
             old_start_hint: None,
             lines,
             maybe_cut_off: false,
+            anchor: Default::default(),
         }
     }
 
@@ -110,6 +112,7 @@ mod tests {
             path: path.into(),
             creates: false,
             hunks,
+            op: EditOp::Edit,
         }
     }
 

@@ -69,6 +69,7 @@ pub(super) fn hunks_between(keys: &[&str], new: &[String]) -> Vec<Hunk> {
         .map(|h| Hunk {
             old_start_hint: Some(h.old_range().start()),
             maybe_cut_off: false,
+            anchor: Default::default(),
             lines: h
                 .lines()
                 .iter()
