@@ -168,6 +168,7 @@ mod tests {
             old_start_hint: None,
             lines,
             maybe_cut_off: false,
+            anchor: Default::default(),
         }
     }
 
