@@ -62,7 +62,14 @@ fn run() -> Result<(), String> {
         wrapper: Vec::new(),
         env: confine::environment(&[], None, None),
         isolation: "process-group",
+        seccomp: false,
+        disk: None,
     };
+    let read: Vec<String> = local_llm_delegator::config::DEFAULT_SANDBOX_READ
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let commands = ["true".to_string(), "python3 -c pass".to_string()];
     let confined = confine::for_proposal(
         Isolation::Confined,
         sb.path(),
@@ -70,10 +77,13 @@ fn run() -> Result<(), String> {
             workspace: ws.path().to_path_buf(),
             state: None,
         },
-        &local_llm_delegator::config::DEFAULT_SANDBOX_READ
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>(),
+        &confine::Project {
+            sandbox_read: &read,
+            commands: &commands,
+            tmp_bytes: local_llm_delegator::config::DEFAULT_SANDBOX_TMP_MIB * 1024 * 1024,
+            write_bytes: local_llm_delegator::config::DEFAULT_SANDBOX_WRITE_MIB * 1024 * 1024,
+            copy_bytes: 0,
+        },
         &[],
     )
     .map_err(|e| e.to_string())?;
