@@ -3,7 +3,9 @@
 //! The same command runs, alternating, through the three launches `checks::run_all` uses: `process-group` (a plain
 //! `sh -c` in its own process group, what `isolation = "copy"` does), `confined` (bubblewrap around a sandbox folder:
 //! what validation on propose does) and `pid-namespace` (bubblewrap with only a PID namespace, in the workspace: what
-//! an apply's checks do). Two commands: `true` (the launch's own cost) and `python3 -c pass` (a small real check).
+//! an apply's checks do), and a fourth, `confined-nofilter`: the confinement without its seccomp filter (the filter's
+//! own cost is the difference). Two commands: `true` (the launch's own cost) and `python3 -c pass` (a small real
+//! check).
 //! One warmup and 40 runs of each; wall time per check in ms (spawn to output drained), median reported with the ratio
 //! to `process-group`.
 //!
@@ -88,10 +90,15 @@ fn run() -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     let apply = confine::for_apply(ws.path(), &[]);
-    let launches: [(&str, &Launch, &Path); 3] = [
+    let unfiltered = Launch {
+        seccomp: false,
+        ..confined.clone()
+    };
+    let launches: [(&str, &Launch, &Path); 4] = [
         ("process-group", &plain, ws.path()),
         ("confined", &confined, sb.path()),
         ("pid-namespace", &apply, ws.path()),
+        ("confined-nofilter", &unfiltered, sb.path()),
     ];
     for command in ["true", "python3 -c pass"] {
         println!("\n`{command}`, wall ms per check:");
@@ -104,14 +111,14 @@ fn run() -> Result<(), String> {
                 samples[i].push(time_one(l, command, d)?);
             }
         }
-        common::stats_header("launch", 16);
+        common::stats_header("launch", 18);
         let base = common::Stats::of(&samples[0]).median;
         for (i, (name, _, _)) in launches.iter().enumerate() {
             let s = common::Stats::of(&samples[i]);
-            common::stats_row(name, 16, &s);
+            common::stats_row(name, 18, &s);
             if i > 0 {
                 println!(
-                    "   {:<16}ratio {:.2}, +{} ms",
+                    "   {:<18}ratio {:.2}, +{} ms",
                     "",
                     s.median / base,
                     common::fmt(s.median - base)
