@@ -135,7 +135,11 @@ fn doctor_preflight_says_which_check_cannot_start_and_the_sandbox_read_line_that
     let before = ws.snapshot();
     let out = doctor_with(&ws, home.path(), &bin);
     assert!(!out.status.success(), "{}", stdout(&out));
-    assert_eq!(ws.snapshot(), before, "the pre-flight changed the workspace");
+    assert_eq!(
+        ws.snapshot(),
+        before,
+        "the pre-flight changed the workspace"
+    );
     insta::assert_snapshot!(
         "doctor_preflight_cannot_start",
         preflight_lines(&stdout(&out), &ws, home.path())
