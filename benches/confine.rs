@@ -3,7 +3,9 @@
 //! The same command runs, alternating, through the three launches `checks::run_all` uses: `process-group` (a plain
 //! `sh -c` in its own process group, what `isolation = "copy"` does), `confined` (bubblewrap around a sandbox folder:
 //! what validation on propose does) and `pid-namespace` (bubblewrap with only a PID namespace, in the workspace: what
-//! an apply's checks do). Two commands: `true` (the launch's own cost) and `python3 -c pass` (a small real check).
+//! an apply's checks do), and a fourth, `confined-nofilter`: the confinement without its seccomp filter (the filter's
+//! own cost is the difference). Two commands: `true` (the launch's own cost) and `python3 -c pass` (a small real
+//! check).
 //! One warmup and 40 runs of each; wall time per check in ms (spawn to output drained), median reported with the ratio
 //! to `process-group`.
 //!
@@ -62,7 +64,14 @@ fn run() -> Result<(), String> {
         wrapper: Vec::new(),
         env: confine::environment(&[], None, None),
         isolation: "process-group",
+        seccomp: false,
+        disk: None,
     };
+    let read: Vec<String> = local_llm_delegator::config::DEFAULT_SANDBOX_READ
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let commands = ["true".to_string(), "python3 -c pass".to_string()];
     let confined = confine::for_proposal(
         Isolation::Confined,
         sb.path(),
@@ -70,18 +79,26 @@ fn run() -> Result<(), String> {
             workspace: ws.path().to_path_buf(),
             state: None,
         },
-        &local_llm_delegator::config::DEFAULT_SANDBOX_READ
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>(),
+        &confine::Project {
+            sandbox_read: &read,
+            commands: &commands,
+            tmp_bytes: local_llm_delegator::config::DEFAULT_SANDBOX_TMP_MIB * 1024 * 1024,
+            write_bytes: local_llm_delegator::config::DEFAULT_SANDBOX_WRITE_MIB * 1024 * 1024,
+            copy_bytes: 0,
+        },
         &[],
     )
     .map_err(|e| e.to_string())?;
     let apply = confine::for_apply(ws.path(), &[]);
-    let launches: [(&str, &Launch, &Path); 3] = [
+    let unfiltered = Launch {
+        seccomp: false,
+        ..confined.clone()
+    };
+    let launches: [(&str, &Launch, &Path); 4] = [
         ("process-group", &plain, ws.path()),
         ("confined", &confined, sb.path()),
         ("pid-namespace", &apply, ws.path()),
+        ("confined-nofilter", &unfiltered, sb.path()),
     ];
     for command in ["true", "python3 -c pass"] {
         println!("\n`{command}`, wall ms per check:");
@@ -94,14 +111,14 @@ fn run() -> Result<(), String> {
                 samples[i].push(time_one(l, command, d)?);
             }
         }
-        common::stats_header("launch", 16);
+        common::stats_header("launch", 18);
         let base = common::Stats::of(&samples[0]).median;
         for (i, (name, _, _)) in launches.iter().enumerate() {
             let s = common::Stats::of(&samples[i]);
-            common::stats_row(name, 16, &s);
+            common::stats_row(name, 18, &s);
             if i > 0 {
                 println!(
-                    "   {:<16}ratio {:.2}, +{} ms",
+                    "   {:<18}ratio {:.2}, +{} ms",
                     "",
                     s.median / base,
                     common::fmt(s.median - base)

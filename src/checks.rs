@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::confine::Launch;
+use crate::confine::{DiskBound, Launch};
 use crate::provider::Watch;
 use crate::secret::Secret;
 
@@ -192,7 +192,7 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
         }
     };
     let (capture, done_rx) = capture_output(reader);
-    let end = await_exit(child, start, run.timeout, watch);
+    let end = await_exit(child, start, run.timeout, run.launch.disk.as_ref(), watch);
     let mut notes = drain_notes(&done_rx, &capture);
     let cap = capture.lock().unwrap_or_else(|p| p.into_inner());
     let mut output = cap.render(run.secret);
@@ -205,6 +205,9 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
     if end.cancelled {
         notes.push("[killed: the call was cancelled]".to_string());
     }
+    if let Some(d) = run.launch.disk.as_ref().filter(|_| end.over_disk) {
+        notes.push(d.note());
+    }
     for n in notes {
         if !output.is_empty() && !output.ends_with('\n') {
             output.push('\n');
@@ -214,7 +217,7 @@ fn run_one(command: &str, dir: &Path, run: &Run<'_>, watch: &Watch) -> CheckResu
     let exit_code = end.status.and_then(|s| s.code());
     CheckResult {
         command: command.to_string(),
-        passed: !end.timed_out && !end.cancelled && exit_code == Some(0),
+        passed: !end.timed_out && !end.cancelled && !end.over_disk && exit_code == Some(0),
         exit_code,
         timed_out: end.timed_out,
         duration_ms: start.elapsed().as_millis() as u64,
@@ -236,6 +239,13 @@ fn start_check(
     let (reader, writer) = std::io::pipe().map_err(|e| {
         format!("[the check did not run: no pipe for its output could be made: {e}]")
     })?;
+    // The seccomp filter on a descriptor of its own, inherited by bubblewrap alone (it is closed here once it started).
+    let filter = match (launch.seccomp, crate::confine::seccomp::program()) {
+        (true, Some(p)) => Some(crate::confine::seccomp::descriptor(&p).map_err(|e| {
+            format!("[the check did not run: its seccomp filter could not be handed over: {e}]")
+        })?),
+        _ => None,
+    };
     let writer2 = writer.try_clone().map_err(|e| {
         format!("[the check did not run: its output pipe could not be shared: {e}]")
     })?;
@@ -243,6 +253,10 @@ fn start_check(
     let mut cmd = match launch.wrapper.split_first() {
         Some((program, options)) => {
             let mut c = Command::new(program);
+            if let Some(fd) = &filter {
+                c.arg("--seccomp")
+                    .arg(crate::confine::raw_fd(fd).to_string());
+            }
             c.args(options).arg("sh");
             c
         }
@@ -260,6 +274,7 @@ fn start_check(
     let spawned = cmd.spawn();
     // Our copies of the pipe's write end must go, or the reader never sees the end of the output.
     drop(cmd);
+    drop(filter);
     let child = spawned.map_err(|e| {
         format!(
             "[the check did not run: cannot start {}: {e}]",
@@ -305,12 +320,20 @@ struct End {
     status: Option<ExitStatus>,
     timed_out: bool,
     cancelled: bool,
+    /// Whether it wrote past its [`DiskBound`] (killed then, or found so once it ended).
+    over_disk: bool,
 }
 
-/// Wait for the check started at `start` to exit, killing its whole process group when `timeout` passes or `watch`
-/// is cancelled; whatever the outcome, no member of the group is left behind (in a confinement, the whole PID
-/// namespace ends with its first process).
-fn await_exit(mut child: Child, start: Instant, timeout: Duration, watch: &Watch) -> End {
+/// Wait for the check started at `start` to exit, killing its whole process group when `timeout` passes, `watch`
+/// is cancelled or it writes past `disk`; whatever the outcome, no member of the group is left behind (in a
+/// confinement, the whole PID namespace ends with its first process).
+fn await_exit(
+    mut child: Child,
+    start: Instant,
+    timeout: Duration,
+    disk: Option<&DiskBound>,
+    watch: &Watch,
+) -> End {
     let pgid = rustix::process::Pid::from_child(&child);
     let kill_group = || {
         // ESRCH (the group is already gone) is fine.
@@ -324,14 +347,16 @@ fn await_exit(mut child: Child, start: Instant, timeout: Duration, watch: &Watch
     });
     let mut timed_out = false;
     let mut cancelled = false;
+    let mut over_disk = false;
     let status = loop {
         let left = timeout.saturating_sub(start.elapsed());
         match exit_rx.recv_timeout(left.min(CANCEL_POLL)) {
             Ok(r) => break r.ok(),
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if start.elapsed() >= timeout || watch.is_cancelled() {
-                    timed_out = start.elapsed() >= timeout;
-                    cancelled = !timed_out;
+                over_disk = disk.is_some_and(DiskBound::exceeded);
+                if start.elapsed() >= timeout || watch.is_cancelled() || over_disk {
+                    timed_out = !over_disk && start.elapsed() >= timeout;
+                    cancelled = !over_disk && !timed_out;
                     kill_group();
                     break exit_rx.recv().ok().and_then(|r| r.ok());
                 }
@@ -340,10 +365,13 @@ fn await_exit(mut child: Child, start: Instant, timeout: Duration, watch: &Watch
         }
     };
     kill_group();
+    // A check quicker than one look still ends up measured.
+    over_disk = over_disk || disk.is_some_and(DiskBound::exceeded);
     End {
         status,
         timed_out,
         cancelled,
+        over_disk,
     }
 }
 
@@ -377,6 +405,8 @@ mod tests {
             wrapper: Vec::new(),
             env: confine::environment(&[], None, None),
             isolation: "process-group",
+            seccomp: false,
+            disk: None,
         }
     }
 
@@ -396,6 +426,11 @@ mod tests {
 
     /// A confinement around `sandbox`; these tests need bubblewrap (`.ci/run` installs it).
     fn confined(sandbox: &Path, workspace: &Path) -> Launch {
+        confined_with(sandbox, workspace, &[])
+    }
+
+    /// A confinement around `sandbox` for checks running `commands` (their programs' folders are shown).
+    fn confined_with(sandbox: &Path, workspace: &Path, commands: &[String]) -> Launch {
         confine::for_proposal(
             Isolation::Confined,
             sandbox,
@@ -403,7 +438,13 @@ mod tests {
                 workspace: workspace.to_path_buf(),
                 state: None,
             },
-            &[],
+            &confine::Project {
+                sandbox_read: &[],
+                commands,
+                tmp_bytes: 64 * 1024 * 1024,
+                write_bytes: 1024 * 1024 * 1024,
+                copy_bytes: 0,
+            },
             &[],
         )
         .expect("these tests need bubblewrap: apt-get install bubblewrap")
@@ -699,26 +740,99 @@ mod tests {
         assert_no_daemon_wrote(ws.path());
     }
 
+    /// A process standing in for the worker: its environment (what `/proc/PID/environ` shows) holds `value`.
+    fn stand_in_worker(value: &str) -> Child {
+        Command::new("sleep")
+            .arg("30")
+            .env("LLW_STAND_IN_KEY", value)
+            .spawn()
+            .unwrap()
+    }
+
+    #[test]
+    fn root_checks_lose_every_capability_and_cannot_uncover_the_host_proc() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!(
+                "skipped: this test is about a worker running as root (as in CI); run it as root"
+            );
+            return;
+        }
+        let value = "stand-in-key-6c1f0e2d";
+        let mut worker = stand_in_worker(value);
+        let ws = tempfile::tempdir().unwrap();
+        let sb = tempfile::tempdir().unwrap();
+        // The probe: uncover the host's /proc (lazy unmount, a new mount over it), then look for the key.
+        let probe = format!(
+            "umount -l /proc 2>&1; mount -t proc proc /proc 2>&1; \
+             grep -l {value} /proc/[0-9]*/environ 2>/dev/null | grep -q . && echo UNCOVERED; \
+             grep -E '^Cap(Prm|Eff)' /proc/self/status"
+        );
+        // The control: unconfined, the probe finds the stand-in's environment.
+        let control = run_with(&plain(), &[&probe], ws.path(), Duration::from_secs(10));
+        let apply = confine::for_apply(ws.path(), &[]);
+        let proposal = confined(sb.path(), ws.path());
+        let seen: Vec<CheckResult> = [(&apply, ws.path()), (&proposal, sb.path())]
+            .into_iter()
+            .map(|(l, d)| run_with(l, &[&probe], d, Duration::from_secs(10)).remove(0))
+            .collect();
+        let _ = (worker.kill(), worker.wait());
+        assert!(
+            control[0].output.contains("UNCOVERED"),
+            "{}",
+            control[0].output
+        );
+        for r in seen {
+            assert!(
+                !r.output.contains(value) && !r.output.contains("UNCOVERED"),
+                "{}: the host's /proc was uncovered: {}",
+                r.isolation,
+                r.output
+            );
+            assert!(
+                r.output.contains("CapPrm:\t0000000000000000")
+                    && r.output.contains("CapEff:\t0000000000000000"),
+                "{}: the check keeps capabilities: {}",
+                r.isolation,
+                r.output
+            );
+        }
+    }
+
+    #[test]
+    fn dev_shm_is_private_and_writable_for_python_multiprocessing() {
+        let ws = tempfile::tempdir().unwrap();
+        let sb = tempfile::tempdir().unwrap();
+        // A lock and a pool: POSIX semaphores in /dev/shm, as the check's user (nobody when the worker is root).
+        let cmd = "python3 -c 'import multiprocessing as mp, os; l = mp.Lock(); \
+                   p = mp.Pool(2); print(sum(p.map(abs, [-1, -2]))); p.close(); p.join(); \
+                   open(\"/dev/shm/llw-probe\", \"w\").write(\"x\")'";
+        let launch = confined_with(sb.path(), ws.path(), &[cmd.to_string()]);
+        let r = run_with(&launch, &[cmd], sb.path(), Duration::from_secs(60));
+        assert!(r[0].passed, "{}", r[0].output);
+        assert_eq!(r[0].output.trim(), "3");
+        assert!(
+            !Path::new("/dev/shm/llw-probe").exists(),
+            "the check wrote into the host's /dev/shm"
+        );
+    }
+
     #[test]
     fn approved_checks_cannot_read_the_workers_environment() {
-        // SAFETY: no other test of this module reads or writes this variable.
-        unsafe { std::env::set_var("LLW_TEST_WORKER_ONLY", "worker-secret-value") };
+        // What /proc shows of a process is the environment it started with: a stand-in started with the key (a
+        // variable set in this process later would be in no /proc file at all).
+        let value = "worker-secret-value-3b9a";
+        let mut worker = stand_in_worker(value);
         let ws = tempfile::tempdir().unwrap();
+        let probe = format!(
+            "cat /proc/{}/environ 2>&1; grep -l {value} /proc/[0-9]*/environ 2>/dev/null; ls /proc | grep -c '^[0-9]'",
+            worker.id()
+        );
+        let control = run_with(&plain(), &[&probe], ws.path(), Duration::from_secs(10));
         let launch = confine::for_apply(ws.path(), &[]);
-        let r = run_with(
-            &launch,
-            &[&format!(
-                "cat /proc/{}/environ 2>&1; grep -l worker-secret-value /proc/*/environ 2>/dev/null; ls /proc | grep -c '^[0-9]'",
-                std::process::id()
-            )],
-            ws.path(),
-            Duration::from_secs(10),
-        );
-        assert!(
-            !r[0].output.contains("worker-secret-value"),
-            "{}",
-            r[0].output
-        );
+        let r = run_with(&launch, &[&probe], ws.path(), Duration::from_secs(10));
+        let _ = (worker.kill(), worker.wait());
+        assert!(control[0].output.contains(value), "{}", control[0].output);
+        assert!(!r[0].output.contains(value), "{}", r[0].output);
         let count: usize = r[0].output.lines().last().unwrap().trim().parse().unwrap();
         assert!(
             count <= 5,

@@ -508,6 +508,20 @@ pub const BOUNDS: &[Bound] = &[
         get: |p| Some(p.validation.timeout_secs),
     },
     Bound {
+        section: "validation",
+        key: "sandbox_tmp_mib",
+        max: 1_048_576,
+        unit: "MiB (1 TiB)",
+        get: |p| Some(p.validation.sandbox_tmp_mib),
+    },
+    Bound {
+        section: "validation",
+        key: "sandbox_write_mib",
+        max: 1_048_576,
+        unit: "MiB (1 TiB)",
+        get: |p| Some(p.validation.sandbox_write_mib),
+    },
+    Bound {
         section: "sampling",
         key: "candidates",
         max: MAX_CANDIDATES,
@@ -565,6 +579,15 @@ pub struct Validation {
     /// Folders outside the workspace that a confined check may read (read-only; `~/` is the home folder):
     /// toolchains installed in the home folder, which is otherwise hidden. Missing ones are skipped.
     pub sandbox_read: Vec<String>,
+    /// Files the sandbox copy keeps although it leaves them out by default (`[paths] denied`, policy files, secret
+    /// names): patterns read as `[paths]` reads them. What a check reads there can reach the model in the repair
+    /// round.
+    pub sandbox_include: Vec<String>,
+    /// The size of each fresh folder a confined check may write besides the copy (`/tmp`, HOME, `/dev/shm`), in MiB.
+    pub sandbox_tmp_mib: u64,
+    /// What the checks of one proposal may add to the filesystem holding the sandbox copy, in MiB (and never more
+    /// than half of its free space).
+    pub sandbox_write_mib: u64,
 }
 
 /// The variables passed to validation commands by default: where toolchains live, never credentials.
@@ -597,6 +620,13 @@ pub const DEFAULT_SANDBOX_READ: &[&str] = &[
     "~/go",
 ];
 
+/// `[validation] sandbox_tmp_mib` by default: 512 MiB for each of `/tmp`, HOME and `/dev/shm` (memory-backed).
+pub const DEFAULT_SANDBOX_TMP_MIB: u64 = 512;
+
+/// `[validation] sandbox_write_mib` by default: 4 GiB (a build from scratch in the copy), and never more than half
+/// of the free space of the filesystem holding it.
+pub const DEFAULT_SANDBOX_WRITE_MIB: u64 = 4096;
+
 /// `[validation] timeout_secs` when the policy does not set it: seconds per command.
 pub const DEFAULT_CHECK_TIMEOUT_SECS: u64 = 300;
 
@@ -613,6 +643,9 @@ impl Default for Validation {
             isolation: crate::confine::Isolation::Confined,
             env: DEFAULT_CHECK_ENV.iter().map(|s| s.to_string()).collect(),
             sandbox_read: DEFAULT_SANDBOX_READ.iter().map(|s| s.to_string()).collect(),
+            sandbox_include: Vec::new(),
+            sandbox_tmp_mib: DEFAULT_SANDBOX_TMP_MIB,
+            sandbox_write_mib: DEFAULT_SANDBOX_WRITE_MIB,
         }
     }
 }
@@ -979,6 +1012,10 @@ impl Policy {
                 return Err("[validation] commands holds an empty command; remove it".into());
             }
         }
+        crate::scope::sandbox_include(&self.validation.sandbox_include).map_err(|e| match e {
+            Error::Policy(m) => m,
+            other => other.to_string(),
+        })?;
         for s in &self.validation.sandbox_skip {
             let t = s.trim().trim_end_matches('/');
             if t.is_empty() || t.starts_with('/') || t.split('/').any(|c| c == ".." || c == ".") {
@@ -1537,7 +1574,16 @@ isolation = "{isolation}"
 env = {check_env}
 # Folders outside the workspace that a confined check may read (read-only; missing ones are skipped): toolchains
 # in your home folder, which is otherwise hidden. Credential files at their top (credentials.toml...) are masked.
+# The project's own environment comes back by itself: its .venv (also when gitignored), the folders CARGO_HOME,
+# RUSTUP_HOME, PYENV_ROOT, GOPATH, JAVA_HOME and NVM_DIR name, and the folders of the programs the commands start.
 sandbox_read = {sandbox_read}
+# The copy leaves out what the model may not see ([paths] denied, policy files, secret names), so no check prints
+# it into what the repair round shows the model; files a check needs anyway, e.g. ["tests/fixtures/*.pem"]:
+sandbox_include = {sandbox_include}
+# What a confined check may write: its fresh /tmp, HOME and /dev/shm hold this much each (MiB, in memory)...
+sandbox_tmp_mib = {tmp_mib}
+# ...and the checks of one proposal may add this much to the copy's filesystem (MiB; never over half its free space).
+sandbox_write_mib = {write_mib}
 "#,
         timeout = commented(
             "timeout_secs",
@@ -1549,6 +1595,9 @@ sandbox_read = {sandbox_read}
         isolation = v.isolation.name(),
         check_env = list(&v.env),
         sandbox_read = list(&v.sandbox_read),
+        sandbox_include = list(&v.sandbox_include),
+        tmp_mib = v.sandbox_tmp_mib,
+        write_mib = v.sandbox_write_mib,
     )
 }
 

@@ -8,16 +8,22 @@
 //! - its own PID namespace with a fresh `/proc` (no `/proc` of the worker or of any other process; every descendant,
 //!   daemons included, dies when the check ends or is killed, and when the worker dies);
 //! - the filesystem read-only, with the sandbox copy the only writable folder besides a fresh, empty HOME (at the
-//!   same path, so toolchains found through it still are) and a fresh `/tmp`, both discarded afterwards;
+//!   same path, so toolchains found through it still are), a fresh `/tmp` and a private `/dev/shm`, all discarded
+//!   afterwards and each bounded in size (`[validation] sandbox_tmp_mib`); what the checks add to the copy's
+//!   filesystem is measured and bounded too (`sandbox_write_mib`, [`DiskBound`]);
 //! - hidden behind empty read-only folders: the real workspace, the worker's state folder, the sandbox's parent
-//!   folder (other proposals' copies), `/home`, `/root`, `/run`, `/var/tmp`, `/mnt`, `/media` and `/srv`; only the
-//!   toolchain folders `[validation] sandbox_read` names come back, read-only, with credential files in them masked;
+//!   folder (other proposals' copies), `/home`, `/root`, `/run`, `/var/tmp`, `/mnt`, `/media` and `/srv`; what comes
+//!   back, read-only at its real path with credential files at its top masked, is the toolchain folders
+//!   `[validation] sandbox_read` names and the project's own environment ([`project`]): its virtualenvs (also at
+//!   the same place in the copy), the toolchain folders `CARGO_HOME`, `RUSTUP_HOME`, `PYENV_ROOT`, `GOPATH`,
+//!   `JAVA_HOME`, `NVM_DIR` name, and the folders holding the programs its checks start;
+//! - no Unix socket can be made ([`seccomp`]), so none on a visible filesystem can be reached;
 //! - no capabilities, a new session (no terminal to inject keystrokes into), and an environment built from an
 //!   allowlist ([`environment`]), never the worker's own.
 //!
 //! Approved checks at apply time run in the workspace with the allowlisted environment and, when bubblewrap works
-//! here, in a PID namespace of their own ([`for_apply`]), so no descendant outlives them; otherwise in a process
-//! group, as before.
+//! here, in a PID namespace of their own ([`for_apply`]), so no descendant outlives them, and as root with no
+//! capability at all (no `umount` to uncover the host's `/proc`); otherwise in a process group, as before.
 //!
 //! Why bubblewrap: it is what Flatpak and Claude Code's Linux sandbox use, it is one small Debian package, it needs
 //! no daemon, it builds every namespace above from one command line, and it fails closed (a check it cannot confine
@@ -34,6 +40,9 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+
+pub mod project;
+pub mod seccomp;
 
 /// The environment variable that names the bubblewrap binary (default: `bwrap` on PATH).
 pub const BWRAP_ENV: &str = "LOCAL_LLM_BWRAP";
@@ -83,7 +92,7 @@ const MASKED: &[&str] = &[
 const BASE_ENV: &[&str] = &["PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME"];
 
 /// A PATH for a worker started without one.
-const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// The user a confined check runs as when the worker runs as root (`nobody`): root's own files (`/etc/shadow`,
 /// keys under `/root` or `/etc/ssl/private`) must not be readable to the model's code either.
@@ -145,20 +154,32 @@ fn probe() -> std::result::Result<Bwrap, String> {
         "/proc",
         "--perms",
         "1777",
+        "--size",
+        "1048576",
         "--tmpfs",
         "/tmp",
     ]
     .iter()
     .map(OsString::from)
     .collect();
+    // The seccomp filter too: a kernel or a bubblewrap that cannot load it makes no confinement.
+    let filter = seccomp::program()
+        .map(|p| seccomp::descriptor(&p))
+        .transpose()
+        .map_err(|e| format!("cannot hand bubblewrap its seccomp filter: {e}"))?;
+    let mut cmd = Command::new(&path);
+    if let Some(fd) = &filter {
+        cmd.arg("--seccomp").arg(raw_fd(fd).to_string());
+    }
     args.extend(isolation_flags(setpriv.as_deref()));
     args.push("true".into());
-    let out = Command::new(&path)
+    let out = cmd
         .args(&args)
         .env_clear()
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {}: {e}; {install}", path.display()))?;
+    drop(filter);
     if !out.status.success() {
         return Err(format!(
             "{} is installed but cannot make a confinement here ({}); allow unprivileged user namespaces \
@@ -221,6 +242,11 @@ fn isolation_flags(setpriv: Option<&Path>) -> Vec<OsString> {
     out
 }
 
+/// The number of a descriptor, to name it on bubblewrap's command line.
+pub fn raw_fd(fd: &std::os::fd::OwnedFd) -> i32 {
+    std::os::fd::AsRawFd::as_raw_fd(fd)
+}
+
 fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
@@ -238,6 +264,119 @@ pub struct Launch {
     pub env: Vec<(OsString, OsString)>,
     /// `confined`, `pid-namespace` or `process-group`; reported with every check.
     pub isolation: &'static str,
+    /// Whether bubblewrap is handed the [`seccomp`] filter (`--seccomp FD`, a descriptor made for each start).
+    pub seccomp: bool,
+    /// What the checks may add to the filesystem holding the sandbox copy.
+    pub disk: Option<DiskBound>,
+}
+
+/// A measured bound on what confined checks write into the sandbox copy, which lies on a real filesystem (the
+/// system's temporary folder by default) that others use too: fixed when the confinement is prepared (once per
+/// proposal, for every check and candidate), looked at every few milliseconds while a check runs and once after it
+/// ends. The free space of that filesystem is the cheap signal; when it falls below the floor, the copy itself is
+/// measured (the bytes of its files against those it was made with): a check that grew it past
+/// [`DiskBound::allowed`] is killed and fails, and a drop someone else caused only moves the floor.
+#[derive(Debug, Clone)]
+pub struct DiskBound {
+    /// The sandbox copy, on the watched filesystem.
+    pub path: PathBuf,
+    /// What the checks may add: the policy's `sandbox_write_mib`, or half of the free space when that is less.
+    pub allowed: u64,
+    /// The floor of free bytes, and the copy's bytes when it was made.
+    floor: std::sync::Arc<std::sync::Mutex<Floor>>,
+}
+
+#[derive(Debug)]
+struct Floor {
+    min_free: u64,
+    copy_bytes: u64,
+}
+
+impl DiskBound {
+    /// The bound for checks adding at most `limit` bytes to the copy at `path` (made with `copy_bytes` bytes of
+    /// files), never more than half of its filesystem's free space now; `None` when that cannot be read.
+    pub fn new(path: &Path, limit: u64, copy_bytes: u64) -> Option<DiskBound> {
+        let free = free_bytes(path)?;
+        let allowed = limit.min(free / 2);
+        Some(DiskBound {
+            path: path.to_path_buf(),
+            allowed,
+            floor: std::sync::Arc::new(std::sync::Mutex::new(Floor {
+                min_free: free - allowed,
+                copy_bytes,
+            })),
+        })
+    }
+
+    /// Whether the checks grew the copy past [`DiskBound::allowed`]. One `statvfs`; the copy is measured only when
+    /// the filesystem's free space is below the floor.
+    pub fn exceeded(&self) -> bool {
+        let Some(free) = free_bytes(&self.path) else {
+            return false;
+        };
+        let mut f = self.floor.lock().unwrap_or_else(|p| p.into_inner());
+        if free >= f.min_free {
+            return false;
+        }
+        let grown = tree_bytes(&self.path).saturating_sub(f.copy_bytes);
+        if grown > self.allowed {
+            return true;
+        }
+        // Someone else wrote there: what is left to the checks stays what it was.
+        f.min_free = free.saturating_sub(self.allowed - grown);
+        false
+    }
+
+    /// The note a check stopped by this bound gets.
+    pub fn note(&self) -> String {
+        format!(
+            "[killed: the checks wrote more than {} MiB into the sandbox copy ({}); [validation] sandbox_write_mib \
+             bounds it (and never more than half of that filesystem's free space): raise it, or point \
+             LOCAL_LLM_SANDBOX_DIR at a roomier filesystem]",
+            self.allowed / (1024 * 1024),
+            self.path.parent().unwrap_or(&self.path).display()
+        )
+    }
+}
+
+/// The bytes of the regular files under `dir` (their lengths), symlinks not followed.
+fn tree_bytes(dir: &Path) -> u64 {
+    let mut total = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => stack.push(e.path()),
+                Ok(m) if m.is_file() => total = total.saturating_add(m.len()),
+                _ => {}
+            }
+        }
+    }
+    total
+}
+
+/// The bytes an unprivileged user may still write on the filesystem holding `path`.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let s = rustix::fs::statvfs(path).ok()?;
+    Some(s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+/// What a confined check may use besides the sandbox copy: the project's own environment, and its bounds.
+#[derive(Debug, Clone, Copy)]
+pub struct Project<'a> {
+    /// `[validation] sandbox_read`: folders shown read-only (`~/` is the home folder).
+    pub sandbox_read: &'a [String],
+    /// The validation commands: the folders holding the programs they start are shown ([`project::programs`]).
+    pub commands: &'a [String],
+    /// The size of each fresh, writable folder (`/tmp`, HOME, `/dev/shm`), in bytes.
+    pub tmp_bytes: u64,
+    /// What the checks may add to the copy, in bytes ([`DiskBound`]).
+    pub write_bytes: u64,
+    /// The bytes of the copy's files when it was made (`sandbox::Report::bytes`).
+    pub copy_bytes: u64,
 }
 
 /// What a confined check must not see, besides the fixed [`HIDDEN`] folders.
@@ -255,7 +394,7 @@ pub fn for_proposal(
     isolation: Isolation,
     sandbox: &Path,
     private: &Private,
-    read: &[String],
+    project: &Project<'_>,
     pass_env: &[String],
 ) -> Result<Launch> {
     match isolation {
@@ -263,10 +402,12 @@ pub fn for_proposal(
             wrapper: Vec::new(),
             env: environment(pass_env, home().as_deref(), None),
             isolation: "process-group",
+            seccomp: false,
+            disk: None,
         }),
         Isolation::Confined => {
             let bwrap = bubblewrap().map_err(unavailable)?;
-            Ok(confined(bwrap, sandbox, private, read, pass_env))
+            Ok(confined(bwrap, sandbox, private, project, pass_env))
         }
     }
 }
@@ -297,6 +438,8 @@ pub fn for_apply(dir: &Path, pass_env: &[String]) -> Launch {
             wrapper: Vec::new(),
             env,
             isolation: "process-group",
+            seccomp: false,
+            disk: None,
         };
     };
     let mut a = Args::new(&bwrap.path);
@@ -307,16 +450,18 @@ pub fn for_apply(dir: &Path, pass_env: &[String]) -> Launch {
     a.flag("--unshare-pid");
     a.flag("--die-with-parent");
     a.flag("--new-session");
-    if rustix::process::geteuid().is_root() {
-        // As root, bwrap drops every capability by default; an approved check keeps the rights it had before.
-        a.flag("--cap-add").flag("ALL");
-    }
+    // As root no user namespace is made, and bubblewrap would keep the capabilities it is told to: none. With one,
+    // `umount -l /proc` would uncover the host's `/proc` (the worker's environment, its key). `no_new_privs` (which
+    // bubblewrap sets) keeps root from getting them back through `exec`, setuid `mount` included.
+    a.flag("--cap-drop").flag("ALL");
     a.flag("--chdir").path(dir);
     a.flag("--");
     Launch {
         wrapper: a.0,
         env,
         isolation: "pid-namespace",
+        seccomp: false,
+        disk: None,
     }
 }
 
@@ -376,6 +521,24 @@ pub fn environment(
     env
 }
 
+/// The folder a confined check does not see that holds `p`, the innermost when several do: the workspace, the state
+/// folder, the home folder, `/tmp` or one of the fixed hidden folders (`/home`, `/root`, `/run`...). `None` when
+/// the check sees `p` (read-only). What `[validation] sandbox_read` and the project's environment bring back is not
+/// counted: this says where a program that could not be found lies.
+pub fn hidden_by(p: &Path, private: &Private) -> Option<PathBuf> {
+    let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    HIDDEN
+        .iter()
+        .map(PathBuf::from)
+        .chain([PathBuf::from("/tmp")])
+        .chain(home())
+        .chain([private.workspace.clone()])
+        .chain(private.state.clone())
+        .filter_map(|d| canonical_dir(&d))
+        .filter(|d| within(&p, d))
+        .max_by_key(|d| depth(d))
+}
+
 /// Expand `~/` in a `[validation] sandbox_read` entry; `None` when it needs a HOME there is none of.
 pub fn expand(entry: &str, home: Option<&Path>) -> Option<PathBuf> {
     match entry.strip_prefix("~/") {
@@ -418,10 +581,10 @@ fn confined(
     bwrap: &Bwrap,
     sandbox: &Path,
     private: &Private,
-    read: &[String],
+    project: &Project<'_>,
     pass_env: &[String],
 ) -> Launch {
-    let layout = Layout::new(sandbox, private, read);
+    let layout = Layout::new(sandbox, private, project);
     let mut a = Args::new(&bwrap.path);
     layout.mount(&mut a);
     a.flag("--chdir").path(&layout.sandbox);
@@ -430,6 +593,8 @@ fn confined(
         wrapper: a.0,
         env: environment(pass_env, Some(&layout.inside_home), Some(&layout.tmp)),
         isolation: "confined",
+        seccomp: seccomp::program().is_some(),
+        disk: DiskBound::new(&layout.sandbox, project.write_bytes, project.copy_bytes),
     }
 }
 
@@ -452,12 +617,18 @@ struct Layout {
     inside_home: PathBuf,
     /// Fixed folders hidden behind empty ones (and `/tmp` and the HOME, fresh), outermost first.
     empty: Vec<PathBuf>,
-    /// The folders `[validation] sandbox_read` names: (where it really is, where the check looks for it).
+    /// The folders `[validation] sandbox_read` names and those of the project's environment: (where it really is,
+    /// where the check looks for it).
     read_dirs: Vec<(PathBuf, PathBuf)>,
+    /// The workspace's own virtualenvs, at the workspace's path and in the copy: (where it really is, where the check
+    /// looks for it). Bound after the private folders and the sandbox, which hold where they are shown.
+    venvs: Vec<(PathBuf, PathBuf)>,
+    /// The size of each fresh folder (`/tmp`, HOME, `/dev/shm`), in bytes.
+    tmp_bytes: u64,
 }
 
 impl Layout {
-    fn new(sandbox: &Path, private: &Private, read: &[String]) -> Layout {
+    fn new(sandbox: &Path, private: &Private, project: &Project<'_>) -> Layout {
         let sandbox = canonical_dir(sandbox).unwrap_or_else(|| sandbox.to_path_buf());
         let tmp = PathBuf::from("/tmp");
         let private_dirs = private_folders(private, &sandbox, &tmp);
@@ -468,7 +639,17 @@ impl Layout {
         });
         let inside_home = home_path.clone().unwrap_or_else(|| tmp.join("home"));
         let empty = hidden_folders(&tmp, home_path.as_ref());
-        let read_dirs = readable_folders(read, &sandbox, &empty, &private_dirs);
+        let workspace =
+            canonical_dir(&private.workspace).unwrap_or_else(|| private.workspace.clone());
+        let found = project::discover(&workspace, &sandbox, project.commands, home().as_deref());
+        let read_dirs = readable_folders(
+            project.sandbox_read,
+            &found.folders,
+            &sandbox,
+            &empty,
+            &private_dirs,
+        );
+        let venvs = workspace_venvs(found.venvs, &workspace, &sandbox, &private_dirs);
         Layout {
             sandbox,
             tmp,
@@ -477,6 +658,8 @@ impl Layout {
             inside_home,
             empty,
             read_dirs,
+            venvs,
+            tmp_bytes: project.tmp_bytes,
         }
     }
 
@@ -485,18 +668,23 @@ impl Layout {
         *d == self.tmp || Some(d) == self.home_path.as_ref()
     }
 
-    /// The mounts: the filesystem read-only, the hidden and fresh folders, the readable ones with their credential
-    /// files masked, the private ones, and the sandbox writable.
+    /// The mounts: the filesystem read-only, the hidden and fresh folders (the fresh ones bounded in size), the
+    /// readable ones with their credential files masked, the private ones, the sandbox writable, and the
+    /// workspace's virtualenvs.
     fn mount(&self, a: &mut Args) {
+        let size = self.tmp_bytes.to_string();
         a.flag("--ro-bind")
             .path(Path::new("/"))
             .path(Path::new("/"));
         a.flag("--dev").path(Path::new("/dev"));
+        // A private /dev/shm, writable for the check's user (POSIX semaphores: Python's multiprocessing).
+        a.flag("--perms").flag("1777").flag("--size").flag(&size);
+        a.flag("--tmpfs").path(Path::new("/dev/shm"));
         a.flag("--proc").path(Path::new("/proc"));
         for d in &self.empty {
             // Writable for the check's user (as root that is CHECK_UID); the mount is the namespace's own.
             if self.is_fresh(d) {
-                a.flag("--perms").flag("1777");
+                a.flag("--perms").flag("1777").flag("--size").flag(&size);
             }
             a.flag("--tmpfs").path(d);
         }
@@ -507,27 +695,78 @@ impl Layout {
                 .path(&self.inside_home);
         }
         for (real, at) in &self.read_dirs {
-            a.flag("--ro-bind").path(real).path(at);
-            if real.is_dir() {
-                for m in MASKED {
-                    if real.join(m).symlink_metadata().is_ok() {
-                        a.flag("--ro-bind")
-                            .path(Path::new("/dev/null"))
-                            .path(&at.join(m));
-                    }
-                }
-            }
+            self.folders_to(a, at);
+            read_only(a, real, at);
         }
         for d in &self.private_dirs {
             a.flag("--tmpfs").path(d);
         }
         a.flag("--bind").path(&self.sandbox).path(&self.sandbox);
+        for (real, at) in &self.venvs {
+            self.folders_to(a, at);
+            read_only(a, real, at);
+        }
         for d in self.empty.iter().chain(&self.private_dirs) {
             if !self.is_fresh(d) {
                 a.flag("--remount-ro").path(d);
             }
         }
     }
+}
+
+impl Layout {
+    /// Make the folders leading to `at` inside an empty or fresh folder, open to every user (0755): bubblewrap would
+    /// give them the modes of the real ones, and a folder of root's 0700 would keep a check running as
+    /// [`CHECK_UID`] from what is shown below it.
+    fn folders_to(&self, a: &mut Args, at: &Path) {
+        let roots: Vec<&PathBuf> = self.empty.iter().chain(&self.private_dirs).collect();
+        let mut on_the_way: Vec<&Path> = at
+            .ancestors()
+            .skip(1)
+            .filter(|p| roots.iter().any(|r| within(p, r) && p != r) && !within(p, &self.sandbox))
+            .collect();
+        on_the_way.reverse();
+        for p in on_the_way {
+            a.flag("--perms").flag("0755").flag("--dir").path(p);
+        }
+    }
+}
+
+/// Show `real` read-only at `at`, with the credential files at its top masked.
+fn read_only(a: &mut Args, real: &Path, at: &Path) {
+    a.flag("--ro-bind").path(real).path(at);
+    if real.is_dir() {
+        for m in MASKED {
+            if real.join(m).symlink_metadata().is_ok() {
+                a.flag("--ro-bind")
+                    .path(Path::new("/dev/null"))
+                    .path(&at.join(m));
+            }
+        }
+    }
+}
+
+/// The workspace's virtualenvs that may be shown (at the workspace's path, hidden otherwise, and in the copy): never
+/// one that lies in, or holds, the state folder, the sandbox's parent or the sandbox.
+fn workspace_venvs(
+    venvs: Vec<(PathBuf, PathBuf)>,
+    workspace: &Path,
+    sandbox: &Path,
+    private_dirs: &[PathBuf],
+) -> Vec<(PathBuf, PathBuf)> {
+    venvs
+        .into_iter()
+        .filter(|(real, at)| {
+            within(real, workspace)
+                && !within(real, sandbox)
+                && !within(sandbox, real)
+                && (within(at, workspace) || within(at, sandbox))
+                && private_dirs
+                    .iter()
+                    .filter(|d| d.as_path() != workspace)
+                    .all(|d| !within(real, d) && !within(d, real))
+        })
+        .collect()
 }
 
 /// Folders that must stay out of sight: empty and read-only. One that holds the sandbox (its parent, or a workspace
@@ -567,18 +806,25 @@ fn hidden_folders(tmp: &Path, home_path: Option<&PathBuf>) -> Vec<PathBuf> {
     empty
 }
 
-/// The `[validation] sandbox_read` folders that may come back, read-only: (where it really is, where the check looks
-/// for it). Never a way back into a private folder or the sandbox, and never a folder that holds what is hidden (it
-/// would bring the hidden folder back).
+/// The `[validation] sandbox_read` folders, and those of the project's environment (`found`) that would be hidden,
+/// that may come back, read-only: (where it really is, where the check looks for it). Never a way back into a
+/// private folder or the sandbox, and never a folder that holds what is hidden (it would bring the hidden folder
+/// back).
 fn readable_folders(
     read: &[String],
+    found: &[PathBuf],
     sandbox: &Path,
     empty: &[PathBuf],
     private_dirs: &[PathBuf],
 ) -> Vec<(PathBuf, PathBuf)> {
-    let mut read_dirs: Vec<(PathBuf, PathBuf)> = read
+    let named = read.iter().filter_map(|e| expand(e, home().as_deref()));
+    // The project's environment elsewhere is visible already.
+    let hidden = |p: &Path| empty.iter().any(|h| within(p, h));
+    let needed = found
         .iter()
-        .filter_map(|e| expand(e, home().as_deref()))
+        .filter(|p| hidden(p) || p.canonicalize().is_ok_and(|c| hidden(&c)));
+    let mut read_dirs: Vec<(PathBuf, PathBuf)> = named
+        .chain(needed.cloned())
         .filter_map(|p| Some((p.canonicalize().ok()?, p)))
         .filter(|(real, at)| {
             let hidden_or_private = || empty.iter().chain(private_dirs);
@@ -590,7 +836,7 @@ fn readable_folders(
             })
         })
         .collect();
-    read_dirs.sort_by_key(|(_, at)| depth(at));
+    read_dirs.sort_by(|(ra, a), (rb, b)| depth(a).cmp(&depth(b)).then(a.cmp(b)).then(ra.cmp(rb)));
     read_dirs.dedup();
     read_dirs
 }

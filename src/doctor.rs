@@ -7,10 +7,18 @@
 //! low-complexity model and where it comes from (the policy, the server, or the default); whether the answer is
 //! constrained by a JSON schema and through which field; the candidates, how many are asked at once and the
 //! server's slots; whether the edit format and candidates were chosen by `calibrate` (`[sampling] calibrated`),
-//! else the command that measures them.
+//! else the command that measures them; and the pre-flight: every validation command run once, as validation on
+//! propose runs it (confined around a sandbox copy), on the unchanged tree, each reported as passing, already
+//! failing, or unable to start (with the folder the confinement hides and the `sandbox_read` line that brings it
+//! back).
 
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::checks::{self, CheckResult};
 use crate::config::{self, Policy};
 use crate::confine::{self, Isolation};
+use crate::provider::Watch;
 use crate::provider::http::Endpoint;
 use crate::scope;
 
@@ -113,7 +121,228 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
             ),
         },
     ));
+    let pre = preflight(&out, &root, loaded.path.as_deref(), &policy);
+    out.extend(pre);
     out
+}
+
+/// The pre-flight: each validation command once, in one sandbox copy of the unchanged workspace, as validation on
+/// propose runs it; one line per command. Nothing when there is no command, or when an `earlier` check refused the
+/// policy (or found it untrusted): its commands do not run.
+fn preflight(
+    earlier: &[Check],
+    root: &Path,
+    policy_file: Option<&Path>,
+    policy: &Policy,
+) -> Vec<Check> {
+    let v = &policy.validation;
+    let refused = earlier
+        .iter()
+        .any(|c| !c.ok && matches!(c.name, "policy" | "trust"));
+    if v.commands.is_empty() || refused {
+        return Vec::new();
+    }
+    if v.isolation == Isolation::Confined
+        && let Err(why) = confine::bubblewrap()
+    {
+        return vec![check(
+            !v.on_propose,
+            "checks",
+            format!("not run before any change: there is no confinement here ({why})"),
+        )];
+    }
+    let watch = Watch::default();
+    let prepared = scope::Workspace::new(root.to_path_buf(), &policy.paths, policy_file)
+        .and_then(|ws| crate::service::check_copy(&ws, policy, &watch));
+    let copy = match prepared {
+        Ok(c) => c,
+        Err(e) => {
+            return vec![check(
+                false,
+                "checks",
+                format!("not run: the sandbox copy could not be made: {e}"),
+            )];
+        }
+    };
+    let secret = policy.secret();
+    let run = checks::Run {
+        launch: &copy.launch,
+        timeout: Duration::from_secs(v.timeout_secs),
+        secret: &secret,
+    };
+    let private = confine::Private {
+        workspace: root.to_path_buf(),
+        state: crate::ledger::state_dir(),
+    };
+    v.commands
+        .iter()
+        .map(|c| {
+            let r = checks::run_all(std::slice::from_ref(c), copy.copy.root(), &run, &watch);
+            match r.into_iter().next() {
+                Some(r) => preflight_line(&r, root, &private, policy),
+                None => check(false, "checks", format!("`{c}` did not run")),
+            }
+        })
+        .collect()
+}
+
+/// What one command's pre-flight run says.
+fn preflight_line(
+    r: &CheckResult,
+    root: &Path,
+    private: &confine::Private,
+    policy: &Policy,
+) -> Check {
+    let cmd = visible(&r.command);
+    if r.passed {
+        return check(
+            true,
+            "checks",
+            format!(
+                "`{cmd}` passes on the unchanged tree ({}, {} ms)",
+                r.isolation, r.duration_ms
+            ),
+        );
+    }
+    if r.timed_out {
+        return check(
+            false,
+            "checks",
+            format!(
+                "`{cmd}` timed out after {} s on the unchanged tree; raise [validation] timeout_secs, or make the \
+                 check quicker",
+                policy.validation.timeout_secs
+            ),
+        );
+    }
+    let missing = missing_program(&r.output);
+    let cannot_start = matches!(r.exit_code, Some(126 | 127))
+        || r.output.starts_with("[the check did not run")
+        || missing.as_ref().is_some_and(|(_, shell)| *shell);
+    if cannot_start {
+        let why = match &missing {
+            Some((name, _)) => cannot_start_why(name, root, private, policy),
+            None => last_lines(&r.output, 2),
+        };
+        return check(
+            false,
+            "checks",
+            format!("`{cmd}` cannot start in the confinement: {why}"),
+        );
+    }
+    check(
+        false,
+        "checks",
+        format!(
+            "`{cmd}` fails on the unchanged tree (exit {}): the tests already fail without any change, so every \
+             proposal would fail validation; fix them (or the command) first. Its last lines: {}",
+            r.exit_code.map_or("none".to_string(), |c| c.to_string()),
+            last_lines(&r.output, 3)
+        ),
+    )
+}
+
+/// Why the program `name` could not start in the confinement, and the fix.
+fn cannot_start_why(
+    name: &str,
+    root: &Path,
+    private: &confine::Private,
+    policy: &Policy,
+) -> String {
+    let shown = visible(name);
+    if name.contains('/') && !name.starts_with('/') {
+        return if root.join(name).exists() {
+            format!(
+                "{shown} is not in the sandbox copy: the copy leaves out gitignored files, [validation] \
+                 sandbox_skip, and what the model may not see ([paths] denied, policy and secret files; [validation] \
+                 sandbox_include brings those back)"
+            )
+        } else {
+            format!("{shown} does not exist in the workspace either; fix the command")
+        };
+    }
+    let Some(found) = confine::project::locate(name) else {
+        return format!(
+            "{shown} is not found here either (not on the PATH the worker has); install it or fix the command"
+        );
+    };
+    let folder = found.parent().unwrap_or(&found).to_path_buf();
+    match confine::hidden_by(&folder, private) {
+        Some(hider) => {
+            let entry = sandbox_read_entry(&folder);
+            let mut list = policy.validation.sandbox_read.clone();
+            list.push(entry.clone());
+            let quoted: Vec<String> = list.iter().map(|e| format!("{:?}", visible(e))).collect();
+            format!(
+                "{shown} is {}, and the confinement shows checks {} empty; add {entry:?} to [validation] \
+                 sandbox_read: sandbox_read = [{}]",
+                visible(&found.to_string_lossy()),
+                visible(&hider.to_string_lossy()),
+                quoted.join(", ")
+            )
+        }
+        None => format!(
+            "{shown} is {}, which the confinement shows; what it needs in turn (its interpreter, libraries) may lie in \
+             a hidden folder: name that folder in [validation] sandbox_read",
+            visible(&found.to_string_lossy())
+        ),
+    }
+}
+
+/// `folder` as a `sandbox_read` entry: `~/...` under the home folder, else absolute.
+fn sandbox_read_entry(folder: &Path) -> String {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    if let Some(h) = home.filter(|h| h.is_absolute() && h != Path::new("/"))
+        && let Ok(rel) = canon(folder).strip_prefix(canon(&h))
+    {
+        return format!("~/{}", rel.display());
+    }
+    folder.display().to_string()
+}
+
+/// The program a check's output says could not be found, and whether a shell said so (`sh: 1: NAME: not found`,
+/// `bash: NAME: command not found`, `make: NAME: Command not found`) rather than some other program (`env: 'NAME':
+/// No such file or directory`).
+fn missing_program(output: &str) -> Option<(String, bool)> {
+    const MARKERS: &[(&str, bool)] = &[
+        (": not found", true),
+        (": command not found", true),
+        (": Command not found", true),
+        (": No such file or directory", false),
+    ];
+    for line in output.lines() {
+        for &(marker, shell) in MARKERS {
+            let Some(at) = line.find(marker) else {
+                continue;
+            };
+            let name = line[..at]
+                .rsplit(": ")
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .trim_matches(|c| matches!(c, '\'' | '"' | '`'));
+            if !name.is_empty() && !name.contains(char::is_whitespace) {
+                return Some((name.to_string(), shell));
+            }
+        }
+    }
+    None
+}
+
+/// The last `n` lines of a check's output on one line, control characters shown as `<U+XXXX>`.
+fn last_lines(output: &str, n: usize) -> String {
+    let lines: Vec<&str> = output.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = &lines[lines.len().saturating_sub(n)..];
+    if tail.is_empty() {
+        return "(no output)".into();
+    }
+    visible(&tail.join(" | "))
+}
+
+/// `text` with every control character shown as `<U+XXXX>`: a check's output never reaches the terminal raw.
+fn visible(text: &str) -> String {
+    crate::screen::text(text).replace(['\n', '\t'], " ")
 }
 
 /// Whether the policy may be used as it is: trusted, or naming neither commands nor a key variable.

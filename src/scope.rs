@@ -336,6 +336,8 @@ pub enum PathList {
     Denied,
     /// `[paths] unlock_secrets`: secret-looking files let through anyway.
     UnlockSecrets,
+    /// `[validation] sandbox_include`: files the sandbox copy keeps although the model may not see them.
+    SandboxInclude,
 }
 
 impl PathList {
@@ -345,6 +347,7 @@ impl PathList {
             PathList::Allowed => "[paths] allowed",
             PathList::Denied => "[paths] denied",
             PathList::UnlockSecrets => "[paths] unlock_secrets",
+            PathList::SandboxInclude => "[validation] sandbox_include",
         }
     }
 }
@@ -432,11 +435,17 @@ pub fn check_paths(paths: &Paths) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// `[validation] sandbox_include` compiled (patterns read as `[paths] allowed` reads them, matched exactly), for
+/// [`Workspace::kept_from_sandbox`]; a bad pattern is refused by name when the policy is loaded.
+pub fn sandbox_include(patterns: &[String]) -> Result<GlobSet> {
+    compile_list(patterns, PathList::SandboxInclude)
+}
+
 /// A `[paths]` list compiled: each pattern as [`pattern_globs`] reads it; denials match in any case.
 fn compile_list(patterns: &[String], list: PathList) -> Result<GlobSet> {
     let any_case = match list {
         PathList::Denied => AnyCase::Yes,
-        PathList::Allowed | PathList::UnlockSecrets => AnyCase::No,
+        PathList::Allowed | PathList::UnlockSecrets | PathList::SandboxInclude => AnyCase::No,
     };
     let mut b = GlobSetBuilder::new();
     for p in patterns {
@@ -525,12 +534,7 @@ impl Workspace {
         }
         let (always_denied, secrets) = &*BUILT_IN;
         let matched = always_denied.matches(rel);
-        let is_policy_file = matched.contains(&(ALWAYS_DENIED.len() - 1))
-            || self
-                .policy_rel
-                .as_deref()
-                .is_some_and(|p| p.to_lowercase() == rel.to_lowercase());
-        if is_policy_file {
+        if self.is_policy_file(rel) {
             return refuse(&format!(
                 "is always denied: it is a policy file ({POLICY_FILE} at any depth and in any case, or the file \
                  LOCAL_LLM_CONFIG names), whose validation commands run on the next apply; the worker never reads \
@@ -571,12 +575,25 @@ impl Workspace {
         BUILT_IN.1.is_match(rel) && !self.unlocked.is_match(rel)
     }
 
-    /// Whether a validation sandbox leaves the file at `rel` out of its copy, where the model's code runs: a secret
-    /// ([`Workspace::is_secret`]), or a file with more than one hard link that the policy does not allow to be read
-    /// (its other name may be `~/.ssh/id_rsa`). One `lstat`.
-    pub fn kept_from_sandbox(&self, rel: &str) -> bool {
+    /// Whether `rel` is a policy file: named like one at any depth and in any case, or the file `LOCAL_LLM_CONFIG`
+    /// names when it lies inside.
+    fn is_policy_file(&self, rel: &str) -> bool {
+        BUILT_IN.0.matches(rel).contains(&(ALWAYS_DENIED.len() - 1))
+            || self
+                .policy_rel
+                .as_deref()
+                .is_some_and(|p| p.to_lowercase() == rel.to_lowercase())
+    }
+
+    /// Whether a validation sandbox leaves the file at `rel` out of its copy, where the model's code runs and can
+    /// print what it reads into output the repair round shows the model: a file the model may not see (denied by
+    /// `[paths] denied`, a policy file, a secret: [`Workspace::is_secret`]) unless `include`
+    /// ([`sandbox_include`]) names it, or a file with more than one hard link that the policy does not allow to be
+    /// read (its other name may be `~/.ssh/id_rsa`). One `lstat`.
+    pub fn kept_from_sandbox(&self, rel: &str, include: &GlobSet) -> bool {
         use std::os::unix::fs::MetadataExt;
-        self.is_secret(rel)
+        let unseen = self.is_secret(rel) || self.is_policy_file(rel) || self.denied.is_match(rel);
+        (unseen && !include.is_match(rel))
             || (!self.allow_hard_links
                 && std::fs::symlink_metadata(self.root.join(rel))
                     .is_ok_and(|m| m.is_file() && m.nlink() > 1))

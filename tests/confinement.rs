@@ -2,7 +2,7 @@
 //! (scripted, because the point is an exact hostile answer) writes a probe into the file it edits, and the
 //! project's validation command runs it on propose. The probe tries what an attacker who controls the answers
 //! would: read the worker's environment (the provider key) through `/proc`, list `/proc`, connect to a port on the
-//! host's loopback, write into the real workspace (its path handed over in a file of the workspace), append to a
+//! host's loopback and to a Unix socket listening in a folder it can see, write into the real workspace (its path handed over in a file of the workspace), append to a
 //! source file there, write into `$HOME`, list the state folder, read the workspace's `.env` from the copy, and look
 //! at its own environment. Every attempt
 //! must fail, and the workspace, the home folder and the state folder must be byte-identical afterwards.
@@ -54,6 +54,12 @@ def connect():
     s.sendall(b"hello")
     return "CONNECTED"
 attempt("NET", connect)
+def unix():
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(2)
+    s.connect(paths["unix"])
+    return "CONNECTED"
+attempt("UNIX", unix)
 def write_ws():
     open(os.path.join(paths["workspace"], "pwned.txt"), "w").write("pwned")
     return "WROTE"
@@ -98,6 +104,40 @@ struct Setup {
     ledger: tempfile::TempDir,
     /// The port the probe tries to reach on the host's loopback.
     tripwire: Tripwire,
+    /// The Unix socket it tries to reach, in a folder the confinement shows.
+    unix: UnixTripwire,
+}
+
+/// A Unix socket listening in a visible folder (outside /tmp, the home folder and the workspace), open to every user
+/// (as root the check runs as `nobody`); `connected` says whether anything reached it.
+struct UnixTripwire {
+    dir: tempfile::TempDir,
+    connected: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl UnixTripwire {
+    fn path(&self) -> std::path::PathBuf {
+        self.dir.path().join("s.sock")
+    }
+}
+
+fn unix_tripwire() -> UnixTripwire {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = outside_tmp();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.path().join("s.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let connected = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = connected.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            if s.is_ok() {
+                flag.store(true, Ordering::SeqCst);
+            }
+        }
+    });
+    UnixTripwire { dir, connected }
 }
 
 fn setup(isolation: &str) -> (Setup, Scripted) {
@@ -108,6 +148,7 @@ fn setup(isolation: &str) -> (Setup, Scripted) {
     let s = scripted(vec![Reply::chat(&probe_answer)]);
     let tripwire = tripwire();
     let port = tripwire.port;
+    let unix = unix_tripwire();
     // Outside /tmp (the confinement's fresh /tmp would hide anything under it anyway): the workspace, the home and
     // the state folder must be hidden by the confinement's own rules.
     let ws = Ws { dir: outside_tmp() };
@@ -131,10 +172,11 @@ fn setup(isolation: &str) -> (Setup, Scripted) {
     ws.write(
         "paths.txt",
         &format!(
-            "workspace={}\nhome={}\nstate={}\nport={port}\n",
+            "workspace={}\nhome={}\nstate={}\nport={port}\nunix={}\n",
             ws.root_str(),
             home.path().canonicalize().unwrap().display(),
-            state.path().canonicalize().unwrap().display()
+            state.path().canonicalize().unwrap().display(),
+            unix.path().display()
         ),
     );
     (
@@ -145,6 +187,7 @@ fn setup(isolation: &str) -> (Setup, Scripted) {
             sandboxes: tempfile::tempdir().unwrap(),
             ledger: tempfile::tempdir().unwrap(),
             tripwire,
+            unix,
         },
         s,
     )
@@ -242,7 +285,7 @@ fn the_models_code_reaches_nothing_outside_its_sandbox() {
         "the probe itself runs to its end: {v}"
     );
     let r = probe_lines(&v);
-    assert_eq!(r.len(), 13, "every attempt reported: {r:?}");
+    assert_eq!(r.len(), 14, "every attempt reported: {r:?}");
 
     assert_eq!(
         r["ENVIRON"], "none",
@@ -258,6 +301,7 @@ fn the_models_code_reaches_nothing_outside_its_sandbox() {
     );
     assert!(pids.len() <= 5, "the check sees other processes: {pids:?}");
     assert!(r["NET"].starts_with("blocked"), "{}", r["NET"]);
+    assert!(r["UNIX"].starts_with("blocked"), "{}", r["UNIX"]);
     assert!(
         !st.tripwire.connected.load(Ordering::SeqCst),
         "the probe reached the host's loopback"
@@ -284,6 +328,9 @@ fn the_models_code_reaches_nothing_outside_its_sandbox() {
             ]
             .contains(&name)
                 || name.starts_with("LC_")
+                // Set inside the check by the pyenv shim that starts python3 (PYENV_ROOT is shown to it).
+                || name.starts_with("PYENV_")
+                || name.starts_with("_PYENV_")
                 || local_llm_delegator::config::DEFAULT_CHECK_ENV.contains(&name),
             "{name} reached the check's environment"
         );
@@ -335,6 +382,27 @@ fn the_same_probe_unconfined_reaches_the_network_and_the_workspace() {
     assert!(st.ws.root().join("pwned.txt").exists());
     assert!(r["WS_LIST"].contains("app.py"));
     assert_eq!(r["HOME_WRITE"], "WROTE-REAL-HOME", "{r:?}");
+    assert_eq!(r["UNIX"], "CONNECTED", "{r:?}");
+    assert!(st.unix.connected.load(Ordering::SeqCst));
+}
+
+#[test]
+fn unix_sockets_on_a_visible_filesystem_are_out_of_reach_of_the_models_code() {
+    // The socket lies where the confinement shows the filesystem (read-only): the network namespace does not cut
+    // it; the seccomp filter refuses the socket the probe would connect with. The control is the test above.
+    let (st, _s) = setup("confined");
+    let (out, _pid, v) = propose_probe(&st, &[]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(v["validation"][0]["isolation"], "confined", "{v}");
+    let r = probe_lines(&v);
+    assert_eq!(
+        r["UNIX"], "blocked:PermissionError",
+        "a Unix socket on a visible filesystem was reachable: {r:?}"
+    );
+    assert!(
+        !st.unix.connected.load(Ordering::SeqCst),
+        "the probe reached the Unix socket"
+    );
 }
 
 #[test]

@@ -148,3 +148,97 @@ fn doctor_reports_each_check_with_its_fix() {
     insta::assert_snapshot!("doctor_failures", placeholders(&stdout(&out), &ws, &dead));
     assert!(stderr(&out).contains("check(s) failed"), "{}", stderr(&out));
 }
+
+/// `doctor` in a workspace whose checks are `commands`, with HOME at `home` and `path_first` put first on PATH.
+fn doctor_with(
+    ws: &Ws,
+    home: &std::path::Path,
+    path_first: &std::path::Path,
+) -> std::process::Output {
+    let path = std::env::join_paths(
+        [path_first.to_path_buf()]
+            .into_iter()
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    std::process::Command::new(BIN)
+        .args(["doctor", "--workspace-root", &ws.root_str()])
+        .env_remove("LOCAL_LLM_CONFIG")
+        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+        .env("LOCAL_LLM_LEDGER", test_ledger())
+        .env("LOCAL_LLM_STATE_DIR", test_state())
+        .env("HOME", home)
+        .env("PATH", path)
+        .output()
+        .unwrap()
+}
+
+/// Only the pre-flight lines (`checks`), with the paths, the home folder and the milliseconds replaced.
+fn preflight_lines(text: &str, ws: &Ws, home: &std::path::Path) -> String {
+    let home = home.canonicalize().unwrap();
+    text.lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("checks"))
+        .map(|l| {
+            let l = l
+                .replace(&ws.root_str(), "<WS>")
+                .replace(&home.display().to_string(), "<HOME>");
+            match (l.rfind(", "), l.rfind(" ms)")) {
+                (Some(a), Some(b)) if a < b => format!("{}, <MS> ms){}", &l[..a], &l[b + 4..]),
+                _ => l,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn doctor_preflight_says_which_check_cannot_start_and_the_sandbox_read_line_that_fixes_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = scripted(vec![Reply::chat("{}"), Reply::chat("{}")]);
+    // A tool in the home folder, started by a script of the project: the confinement shows checks a fresh HOME.
+    let home = tempfile::tempdir().unwrap();
+    let bin = home.path().join("tools/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("llw-tool"), "#!/bin/sh\necho tool ran\n").unwrap();
+    std::fs::set_permissions(bin.join("llw-tool"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let policy = |read: &str| {
+        format!(
+            "[validation]\ncommands = [\"sh run-tests.sh\", \"exit 3\"]\non_propose = true\n{read}\n\n\
+             [sampling]\ncandidates = 1\n"
+        )
+    };
+    let ws = Ws::new(&s.base_url, &policy(""));
+    ws.write("run-tests.sh", "llw-tool\n");
+    let before = ws.snapshot();
+    let out = doctor_with(&ws, home.path(), &bin);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert_eq!(
+        ws.snapshot(),
+        before,
+        "the pre-flight changed the workspace"
+    );
+    insta::assert_snapshot!(
+        "doctor_preflight_cannot_start",
+        preflight_lines(&stdout(&out), &ws, home.path())
+    );
+    // The line doctor names, as it says.
+    let text = stdout(&out);
+    let fix = text
+        .lines()
+        .find_map(|l| l.split_once("sandbox_read: ").map(|(_, f)| f.to_string()))
+        .unwrap_or_else(|| panic!("no sandbox_read line in {text}"));
+    ws.write(
+        "local-llm-worker.toml",
+        &format!(
+            "[provider]\nkind = \"llamacpp\"\nbase_url = \"{}\"\n\n{}",
+            s.base_url,
+            policy(&fix).replace(", \"exit 3\"", "")
+        ),
+    );
+    let out = doctor_with(&ws, home.path(), &bin);
+    assert!(out.status.success(), "{}", stdout(&out));
+    insta::assert_snapshot!(
+        "doctor_preflight_fixed",
+        preflight_lines(&stdout(&out), &ws, home.path())
+    );
+}

@@ -936,3 +936,259 @@ fn an_apply_whose_check_fails_shows_its_output_with_its_lines() {
     );
     assert_eq!(ws.snapshot(), before);
 }
+
+
+/// `propose --json` on `file` with `env` on top of the tests' worker environment.
+fn propose_json_env(
+    ws: &Ws,
+    file: &str,
+    sandboxes: &SandboxDir,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (Output, serde_json::Value) {
+    let mut c = Command::new(BIN);
+    c.args([
+        "propose",
+        "--workspace-root",
+        &ws.root_str(),
+        "--task",
+        "Make add return the sum",
+        "--accept",
+        "add(1, 2) == 3",
+        "--complexity",
+        "low",
+        "--file",
+        file,
+        "--json",
+    ]);
+    worker_env(&mut c, sandboxes.path());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let v = serde_json::from_str(&stdout(&out)).unwrap_or(serde_json::Value::Null);
+    (out, v)
+}
+
+/// A policy with `commands` validated on propose, no repair round, one candidate, and `extra` lines in
+/// `[validation]`.
+fn policy_with(commands: &[&str], extra: &str) -> String {
+    let cmds: Vec<String> = commands.iter().map(|c| format!("{c:?}")).collect();
+    format!(
+        "[validation]\ncommands = [{}]\non_propose = true\ntimeout_secs = 300\n{extra}\n\n[repair]\nattempts = 0\n\n\
+         [sampling]\ncandidates = 1\n",
+        cmds.join(", ")
+    )
+}
+
+fn output_of(v: &serde_json::Value, i: usize) -> String {
+    v["validation"][i]["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn disk_a_confined_check_writing_past_its_bound_gets_enospc_and_the_host_is_untouched() {
+    let s = scripted(vec![Reply::chat(PY_GOOD)]);
+    // Each fresh folder holds 1 MiB; the copy may grow by 1 MiB.
+    let fill_fresh = "for d in /tmp \"$HOME\" /dev/shm; do head -c 3000000 /dev/zero 2>&1 > \"$d/fill\" \
+                      && echo \"ROOM $d\" || echo \"FULL $d\"; done";
+    let fill_copy = "head -c 67108864 /dev/zero > fill.bin; sleep 5; echo DONE";
+    let ws = Ws::new(
+        &s.base_url,
+        &policy_with(
+            &[fill_fresh, fill_copy],
+            "sandbox_tmp_mib = 1\nsandbox_write_mib = 1",
+        ),
+    );
+    ws.write("app.py", PY);
+    let sb = SandboxDir::new();
+    let host_tmp = tempfile::tempdir().unwrap();
+    let before = ws.snapshot();
+    let (out, v) = propose_json_env(
+        &ws,
+        "app.py",
+        &sb,
+        &[("TMPDIR", host_tmp.path().as_os_str())],
+    );
+    ok(&out);
+    assert_eq!(v["validation"][0]["isolation"], "confined", "{v}");
+    let fresh = output_of(&v, 0);
+    assert_eq!(
+        fresh.matches("No space left on device").count(),
+        3,
+        "/tmp, HOME and /dev/shm are each bounded: {fresh}"
+    );
+    assert!(!fresh.contains("ROOM"), "{fresh}");
+    assert_eq!(v["validation"][1]["passed"], false, "{v}");
+    let copy = output_of(&v, 1);
+    assert!(
+        copy.contains("sandbox_write_mib") && !copy.contains("DONE"),
+        "the check that filled the copy was not stopped: {copy}"
+    );
+    assert_eq!(v["validation_passed"], false);
+    assert_eq!(
+        std::fs::read_dir(host_tmp.path()).unwrap().count(),
+        0,
+        "the check wrote into the worker's TMPDIR"
+    );
+    assert_eq!(ws.snapshot(), before);
+    sb.assert_empty();
+}
+
+/// A folder outside HOME and outside the workspace (under /tmp, which the confinement shows fresh and empty) holding
+/// a fake toolchain: `CARGO_HOME` with `bin/cargo` and a credential file, and another program found on PATH only.
+fn fake_toolchain() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let tools = tempfile::tempdir().unwrap();
+    for (rel, text) in [
+        (
+            "cargo-home/bin/cargo",
+            "#!/bin/sh\necho cargo 0.0.0-fake-toolchain\n",
+        ),
+        ("other/bin/llw-tool", "#!/bin/sh\necho TOOL-OK\n"),
+    ] {
+        let p = tools.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(
+        tools.path().join("cargo-home/credentials.toml"),
+        "[registry]\ntoken = \"llw-secret-token\"\n",
+    )
+    .unwrap();
+    tools
+}
+
+#[test]
+fn a_toolchain_outside_home_is_found_in_the_confinement() {
+    let s = scripted(vec![Reply::chat(PY_GOOD)]);
+    let tools = fake_toolchain();
+    let cargo_home = tools.path().join("cargo-home");
+    let ws = Ws::new(
+        &s.base_url,
+        &policy_with(
+            &["cargo --version && llw-tool && cat \"$CARGO_HOME/credentials.toml\"; true"],
+            "",
+        ),
+    );
+    ws.write("app.py", PY);
+    let sb = SandboxDir::new();
+    let path = std::env::join_paths(
+        [cargo_home.join("bin"), tools.path().join("other/bin")]
+            .into_iter()
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let (out, v) = propose_json_env(
+        &ws,
+        "app.py",
+        &sb,
+        &[("CARGO_HOME", cargo_home.as_os_str()), ("PATH", &path)],
+    );
+    ok(&out);
+    assert_eq!(v["validation"][0]["isolation"], "confined", "{v}");
+    let o = output_of(&v, 0);
+    assert!(
+        o.contains("cargo 0.0.0-fake-toolchain") && o.contains("TOOL-OK"),
+        "the toolchain is not found in the confinement: {o}"
+    );
+    assert!(
+        !o.contains("llw-secret-token"),
+        "a credential file was readable: {o}"
+    );
+    sb.assert_empty();
+}
+
+#[test]
+fn the_projects_own_virtualenv_runs_pytest_confined_on_propose() {
+    let s = scripted(vec![Reply::chat(
+        r#"{"edits":[{"path":"calc.py","old":"    return a - b","new":"    return a + b"}]}"#,
+    )]);
+    let ws = Ws::new(
+        &s.base_url,
+        &policy_with(&[".venv/bin/python -m pytest -q"], ""),
+    );
+    // The venv is gitignored, as in every Python project: it is not in the sandbox copy.
+    ws.write(".gitignore", ".venv/\n__pycache__/\n");
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    ws.write(
+        "test_calc.py",
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    );
+    let started = Instant::now();
+    let made = Command::new("python3")
+        .args(["-m", "venv", ".venv"])
+        .current_dir(ws.root())
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "python3 -m venv: {}", stderr(&made));
+    let pip = Command::new(ws.root().join(".venv/bin/python"))
+        .args(["-m", "pip", "install", "--quiet", "pytest"])
+        .current_dir(ws.root())
+        .output()
+        .unwrap();
+    if !pip.status.success() {
+        eprintln!(
+            "skipped: pip could not install pytest into the fixture's .venv (no package index here?): {}",
+            stderr(&pip)
+        );
+        return;
+    }
+    eprintln!(
+        "the fixture's .venv with pytest took {:.1} s to make",
+        started.elapsed().as_secs_f64()
+    );
+    let sb = SandboxDir::new();
+    let before = ws.snapshot();
+    let (out, v) = propose_json(&ws, "calc.py", &sb);
+    ok(&out);
+    assert_eq!(v["validation"][0]["isolation"], "confined", "{v}");
+    assert_eq!(
+        v["validation_passed"],
+        true,
+        "pytest from the project's .venv did not pass confined: {}",
+        output_of(&v, 0)
+    );
+    assert!(output_of(&v, 0).contains("1 passed"), "{v}");
+    assert_eq!(ws.snapshot(), before);
+    sb.assert_empty();
+}
+
+#[test]
+fn the_sandbox_copy_leaves_out_denied_and_policy_files_unless_included() {
+    let s = scripted(vec![Reply::chat(PY_GOOD)]);
+    let look = "for f in local-llm-worker.toml sub/local-llm-worker.toml private/notes.txt .env; do \
+                test -e \"$f\" && echo \"PRESENT $f\"; done; test -e private/needed.txt && echo INCLUDED; \
+                cat private/notes.txt local-llm-worker.toml 2>/dev/null; true";
+    let ws = Ws::new(
+        &s.base_url,
+        &format!(
+            "[paths]\ndenied = [\"private/\"]\n\n{}",
+            policy_with(&[look], "sandbox_include = [\"private/needed.txt\"]")
+        ),
+    );
+    ws.write("app.py", PY);
+    ws.write("private/notes.txt", "DENIED-CONTENT\n");
+    ws.write("private/needed.txt", "a fixture a check needs\n");
+    ws.write(
+        "sub/local-llm-worker.toml",
+        "[validation]\ncommands = [\"true\"]\n",
+    );
+    ws.write(".env", "DB_PASSWORD=hunter2\n");
+    let sb = SandboxDir::new();
+    let (out, v) = propose_json(&ws, "app.py", &sb);
+    ok(&out);
+    assert_eq!(v["validation"][0]["isolation"], "confined", "{v}");
+    let o = output_of(&v, 0);
+    assert!(
+        !o.contains("PRESENT") && !o.contains("DENIED-CONTENT") && !o.contains("base_url"),
+        "a file the model may not see is in the copy: {o}"
+    );
+    assert!(
+        o.contains("INCLUDED"),
+        "sandbox_include did not bring it back: {o}"
+    );
+    sb.assert_empty();
+}

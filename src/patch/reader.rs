@@ -628,7 +628,7 @@ fn headers_note(old_line: &str, new_line: &str, path: &str) -> Option<String> {
         }
         p
     }
-    if old == "/dev/null" || old == new || bare(old) == bare(new) {
+    if old == "/dev/null" || new == "/dev/null" || old == new || bare(old) == bare(new) {
         return None;
     }
     Some(format!(

@@ -18,6 +18,8 @@ mod candidates;
 mod delegate;
 mod propose;
 
+pub(crate) use propose::check_copy;
+
 use std::time::Instant;
 
 pub use apply::{ApplyRequest, ApplyResult, apply_bytes, apply_bytes_watched};

@@ -535,36 +535,14 @@ pub(super) struct Validator<'p> {
 impl<'p> Validator<'p> {
     /// Copy the workspace (the only cost that grows with it) and prepare the confinement around the copy.
     pub(super) fn new(p: &'p Prepared, watch: &Watch) -> Result<Validator<'p>> {
-        let policy = &p.policy;
-        // As root, a confined check runs as an unprivileged user, who must own the copy.
-        let owner = match policy.validation.isolation {
-            confine::Isolation::Confined => confine::sandbox_owner(),
-            confine::Isolation::Copy => None,
-        };
-        let sb = sandbox::create(
-            p.ws.root(),
-            &policy.validation.sandbox_skip,
-            &|rel| p.ws.kept_from_sandbox(rel),
-            owner,
-            watch,
-        )?;
-        let sws = Workspace::new(sb.root().to_path_buf(), &policy.paths, None)?;
-        let launch = confine::for_proposal(
-            policy.validation.isolation,
-            sb.root(),
-            &confine::Private {
-                workspace: p.ws.root().to_path_buf(),
-                state: ledger::state_dir(),
-            },
-            &policy.validation.sandbox_read,
-            &policy.check_env(),
-        )?;
+        let c = check_copy(&p.ws, &p.policy, watch)?;
+        let sws = Workspace::new(c.copy.root().to_path_buf(), &p.policy.paths, None)?;
         Ok(Validator {
             p,
-            _copy: sb,
+            _copy: c.copy,
             sws,
-            launch,
-            owner,
+            launch: c.launch,
+            owner: c.owner,
         })
     }
 
@@ -598,6 +576,62 @@ impl<'p> Validator<'p> {
         }
         Ok(applied.validation)
     }
+}
+
+/// A sandbox copy of a workspace and how checks run in it, as validation on propose runs them.
+pub(crate) struct CheckCopy {
+    /// The copy, removed when dropped.
+    pub(crate) copy: sandbox::Sandbox,
+    /// The confinement around it (or, with `isolation = "copy"`, none).
+    pub(crate) launch: confine::Launch,
+    /// The user the copy was handed to (a worker running as root drops confined checks to an unprivileged user).
+    pub(crate) owner: Option<u32>,
+}
+
+/// Copy the workspace `ws` as validation on propose does (what the model may not see left out: denied and policy
+/// files, secrets, unless `[validation] sandbox_include` names them) and prepare the launch of its checks there:
+/// confined around the copy ([`confine::for_proposal`]) with the project's own environment and the policy's bounds.
+pub(crate) fn check_copy(
+    ws: &Workspace,
+    policy: &config::Policy,
+    watch: &Watch,
+) -> Result<CheckCopy> {
+    const MIB: u64 = 1024 * 1024;
+    let v = &policy.validation;
+    // As root, a confined check runs as an unprivileged user, who must own the copy.
+    let owner = match v.isolation {
+        confine::Isolation::Confined => confine::sandbox_owner(),
+        confine::Isolation::Copy => None,
+    };
+    let include = crate::scope::sandbox_include(&v.sandbox_include)?;
+    let copy = sandbox::create(
+        ws.root(),
+        &v.sandbox_skip,
+        &|rel| ws.kept_from_sandbox(rel, &include),
+        owner,
+        watch,
+    )?;
+    let launch = confine::for_proposal(
+        v.isolation,
+        copy.root(),
+        &confine::Private {
+            workspace: ws.root().to_path_buf(),
+            state: ledger::state_dir(),
+        },
+        &confine::Project {
+            sandbox_read: &v.sandbox_read,
+            commands: &v.commands,
+            tmp_bytes: v.sandbox_tmp_mib * MIB,
+            write_bytes: v.sandbox_write_mib * MIB,
+            copy_bytes: copy.report().bytes,
+        },
+        &policy.check_env(),
+    )?;
+    Ok(CheckCopy {
+        copy,
+        launch,
+        owner,
+    })
 }
 
 /// Stage 5, the one repair round on propose: the previous edit and its failing output, one more model call. Its
