@@ -578,7 +578,6 @@ fn install_sh_refuses_a_shared_bin_folder_it_cannot_write_safely() {
     }
 }
 
-
 /// The width and height of a PNG, from its IHDR chunk; `None` when `bytes` is not a PNG.
 fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
     let header = bytes.get(..24)?;

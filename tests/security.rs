@@ -75,8 +75,12 @@ impl Arena {
             "--complexity",
             "low",
         ];
+        // `+PATH`: a file the request says it creates (`--create`).
         for f in files {
-            args.extend(["--file", f]);
+            match f.strip_prefix('+') {
+                Some(created) => args.extend(["--create", created]),
+                None => args.extend(["--file", f]),
+            }
         }
         self.run(&args, &[])
     }
@@ -155,7 +159,7 @@ fn hostile_answers_are_refused_and_change_nothing() {
         // The default policy allows no deletion and no move (`[paths] allow_delete`, `allow_move`).
         ("--- a/src/value.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-VALUE = 1\n".into(), "set [paths] allow_delete = true", vec!["src/value.py"]),
         ("*** Begin Patch\n*** Delete File: src/value.py\n*** End Patch\n".into(), "set [paths] allow_delete = true", vec!["src/value.py"]),
-        ("*** Begin Patch\n*** Update File: src/value.py\n*** Move to: src/moved.py\n*** End Patch\n".into(), "set [paths] allow_move = true", vec!["src/value.py", "src/moved.py"]),
+        ("*** Begin Patch\n*** Update File: src/value.py\n*** Move to: src/moved.py\n*** End Patch\n".into(), "set [paths] allow_move = true", vec!["src/value.py", "+src/moved.py"]),
         ("*** Begin Patch\n*** Update File: src/value.py\n*** Move to: docs/moved.py\n*** End Patch\n".into(), "not one of the selected files", vec!["src/value.py"]),
         ("diff --git a/src/value.py b/src/value.py\nindex 1111111..2222222\nGIT binary patch\nliteral 10\nHcmV?d00001\n".into(), "no unified diff found", vec!["src/value.py"]),
         ("diff --git a/src/value.py b/src/value.py\nold mode 100644\nnew mode 100755\n".into(), "no unified diff found", vec!["src/value.py"]),

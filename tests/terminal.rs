@@ -401,7 +401,8 @@ fn the_screen_check_output_with_osc_sequences_is_shown_visibly_on_propose_and_ap
     let mut args = propose_args(&ws);
     args.extend(["--out".to_string(), patch.display().to_string()]);
     let out = run(&args, &[]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    // The check fails, so propose exits 3 (the patch fails the project's checks) and still prints the patch.
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
         text.contains("| <U+001B>]0;pwned<U+0007><U+001B>]52;c;eA==<U+0007>boom<U+000D>cover"),

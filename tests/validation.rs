@@ -900,6 +900,7 @@ fn an_apply_whose_check_fails_shows_its_output_with_its_lines() {
     ws.write("app.py", PY);
     let sb = SandboxDir::new();
     let state = tempfile::tempdir().unwrap();
+    ws.trust_in(state.path());
     let patch = tempfile::NamedTempFile::new().unwrap();
     let out = propose(
         &ws,
@@ -936,7 +937,6 @@ fn an_apply_whose_check_fails_shows_its_output_with_its_lines() {
     );
     assert_eq!(ws.snapshot(), before);
 }
-
 
 /// `propose --json` on `file` with `env` on top of the tests' worker environment.
 fn propose_json_env(
@@ -1011,7 +1011,8 @@ fn disk_a_confined_check_writing_past_its_bound_gets_enospc_and_the_host_is_unto
         &sb,
         &[("TMPDIR", host_tmp.path().as_os_str())],
     );
-    ok(&out);
+    // The checks fail (they hit the bound), so propose exits 3 with the patch.
+    checks_failed(&out);
     assert_eq!(v["validation"][0]["isolation"], "confined", "{v}");
     let fresh = output_of(&v, 0);
     assert_eq!(

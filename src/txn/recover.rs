@@ -349,27 +349,7 @@ fn recover_each(state: &Path, mut each: impl FnMut(Recovery)) {
         let Ok(ft) = e.file_type() else { continue };
         doing(format!("the journal {}", path.display()));
         if ft.is_dir() {
-            // Version 1: a folder per apply. Read once to learn the workspace, then again under its lock.
-            let Some(first) = read_journal_v1(&path) else {
-                let _ = fs::remove_dir_all(&path);
-                continue;
-            };
-            let key = workspace_key(&first.doc.workspace);
-            let _lock = match WorkspaceLock::try_take(state, &key) {
-                Ok(Some(lock)) => lock,
-                Ok(None) => continue,
-                Err(e) => {
-                    each(unreadable(&path, e.to_string()));
-                    continue;
-                }
-            };
-            if let Some(found) = read_journal_v1(&path) {
-                let r = recover_one(&found, &path, state, None);
-                if r.problems.is_empty() {
-                    let _ = fs::remove_dir_all(&path);
-                }
-                each(r);
-            }
+            recover_v1_folder(&path, state, &mut each);
             continue;
         }
         let name = e.file_name().to_string_lossy().into_owned();
@@ -390,64 +370,82 @@ fn recover_each(state: &Path, mut each: impl FnMut(Recovery)) {
             // The usual case: no apply of that workspace was interrupted.
             continue;
         }
-        let _lock = match WorkspaceLock::try_take(state, key) {
-            Ok(Some(lock)) => lock,
-            // An apply is running: its journal is not for recovery.
-            Ok(None) => continue,
-            Err(e) => {
-                each(unreadable(&path, e.to_string()));
-                continue;
-            }
-        };
-        let opened = {
-            use std::os::unix::fs::OpenOptionsExt;
-            fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-                .open(&path)
-        };
-        let file = match opened {
-            Ok(file) if file.metadata().is_ok_and(|m| m.is_file()) => file,
-            Ok(_) => continue,
-            Err(e) => {
-                each(unreadable(
-                    &path,
-                    format!("cannot open {}: {e}", path.display()),
-                ));
-                continue;
-            }
-        };
-        let bytes = {
-            use std::io::Read;
-            let mut bytes = Vec::new();
-            if let Err(e) = (&file).read_to_end(&mut bytes) {
-                each(unreadable(
-                    &path,
-                    format!("cannot read {}: {e}", path.display()),
-                ));
-                continue;
-            }
-            bytes
-        };
-        if bytes.is_empty() {
-            continue;
-        }
-        let clear = || {
-            let _ = file.set_len(0).and_then(|_| file.sync_data());
-        };
-        let Some(found) = parse_journal(&bytes) else {
-            // Killed before the journal was complete: nothing in the workspace had changed yet.
-            clear();
-            continue;
-        };
-        let r = recover_one(&found, &path, state, Some(key));
+        recover_journal_file(&path, key, state, &mut each);
+    }
+    doing(String::new());
+}
+
+/// A version-1 journal (a folder per apply): read once to learn the workspace, then again under its lock.
+fn recover_v1_folder(path: &Path, state: &Path, each: &mut impl FnMut(Recovery)) {
+    let Some(first) = read_journal_v1(path) else {
+        let _ = fs::remove_dir_all(path);
+        return;
+    };
+    let key = workspace_key(&first.doc.workspace);
+    let _lock = match WorkspaceLock::try_take(state, &key) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => return,
+        Err(e) => return each(unreadable(path, e.to_string())),
+    };
+    if let Some(found) = read_journal_v1(path) {
+        let r = recover_one(&found, path, state, None);
         if r.problems.is_empty() {
-            clear();
+            let _ = fs::remove_dir_all(path);
         }
         each(r);
     }
-    doing(String::new());
+}
+
+/// A journal file of the workspace `key` that is not empty: recovered under the workspace's lock (skipped while an
+/// apply holds it), opened without following a symlink or blocking, emptied once nothing is left to do.
+fn recover_journal_file(path: &Path, key: &str, state: &Path, each: &mut impl FnMut(Recovery)) {
+    let _lock = match WorkspaceLock::try_take(state, key) {
+        Ok(Some(lock)) => lock,
+        // An apply is running: its journal is not for recovery.
+        Ok(None) => return,
+        Err(e) => return each(unreadable(path, e.to_string())),
+    };
+    let opened = {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+    };
+    let file = match opened {
+        Ok(file) if file.metadata().is_ok_and(|m| m.is_file()) => file,
+        Ok(_) => return,
+        Err(e) => {
+            return each(unreadable(
+                path,
+                format!("cannot open {}: {e}", path.display()),
+            ));
+        }
+    };
+    let mut bytes = Vec::new();
+    if let Err(e) = std::io::Read::read_to_end(&mut &file, &mut bytes) {
+        return each(unreadable(
+            path,
+            format!("cannot read {}: {e}", path.display()),
+        ));
+    }
+    if bytes.is_empty() {
+        return;
+    }
+    let clear = || {
+        let _ = file.set_len(0).and_then(|_| file.sync_data());
+    };
+    let Some(found) = parse_journal(&bytes) else {
+        // Killed before the journal was complete: nothing in the workspace had changed yet.
+        clear();
+        return;
+    };
+    let r = recover_one(&found, path, state, Some(key));
+    if r.problems.is_empty() {
+        clear();
+    }
+    each(r);
 }
 
 /// The longest path and name the worker handles (Linux's PATH_MAX, with its NUL, and NAME_MAX).
@@ -568,45 +566,65 @@ pub(super) fn validate(
     }
     let mut created: Vec<Option<usize>> = Vec::with_capacity(doc.files.len());
     for (i, f) in doc.files.iter().enumerate() {
-        let mut bad = Vec::new();
-        bad.extend(bad_path(&f.rel));
-        if bad.is_empty()
-            && let Some(Err(e)) = scope.as_ref().map(|ws| ws.check_path(&f.rel))
-        {
-            bad.push(e.to_string());
-        }
-        bad.extend(bad_mode(f.mode, doc.version));
-        if doc.files[..i].iter().any(|g| g.rel == f.rel) {
-            bad.push("the file is listed twice".into());
-        }
-        if !is_blob_id(&f.post_id) || f.pre_id.as_deref().is_some_and(|id| !is_blob_id(id)) {
-            bad.push("a blob id is not one".into());
-        }
-        if f.removes && (!f.existed || f.post_id != crate::digest::NULL_BLOB_ID) {
-            bad.push("it removes a file that did not exist, or keeps a post-image of it".into());
-        }
-        if f.perm.is_some_and(|p| p & !0o777 != 0) || (f.perm.is_some() && !f.removes) {
-            bad.push("its permission bits are not those of a plain file it removes".into());
-        }
-        if f.existed != f.pre_id.is_some() {
-            bad.push("it says the file existed without its blob id, or the reverse".into());
-        }
-        let folders = split_rel(&f.rel)
-            .0
-            .split('/')
-            .filter(|c| !c.is_empty())
-            .count();
-        if let Some(from) = f.created_from
-            && (f.existed || from >= folders)
-        {
-            bad.push("its folders to create are not folders of a new file".into());
-        }
+        let bad = entry_problems(doc, i, scope.as_ref());
         if !bad.is_empty() {
             why.push(format!("entry {} ({:?}): {}", i + 1, f.rel, bad.join(", ")));
         }
         created.push(f.created_from);
     }
-    // Versions 1 and 2: the folders to create as absolute paths, each one a folder of a new file of the journal.
+    why.extend(created_dirs_problems(doc, &mut created));
+    if why.is_empty() {
+        Ok(created)
+    } else {
+        Err(why.join("; "))
+    }
+}
+
+/// What is wrong with the journal's entry `i` (its path against the workspace's policy `scope`, mode, blob ids,
+/// removal, folders to create); empty when nothing is.
+fn entry_problems(doc: &JournalDoc, i: usize, scope: Option<&Workspace>) -> Vec<String> {
+    let f = &doc.files[i];
+    let mut bad = Vec::new();
+    bad.extend(bad_path(&f.rel));
+    if bad.is_empty()
+        && let Some(Err(e)) = scope.map(|ws| ws.check_path(&f.rel))
+    {
+        bad.push(e.to_string());
+    }
+    bad.extend(bad_mode(f.mode, doc.version));
+    if doc.files[..i].iter().any(|g| g.rel == f.rel) {
+        bad.push("the file is listed twice".into());
+    }
+    if !is_blob_id(&f.post_id) || f.pre_id.as_deref().is_some_and(|id| !is_blob_id(id)) {
+        bad.push("a blob id is not one".into());
+    }
+    if f.removes && (!f.existed || f.post_id != crate::digest::NULL_BLOB_ID) {
+        bad.push("it removes a file that did not exist, or keeps a post-image of it".into());
+    }
+    if f.perm.is_some_and(|p| p & !0o777 != 0) || (f.perm.is_some() && !f.removes) {
+        bad.push("its permission bits are not those of a plain file it removes".into());
+    }
+    if f.existed != f.pre_id.is_some() {
+        bad.push("it says the file existed without its blob id, or the reverse".into());
+    }
+    let folders = split_rel(&f.rel)
+        .0
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .count();
+    if let Some(from) = f.created_from
+        && (f.existed || from >= folders)
+    {
+        bad.push("its folders to create are not folders of a new file".into());
+    }
+    bad
+}
+
+/// Versions 1 and 2: the folders to create as absolute paths, each one a folder of a new file of the journal. Sets
+/// `created` (the first created folder component of each file) from them; returns each folder that is not one.
+fn created_dirs_problems(doc: &JournalDoc, created: &mut [Option<usize>]) -> Vec<String> {
+    let root = &doc.workspace;
+    let mut why = Vec::new();
     for d in &doc.created_dirs {
         let rel = d
             .strip_prefix(root)
@@ -631,11 +649,7 @@ pub(super) fn validate(
             ));
         }
     }
-    if why.is_empty() {
-        Ok(created)
-    } else {
-        Err(why.join("; "))
-    }
+    why
 }
 
 /// What is at a journaled path now.
@@ -689,17 +703,7 @@ pub(super) fn recover_one(
         }
     }
     let mut problems = Vec::new();
-    // Temporary files staged by the interrupted apply, removed through a handle on their folder.
-    for f in &doc.files {
-        let Ok((dir, _)) = fsat::open_parent(root, &f.rel) else {
-            continue;
-        };
-        for name in dir.names().unwrap_or_default() {
-            if name.starts_with(TEMP_PREFIX) && name.ends_with(".tmp") {
-                let _ = dir.unlink(&name);
-            }
-        }
-    }
+    remove_staged_temporaries(doc);
     let mut now = Vec::with_capacity(doc.files.len());
     for f in &doc.files {
         doing(format!("{} in {}", f.rel, root.display()));
@@ -710,107 +714,152 @@ pub(super) fn recover_one(
         Ok(fsat::Found::File { bytes, .. }) => !f.removes && git_blob_id(bytes) == f.post_id,
         _ => false,
     });
-    let outcome = if all_post {
-        // The post-images may still be only in memory (killed before the apply's flush): flush them before the
-        // journal goes.
-        for ((n, f), from) in now.iter().zip(&doc.files).zip(&created) {
-            if let Ok(fsat::Found::File { file, .. }) = n
-                && let Err(e) = file
-                    .sync_all()
-                    .and_then(|_| sync_folders_of(root, &f.rel, *from))
-            {
-                problems.push(format!("{}: cannot flush it to disk: {e}", f.rel));
-            }
-            // A removal lasts once its folder is flushed.
-            if f.removes
-                && let Err(e) = fsat::open_parent(root, &f.rel).and_then(|(dir, _)| dir.sync())
-            {
-                problems.push(format!("{}: cannot flush its removal to disk: {e}", f.rel));
-            }
-        }
-        match problems.is_empty() {
-            true => Outcome::Completed,
-            false => Outcome::Incomplete,
-        }
-    } else {
-        for (i, (f, n)) in doc.files.iter().zip(now).enumerate() {
-            doing(format!("{} in {}", f.rel, root.display()));
-            match n {
-                Err(e) => {
-                    problems.push(format!("{}: {e}", f.rel));
-                    continue;
-                }
-                Ok(fsat::Found::Other(kind)) => {
-                    problems.push(format!(
-                        "{} is {kind}, not a regular file: the worker never opens one, and left it as it is. Remove \
-                         it (the journal {} keeps the previous bytes), then run `local-llm-worker recover` again",
-                        f.rel,
-                        journal.display()
-                    ));
-                    continue;
-                }
-                Ok(fsat::Found::File { bytes, .. })
-                    if f.existed && Some(git_blob_id(&bytes)) == f.pre_id =>
-                {
-                    continue;
-                }
-                Ok(fsat::Found::Absent) if !f.existed => continue,
-                Ok(_) => {}
-            }
-            let pre = match &found.pres[i] {
-                Ok(pre) => pre.as_deref(),
-                Err(e) => {
-                    problems.push(e.clone());
-                    continue;
-                }
-            };
-            if pre.map(git_blob_id) != f.pre_id {
-                problems.push(format!(
-                    "{}: the journal's copy is damaged (its blob id is not the recorded one); the file was left as it is: put it right by hand, then delete {}",
-                    f.rel,
-                    journal.display()
-                ));
-                continue;
-            }
-            let post = found.posts[i]
-                .as_deref()
-                .filter(|post| git_blob_id(post) == f.post_id);
-            let back = match (f.removes, pre) {
-                (true, Some(pre)) => {
-                    put_back_removed(root, &f.rel, pre, f.perm.unwrap_or(permission_bits(f.mode)))
-                }
-                _ => put_back(root, &f.rel, pre, post, f.mode),
-            };
-            match back {
-                Ok(PutBack::Kept) => problems.push(format!(
-                    "{} was changed by someone else after the interrupted apply (it holds neither its previous bytes \
-                     nor the patch's), so it was left as it is; the journal {} keeps its previous bytes. To keep the \
-                     newer bytes, empty the journal (`: > {}`); to have the previous ones back, put them there by \
-                     hand (or undo the newer edit) and run `local-llm-worker recover` again",
-                    f.rel,
-                    journal.display(),
-                    journal.display()
-                )),
-                Ok(_) => {}
-                Err(e) => problems.push(format!("{}: {e}", f.rel)),
-            }
-        }
-        for (f, from) in doc.files.iter().zip(&created).rev() {
-            if let Some(from) = from
-                && let Err(left) = remove_created(root, &f.rel, *from)
-                && !left.not_empty()
-            {
-                problems.push(format!(
-                    "the folder {left} the apply created could not be removed"
-                ));
-            }
-        }
-        match problems.is_empty() {
-            true => Outcome::Restored,
-            false => Outcome::Incomplete,
-        }
+    let outcome = match all_post {
+        true => complete(doc, &now, &created, &mut problems),
+        false => restore(found, journal, now, &created, &mut problems),
     };
     report(outcome, problems)
+}
+
+/// Temporary files staged by the interrupted apply, removed through a handle on their folder.
+fn remove_staged_temporaries(doc: &JournalDoc) {
+    for f in &doc.files {
+        let Ok((dir, _)) = fsat::open_parent(&doc.workspace, &f.rel) else {
+            continue;
+        };
+        for name in dir.names().unwrap_or_default() {
+            if name.starts_with(TEMP_PREFIX) && name.ends_with(".tmp") {
+                let _ = dir.unlink(&name);
+            }
+        }
+    }
+}
+
+/// Every file holds its post-image (`now`): the apply had finished writing. The post-images may still be only in
+/// memory (killed before the apply's flush): flush them before the journal goes.
+fn complete(
+    doc: &JournalDoc,
+    now: &[std::io::Result<fsat::Found>],
+    created: &[Option<usize>],
+    problems: &mut Vec<String>,
+) -> Outcome {
+    let root = &doc.workspace;
+    for ((n, f), from) in now.iter().zip(&doc.files).zip(created) {
+        if let Ok(fsat::Found::File { file, .. }) = n
+            && let Err(e) = file
+                .sync_all()
+                .and_then(|_| sync_folders_of(root, &f.rel, *from))
+        {
+            problems.push(format!("{}: cannot flush it to disk: {e}", f.rel));
+        }
+        // A removal lasts once its folder is flushed.
+        if f.removes
+            && let Err(e) = fsat::open_parent(root, &f.rel).and_then(|(dir, _)| dir.sync())
+        {
+            problems.push(format!("{}: cannot flush its removal to disk: {e}", f.rel));
+        }
+    }
+    match problems.is_empty() {
+        true => Outcome::Completed,
+        false => Outcome::Incomplete,
+    }
+}
+
+/// Not every file holds its post-image: put every file that holds what the apply wrote back to its pre-image, and
+/// remove the folders the apply created; a file someone else changed meanwhile keeps its bytes and is reported.
+fn restore(
+    found: &FoundJournal,
+    journal: &Path,
+    now: Vec<std::io::Result<fsat::Found>>,
+    created: &[Option<usize>],
+    problems: &mut Vec<String>,
+) -> Outcome {
+    let doc = &found.doc;
+    let root = &doc.workspace;
+    for (i, n) in now.into_iter().enumerate() {
+        doing(format!("{} in {}", doc.files[i].rel, root.display()));
+        if let Some(problem) = restore_file(found, journal, i, n) {
+            problems.push(problem);
+        }
+    }
+    for (f, from) in doc.files.iter().zip(created).rev() {
+        if let Some(from) = from
+            && let Err(left) = remove_created(root, &f.rel, *from)
+            && !left.not_empty()
+        {
+            problems.push(format!(
+                "the folder {left} the apply created could not be removed"
+            ));
+        }
+    }
+    match problems.is_empty() {
+        true => Outcome::Restored,
+        false => Outcome::Incomplete,
+    }
+}
+
+/// Put the journal's file `i`, found as `n`, back to its pre-image where it holds what the apply wrote; the problem
+/// when it cannot or may not be.
+fn restore_file(
+    found: &FoundJournal,
+    journal: &Path,
+    i: usize,
+    n: std::io::Result<fsat::Found>,
+) -> Option<String> {
+    let f = &found.doc.files[i];
+    let root = &found.doc.workspace;
+    match n {
+        Err(e) => return Some(format!("{}: {e}", f.rel)),
+        Ok(fsat::Found::Other(kind)) => {
+            return Some(format!(
+                "{} is {kind}, not a regular file: the worker never opens one, and left it as it is. Remove \
+                 it (the journal {} keeps the previous bytes), then run `local-llm-worker recover` again",
+                f.rel,
+                journal.display()
+            ));
+        }
+        Ok(fsat::Found::File { bytes, .. })
+            if f.existed && Some(git_blob_id(&bytes)) == f.pre_id =>
+        {
+            return None;
+        }
+        Ok(fsat::Found::Absent) if !f.existed => return None,
+        Ok(_) => {}
+    }
+    let pre = match &found.pres[i] {
+        Ok(pre) => pre.as_deref(),
+        Err(e) => return Some(e.clone()),
+    };
+    if pre.map(git_blob_id) != f.pre_id {
+        return Some(format!(
+            "{}: the journal's copy is damaged (its blob id is not the recorded one); the file was left as it is: \
+             put it right by hand, then delete {}",
+            f.rel,
+            journal.display()
+        ));
+    }
+    let post = found.posts[i]
+        .as_deref()
+        .filter(|post| git_blob_id(post) == f.post_id);
+    let back = match (f.removes, pre) {
+        (true, Some(pre)) => {
+            put_back_removed(root, &f.rel, pre, f.perm.unwrap_or(permission_bits(f.mode)))
+        }
+        _ => put_back(root, &f.rel, pre, post, f.mode),
+    };
+    match back {
+        Ok(PutBack::Kept) => Some(format!(
+            "{} was changed by someone else after the interrupted apply (it holds neither its previous bytes \
+             nor the patch's), so it was left as it is; the journal {} keeps its previous bytes. To keep the \
+             newer bytes, empty the journal (`: > {}`); to have the previous ones back, put them there by \
+             hand (or undo the newer edit) and run `local-llm-worker recover` again",
+            f.rel,
+            journal.display(),
+            journal.display()
+        )),
+        Ok(_) => None,
+        Err(e) => Some(format!("{}: {e}", f.rel)),
+    }
 }
 
 /// Flush the folder of `rel` and, when the apply created folders for it (from the component `from` down), the
