@@ -45,6 +45,16 @@ impl std::fmt::Display for Check {
     }
 }
 
+/// A refusal's message without its kind's label: the check's own name stands before it.
+fn said(e: &crate::Error) -> String {
+    let text = e.render();
+    let label = format!("{}: ", e.kind());
+    match text.strip_prefix(&label) {
+        Some(rest) => rest.to_string(),
+        None => text,
+    }
+}
+
 fn check(ok: bool, name: &'static str, detail: String) -> Check {
     Check { ok, name, detail }
 }
@@ -54,11 +64,11 @@ pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check>
     let mut out = Vec::new();
     let root = match scope::root_from_arg(root_arg) {
         Ok(r) => r,
-        Err(e) => return vec![check(false, "workspace", e.to_string())],
+        Err(e) => return vec![check(false, "workspace", said(&e))],
     };
     let loaded = match config::load_untrusted(&root) {
         Ok(l) => l,
-        Err(e) => return vec![check(false, "policy", e.to_string())],
+        Err(e) => return vec![check(false, "policy", said(&e))],
     };
     out.push(check(
         true,
@@ -356,7 +366,7 @@ fn trusted_check(loaded: &config::LoadedPolicy, root: &std::path::Path) -> Check
             "trust",
             "no trust needed: the policy names no commands and no key variable".into(),
         ),
-        Err(e) => check(false, "trust", e.to_string()),
+        Err(e) => check(false, "trust", said(&e)),
     }
 }
 
@@ -420,7 +430,7 @@ fn endpoint(policy: &Policy) -> Check {
                     ep.base_url
                 ),
             ),
-            Err(e) => check(false, "endpoint", e.to_string()),
+            Err(e) => check(false, "endpoint", said(&e)),
         },
     }
 }

@@ -131,6 +131,20 @@ fn has_python_tests(root: &Path, dir: &str) -> bool {
     })
 }
 
+/// Where a Python project keeps its test files: `tests/`, `test/`, and the `tests/` folder inside each package at the
+/// top (toolz keeps them in `toolz/tests/`); one `readdir` of the top and one `stat` per folder there.
+fn test_folders(root: &Path) -> Vec<String> {
+    let mut dirs = vec!["tests".to_string(), "test".to_string()];
+    let mut packages: Vec<String> = top_folders(root)
+        .into_iter()
+        .filter(|d| !d.starts_with('.') && root.join(d).join("__init__.py").is_file())
+        .map(|d| format!("{d}/tests"))
+        .collect();
+    packages.sort();
+    dirs.extend(packages);
+    dirs
+}
+
 /// Where the project says it uses pytest, if it does.
 fn pytest_marker(root: &Path, venvs: &[String]) -> Option<String> {
     let file = |f: &str| root.join(f).is_file();
@@ -151,7 +165,7 @@ fn pytest_marker(root: &Path, venvs: &[String]) -> Option<String> {
             return Some(c.into());
         }
     }
-    let tests = ["tests", "test"]
+    let tests = test_folders(root)
         .into_iter()
         .find(|d| has_python_tests(root, d))?;
     let named = [
@@ -315,6 +329,20 @@ mod tests {
             ("venv/lib/python3.12/site-packages/pytest/__init__.py", ""),
         ]);
         assert_eq!(p.check.as_deref(), Some("venv/bin/python -m pytest -q"));
+        // A package that keeps its tests inside itself (toolz/tests/test_*.py), pytest in its .venv.
+        let (_d, p) = project(&[
+            ("setup.py", ""),
+            ("toolz/__init__.py", ""),
+            ("toolz/tests/test_itertoolz.py", ""),
+            (".venv/pyvenv.cfg", ""),
+            (".venv/bin/python", ""),
+            (".venv/lib/python3.11/site-packages/pytest/__init__.py", ""),
+        ]);
+        assert_eq!(p.check.as_deref(), Some(".venv/bin/python -m pytest -q"));
+        assert_eq!(
+            p.found.as_deref(),
+            Some("toolz/tests/test_*.py with pytest")
+        );
     }
 
     #[test]
