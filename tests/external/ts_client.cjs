@@ -48,7 +48,17 @@ function fakeModel() {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
-/** A workspace with src/value.py and a policy pointing at `baseUrl`. */
+/** The worker binary under test, set by `main`; its state and ledger live under the run's temporary folder. */
+let BINARY = null;
+const workerEnv = (tmp) => ({
+  PATH: process.env.PATH,
+  HOME: tmp,
+  LOCAL_LLM_STATE_DIR: path.join(tmp, "state"),
+  LOCAL_LLM_LEDGER: path.join(tmp, "ledger.jsonl"),
+});
+
+/** A workspace with src/value.py and a policy pointing at `baseUrl`; a policy that names commands is trusted as
+ * the user would trust it (`local-llm-worker trust`), in the run's own state folder. */
 function workspace(tmp, name, baseUrl, extra = "") {
   const root = path.join(tmp, name);
   fs.mkdirSync(path.join(root, "src"), { recursive: true });
@@ -57,6 +67,12 @@ function workspace(tmp, name, baseUrl, extra = "") {
     path.join(root, "local-llm-worker.toml"),
     `[provider]\nkind = "llamacpp"\nbase_url = "${baseUrl}"\n\n[paths]\nallowed = ["src/**"]\n${extra}`,
   );
+  if (extra.includes("[validation]")) {
+    require("node:child_process").execFileSync(path.resolve(BINARY), ["trust", "--workspace-root", root], {
+      env: workerEnv(tmp),
+      stdio: "ignore",
+    });
+  }
   return root;
 }
 
@@ -70,6 +86,7 @@ const propose = (root, over = {}) => ({
 });
 
 async function main(binary) {
+  BINARY = binary;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "llw-ts-client."));
   const model = await fakeModel();
   const url = `http://127.0.0.1:${model.address().port}/v1`;
@@ -83,12 +100,7 @@ async function main(binary) {
   const transport = new StdioClientTransport({
     command: path.resolve(binary),
     args: ["mcp"],
-    env: {
-      PATH: process.env.PATH,
-      HOME: tmp,
-      LOCAL_LLM_STATE_DIR: path.join(tmp, "state"),
-      LOCAL_LLM_LEDGER: path.join(tmp, "ledger.jsonl"),
-    },
+    env: workerEnv(tmp),
     stderr: "ignore",
   });
   const ajv = new Ajv2020({ strict: true, allErrors: true });
