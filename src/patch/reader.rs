@@ -532,6 +532,27 @@ fn ends_hunk(lines: &[&str], i: usize) -> bool {
 /// A line without a prefix is a context line that lost its leading space when a change of the same hunk still
 /// follows it. When a hunk has such a line, its lines that start with a space are read whole too: the model dropped
 /// the prefixes, so that space is indentation.
+/// A hunk's lines as the diff readers read them: a `-`/`+`/space prefix says what a line is; a line that lost its
+/// prefix is context (with `unprefixed`, a context line's leading space is its own indentation, not a prefix); an
+/// empty line is context too and marked `true` (a blank that may only separate hunks); `\ No newline at end of file`
+/// is dropped, since the file's own final-newline state is kept anyway.
+fn body_lines(lines: &[&str], unprefixed: bool) -> Vec<(HunkLine, bool)> {
+    let mut body = Vec::with_capacity(lines.len());
+    for l in lines {
+        let parsed = match l.as_bytes().first() {
+            None => (HunkLine::Context(String::new()), true),
+            Some(b' ') if unprefixed => (HunkLine::Context(l.to_string()), false),
+            Some(b' ') => (HunkLine::Context(l[1..].to_string()), false),
+            Some(b'-') => (HunkLine::Remove(l[1..].to_string()), false),
+            Some(b'+') => (HunkLine::Add(l[1..].to_string()), false),
+            Some(b'\\') => continue,
+            Some(_) => (HunkLine::Context(l.to_string()), false),
+        };
+        body.push(parsed);
+    }
+    body
+}
+
 fn read_hunk_body(lines: &[&str], start: usize) -> (Vec<HunkLine>, usize) {
     // `changed_after[k - start]`: a changed line follows line k before the hunk ends (one backward pass).
     let limit = (start..lines.len())
@@ -553,20 +574,7 @@ fn read_hunk_body(lines: &[&str], start: usize) -> (Vec<HunkLine>, usize) {
         }
         end += 1;
     }
-    let mut body: Vec<(HunkLine, bool)> = Vec::new();
-    for l in &lines[start..end] {
-        let parsed = match l.as_bytes().first() {
-            None => (HunkLine::Context(String::new()), true),
-            Some(b' ') if unprefixed => (HunkLine::Context(l.to_string()), false),
-            Some(b' ') => (HunkLine::Context(l[1..].to_string()), false),
-            Some(b'-') => (HunkLine::Remove(l[1..].to_string()), false),
-            Some(b'+') => (HunkLine::Add(l[1..].to_string()), false),
-            // "\ No newline at end of file": the file's own final-newline state is kept anyway.
-            Some(b'\\') => continue,
-            Some(_) => (HunkLine::Context(l.to_string()), false),
-        };
-        body.push(parsed);
-    }
+    let mut body = body_lines(&lines[start..end], unprefixed);
     while body.last().is_some_and(|(_, blank)| *blank) {
         body.pop();
     }

@@ -34,7 +34,7 @@
 
 use std::collections::HashMap;
 
-use super::{Files, clean_path, old_start_hint, resolve_path, set_op};
+use super::{Files, body_lines, clean_path, old_start_hint, resolve_path, set_op};
 use crate::error::{Error, Result};
 use crate::patch::{Anchor, Cancel, EditOp, FileEdit, Hunk, HunkLine};
 
@@ -409,19 +409,7 @@ fn hunk_body(lines: &[&str], start: usize) -> (Vec<HunkLine>, usize) {
         }
         end += 1;
     }
-    let mut body: Vec<(HunkLine, bool)> = Vec::new();
-    for l in &lines[start..end] {
-        let parsed = match l.as_bytes().first() {
-            None => (HunkLine::Context(String::new()), true),
-            Some(b' ') if unprefixed => (HunkLine::Context(l.to_string()), false),
-            Some(b' ') => (HunkLine::Context(l[1..].to_string()), false),
-            Some(b'-') => (HunkLine::Remove(l[1..].to_string()), false),
-            Some(b'+') => (HunkLine::Add(l[1..].to_string()), false),
-            Some(b'\\') => continue,
-            Some(_) => (HunkLine::Context(l.to_string()), false),
-        };
-        body.push(parsed);
-    }
+    let mut body = body_lines(&lines[start..end], unprefixed);
     // Blank lines before what ends the hunk separate it from the next one; they are not context.
     let mut kept = end;
     while body.last().is_some_and(|(_, blank)| *blank) {
