@@ -67,7 +67,7 @@ fn run() -> Result<(), String> {
         seccomp: false,
         disk: None,
     };
-    let read: Vec<String> = local_llm_delegator::config::DEFAULT_SANDBOX_READ
+    let read: Vec<String> = local_llm_delegator::policy::DEFAULT_SANDBOX_READ
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -82,8 +82,8 @@ fn run() -> Result<(), String> {
         &confine::Project {
             sandbox_read: &read,
             commands: &commands,
-            tmp_bytes: local_llm_delegator::config::DEFAULT_SANDBOX_TMP_MIB * 1024 * 1024,
-            write_bytes: local_llm_delegator::config::DEFAULT_SANDBOX_WRITE_MIB * 1024 * 1024,
+            tmp_bytes: local_llm_delegator::policy::DEFAULT_SANDBOX_TMP_MIB * 1024 * 1024,
+            write_bytes: local_llm_delegator::policy::DEFAULT_SANDBOX_WRITE_MIB * 1024 * 1024,
             copy_bytes: 0,
         },
         &[],

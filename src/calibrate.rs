@@ -19,9 +19,9 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use toml_edit::{DocumentMut, Item, Table, value};
 
-use crate::config::{self, EditFormat, LoadedPolicy};
 use crate::error::{Error, IoContext, Result};
 use crate::patch;
+use crate::policy::{self, EditFormat, LoadedPolicy};
 use crate::scope;
 use crate::service::{Call, ProposeRequest, Service};
 use crate::task::{Complexity, Task};
@@ -197,11 +197,11 @@ impl Plan {
 }
 
 /// The K values measured for a policy: 1 and the default (the policy's `[sampling] candidates` when above 1, else
-/// [`config::LOCAL_DEFAULT_CANDIDATES`]).
-pub fn candidate_counts(policy: &config::Policy) -> Vec<u64> {
+/// [`policy::LOCAL_DEFAULT_CANDIDATES`]).
+pub fn candidate_counts(policy: &policy::Policy) -> Vec<u64> {
     let default = match policy.sampling.candidates {
         Some(k) if k > 1 => k,
-        _ => config::LOCAL_DEFAULT_CANDIDATES,
+        _ => policy::LOCAL_DEFAULT_CANDIDATES,
     };
     let mut ks = vec![1];
     if default != 1 {
@@ -220,7 +220,7 @@ pub fn plan(root_arg: &str, opts: &Options) -> Result<Plan> {
         ));
     }
     let root = scope::root_from_arg(root_arg)?;
-    let loaded = config::load(&root)?;
+    let loaded = policy::load(&root)?;
     let policy_text = match &loaded.path {
         Some(p) => unchanged_since_loaded(p, &loaded)?,
         None => "[provider]\nkind = \"llamacpp\"\n".to_string(),
@@ -367,7 +367,7 @@ fn run_case(
         std::fs::create_dir_all(parent).at("cannot make", parent)?;
     }
     std::fs::write(&file, case.text).at("cannot write", &file)?;
-    let policy_path = dir.path().join(config::POLICY_FILE);
+    let policy_path = dir.path().join(policy::POLICY_FILE);
     let text = case_policy(&plan.policy_text, format, candidates)?;
     std::fs::write(&policy_path, &text).at("cannot write", &policy_path)?;
     // Derived from the user's trusted policy (commands removed): trusted for this process only, never recorded.
@@ -409,7 +409,7 @@ fn run_case(
 
 /// The case's file after `patch`, applied with the transaction's own parser, limits and applier; `None` when the
 /// patch does not apply or touches another file.
-fn post_image(patch_text: &str, case: &Case, policy: &config::Policy) -> Option<Vec<u8>> {
+fn post_image(patch_text: &str, case: &Case, policy: &policy::Policy) -> Option<Vec<u8>> {
     let limits = PatchLimits {
         max_patch_bytes: policy.limits.max_patch_bytes,
         max_files: policy.limits.max_files_per_patch,
@@ -587,7 +587,7 @@ pub fn record_choice(
     )?;
     set_key(&mut doc, "sampling", "calibrated", value(calibrated), None)?;
     let out = doc.to_string();
-    config::parse(&out, Path::new(config::POLICY_FILE))?;
+    policy::parse(&out, Path::new(policy::POLICY_FILE))?;
     Ok(out)
 }
 
@@ -675,7 +675,7 @@ pub fn write_report(plan: &Plan, r: &mut Report) -> Result<()> {
         return Err(Error::Policy(format!(
             "{} has no {}; run `local-llm-worker init-project` there first, then calibrate --write",
             plan.root.display(),
-            config::POLICY_FILE
+            policy::POLICY_FILE
         )));
     };
     // Only over the bytes that were trusted, and the change it writes is trusted in turn.
@@ -688,7 +688,7 @@ pub fn write_report(plan: &Plan, r: &mut Report) -> Result<()> {
 
 /// The text of the policy file at `path`, refused unless it still holds the bytes `loaded` was read (and trusted)
 /// from.
-fn unchanged_since_loaded(path: &Path, loaded: &config::LoadedPolicy) -> Result<String> {
+fn unchanged_since_loaded(path: &Path, loaded: &policy::LoadedPolicy) -> Result<String> {
     let text = std::fs::read_to_string(path).at("cannot read", path)?;
     if loaded.digest.as_deref() != Some(crate::digest::sha256_hex(text.as_bytes()).as_str()) {
         return Err(Error::Trust(format!(

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::checks::{self, CheckResult};
-use crate::config::{self, Policy};
 use crate::confine::{self, Isolation};
+use crate::policy::{self, Policy};
 use crate::provider::Watch;
 use crate::provider::http::Endpoint;
 use crate::scope;
@@ -60,13 +60,13 @@ fn check(ok: bool, name: &'static str, detail: String) -> Check {
 }
 
 /// Run every check for the workspace at `root_arg` (optionally as another provider).
-pub fn run(root_arg: &str, provider: Option<config::ProviderKind>) -> Vec<Check> {
+pub fn run(root_arg: &str, provider: Option<policy::ProviderKind>) -> Vec<Check> {
     let mut out = Vec::new();
     let root = match scope::root_from_arg(root_arg) {
         Ok(r) => r,
         Err(e) => return vec![check(false, "workspace", said(&e))],
     };
-    let loaded = match config::load_untrusted(&root) {
+    let loaded = match policy::load_untrusted(&root) {
         Ok(l) => l,
         Err(e) => return vec![check(false, "policy", said(&e))],
     };
@@ -356,7 +356,7 @@ fn visible(text: &str) -> String {
 }
 
 /// Whether the policy may be used as it is: trusted, or naming neither commands nor a key variable.
-fn trusted_check(loaded: &config::LoadedPolicy, root: &std::path::Path) -> Check {
+fn trusted_check(loaded: &policy::LoadedPolicy, root: &std::path::Path) -> Check {
     match crate::trust::require(loaded, root) {
         Ok(()) if loaded.path.is_some() && crate::trust::needs_trust(&loaded.policy) => {
             check(true, "trust", "trusted as it is now".into())
@@ -485,7 +485,7 @@ fn output(policy: &Policy) -> String {
         (AnswerFormat::Json, Some(field), _) => format!(
             "JSON edits, constrained by a JSON schema sent in {field}: the server decodes only answers that fit it"
         ),
-        (AnswerFormat::Json, None, config::ProviderKind::Deepseek) => {
+        (AnswerFormat::Json, None, policy::ProviderKind::Deepseek) => {
             "JSON edits, with the schema sent in text.format; whether it is enforced is up to the provider".into()
         }
         (AnswerFormat::Json, None, _) => {

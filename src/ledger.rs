@@ -76,7 +76,7 @@ pub struct Entry {
 
 impl Entry {
     /// Note the policy's prices in this entry.
-    pub fn priced(&mut self, policy: &crate::config::Policy) {
+    pub fn priced(&mut self, policy: &crate::policy::Policy) {
         self.price_input_per_mtok = policy.provider.price_input_per_mtok;
         self.price_output_per_mtok = policy.provider.price_output_per_mtok;
         self.primary_price_input_per_mtok = policy.ledger.primary_price_input_per_mtok;

@@ -13,7 +13,6 @@
 
 pub mod calibrate;
 pub mod checks;
-pub mod config;
 pub mod confine;
 pub mod digest;
 pub mod doctor;
@@ -23,6 +22,7 @@ pub mod mcp;
 pub mod near_name;
 pub mod patch;
 pub mod payoff;
+pub mod policy;
 pub mod project;
 pub mod prompt;
 pub mod proposal;

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use local_llm_delegator::config::{self, EditFormat, ProviderKind};
 use local_llm_delegator::error::IoContext;
+use local_llm_delegator::policy::{self, EditFormat, ProviderKind};
 use local_llm_delegator::service::{self, Call, DelegateRequest, ProposeRequest, Service};
 use local_llm_delegator::task::{OutputFormat, Task, TaskKind};
 use local_llm_delegator::{
@@ -400,7 +400,7 @@ fn init_project(
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
     let root = scope::root_from_arg(&root.to_string_lossy())?;
-    let path = config::init_project(&root, provider, force)?;
+    let path = policy::init_project(&root, provider, force)?;
     print_plain(&format!("wrote {}\n", path.display()));
     // What it wrote is what it trusts; an edit of the file needs `trust` again.
     let t = trust::trust_file(&path)?;

@@ -76,7 +76,7 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Paths;
+    use crate::policy::Paths;
 
     fn ws_with(files: &[&str]) -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().unwrap();

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::config::ProjectKind;
+use crate::policy::ProjectKind;
 
 /// Folders made by test tools that hold whole environments: never the project's own code.
 const TOOL_ENVS: &[&str] = &[".tox", ".nox"];

@@ -28,11 +28,11 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::config::{Limits, POLICY_FILE, Paths};
 use crate::digest::git_blob_id;
 use crate::error::{Error, IoContext, Result};
 use crate::patch::focus::{self, Focus};
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
+use crate::policy::{Limits, POLICY_FILE, Paths};
 use crate::screen::{code_point, unseen};
 
 /// Globs that are never read or written, whatever the policy says (matched in any case): `.git` at any depth, and

@@ -12,14 +12,14 @@
 //!   without a key, to its own URL.
 //!
 //! Records are read and written through folder handles that never follow a symlink (`txn::fsat`): a symlinked
-//! `trust/` or record is refused. Not here: what the policy says (`config`), how commands run (`checks`).
+//! `trust/` or record is refused. Not here: what the policy says (`policy`), how commands run (`checks`).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::config::{LoadedPolicy, Policy};
 use crate::error::{Error, Result};
+use crate::policy::{LoadedPolicy, Policy};
 use crate::txn::fsat::Dir;
 
 /// The state folder's sub-folder that holds the trust records.
@@ -129,7 +129,7 @@ pub fn search_up(start: &Path) -> Option<PathBuf> {
             Ok(m) if acceptable_owner(m.uid()) => {}
             _ => return None,
         }
-        if std::fs::symlink_metadata(dir.join(crate::config::POLICY_FILE)).is_ok() {
+        if std::fs::symlink_metadata(dir.join(crate::policy::POLICY_FILE)).is_ok() {
             return Some(dir.to_path_buf());
         }
     }
@@ -273,7 +273,7 @@ pub fn untrusted(policy: &Policy, path: &Path, root: &Path) -> Error {
 
 /// The command that trusts the policy at `path` for the workspace at `root`.
 pub fn trust_command(path: &Path, root: &Path) -> String {
-    let own = root.join(crate::config::POLICY_FILE);
+    let own = root.join(crate::policy::POLICY_FILE);
     let forced = path != own && path != own.canonicalize().unwrap_or_default();
     match forced {
         true => format!(
@@ -333,7 +333,7 @@ pub struct Trusted {
 
 /// Check ownership and trust the policy that `root`'s commands would use (`LOCAL_LLM_CONFIG`'s file when set).
 pub fn trust_workspace(root: &Path) -> Result<Trusted> {
-    let loaded = crate::config::load_untrusted(root)?;
+    let loaded = crate::policy::load_untrusted(root)?;
     trust_loaded(&loaded, root)
 }
 
@@ -341,7 +341,7 @@ pub fn trust_workspace(root: &Path) -> Result<Trusted> {
 /// wrote).
 pub fn trust_file(path: &Path) -> Result<Trusted> {
     let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let loaded = crate::config::read_policy_file(&path)?;
+    let loaded = crate::policy::read_policy_file(&path)?;
     trust_loaded(&loaded, path.parent().unwrap_or(Path::new("/")))
 }
 
@@ -350,7 +350,7 @@ fn trust_loaded(loaded: &LoadedPolicy, root: &Path) -> Result<Trusted> {
         return Err(Error::Policy(format!(
             "{} has no {} to trust (the default policy of LOCAL_LLM_ALLOWED_ROOTS needs no trust)",
             root.display(),
-            crate::config::POLICY_FILE
+            crate::policy::POLICY_FILE
         )));
     };
     let state = records_state().ok_or_else(|| {

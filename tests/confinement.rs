@@ -331,7 +331,7 @@ fn the_models_code_reaches_nothing_outside_its_sandbox() {
                 // Set inside the check by the pyenv shim that starts python3 (PYENV_ROOT is shown to it).
                 || name.starts_with("PYENV_")
                 || name.starts_with("_PYENV_")
-                || local_llm_delegator::config::DEFAULT_CHECK_ENV.contains(&name),
+                || local_llm_delegator::policy::DEFAULT_CHECK_ENV.contains(&name),
             "{name} reached the check's environment"
         );
     }

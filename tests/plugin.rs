@@ -409,7 +409,7 @@ fn manifests_and_mcp_declarations_agree() {
     assert_eq!(option["sensitive"], true, "{option}");
     assert_eq!(option["type"], "string");
     assert_eq!(
-        server["env"][local_llm_delegator::config::PLUGIN_KEY_ENV],
+        server["env"][local_llm_delegator::policy::PLUGIN_KEY_ENV],
         "${user_config.provider_api_key}"
     );
 
@@ -651,10 +651,10 @@ fn the_plugin_carries_what_the_host_directories_ask_for() {
         .map(|h| h.as_str().unwrap())
         .collect();
     for kind in [
-        local_llm_delegator::config::ProviderKind::Huggingface,
-        local_llm_delegator::config::ProviderKind::Openrouter,
-        local_llm_delegator::config::ProviderKind::Deepseek,
-        local_llm_delegator::config::ProviderKind::Llamacpp,
+        local_llm_delegator::policy::ProviderKind::Huggingface,
+        local_llm_delegator::policy::ProviderKind::Openrouter,
+        local_llm_delegator::policy::ProviderKind::Deepseek,
+        local_llm_delegator::policy::ProviderKind::Llamacpp,
     ] {
         let url = kind.defaults().base_url;
         let host = url

@@ -768,7 +768,7 @@ fn run_keys(args: &[String], env: &[(&str, &str)]) -> std::process::Output {
 /// The Claude Code plugin hands the key over as `LOCAL_LLM_API_KEY` (from its sensitive user configuration). A
 /// policy that names it as its `api_key_env` sends it (to whatever URL that trusted policy names), redacted like any
 /// key; a policy's own variable is used over the plugin's; `doctor` says which variable goes to which URL. (Where
-/// it stands in for an unset variable, only a hosted kind at its official endpoint: `src/config.rs`
+/// it stands in for an unset variable, only a hosted kind at its official endpoint: `src/policy/provider.rs`
 /// `the_plugin_key_goes_only_to_a_hosted_provider_at_its_official_endpoint`; no hosted API is reachable here.)
 #[test]
 fn the_plugin_key_variable_is_used_when_the_policy_names_it() {

@@ -495,7 +495,7 @@ fn the_local_model_server_keeps_its_port_across_restarts_and_says_when_it_is_tak
         "/scripts/local-model.sh"
     ))
     .unwrap();
-    let default_url = local_llm_delegator::config::ProviderKind::Llamacpp
+    let default_url = local_llm_delegator::policy::ProviderKind::Llamacpp
         .defaults()
         .base_url;
     assert!(script.contains("PORT=${LOCAL_MODEL_PORT:-8080}"));
@@ -543,7 +543,7 @@ fn the_real_server_reports_its_slots_and_candidates_at_once_keep_to_them() {
     let Some(url) = real_url("the real-model test") else {
         return;
     };
-    let mut policy = local_llm_delegator::config::Policy::default_for_allowed_root();
+    let mut policy = local_llm_delegator::policy::Policy::default_for_allowed_root();
     policy.provider.base_url = Some(url);
     policy.sampling.candidates = Some(4);
     policy.sampling.parallel = Some(8);

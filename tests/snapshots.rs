@@ -9,7 +9,7 @@
 mod common;
 
 use common::*;
-use local_llm_delegator::config::{ProjectKind, ProviderKind, template, template_for};
+use local_llm_delegator::policy::{ProjectKind, ProviderKind, template, template_for};
 use local_llm_delegator::project::Project;
 
 #[test]

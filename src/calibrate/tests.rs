@@ -65,25 +65,25 @@ fn the_most_correct_wins_and_a_tie_goes_to_the_faster() {
 
 #[test]
 fn the_candidate_counts_are_one_and_the_default() {
-    let p = config::parse("[provider]\nkind = \"llamacpp\"\n", Path::new("p.toml")).unwrap();
+    let p = policy::parse("[provider]\nkind = \"llamacpp\"\n", Path::new("p.toml")).unwrap();
     assert_eq!(
         candidate_counts(&p),
-        vec![1, config::LOCAL_DEFAULT_CANDIDATES]
+        vec![1, policy::LOCAL_DEFAULT_CANDIDATES]
     );
-    let p = config::parse(
+    let p = policy::parse(
         "[provider]\nkind = \"llamacpp\"\n[sampling]\ncandidates = 6\n",
         Path::new("p.toml"),
     )
     .unwrap();
     assert_eq!(candidate_counts(&p), vec![1, 6]);
-    let p = config::parse(
+    let p = policy::parse(
         "[provider]\nkind = \"llamacpp\"\n[sampling]\ncandidates = 1\n",
         Path::new("p.toml"),
     )
     .unwrap();
     assert_eq!(
         candidate_counts(&p),
-        vec![1, config::LOCAL_DEFAULT_CANDIDATES]
+        vec![1, policy::LOCAL_DEFAULT_CANDIDATES]
     );
 }
 
@@ -102,7 +102,7 @@ fn rec() -> Recommendation {
 #[test]
 fn a_case_policy_keeps_the_provider_and_drops_checks_and_path_rules() {
     let text = case_policy(ODD, EditFormat::SearchReplace, 4).unwrap();
-    let p = config::parse(&text, Path::new("p.toml")).unwrap();
+    let p = policy::parse(&text, Path::new("p.toml")).unwrap();
     assert_eq!(p.edit.format, EditFormat::SearchReplace);
     assert_eq!(p.sampling.candidates, Some(4));
     assert_eq!(p.sampling.parallel, Some(2));
@@ -116,7 +116,7 @@ fn a_case_policy_keeps_the_provider_and_drops_checks_and_path_rules() {
 fn write_changes_only_the_edit_and_sampling_lines() {
     let rows = vec![row("json", 4, 5, 11250), row("udiff", 1, 2, 9000)];
     let out = record_choice(ODD, &rec(), &rows, "tiny", "2026-01-02").unwrap();
-    let p = config::parse(&out, Path::new("p.toml")).unwrap();
+    let p = policy::parse(&out, Path::new("p.toml")).unwrap();
     assert_eq!(p.edit.format, EditFormat::Json);
     assert_eq!(p.sampling.candidates, Some(4));
     assert_eq!(
@@ -156,7 +156,7 @@ fn write_appends_the_sections_when_missing() {
         "{tail}"
     );
     assert!(tail.contains("candidates = 4\n"), "{tail}");
-    let p = config::parse(&out, Path::new("p.toml")).unwrap();
+    let p = policy::parse(&out, Path::new("p.toml")).unwrap();
     assert_eq!(p.edit.format, EditFormat::Json);
 }
 
@@ -200,7 +200,7 @@ fn calibrate_write_on_inline_tables_is_toml_1_0() {
              [provider]\nkind = \"llamacpp\"\n"
         )
     );
-    let p = config::parse(&out, Path::new("p.toml")).unwrap();
+    let p = policy::parse(&out, Path::new("p.toml")).unwrap();
     assert_eq!(p.edit.format, EditFormat::Json);
     assert_eq!(p.sampling.candidates, Some(4));
     // Measured again: the comments are replaced, not piled up.
@@ -216,7 +216,7 @@ fn calibrate_write_on_inline_tables_is_toml_1_0() {
     let written = record_choice(dotted, &rec(), &rows, "tiny", "2026-01-02").unwrap();
     toml_1_0_reads(&written).unwrap_or_else(|e| panic!("not TOML 1.0:\n{written}\n{e}"));
     assert_eq!(
-        config::parse(&written, Path::new("p.toml"))
+        policy::parse(&written, Path::new("p.toml"))
             .unwrap()
             .edit
             .format,
@@ -233,7 +233,7 @@ fn dates_are_civil() {
 
 #[test]
 fn a_patch_is_correct_only_when_it_gives_the_expected_bytes() {
-    let p = config::parse("[provider]\nkind = \"llamacpp\"\n", Path::new("p.toml")).unwrap();
+    let p = policy::parse("[provider]\nkind = \"llamacpp\"\n", Path::new("p.toml")).unwrap();
     let c = &CASES[2];
     let change = |post: &str| {
         let ch = patch::FileChange {

@@ -15,8 +15,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::{Completion, Watch};
-use crate::config::Policy;
 use crate::error::{Error, Result, excerpt};
+use crate::policy::Policy;
 use crate::secret::Secret;
 
 /// The largest answer body read from a server.
@@ -139,9 +139,9 @@ impl Endpoint {
                      environment that starts the worker. The plugin's provider_api_key ({}) is not used for {}: it \
                      goes only to a hosted provider at its official endpoint, unless the policy names {} as its \
                      api_key_env",
-                    crate::config::PLUGIN_KEY_ENV,
+                    crate::policy::PLUGIN_KEY_ENV,
                     policy.base_url(),
-                    crate::config::PLUGIN_KEY_ENV
+                    crate::policy::PLUGIN_KEY_ENV
                 )));
             }
         };

@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use crate::config::{Effort, Policy, ProviderKind};
 use crate::error::Result;
+use crate::policy::{Effort, Policy, ProviderKind};
 
 /// One message of a chat.
 #[derive(Debug, Clone, Serialize)]

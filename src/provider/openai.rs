@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use super::http::{Answer, Endpoint};
 use super::{ChatRequest, Completion, Provider, Usage, Watch};
-use crate::config::{Effort, Policy, ProviderKind};
 use crate::error::{Error, Result, excerpt};
+use crate::policy::{Effort, Policy, ProviderKind};
 
 /// An OpenAI-compatible chat completions server (see the module's doc).
 pub struct OpenAiChat {

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use super::http::Endpoint;
 use super::openai::reported_model;
 use super::{ChatRequest, Completion, Provider, Usage, Watch};
-use crate::config::{Effort, Policy};
 use crate::error::{Error, Result, excerpt};
+use crate::policy::{Effort, Policy};
 
 /// A Responses API server (see the module's doc).
 pub struct Responses {

@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::{Policy, ProviderKind};
 use crate::error::Error;
+use crate::policy::{Policy, ProviderKind};
 
 /// How long a failed discovery (server unreachable) is remembered before the server is asked again.
 pub const RETRY_AFTER: Duration = Duration::from_secs(30);

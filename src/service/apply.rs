@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 use super::propose::Failure;
 use super::{Call, Service, invalid, logged, open_workspace, patch_limits};
 use crate::checks::{self, CheckResult};
-use crate::config;
 use crate::confine;
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 use crate::ledger;
+use crate::policy;
 use crate::proposal;
 use crate::provider::{Usage, Watch};
 use crate::txn;
@@ -99,10 +99,10 @@ impl Service {
         report: &str,
         call: &Call,
     ) -> Option<String> {
-        let attempts = config::load(&claimed.root)
+        let attempts = policy::load(&claimed.root)
             .map(|l| l.policy.repair.attempts)
             .unwrap_or_default();
-        if attempts != config::RepairAttempts::Once {
+        if attempts != policy::RepairAttempts::Once {
             return None;
         }
         let origin = self.store.take_repair(id)?;
@@ -205,7 +205,7 @@ fn apply_checked(
 /// The validation commands after an apply, in the workspace, with the allowlisted environment; `Err` holds the report
 /// of the first failure (the transaction then restores the previous bytes).
 fn run_checks(
-    policy: &config::Policy,
+    policy: &policy::Policy,
     root: &Path,
     watch: &Watch,
 ) -> std::result::Result<Vec<CheckResult>, String> {

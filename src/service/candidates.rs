@@ -299,7 +299,7 @@ pub(super) fn gather(
 /// How many candidates for `model` are asked at once: `[sampling] parallel` (at most the candidates), never more
 /// than the slots the server reports, so that a one-slot server is not sent requests that wait in its queue until
 /// they time out; and those slots, when the server reports them (asked only when more than one would be sent).
-pub fn at_once(policy: &crate::config::Policy, model: &str) -> (usize, Option<SlotCount>) {
+pub fn at_once(policy: &crate::policy::Policy, model: &str) -> (usize, Option<SlotCount>) {
     let wanted = policy.candidates() as usize;
     let parallel = (policy.parallel() as usize).clamp(1, wanted.max(1));
     if parallel == 1 {

@@ -27,9 +27,9 @@ pub use candidates::{CandidatesReport, at_once};
 pub use delegate::{DelegateRequest, DelegateResult, MAX_DELEGATE_OUTPUT_TOKENS};
 pub use propose::{FileStatus, FileSummary, ProposeRequest, ProposeResult};
 
-use crate::config::{self, LoadedPolicy};
 use crate::error::{Error, Result};
 use crate::ledger;
+use crate::policy::{self, LoadedPolicy};
 use crate::proposal::ProposalStore;
 use crate::provider::{self, ChatRequest, Provider, Usage, Watch, window};
 use crate::scope::{self, Workspace};
@@ -45,7 +45,7 @@ pub struct Service {
 #[derive(Clone, Default)]
 pub struct Call {
     /// Talk to this provider (with its defaults) instead of the policy's.
-    pub provider: Option<config::ProviderKind>,
+    pub provider: Option<policy::ProviderKind>,
     /// Progress reporting and cancellation.
     pub watch: Watch,
     /// Keep this call out of the ledger: `calibrate` measures in throwaway workspaces, and its proposals are not
@@ -54,7 +54,7 @@ pub struct Call {
 }
 
 impl Call {
-    fn policy_for(&self, policy: &config::Policy) -> config::Policy {
+    fn policy_for(&self, policy: &policy::Policy) -> policy::Policy {
         match self.provider {
             Some(kind) => policy.clone().with_provider(kind),
             None => policy.clone(),
@@ -99,7 +99,7 @@ struct Answer {
 /// that echoed the key, dropped part of the prompt or was cut off. Tokens spent are recorded in `entry` even when the
 /// answer is refused afterwards; the ledger keeps the configured model name, never what the server echoed.
 fn ask(
-    policy: &config::Policy,
+    policy: &policy::Policy,
     provider: &dyn Provider,
     chat: &ChatRequest,
     call: &Call,
@@ -159,7 +159,7 @@ fn ask(
 
 fn open_workspace(root_arg: &str) -> Result<(Workspace, LoadedPolicy)> {
     let root = scope::root_from_arg(root_arg)?;
-    let loaded = config::load(&root)?;
+    let loaded = policy::load(&root)?;
     let ws = Workspace::new(root, &loaded.policy.paths, loaded.path.as_deref())?;
     // Files an interrupted apply is putting back are read once they are back.
     if let Some(state) = ledger::state_dir() {
@@ -168,7 +168,7 @@ fn open_workspace(root_arg: &str) -> Result<(Workspace, LoadedPolicy)> {
     Ok((ws, loaded))
 }
 
-fn patch_limits(p: &config::Policy) -> PatchLimits {
+fn patch_limits(p: &policy::Policy) -> PatchLimits {
     PatchLimits {
         max_patch_bytes: p.limits.max_patch_bytes,
         max_files: p.limits.max_files_per_patch,

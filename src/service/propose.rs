@@ -12,12 +12,12 @@ use serde::{Deserialize, Serialize};
 use super::candidates::{self, CandidatesReport};
 use super::{Answer, Call, Service, add_usage, ask, invalid, logged, open_workspace, patch_limits};
 use crate::checks::{self, CheckResult};
-use crate::config;
 use crate::confine;
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 use crate::ledger;
 use crate::patch::{self, HunkReport, PreImage, reader::AnswerFormat};
+use crate::policy;
 use crate::prompt;
 use crate::proposal::NewProposal;
 use crate::provider::window::{self, ContextWindow};
@@ -165,7 +165,7 @@ pub struct ProposeResult {
 #[derive(Debug, Clone)]
 pub(super) struct Origin {
     pub(super) request: ProposeRequest,
-    pub(super) provider: Option<config::ProviderKind>,
+    pub(super) provider: Option<policy::ProviderKind>,
 }
 
 /// A previous edit and how it failed validation, for the repair round.
@@ -178,7 +178,7 @@ pub(super) struct Failure<'a> {
 pub(super) struct Prepared {
     ws: Workspace,
     task: Task,
-    pub(super) policy: config::Policy,
+    pub(super) policy: policy::Policy,
     pub(super) model: String,
     selection: Selection,
     format: AnswerFormat,
@@ -356,7 +356,7 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
 
 /// The edit format to ask for, and its JSON schema when it has one: the policy's, unless the selection rules it out.
 fn answer_format(
-    policy: &config::Policy,
+    policy: &policy::Policy,
     selection: &Selection,
     complexity: &crate::task::Complexity,
 ) -> (AnswerFormat, Option<serde_json::Value>) {
@@ -467,7 +467,7 @@ pub(super) fn hidden_added(changes: &[patch::FileChange]) -> Option<String> {
 /// disk; the transaction repeats all of it against the files themselves at apply time.
 fn dry_run(
     ws: &Workspace,
-    policy: &config::Policy,
+    policy: &policy::Policy,
     pre_images: &BTreeMap<String, Option<PreImage>>,
     changes: &[patch::FileChange],
     patch_bytes: &[u8],
@@ -593,7 +593,7 @@ pub(crate) struct CheckCopy {
 /// confined around the copy ([`confine::for_proposal`]) with the project's own environment and the policy's bounds.
 pub(crate) fn check_copy(
     ws: &Workspace,
-    policy: &config::Policy,
+    policy: &policy::Policy,
     watch: &Watch,
 ) -> Result<CheckCopy> {
     const MIB: u64 = 1024 * 1024;
@@ -767,7 +767,7 @@ impl Service {
         if p.validates() {
             if !d.passed()
                 && !d.repair_spent
-                && p.policy.repair.attempts == config::RepairAttempts::Once
+                && p.policy.repair.attempts == policy::RepairAttempts::Once
             {
                 repair(&p, &*provider, &mut d, call, &req.workspace_root)?;
             }

@@ -3,7 +3,7 @@
 use super::*;
 
 fn policy(text: &str) -> Policy {
-    crate::config::parse(text, Path::new("local-llm-worker.toml")).unwrap()
+    crate::policy::parse(text, Path::new("local-llm-worker.toml")).unwrap()
 }
 
 #[test]
@@ -107,12 +107,12 @@ fn a_policy_writable_by_its_group_or_others_is_refused_naming_the_fix() {
     let modes: &[u32] = if shared { &[0o666, 0o664] } else { &[0o666] };
     for &mode in modes {
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
-        let e = crate::config::read_policy_file(&f).unwrap_err();
+        let e = crate::policy::read_policy_file(&f).unwrap_err();
         assert_eq!(e.kind(), crate::error::ErrorKind::Trust);
         assert!(e.to_string().contains("chmod go-w"), "{e}");
     }
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
-    crate::config::read_policy_file(&f).unwrap();
+    crate::policy::read_policy_file(&f).unwrap();
 }
 
 #[test]
@@ -127,5 +127,5 @@ fn group_write_of_the_owners_private_group_is_no_one_else() {
         return;
     }
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o664)).unwrap();
-    crate::config::read_policy_file(&f).unwrap();
+    crate::policy::read_policy_file(&f).unwrap();
 }

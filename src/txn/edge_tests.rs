@@ -330,7 +330,7 @@ fn time_deep_apply(base: &Path, state: &Path, depth: usize) -> Duration {
             let root = tempfile::tempdir_in(base).unwrap();
             let ws = Workspace::new(
                 root.path().canonicalize().unwrap(),
-                &crate::config::Paths::default(),
+                &crate::policy::Paths::default(),
                 None,
             )
             .unwrap();

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::config::POLICY_FILE;
 use crate::digest::git_blob_id;
+use crate::policy::POLICY_FILE;
 use crate::scope::Workspace;
 
 use super::*;
@@ -542,7 +542,7 @@ pub(super) fn validate(
     // The workspace's policy, as a patch would be checked against it: a journal is acted on only in a workspace
     // that has one, and only for paths it allows.
     let scope = match why.is_empty() {
-        true => crate::config::load_untrusted(root)
+        true => crate::policy::load_untrusted(root)
             .and_then(|l| Workspace::new(root.clone(), &l.policy.paths, l.path.as_deref()))
             .map_err(|e| {
                 why.push(format!(

@@ -61,7 +61,7 @@ pub(super) fn workspace_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Work
     }
     let ws = Workspace::new(
         root.path().canonicalize().unwrap(),
-        &crate::config::Paths::default(),
+        &crate::policy::Paths::default(),
         None,
     )
     .unwrap();
@@ -154,7 +154,7 @@ fn an_apply_refuses_while_an_interrupted_one_is_not_recovered() {
     drop(lock);
     let ws = Workspace::new(
         root.path().canonicalize().unwrap(),
-        &crate::config::Paths::default(),
+        &crate::policy::Paths::default(),
         None,
     )
     .unwrap();
