@@ -68,6 +68,7 @@ mod tests {
     use super::*;
     use crate::policy::ProviderKind;
     use crate::policy::catalogue::ALL_PROVIDERS;
+    use crate::policy::testing::{assert_unknown_key_refused, refusal, with_section};
 
     #[test]
     fn auto_asks_for_json_edits_where_the_server_constrains_them() {
@@ -96,5 +97,48 @@ mod tests {
             );
             assert_eq!(kind.defaults().api_key_env, None);
         }
+    }
+
+    #[test]
+    fn every_edit_format_is_read_by_its_name() {
+        for format in [
+            EditFormat::Auto,
+            EditFormat::Udiff,
+            EditFormat::SearchReplace,
+            EditFormat::WholeFile,
+            EditFormat::Json,
+            EditFormat::ApplyPatch,
+        ] {
+            let p = with_section("edit", &format!("format = \"{}\"", format.name())).unwrap();
+            assert_eq!(p.edit.format, format);
+        }
+    }
+
+    #[test]
+    fn an_unknown_edit_key_or_format_is_refused_by_name() {
+        assert_unknown_key_refused("edit");
+        let err = refusal("edit", "format = \"diff\"");
+        assert!(
+            err.contains("unknown variant `diff`") && err.contains("`udiff`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_edit_value_of_the_wrong_type_is_refused() {
+        let err = refusal("edit", "format = 1");
+        assert!(
+            err.contains("format = 1") && err.contains("wanted string or table"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn edit_left_out_is_auto() {
+        assert_eq!(
+            with_section("edit", "").unwrap().edit.format,
+            EditFormat::Auto
+        );
+        assert_eq!(Edit::default().format, EditFormat::Auto);
     }
 }

@@ -43,3 +43,66 @@ impl Default for Limits {
         Limits::DEFAULT
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testing::{
+        assert_unknown_key_refused, assert_wrong_type_refused, with_section,
+    };
+
+    #[test]
+    fn a_full_limits_table_is_read() {
+        let p = with_section(
+            "limits",
+            "max_file_bytes = 1\nmax_total_bytes = 2\nmax_patch_bytes = 3\nmax_files_per_patch = 4\n\
+             max_hunks_per_patch = 5\nmax_output_tokens = 6\nrequest_timeout_secs = 7\nproposal_ttl_secs = 8",
+        )
+        .unwrap();
+        let expected = Limits {
+            max_file_bytes: 1,
+            max_total_bytes: 2,
+            max_patch_bytes: 3,
+            max_files_per_patch: 4,
+            max_hunks_per_patch: 5,
+            max_output_tokens: 6,
+            request_timeout_secs: 7,
+            proposal_ttl_secs: 8,
+        };
+        assert_eq!(p.limits, expected);
+    }
+
+    #[test]
+    fn an_unknown_limits_key_is_refused_by_name() {
+        assert_unknown_key_refused("limits");
+    }
+
+    #[test]
+    fn a_limits_value_of_the_wrong_type_is_refused() {
+        assert_wrong_type_refused("limits", "max_file_bytes = \"1MB\"", "u64");
+        assert_wrong_type_refused("limits", "max_output_tokens = 1.5", "u32");
+    }
+
+    #[test]
+    fn limits_left_out_are_the_defaults() {
+        assert_eq!(with_section("limits", "").unwrap().limits, Limits::DEFAULT);
+        let one = with_section("limits", "max_patch_bytes = 5")
+            .unwrap()
+            .limits;
+        assert_eq!(
+            one,
+            Limits {
+                max_patch_bytes: 5,
+                ..Limits::DEFAULT
+            }
+        );
+        assert_eq!(Limits::default(), Limits::DEFAULT);
+        assert_eq!(
+            (
+                Limits::DEFAULT.max_file_bytes,
+                Limits::DEFAULT.proposal_ttl_secs
+            ),
+            (1_000_000, 900)
+        );
+    }
+}

@@ -24,6 +24,8 @@ mod repair;
 mod sampling;
 mod schema;
 mod template;
+#[cfg(test)]
+mod testing;
 mod validation;
 
 pub use catalogue::ProviderKind;

@@ -81,12 +81,68 @@ impl Policy {
 mod tests {
     use std::path::Path;
 
+    use super::*;
     use crate::policy::parse;
+    use crate::policy::testing::{
+        assert_unknown_key_refused, assert_wrong_type_refused, refusal, with_section,
+    };
 
     #[test]
     fn routing_uses_flash_for_low_and_pro_for_medium() {
         let p = parse("[provider]\nkind = \"openrouter\"\n", Path::new("p.toml")).unwrap();
         assert_eq!(p.model_for(false), "z-ai/glm-5.3-flash");
         assert_eq!(p.model_for(true), "z-ai/glm-5.3");
+    }
+
+    #[test]
+    fn a_full_models_table_is_read() {
+        let p = with_section(
+            "models",
+            "flash = \"small\"\npro = \"big\"\ncontext_window = 32768\n\
+             active = [{ provider = \"llamacpp\", model = \"small\" }]",
+        )
+        .unwrap();
+        assert_eq!(p.model_for(false), "small");
+        assert_eq!(p.model_for(true), "big");
+        assert_eq!(p.context_window(), 32768);
+        let pair = ActivePair {
+            provider: ProviderKind::Llamacpp,
+            model: "small".into(),
+        };
+        assert_eq!(p.models.active, Some(vec![pair]));
+        assert_eq!(p.route(false, None).unwrap(), "small");
+        let err = p.route(true, None).unwrap_err().to_string();
+        assert!(
+            err.contains("model \"big\" of provider llamacpp is not in [models] active"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_models_key_or_pair_key_is_refused_by_name() {
+        assert_unknown_key_refused("models");
+        let err = refusal(
+            "models",
+            "active = [{ provider = \"llamacpp\", model = \"m\", weight = 2 }]",
+        );
+        assert!(err.contains("unknown field `weight`"), "{err}");
+    }
+
+    #[test]
+    fn a_models_value_of_the_wrong_type_is_refused() {
+        assert_wrong_type_refused("models", "context_window = \"big\"", "u64");
+        assert_wrong_type_refused("models", "flash = 7", "string");
+        assert_wrong_type_refused("models", "active = \"all\"", "sequence");
+    }
+
+    #[test]
+    fn models_left_out_are_the_providers_defaults() {
+        let p = with_section("models", "").unwrap();
+        assert_eq!((p.models.flash, p.models.pro), (None, None));
+        assert_eq!((p.models.context_window, p.models.active), (None, None));
+        let p = with_section("models", "").unwrap();
+        assert_eq!(p.model_for(false), ProviderKind::Llamacpp.defaults().flash);
+        assert_eq!(p.model_for(true), ProviderKind::Llamacpp.defaults().pro);
+        assert_eq!(p.context_window(), 8192);
     }
 }

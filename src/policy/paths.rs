@@ -50,3 +50,47 @@ impl Default for Paths {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testing::{
+        assert_unknown_key_refused, assert_wrong_type_refused, with_section,
+    };
+
+    #[test]
+    fn a_full_paths_table_is_read() {
+        let p = with_section(
+            "paths",
+            "allowed = [\"src/**\"]\ndenied = [\"src/gen\"]\nunlock_secrets = [\"**/.env.example\"]\n\
+             allow_hard_links = true\nallow_delete = true\nallow_move = true",
+        )
+        .unwrap()
+        .paths;
+        assert_eq!(p.allowed, ["src/**"]);
+        assert_eq!(p.denied, ["src/gen"]);
+        assert_eq!(p.unlock_secrets, ["**/.env.example"]);
+        assert!(p.allow_hard_links && p.allow_delete && p.allow_move);
+    }
+
+    #[test]
+    fn an_unknown_paths_key_is_refused_by_name() {
+        assert_unknown_key_refused("paths");
+    }
+
+    #[test]
+    fn a_paths_value_of_the_wrong_type_is_refused() {
+        assert_wrong_type_refused("paths", "allowed = \"src/**\"", "sequence");
+        assert_wrong_type_refused("paths", "allow_delete = \"yes\"", "boolean");
+    }
+
+    #[test]
+    fn paths_left_out_allow_everything_not_denied_and_nothing_destructive() {
+        let p = with_section("paths", "").unwrap().paths;
+        assert_eq!(p.allowed, ["**"]);
+        assert!(p.denied.is_empty() && p.unlock_secrets.is_empty());
+        assert!(!p.allow_hard_links && !p.allow_delete && !p.allow_move);
+        let d = Paths::default();
+        assert_eq!((d.allowed, d.denied), (p.allowed, p.denied));
+    }
+}

@@ -201,6 +201,9 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::testing::{
+        assert_unknown_key_refused, assert_wrong_type_refused, with_section,
+    };
     use std::path::Path;
 
     use crate::policy::parse;
@@ -272,5 +275,73 @@ mod tests {
             named.api_key_from(env).map(|(v, _)| v).as_deref(),
             Some(PLUGIN_KEY_ENV)
         );
+    }
+
+    #[test]
+    fn a_full_provider_table_is_read() {
+        let p = with_section(
+            "provider",
+            "base_url = \"http://10.0.0.2:8080/v1\"\napi_key_env = \"MY_KEY\"\ntemperature = 0.5\n\
+             reasoning_effort = \"low\"\nprice_input_per_mtok = 0.5\nprice_output_per_mtok = 1.5",
+        )
+        .unwrap();
+        assert_eq!(p.provider.kind, ProviderKind::Llamacpp);
+        assert_eq!(p.base_url(), "http://10.0.0.2:8080/v1");
+        assert_eq!(p.api_key_env().as_deref(), Some("MY_KEY"));
+        assert_eq!(p.provider.temperature, 0.5);
+        assert_eq!(p.provider.reasoning_effort, Effort::Low);
+        assert_eq!(p.provider.price_input_per_mtok, Some(0.5));
+        assert_eq!(p.provider.price_output_per_mtok, Some(1.5));
+    }
+
+    #[test]
+    fn an_unknown_provider_key_or_kind_is_refused_by_name() {
+        assert_unknown_key_refused("provider");
+        let err = parse("[provider]\nkind = \"gpt\"\n", Path::new("p.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown variant `gpt`") && err.contains("`llamacpp`"),
+            "{err}"
+        );
+        let err = parse("[models]\nflash = \"m\"\n", Path::new("p.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing field `provider`"), "{err}");
+    }
+
+    #[test]
+    fn a_provider_value_of_the_wrong_type_is_refused() {
+        assert_wrong_type_refused("provider", "temperature = \"hot\"", "f32");
+        assert_wrong_type_refused("provider", "base_url = 8080", "string");
+        assert_wrong_type_refused("provider", "price_input_per_mtok = \"free\"", "f64");
+    }
+
+    #[test]
+    fn a_provider_table_with_only_its_kind_takes_the_kinds_defaults() {
+        let p = with_section("provider", "").unwrap();
+        assert_eq!(p.provider.base_url, None);
+        assert_eq!(p.base_url(), "http://127.0.0.1:8080/v1");
+        assert_eq!(p.api_key_env(), None);
+        assert_eq!(p.provider.temperature, DEFAULT_TEMPERATURE);
+        assert_eq!(p.provider.reasoning_effort, Effort::High);
+        assert_eq!(p.provider.price_input_per_mtok, None);
+        assert_eq!(p.provider.price_output_per_mtok, None);
+        for e in [
+            Effort::None,
+            Effort::Low,
+            Effort::Medium,
+            Effort::High,
+            Effort::Max,
+        ] {
+            let line = format!("reasoning_effort = \"{}\"", e.name());
+            assert_eq!(
+                with_section("provider", &line)
+                    .unwrap()
+                    .provider
+                    .reasoning_effort,
+                e
+            );
+        }
     }
 }

@@ -61,6 +61,9 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::testing::{
+        assert_unknown_key_refused, assert_wrong_type_refused, with_section,
+    };
     use std::path::Path;
 
     use crate::policy::parse;
@@ -98,5 +101,33 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("sandbox_skip entry"), "{err}");
+    }
+
+    #[test]
+    fn a_repair_table_is_read() {
+        for (n, attempts) in [(0, RepairAttempts::Never), (1, RepairAttempts::Once)] {
+            let p = with_section("repair", &format!("attempts = {n}")).unwrap();
+            assert_eq!(p.repair.attempts, attempts);
+            assert_eq!(attempts.count(), n);
+        }
+    }
+
+    #[test]
+    fn an_unknown_repair_key_is_refused_by_name() {
+        assert_unknown_key_refused("repair");
+    }
+
+    #[test]
+    fn a_repair_value_of_the_wrong_type_is_refused() {
+        assert_wrong_type_refused("repair", "attempts = \"once\"", "i64");
+    }
+
+    #[test]
+    fn repair_left_out_never_repairs() {
+        assert_eq!(
+            with_section("repair", "").unwrap().repair.attempts,
+            RepairAttempts::Never
+        );
+        assert_eq!(Repair::default().attempts, RepairAttempts::Never);
     }
 }

@@ -62,3 +62,53 @@ impl Policy {
             .max(1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testing::{
+        assert_unknown_key_refused, assert_wrong_type_refused, with_section,
+    };
+
+    #[test]
+    fn a_full_sampling_table_is_read() {
+        let p = with_section(
+            "sampling",
+            "candidates = 3\nparallel = 2\nmax_total_tokens = 9000\ncalibrated = \"2026-01-02: local\"",
+        )
+        .unwrap();
+        let expected = Sampling {
+            candidates: Some(3),
+            parallel: Some(2),
+            max_total_tokens: Some(9000),
+            calibrated: Some("2026-01-02: local".into()),
+        };
+        assert_eq!(p.sampling, expected);
+        assert_eq!((p.candidates(), p.parallel()), (3, 2));
+    }
+
+    #[test]
+    fn an_unknown_sampling_key_is_refused_by_name() {
+        assert_unknown_key_refused("sampling");
+    }
+
+    #[test]
+    fn a_sampling_value_of_the_wrong_type_is_refused() {
+        assert_wrong_type_refused("sampling", "candidates = \"4\"", "u64");
+        assert_wrong_type_refused("sampling", "calibrated = 3", "string");
+    }
+
+    #[test]
+    fn sampling_left_out_asks_one_answer_without_validation_on_propose() {
+        let p = with_section("sampling", "").unwrap();
+        assert_eq!(p.sampling, Sampling::default());
+        assert_eq!((p.candidates(), p.parallel()), (1, 1));
+        let validated = with_section(
+            "validation",
+            "commands = [\"make test\"]\non_propose = true",
+        )
+        .unwrap();
+        assert_eq!(validated.candidates(), LOCAL_DEFAULT_CANDIDATES);
+        assert_eq!(validated.parallel(), LOCAL_DEFAULT_PARALLEL);
+    }
+}

@@ -173,6 +173,9 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::testing::{
+        assert_unknown_key_refused, assert_wrong_type_refused, with_section,
+    };
     use std::path::Path;
 
     use crate::policy::parse;
@@ -211,5 +214,58 @@ mod tests {
             .to_string();
             assert!(err.contains(needle), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn a_full_validation_table_is_read() {
+        let p = with_section(
+            "validation",
+            "commands = [\"make test\"]\ntimeout_secs = 60\non_propose = true\nsandbox_skip = [\"build\"]\n\
+             isolation = \"copy\"\nenv = [\"MY_VAR\"]\nsandbox_read = [\"/opt/sdk\"]\n\
+             sandbox_include = [\"tests/fixtures/*.pem\"]\nsandbox_tmp_mib = 64\nsandbox_write_mib = 128",
+        )
+        .unwrap();
+        let expected = Validation {
+            commands: vec!["make test".into()],
+            timeout_secs: 60,
+            on_propose: true,
+            sandbox_skip: vec!["build".into()],
+            isolation: crate::confine::Isolation::Copy,
+            env: vec!["MY_VAR".into()],
+            sandbox_read: vec!["/opt/sdk".into()],
+            sandbox_include: vec!["tests/fixtures/*.pem".into()],
+            sandbox_tmp_mib: 64,
+            sandbox_write_mib: 128,
+        };
+        assert_eq!(p.validation, expected);
+    }
+
+    #[test]
+    fn an_unknown_validation_key_is_refused_by_name() {
+        assert_unknown_key_refused("validation");
+    }
+
+    #[test]
+    fn a_validation_value_of_the_wrong_type_is_refused() {
+        assert_wrong_type_refused("validation", "on_propose = \"yes\"", "boolean");
+        assert_wrong_type_refused("validation", "commands = \"make test\"", "sequence");
+        assert_wrong_type_refused("validation", "timeout_secs = \"5m\"", "u64");
+    }
+
+    #[test]
+    fn validation_left_out_runs_nothing_and_confines_what_it_would_run() {
+        let v = with_section("validation", "").unwrap().validation;
+        assert_eq!(v, Validation::default());
+        assert!(v.commands.is_empty() && !v.on_propose);
+        assert_eq!(v.timeout_secs, DEFAULT_CHECK_TIMEOUT_SECS);
+        assert_eq!(v.isolation, crate::confine::Isolation::Confined);
+        assert_eq!(v.sandbox_skip, DEFAULT_SANDBOX_SKIP);
+        assert_eq!(v.env, DEFAULT_CHECK_ENV);
+        assert_eq!(v.sandbox_read, DEFAULT_SANDBOX_READ);
+        assert!(v.sandbox_include.is_empty());
+        assert_eq!(
+            (v.sandbox_tmp_mib, v.sandbox_write_mib),
+            (DEFAULT_SANDBOX_TMP_MIB, DEFAULT_SANDBOX_WRITE_MIB)
+        );
     }
 }
