@@ -25,6 +25,7 @@ use crate::policy::{self, EditFormat, LoadedPolicy};
 use crate::scope;
 use crate::service::{Call, ProposeRequest, Service};
 use crate::task::{Complexity, Task};
+use crate::txn::fsat::{self, Dir, Found};
 use crate::txn::{self, PatchLimits};
 
 /// One routine edit of the suite: a file, what to do to it, and the exact bytes it must hold afterwards.
@@ -222,7 +223,7 @@ pub fn plan(root_arg: &str, opts: &Options) -> Result<Plan> {
     let root = scope::root_from_arg(root_arg)?;
     let loaded = policy::load(&root)?;
     let policy_text = match &loaded.path {
-        Some(p) => unchanged_since_loaded(p, &loaded)?,
+        Some(p) => unchanged_since_loaded(p, &loaded)?.text,
         None => "[provider]\nkind = \"llamacpp\"\n".to_string(),
     };
     let model = loaded.policy.route(false, None)?;
@@ -650,20 +651,18 @@ fn set_key(
     Ok(())
 }
 
-/// Record the recommendation in the policy file at `path` (written beside itself and renamed into place, as
-/// `init-project` writes it).
-pub fn write_choice(path: &Path, rec: &Recommendation, rows: &[Row], model: &str) -> Result<()> {
-    let text = std::fs::read_to_string(path).at("cannot read", path)?;
-    let out = record_choice(&text, rec, rows, model, &today())?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).at("cannot write in", dir)?;
-    std::io::Write::write_all(&mut tmp, out.as_bytes()).at("cannot write", path)?;
-    if let Ok(m) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(tmp.path(), m.permissions());
-    }
-    tmp.persist(path)
-        .map_err(|e| Error::io_message(format!("cannot write {}: {}", path.display(), e.error)))?;
-    Ok(())
+/// Record the recommendation in the policy file at `path`, refused unless it still holds the bytes `loaded` was read
+/// (and trusted) from; read once and replaced through a handle on its folder ([`PolicyFile`]).
+pub fn write_choice(
+    path: &Path,
+    loaded: &LoadedPolicy,
+    rec: &Recommendation,
+    rows: &[Row],
+    model: &str,
+) -> Result<()> {
+    let file = unchanged_since_loaded(path, loaded)?;
+    let out = record_choice(&file.text, rec, rows, model, &today())?;
+    file.replace(&out, path)
 }
 
 /// Write the recommendation of `r` to the plan's policy file, and say so in the report.
@@ -679,24 +678,97 @@ pub fn write_report(plan: &Plan, r: &mut Report) -> Result<()> {
         )));
     };
     // Only over the bytes that were trusted, and the change it writes is trusted in turn.
-    unchanged_since_loaded(path, &plan.loaded)?;
-    write_choice(path, rec, &r.rows, &plan.model)?;
+    write_choice(path, &plan.loaded, rec, &r.rows, &plan.model)?;
     crate::trust::trust_file(path)?;
     r.written = Some(path.display().to_string());
     Ok(())
 }
 
-/// The text of the policy file at `path`, refused unless it still holds the bytes `loaded` was read (and trusted)
-/// from.
-fn unchanged_since_loaded(path: &Path, loaded: &policy::LoadedPolicy) -> Result<String> {
-    let text = std::fs::read_to_string(path).at("cannot read", path)?;
-    if loaded.digest.as_deref() != Some(crate::digest::sha256_hex(text.as_bytes()).as_str()) {
+/// The policy file at `path` ([`PolicyFile::read`]), refused unless it still holds the bytes `loaded` was read (and
+/// trusted) from.
+fn unchanged_since_loaded(path: &Path, loaded: &policy::LoadedPolicy) -> Result<PolicyFile> {
+    let file = PolicyFile::read(path)?;
+    if loaded.digest.as_deref() != Some(crate::digest::sha256_hex(file.text.as_bytes()).as_str()) {
         return Err(Error::Trust(format!(
             "{} changed while calibrate was running; read it, then run calibrate again",
             path.display()
         )));
     }
-    Ok(text)
+    Ok(file)
+}
+
+/// The policy file as `--write` reads and rewrites it: through a handle on its folder (`txn::fsat`, the handles the
+/// transaction writes through), its name opened without following a symlink and without blocking.
+struct PolicyFile {
+    /// Its folder.
+    dir: Dir,
+    /// Its name in that folder.
+    name: String,
+    /// What it holds.
+    text: String,
+    /// Its permission bits, kept by the rewrite.
+    mode: u32,
+}
+
+impl PolicyFile {
+    /// Read the regular file at `path`'s name in `path`'s folder: a symlink, a FIFO or anything but a regular file
+    /// there is refused, by what it is.
+    fn read(path: &Path) -> Result<PolicyFile> {
+        use std::os::unix::fs::PermissionsExt;
+        let (Some(folder), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
+        else {
+            return Err(Error::io_message(format!(
+                "cannot read {}: it names no file in a folder",
+                path.display()
+            )));
+        };
+        let dir = Dir::root(folder).at("cannot read", path)?;
+        let (file, bytes) = match dir.look(name, false).at("cannot read", path)? {
+            Found::File { file, bytes, .. } => (file, bytes),
+            Found::Absent => {
+                return Err(std::io::Error::from_raw_os_error(libc::ENOENT))
+                    .at("cannot read", path);
+            }
+            Found::Other(kind) => {
+                return Err(fsat::not_regular(name, kind)).at("cannot read", path);
+            }
+        };
+        let mode = file
+            .metadata()
+            .at("cannot read", path)?
+            .permissions()
+            .mode()
+            & 0o7777;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text")
+            })
+            .at("cannot read", path)?;
+        Ok(PolicyFile {
+            dir,
+            name: name.to_string(),
+            text,
+            mode,
+        })
+    }
+
+    /// Make the file hold `text`: written to a new temporary file beside it with its permission bits, flushed,
+    /// renamed over it and the folder flushed (a reader sees the old text or the new, never a part); the temporary
+    /// file is removed again when a step fails.
+    fn replace(&self, text: &str, path: &Path) -> Result<()> {
+        let (tmp, file) = self
+            .dir
+            .write_temp(text.as_bytes(), self.mode)
+            .at("cannot write", path)?;
+        let done = file
+            .sync_all()
+            .and_then(|()| self.dir.rename(&tmp, &self.name))
+            .and_then(|()| self.dir.sync());
+        if done.is_err() {
+            let _ = self.dir.unlink(&tmp);
+        }
+        done.at("cannot write", path)
+    }
 }
 
 #[cfg(test)]

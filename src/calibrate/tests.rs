@@ -258,3 +258,102 @@ fn a_patch_is_correct_only_when_it_gives_the_expected_bytes() {
     );
     assert_eq!(post_image("not a patch", c, &p), None);
 }
+
+/// A workspace folder holding `ODD` as its policy file (mode 0640), and that policy as loaded from it.
+fn odd_policy_file() -> (tempfile::TempDir, PathBuf, LoadedPolicy) {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join(policy::POLICY_FILE);
+    std::fs::write(&path, ODD).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let loaded = LoadedPolicy {
+        policy: policy::parse(ODD, &path).unwrap(),
+        path: Some(path.clone()),
+        digest: Some(crate::digest::sha256_hex(ODD.as_bytes())),
+    };
+    (d, path, loaded)
+}
+
+/// The names in the folder `d`, sorted.
+fn names_in(d: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn write_replaces_the_policy_file_keeping_its_mode_and_leaving_no_temporary_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let (d, path, loaded) = odd_policy_file();
+    let rows = vec![row("json", 4, 5, 11250)];
+    let before = today();
+    write_choice(&path, &loaded, &rec(), &rows, "tiny").unwrap();
+    let written = std::fs::read_to_string(&path).unwrap();
+    // The date is read again on either side of the write: one of them is the date it wrote.
+    let dated = |date: &str| record_choice(ODD, &rec(), &rows, "tiny", date).unwrap();
+    assert!(
+        written == dated(&before) || written == dated(&today()),
+        "{written}"
+    );
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o640);
+    assert_eq!(names_in(d.path()), [policy::POLICY_FILE]);
+}
+
+#[test]
+fn write_refuses_a_symlink_at_the_policy_name_and_writes_nothing() {
+    let (d, path, loaded) = odd_policy_file();
+    let real = d.path().join("real.toml");
+    std::fs::rename(&path, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &path).unwrap();
+    let err = write_choice(&path, &loaded, &rec(), &[], "tiny")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cannot read") && err.contains("symlink"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), ODD);
+    assert!(
+        std::fs::symlink_metadata(&path)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(names_in(d.path()), [policy::POLICY_FILE, "real.toml"]);
+}
+
+#[test]
+fn write_refuses_a_fifo_at_the_policy_name_without_blocking() {
+    let (d, path, loaded) = odd_policy_file();
+    std::fs::remove_file(&path).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let err = write_choice(&path, &loaded, &rec(), &[], "tiny")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("a FIFO, not a regular file"), "{err}");
+    assert_eq!(names_in(d.path()), [policy::POLICY_FILE]);
+}
+
+#[test]
+fn write_refuses_a_policy_file_changed_since_it_was_loaded() {
+    let (d, path, loaded) = odd_policy_file();
+    let changed = ODD.replace("parallel = 2", "parallel = 3");
+    std::fs::write(&path, &changed).unwrap();
+    let err = write_choice(&path, &loaded, &rec(), &[], "tiny")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("changed while calibrate was running"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), changed);
+    assert_eq!(names_in(d.path()), [policy::POLICY_FILE]);
+}
