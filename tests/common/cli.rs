@@ -7,14 +7,14 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use rmcp::ServiceExt;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 
 use super::{BIN, test_ledger, test_state};
 
 /// An rmcp client connected to a worker's MCP server over its stdio.
-pub type McpClient = RunningService<rmcp::RoleClient, ()>;
+pub type McpClient = RunningService<RoleClient, ()>;
 
 /// The request [`Cli::propose`] sends unless a test says otherwise.
 #[derive(Clone)]
@@ -65,6 +65,20 @@ impl Cli {
             files: Vec::new(),
         });
         cli
+    }
+
+    /// `local-llm-worker apply --workspace-root ROOT --patch PATCH --digest DIGEST`.
+    pub fn apply(
+        root: impl AsRef<OsStr>,
+        patch: impl AsRef<OsStr>,
+        digest: impl AsRef<OsStr>,
+    ) -> Cli {
+        Cli::new(["apply".as_ref(), "--workspace-root".as_ref(), root.as_ref()]).args([
+            "--patch".as_ref(),
+            patch.as_ref(),
+            "--digest".as_ref(),
+            digest.as_ref(),
+        ])
     }
 
     /// `local-llm-worker mcp`: the MCP server, to spawn or to [`Cli::serve`].
@@ -200,7 +214,12 @@ impl Cli {
 
     /// Spawn the command (an MCP server: [`Cli::mcp`]) and connect rmcp's client to its stdio.
     pub async fn serve(&self) -> McpClient {
+        self.serve_with(()).await
+    }
+
+    /// [`Cli::serve`] with the client's own `handler` (of notifications, progress).
+    pub async fn serve_with<H: ClientHandler>(&self, handler: H) -> RunningService<RoleClient, H> {
         let t = TokioChildProcess::new(tokio::process::Command::from(self.command())).unwrap();
-        ().serve(t).await.unwrap()
+        handler.serve(t).await.unwrap()
     }
 }

@@ -4,14 +4,12 @@
 //! sandbox copy, reset between candidates.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
 /// The edit that sets VALUE to `n`.
@@ -32,35 +30,14 @@ fn workspace(base_url: &str, passing: u32, sampling: &str) -> Ws {
     ws
 }
 
-fn worker(sandboxes: &Path) -> Command {
-    let mut c = Command::new(BIN);
-    c.env("LOCAL_LLM_STATE_DIR", test_state());
-    c.env_remove("LOCAL_LLM_CONFIG")
-        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .env("LOCAL_LLM_SANDBOX_DIR", sandboxes);
-    c
-}
-
 fn propose_json(ws: &Ws, sandboxes: &Path) -> (Output, Value) {
-    let out = worker(sandboxes)
-        .args([
-            "propose",
-            "--workspace-root",
-            &ws.root_str(),
-            "--task",
-            "Set VALUE",
-            "--accept",
-            "the check passes",
-            "--complexity",
-            "low",
-            "--file",
-            "v.py",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = Cli::propose(ws.root())
+        .task("Set VALUE")
+        .accept(&["the check passes"])
+        .file("v.py")
+        .arg("--json")
+        .env("LOCAL_LLM_SANDBOX_DIR", sandboxes)
+        .run();
     let v = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
     (out, v)
 }
@@ -328,8 +305,6 @@ fn no_usable_answer_among_k_is_one_refusal_that_lists_each() {
     assert!(empty(sandboxes.path()));
 }
 
-type Client = rmcp::service::RunningService<RoleClient, ()>;
-
 #[tokio::test]
 async fn cancelling_mid_way_leaves_no_request_and_no_sandbox() {
     // Four slow answers asked at once (each would take 20 s); the call is cancelled after the requests are open.
@@ -341,17 +316,11 @@ async fn cancelling_mid_way_leaves_no_request_and_no_sandbox() {
     let ledger = tempfile::NamedTempFile::new().unwrap();
     let before = ws.snapshot();
     let (sb, led) = (sandboxes.path().to_path_buf(), ledger.path().to_path_buf());
-    let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
-        c.env("LOCAL_LLM_STATE_DIR", test_state());
-        c.arg("mcp")
-            .env_remove("LOCAL_LLM_CONFIG")
-            .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-            .env("LOCAL_LLM_LEDGER", &led)
-            .env("LOCAL_LLM_STATE_DIR", test_state())
-            .env("LOCAL_LLM_SANDBOX_DIR", &sb);
-    }))
-    .unwrap();
-    let c: Client = ().serve(t).await.unwrap();
+    let c = Cli::mcp()
+        .ledger(&led)
+        .env("LOCAL_LLM_SANDBOX_DIR", &sb)
+        .serve()
+        .await;
     let serde_json::Value::Object(args) = serde_json::json!({
         "workspace_root": ws.root_str(), "task": "Set VALUE", "acceptance_criteria": ["the check passes"],
         "complexity": "low", "files": ["v.py"]

@@ -89,28 +89,12 @@ fn propose_then_apply_writes_exactly_the_approved_bytes() {
 
     let digest = v["digest"].as_str().unwrap();
     let root = ws.root_str();
-    let out = cli(&[
-        "apply",
-        "--workspace-root",
-        &root,
-        "--patch",
-        patch_file.to_str().unwrap(),
-        "--digest",
-        digest,
-    ]);
+    let out = Cli::apply(&root, patch_file.to_str().unwrap(), digest).run();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(ws.read("src/value.py"), "VALUE = 2\n\nprint(VALUE)\n");
 
     // The same patch again: the file already holds the post-image, and the refusal says so.
-    let out = cli(&[
-        "apply",
-        "--workspace-root",
-        &root,
-        "--patch",
-        patch_file.to_str().unwrap(),
-        "--digest",
-        digest,
-    ]);
+    let out = Cli::apply(&root, patch_file.to_str().unwrap(), digest).run();
     assert_refused(
         &ws,
         out,
@@ -182,27 +166,14 @@ fn refuses_bad_requests_before_calling_the_model() {
     let ws = sample(&s.base_url, "");
     let root = ws.root_str();
     let before = ws.snapshot();
-    let base = |task: &str, complexity: &str| -> Vec<String> {
-        [
-            "propose",
-            "--workspace-root",
-            &root,
-            "--task",
-            task,
-            "--complexity",
-            complexity,
-            "--file",
-            "src/value.py",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    let base = |task: &str, complexity: &str| {
+        Cli::propose(&root)
+            .task(task)
+            .accept(&[])
+            .complexity(complexity)
+            .file("src/value.py")
     };
-    let run = |mut a: Vec<String>, extra: &[&str]| {
-        a.extend(extra.iter().map(|s| s.to_string()));
-        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
-        cli(&refs)
-    };
+    let run = |c: Cli, extra: &[&str]| c.args(extra).run();
     assert_refused(
         &ws,
         run(base("  ", "low"), &["--accept", "x"]),
@@ -230,34 +201,18 @@ fn refuses_bad_requests_before_calling_the_model() {
         run(base("t", "hard"), &["--accept", "x"]),
         "not one of \"low\", \"medium\"",
     );
-    let out = cli(&[
-        "propose",
-        "--workspace-root",
-        "rel/path",
-        "--task",
-        "t",
-        "--accept",
-        "a",
-        "--complexity",
-        "low",
-        "--file",
-        "x",
-    ]);
+    let out = Cli::propose("rel/path")
+        .task("t")
+        .accept(&["a"])
+        .file("x")
+        .run();
     // Relative to the current folder, which holds no such folder.
     assert_refused(&ws, out, "rel/path cannot be opened");
-    let out = cli(&[
-        "propose",
-        "--workspace-root",
-        "/no/such/dir",
-        "--task",
-        "t",
-        "--accept",
-        "a",
-        "--complexity",
-        "low",
-        "--file",
-        "x",
-    ]);
+    let out = Cli::propose("/no/such/dir")
+        .task("t")
+        .accept(&["a"])
+        .file("x")
+        .run();
     assert_refused(&ws, out, "cannot be opened");
     assert!(
         s.requests.lock().unwrap().is_empty(),
@@ -271,19 +226,8 @@ fn refuses_a_workspace_without_policy_unless_allowed() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.py"), "VALUE = 1\n").unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let out = cli(&[
-        "propose",
-        "--workspace-root",
-        root.to_str().unwrap(),
-        "--task",
-        "t",
-        "--accept",
-        "a",
-        "--complexity",
-        "low",
-        "--file",
-        "a.py",
-    ]);
+    let request = Cli::propose(&root).task("t").accept(&["a"]).file("a.py");
+    let out = request.run();
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains("has no local-llm-worker.toml; run `local-llm-worker init-project"),
@@ -292,27 +236,10 @@ fn refuses_a_workspace_without_policy_unless_allowed() {
     );
 
     // Under LOCAL_LLM_ALLOWED_ROOTS the default policy applies (here: llama.cpp default URL, unreachable port).
-    let out = std::process::Command::new(BIN)
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .args([
-            "propose",
-            "--workspace-root",
-            root.to_str().unwrap(),
-            "--task",
-            "t",
-            "--accept",
-            "a",
-            "--complexity",
-            "low",
-            "--file",
-            "a.py",
-        ])
+    let out = request
+        .clone()
         .env("LOCAL_LLM_ALLOWED_ROOTS", root.parent().unwrap())
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .output()
-        .unwrap();
+        .run();
     assert!(
         !stderr(&out).contains("has no local-llm-worker.toml"),
         "{}",
@@ -329,26 +256,9 @@ fn refuses_a_workspace_without_policy_unless_allowed() {
     );
 
     // LOCAL_LLM_CONFIG naming a missing file is refused with the variable's name.
-    let out = std::process::Command::new(BIN)
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .args([
-            "propose",
-            "--workspace-root",
-            root.to_str().unwrap(),
-            "--task",
-            "t",
-            "--accept",
-            "a",
-            "--complexity",
-            "low",
-            "--file",
-            "a.py",
-        ])
+    let out = request
         .env("LOCAL_LLM_CONFIG", "/no/such/policy.toml")
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .output()
-        .unwrap();
+        .run();
     assert!(
         stderr(&out).contains("LOCAL_LLM_CONFIG names /no/such/policy.toml"),
         "{}",
@@ -508,15 +418,7 @@ fn apply_refuses_a_wrong_digest_and_altered_bytes() {
     let root = ws.root_str();
     let good = sha256_of_file(pf.path());
     let wrong = "0".repeat(64);
-    let out = cli(&[
-        "apply",
-        "--workspace-root",
-        &root,
-        "--patch",
-        pf.path().to_str().unwrap(),
-        "--digest",
-        &wrong,
-    ]);
+    let out = Cli::apply(&root, pf.path().to_str().unwrap(), &wrong).run();
     assert_refused(&ws, out, "do not match the approved digest");
     assert!(
         !stderr(&out_again(&ws, pf.path(), &wrong)).contains(&good),
@@ -528,40 +430,16 @@ fn apply_refuses_a_wrong_digest_and_altered_bytes() {
         .replace("+VALUE = 2", "+VALUE = 3");
     std::fs::write(pf.path(), &altered).unwrap();
     let d = sha256_of_file(pf.path());
-    let out = cli(&[
-        "apply",
-        "--workspace-root",
-        &root,
-        "--patch",
-        pf.path().to_str().unwrap(),
-        "--digest",
-        &d,
-    ]);
+    let out = Cli::apply(&root, pf.path().to_str().unwrap(), &d).run();
     assert_refused(&ws, out, "the patch bytes were altered");
-    let out = cli(&[
-        "apply",
-        "--workspace-root",
-        &root,
-        "--patch",
-        "/no/such.diff",
-        "--digest",
-        &good,
-    ]);
+    let out = Cli::apply(&root, "/no/such.diff", &good).run();
     assert_refused(&ws, out, "cannot read --patch");
     assert_eq!(ws.snapshot(), before);
 }
 
 /// `apply` of the patch file with `digest`, for a second look at a refusal.
 fn out_again(ws: &Ws, patch: &std::path::Path, digest: &str) -> std::process::Output {
-    cli(&[
-        "apply",
-        "--workspace-root",
-        &ws.root_str(),
-        "--patch",
-        patch.to_str().unwrap(),
-        "--digest",
-        digest,
-    ])
+    Cli::apply(&ws.root_str(), patch.to_str().unwrap(), digest).run()
 }
 
 #[test]
@@ -584,15 +462,7 @@ fn apply_refuses_a_stale_file() {
     );
     let before = ws.snapshot();
     let d = sha256_of_file(pf.path());
-    let out = cli(&[
-        "apply",
-        "--workspace-root",
-        &ws.root_str(),
-        "--patch",
-        pf.path().to_str().unwrap(),
-        "--digest",
-        &d,
-    ]);
+    let out = Cli::apply(&ws.root_str(), pf.path().to_str().unwrap(), &d).run();
     assert_refused(&ws, out, "src/value.py changed since the proposal");
     assert_eq!(ws.snapshot(), before);
 }
@@ -620,16 +490,9 @@ fn a_failing_validation_restores_every_file_byte_for_byte() {
     assert!(out.status.success(), "{}", stderr(&out));
     let before = ws.snapshot();
     let d = sha256_of_file(pf.path());
-    let out = cli(&[
-        "apply",
-        "--workspace-root",
-        &ws.root_str(),
-        "--patch",
-        pf.path().to_str().unwrap(),
-        "--digest",
-        &d,
-        "--json",
-    ]);
+    let out = Cli::apply(&ws.root_str(), pf.path().to_str().unwrap(), &d)
+        .args(["--json"])
+        .run();
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(
@@ -672,15 +535,7 @@ fn apply_keeps_line_endings_modes_and_final_newline_state() {
             .contains("100755")
     );
     let d = sha256_of_file(pf.path());
-    let out = cli(&[
-        "apply",
-        "--workspace-root",
-        &ws.root_str(),
-        "--patch",
-        pf.path().to_str().unwrap(),
-        "--digest",
-        &d,
-    ]);
+    let out = Cli::apply(&ws.root_str(), pf.path().to_str().unwrap(), &d).run();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(ws.read("src/run.sh"), "#!/bin/sh\r\necho two\r\nexit 0");
     let snap = ws.snapshot();
@@ -799,15 +654,7 @@ fn init_project_suggests_unittest_for_a_plain_python_project_with_tests() {
 
 /// The CLI run in the folder `dir` (the way a person types it there).
 fn cli_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .output()
-        .unwrap()
+    Cli::new(args).current_dir(dir).run()
 }
 
 #[test]
@@ -968,17 +815,11 @@ fn a_failing_doctor_says_how_many_checks_failed_instead_of_invalid_argument() {
 #[test]
 fn a_missing_acceptance_criterion_on_the_cli_names_the_accept_flag() {
     let ws = sample("http://127.0.0.1:9/v1", "");
-    let out = cli(&[
-        "propose",
-        "--workspace-root",
-        &ws.root_str(),
-        "--task",
-        "t",
-        "--complexity",
-        "low",
-        "--file",
-        "src/value.py",
-    ]);
+    let out = Cli::propose(ws.root())
+        .task("t")
+        .accept(&[])
+        .file("src/value.py")
+        .run();
     assert_refused(
         &ws,
         out,

@@ -191,33 +191,19 @@ fn propose_probe(
     st: &Setup,
     extra_env: &[(&str, &str)],
 ) -> (std::process::Output, u32, serde_json::Value) {
-    let mut c = Command::new(BIN);
-    c.args([
-        "propose",
-        "--workspace-root",
-        &st.ws.root_str(),
-        "--task",
-        "Print start",
-        "--accept",
-        "it prints start",
-        "--complexity",
-        "low",
-        "--file",
-        "probe.py",
-        "--json",
-    ])
-    .env_remove("LOCAL_LLM_CONFIG")
-    .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-    .env(KEY_VAR, KEY)
-    .env("HOME", st.home.path())
-    .env("LOCAL_LLM_STATE_DIR", st.state.path())
-    .env("LOCAL_LLM_LEDGER", st.ledger.path().join("ledger.jsonl"))
-    .env("LOCAL_LLM_SANDBOX_DIR", st.sandboxes.path())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    for (k, v) in extra_env {
-        c.env(k, v);
-    }
+    let mut c = Cli::propose(st.ws.root())
+        .task("Print start")
+        .accept(&["it prints start"])
+        .file("probe.py")
+        .arg("--json")
+        .env(KEY_VAR, KEY)
+        .env("HOME", st.home.path())
+        .state(st.state.path())
+        .ledger(st.ledger.path().join("ledger.jsonl"))
+        .env("LOCAL_LLM_SANDBOX_DIR", st.sandboxes.path())
+        .envs(extra_env)
+        .command();
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
     // The worker inherits a descriptor of the real workspace folder, as a careless parent could leave it one.
     let inherited = std::fs::File::open(st.ws.root()).unwrap();
     let raw = std::os::fd::AsRawFd::as_raw_fd(&inherited);

@@ -2,23 +2,12 @@
 //! tool listing with annotations and schemas, propose then apply by id and digest, and every proposal refusal.
 
 use crate::common::*;
-use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 
-type Client = RunningService<rmcp::RoleClient, ()>;
+type Client = McpClient;
 
 async fn client() -> Client {
-    let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
-        c.arg("mcp")
-            .env("LOCAL_LLM_LEDGER", test_ledger())
-            .env("LOCAL_LLM_STATE_DIR", test_state())
-            .env_remove("LOCAL_LLM_CONFIG")
-            .env_remove("LOCAL_LLM_ALLOWED_ROOTS");
-    }))
-    .unwrap();
-    ().serve(t).await.unwrap()
+    Cli::mcp().serve().await
 }
 
 async fn call(c: &Client, tool: &'static str, args: serde_json::Value) -> CallToolResult {
@@ -621,12 +610,8 @@ struct RawServer {
 impl RawServer {
     fn start() -> RawServer {
         use std::io::BufRead;
-        let mut child = std::process::Command::new(BIN)
-            .arg("mcp")
-            .env("LOCAL_LLM_LEDGER", test_ledger())
-            .env("LOCAL_LLM_STATE_DIR", test_state())
-            .env_remove("LOCAL_LLM_CONFIG")
-            .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+        let mut child = Cli::mcp()
+            .command()
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()

@@ -28,15 +28,12 @@ fn propose_one(ws: &Ws, file: &str) -> Output {
 fn apply_bytes(ws: &Ws, patch: &[u8]) -> Output {
     let pf = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(pf.path(), patch).unwrap();
-    cli(&[
-        "apply",
-        "--workspace-root",
+    Cli::apply(
         &ws.root_str(),
-        "--patch",
         pf.path().to_str().unwrap(),
-        "--digest",
         &sha256_hex(patch),
-    ])
+    )
+    .run()
 }
 
 fn change(path: &str, pre: Option<&str>, post: &str) -> FileChange {
@@ -519,36 +516,6 @@ fn policy_values_that_panic_are_refused_at_load_with_their_range() {
     assert_eq!(after, want);
 }
 
-/// The CLI with these variables set (and the others of the policy environment removed).
-fn cli_with(args: &[&str], envs: &[(&str, &std::path::Path)]) -> Output {
-    let mut c = std::process::Command::new(BIN);
-    c.args(args)
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .env("LOCAL_LLM_STATE_DIR", test_state());
-    for (k, v) in envs {
-        c.env(k, v);
-    }
-    c.output().unwrap()
-}
-
-fn propose_args<'a>(root: &'a str, file: &'a str) -> Vec<&'a str> {
-    vec![
-        "propose",
-        "--workspace-root",
-        root,
-        "--task",
-        "Set VALUE to 2",
-        "--accept",
-        "VALUE is 2",
-        "--complexity",
-        "low",
-        "--file",
-        file,
-    ]
-}
-
 // 16. LOCAL_LLM_CONFIG made any folder a workspace: with it set, workspace_root = "/" let a patch write under /tmp.
 #[test]
 fn local_llm_config_makes_no_folder_a_workspace_by_itself() {
@@ -569,7 +536,10 @@ fn local_llm_config_makes_no_folder_a_workspace_by_itself() {
     std::fs::write(root.join("src/value.py"), "VALUE = 1\n").unwrap();
     let root_s = root.to_str().unwrap();
     let config = [("LOCAL_LLM_CONFIG", forced.as_path())];
-    let out = cli_with(&propose_args(root_s, "src/value.py"), &config);
+    let out = Cli::propose(root_s)
+        .file("src/value.py")
+        .envs(&config)
+        .run();
     assert_refused(&out, "LOCAL_LLM_ALLOWED_ROOTS", "a bare folder");
     assert!(
         stderr(&out).contains("LOCAL_LLM_CONFIG"),
@@ -583,7 +553,7 @@ fn local_llm_config_makes_no_folder_a_workspace_by_itself() {
         ("LOCAL_LLM_ALLOWED_ROOTS", std::path::Path::new("/")),
     ];
     let rel = format!("{}/src/value.py", &root_s[1..]);
-    let out = cli_with(&propose_args("/", &rel), &everything);
+    let out = Cli::propose("/").file(&rel).envs(&everything).run();
     assert_refused(&out, "never a workspace", "/");
     let home = tempfile::tempdir().unwrap();
     let home_root = home.path().canonicalize().unwrap();
@@ -593,10 +563,10 @@ fn local_llm_config_makes_no_folder_a_workspace_by_itself() {
     )
     .unwrap();
     std::fs::write(home_root.join("value.py"), "VALUE = 1\n").unwrap();
-    let out = cli_with(
-        &propose_args(home_root.to_str().unwrap(), "value.py"),
-        &[("HOME", home_root.as_path())],
-    );
+    let out = Cli::propose(&home_root)
+        .file("value.py")
+        .env("HOME", &home_root)
+        .run();
     assert_refused(&out, "home folder", "HOME");
     assert_no_model_call(&s);
     // A crafted patch for / that would create a file under the temporary folder.
@@ -604,18 +574,9 @@ fn local_llm_config_makes_no_folder_a_workspace_by_itself() {
     let patch = canonical::render(&[change(&target, None, "pwned\n")]);
     let pf = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(pf.path(), &patch).unwrap();
-    let out = cli_with(
-        &[
-            "apply",
-            "--workspace-root",
-            "/",
-            "--patch",
-            pf.path().to_str().unwrap(),
-            "--digest",
-            &sha256_hex(&patch),
-        ],
-        &everything,
-    );
+    let out = Cli::apply("/", pf.path(), sha256_hex(&patch))
+        .envs(&everything)
+        .run();
     assert_refused(&out, "never a workspace", "apply to /");
     assert!(!root.join("pwned.txt").exists(), "the patch wrote under /");
     // The forced policy still applies where it may: under LOCAL_LLM_ALLOWED_ROOTS, or where a policy file is.
@@ -623,14 +584,20 @@ fn local_llm_config_makes_no_folder_a_workspace_by_itself() {
         ("LOCAL_LLM_CONFIG", forced.as_path()),
         ("LOCAL_LLM_ALLOWED_ROOTS", root.parent().unwrap()),
     ];
-    let out = cli_with(&propose_args(root_s, "src/value.py"), &allowed);
+    let out = Cli::propose(root_s)
+        .file("src/value.py")
+        .envs(&allowed)
+        .run();
     assert!(out.status.success(), "{}", stderr(&out));
     std::fs::write(
         root.join("local-llm-worker.toml"),
         "[provider]\nkind = \"llamacpp\"\n",
     )
     .unwrap();
-    let out = cli_with(&propose_args(root_s, "src/value.py"), &config);
+    let out = Cli::propose(root_s)
+        .file("src/value.py")
+        .envs(&config)
+        .run();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(s.requests.lock().unwrap().len(), 2);
 }

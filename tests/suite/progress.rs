@@ -14,8 +14,7 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions};
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 
 #[derive(Clone, Default)]
 struct Recorder {
@@ -50,17 +49,7 @@ fn sample(
     let rec = Recorder::default();
     let ledger = ledger.to_path_buf();
     let r2 = rec.clone();
-    let fut = async move {
-        let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
-            c.env("LOCAL_LLM_STATE_DIR", test_state());
-            c.arg("mcp")
-                .env("LOCAL_LLM_LEDGER", &ledger)
-                .env("LOCAL_LLM_STATE_DIR", test_state())
-                .env_remove("LOCAL_LLM_CONFIG");
-        }))
-        .unwrap();
-        r2.serve(t).await.unwrap()
-    };
+    let fut = async move { Cli::mcp().ledger(&ledger).serve_with(r2).await };
     (ws, rec, fut)
 }
 
@@ -347,12 +336,10 @@ async fn cancellation_at_once_notifications_cancelled_closes_a_silent_model_conn
 
 /// The worker's stdio, driven by hand: JSON-RPC lines in, lines out.
 fn start_raw(ledger: &std::path::Path, state: &std::path::Path) -> std::process::Child {
-    std::process::Command::new(BIN)
-        .arg("mcp")
-        .env("LOCAL_LLM_LEDGER", ledger)
-        .env("LOCAL_LLM_STATE_DIR", state)
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+    Cli::mcp()
+        .ledger(ledger)
+        .state(state)
+        .command()
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -413,22 +400,11 @@ fn cancellation_at_once_ctrl_c_on_the_cli_closes_a_silent_model_connection() {
     let ws = Ws::new(&model.base_url, "[paths]\nallowed = [\"src/**\"]\n");
     ws.write("src/value.py", "VALUE = 1\n");
     let before = ws.snapshot();
-    let root = ws.root_str();
-    let child = std::process::Command::new(BIN)
-        .args([
-            "propose",
-            "--workspace-root",
-            &root,
-            "--task",
-            "Set VALUE to 2",
-            "--accept",
-            "VALUE is 2",
-        ])
-        .args(["--complexity", "low", "--file", "src/value.py"])
-        .env("LOCAL_LLM_LEDGER", ledger.path())
-        .env("LOCAL_LLM_STATE_DIR", state.path())
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+    let child = Cli::propose(ws.root())
+        .file("src/value.py")
+        .ledger(ledger.path())
+        .state(state.path())
+        .command()
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

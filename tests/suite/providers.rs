@@ -22,16 +22,7 @@ fn workspace(base_url: &str, provider: &str, extra: &str) -> Ws {
 
 /// Run the CLI with a key variable set to the sentinel.
 fn run_with_key(args: &[&str], var: &str) -> std::process::Output {
-    std::process::Command::new(BIN)
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .args(args)
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .env(var, SENTINEL)
-        .output()
-        .unwrap()
+    Cli::new(args).env(var, SENTINEL).run()
 }
 
 fn propose_args(ws: &Ws, complexity: &str) -> Vec<String> {
@@ -314,14 +305,7 @@ fn auth_failures_name_the_variable_and_never_the_key() {
         "the key leaked: {err}"
     );
 
-    let out = std::process::Command::new(BIN)
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .args(&refs)
-        .env_remove("OPENROUTER_API_KEY")
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .output()
-        .unwrap();
+    let out = Cli::new(&refs).env_remove("OPENROUTER_API_KEY").run();
     assert!(
         stderr(&out).contains("OPENROUTER_API_KEY (named by [provider] api_key_env) is not set"),
         "{}",
@@ -357,14 +341,10 @@ fn a_sentinel_key_appears_in_no_output_and_no_file_on_any_error_path() {
             vec!["doctor".into(), "--workspace-root".into(), ws.root_str()],
         ] {
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            let out = std::process::Command::new(BIN)
-                .env("LOCAL_LLM_STATE_DIR", test_state())
-                .args(&refs)
+            let out = Cli::new(&refs)
                 .env("OPENROUTER_API_KEY", SENTINEL)
-                .env("LOCAL_LLM_LEDGER", &ledger)
-                .env("LOCAL_LLM_STATE_DIR", test_state())
-                .output()
-                .unwrap();
+                .ledger(&ledger)
+                .run();
             for text in [stdout(&out), stderr(&out)] {
                 assert!(
                     !text.contains(SENTINEL),
@@ -520,20 +500,9 @@ fn stats_summarise_the_ledger() {
     let args = propose_args(&ws, "low");
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     for _ in 0..2 {
-        std::process::Command::new(BIN)
-            .env("LOCAL_LLM_STATE_DIR", test_state())
-            .args(&refs)
-            .env("LOCAL_LLM_LEDGER", &ledger)
-            .env("LOCAL_LLM_STATE_DIR", test_state())
-            .output()
-            .unwrap();
+        Cli::new(&refs).ledger(&ledger).run();
     }
-    let out = std::process::Command::new(BIN)
-        .args(["stats", "--json"])
-        .env("LOCAL_LLM_LEDGER", &ledger)
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .output()
-        .unwrap();
+    let out = Cli::new(["stats", "--json"]).ledger(&ledger).run();
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(
         (v["proposals"].as_u64(), v["proposals_refused"].as_u64()),
@@ -614,16 +583,10 @@ fn a_server_that_echoes_the_key_gets_its_answer_refused_and_the_key_reaches_noth
         let propose = propose_args(&ws, "low");
         let propose: Vec<&str> = propose.iter().map(String::as_str).collect();
         for args in [propose, delegate] {
-            let out = std::process::Command::new(BIN)
-                .env("LOCAL_LLM_STATE_DIR", test_state())
-                .args(&args)
-                .env_remove("LOCAL_LLM_CONFIG")
-                .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+            let out = Cli::new(&args)
                 .env("OPENROUTER_API_KEY", SENTINEL)
-                .env("LOCAL_LLM_LEDGER", &ledger)
-                .env("LOCAL_LLM_STATE_DIR", test_state())
-                .output()
-                .unwrap();
+                .ledger(&ledger)
+                .run();
             assert!(!out.status.success(), "{what}: {}", stdout(&out));
             let (o, e) = (stdout(&out), stderr(&out));
             assert!(
@@ -663,24 +626,17 @@ fn a_server_that_echoes_the_key_gets_its_answer_refused_and_the_key_reaches_noth
 
 #[tokio::test]
 async fn through_mcp_an_echoed_key_is_refused_and_absent_from_the_result() {
-    use rmcp::ServiceExt;
     use rmcp::model::CallToolRequestParams;
-    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
     for (what, reply) in echoing_replies() {
         let s = scripted(vec![reply]);
         let ws = workspace(&s.base_url, "openrouter", "");
         let ledger = tempfile::NamedTempFile::new().unwrap();
         let path = ledger.path().to_path_buf();
-        let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
-            c.arg("mcp")
-                .env("OPENROUTER_API_KEY", SENTINEL)
-                .env("LOCAL_LLM_LEDGER", &path)
-                .env("LOCAL_LLM_STATE_DIR", test_state())
-                .env_remove("LOCAL_LLM_CONFIG")
-                .env_remove("LOCAL_LLM_ALLOWED_ROOTS");
-        }))
-        .unwrap();
-        let c = ().serve(t).await.unwrap();
+        let c = Cli::mcp()
+            .env("OPENROUTER_API_KEY", SENTINEL)
+            .ledger(&path)
+            .serve()
+            .await;
         let args = serde_json::json!({
             "workspace_root": ws.root_str(),
             "task": "Set VALUE to 2",
@@ -741,19 +697,12 @@ fn a_key_quoted_by_the_json_parser_of_a_malformed_answer_is_redacted() {
 
 /// Run `args` with the key variables cleared, then `env` set, and the tests' state folder.
 fn run_keys(args: &[String], env: &[(&str, &str)]) -> std::process::Output {
-    let mut c = std::process::Command::new(BIN);
-    c.args(args)
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+    Cli::new(args)
         .env_remove("OPENROUTER_API_KEY")
         .env_remove("LLAMA_API_KEY")
         .env_remove("LOCAL_LLM_API_KEY")
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .env("LOCAL_LLM_LEDGER", test_ledger());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().unwrap()
+        .envs(env)
+        .run()
 }
 
 /// The Claude Code plugin hands the key over as `LOCAL_LLM_API_KEY` (from its sensitive user configuration). A

@@ -78,15 +78,7 @@ fn a_range_sends_only_its_lines_and_the_patch_is_against_the_whole_file() {
     let check = git(&ws.root(), &["apply", "--check", pf.to_str().unwrap()]);
     assert!(check.status.success(), "{}", stderr(&check));
     let root = ws.root_str();
-    let out = cli(&[
-        "apply",
-        "--workspace-root",
-        &root,
-        "--patch",
-        pf.to_str().unwrap(),
-        "--digest",
-        v["digest"].as_str().unwrap(),
-    ]);
+    let out = Cli::apply(&root, pf.to_str().unwrap(), v["digest"].as_str().unwrap()).run();
     assert!(out.status.success(), "{}", stderr(&out));
     let want = big(3000).replacen("TARGET = 0", "TARGET = 1", 1);
     assert_eq!(ws.read("src/big.py"), want);

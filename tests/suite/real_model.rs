@@ -42,20 +42,12 @@ fn the_real_model_yields_a_valid_patch_or_a_clear_refusal() {
         git(&ws.root(), &["init", "-q"]);
         let before = ws.snapshot();
         let root = ws.root_str();
-        let out = cli(&[
-            "propose",
-            "--workspace-root",
-            &root,
-            "--task",
-            task,
-            "--accept",
-            criterion,
-            "--complexity",
-            "low",
-            "--file",
-            file,
-            "--json",
-        ]);
+        let out = Cli::propose(&root)
+            .task(task)
+            .accept(&[criterion])
+            .file(file)
+            .args(["--json"])
+            .run();
         assert_eq!(ws.snapshot(), before, "propose touched the workspace");
         let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
         if !out.status.success() {
@@ -86,15 +78,12 @@ fn the_real_model_yields_a_valid_patch_or_a_clear_refusal() {
             check.status.success(),
             "git refused the canonical patch:\n{patch}"
         );
-        let out = cli(&[
-            "apply",
-            "--workspace-root",
+        let out = Cli::apply(
             &root,
-            "--patch",
             pf.path().to_str().unwrap(),
-            "--digest",
             v["digest"].as_str().unwrap(),
-        ]);
+        )
+        .run();
         if out.status.success() {
             assert_ne!(ws.snapshot(), before);
             outcomes.push(format!("{file}: applied"));
@@ -137,20 +126,12 @@ fn the_real_model_asked_for_apply_patch_yields_a_canonical_patch_or_a_clear_refu
         git(&ws.root(), &["init", "-q"]);
         let before = ws.snapshot();
         let root = ws.root_str();
-        let out = cli(&[
-            "propose",
-            "--workspace-root",
-            &root,
-            "--task",
-            task,
-            "--accept",
-            criterion,
-            "--complexity",
-            "low",
-            "--file",
-            file,
-            "--json",
-        ]);
+        let out = Cli::propose(&root)
+            .task(task)
+            .accept(&[criterion])
+            .file(file)
+            .args(["--json"])
+            .run();
         assert_eq!(ws.snapshot(), before, "propose touched the workspace");
         let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
         if !out.status.success() {
@@ -287,20 +268,12 @@ fn candidates_from_the_real_model_are_counted_and_one_is_chosen() {
     ws.write("util.py", "def add(a, b):\n    return a - b\n");
     let before = ws.snapshot();
     let root = ws.root_str();
-    let out = cli(&[
-        "propose",
-        "--workspace-root",
-        &root,
-        "--task",
-        "Fix add so that it returns the sum of a and b.",
-        "--accept",
-        "add returns a + b",
-        "--complexity",
-        "low",
-        "--file",
-        "util.py",
-        "--json",
-    ]);
+    let out = Cli::propose(&root)
+        .task("Fix add so that it returns the sum of a and b.")
+        .accept(&["add returns a + b"])
+        .file("util.py")
+        .args(["--json"])
+        .run();
     assert_eq!(ws.snapshot(), before, "propose touched the workspace");
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     if out.status.success() {
@@ -394,20 +367,12 @@ fn a_small_window_server_gets_a_range_of_a_big_file_and_refuses_the_whole_file()
     let before = ws.snapshot();
     let root = ws.root_str();
     let ask = |file: &str| {
-        cli(&[
-            "propose",
-            "--workspace-root",
-            &root,
-            "--task",
-            "Change TIMEOUT_SECONDS = 10 to TIMEOUT_SECONDS = 20.",
-            "--accept",
-            "the line reads TIMEOUT_SECONDS = 20",
-            "--complexity",
-            "low",
-            "--file",
-            file,
-            "--json",
-        ])
+        Cli::propose(&root)
+            .task("Change TIMEOUT_SECONDS = 10 to TIMEOUT_SECONDS = 20.")
+            .accept(&["the line reads TIMEOUT_SECONDS = 20"])
+            .file(file)
+            .args(["--json"])
+            .run()
     };
 
     // The whole file does not fit the server's window: refused before anything is sent, naming the window.
@@ -440,15 +405,12 @@ fn a_small_window_server_gets_a_range_of_a_big_file_and_refuses_the_whole_file()
         &["apply", "--check", pf.path().to_str().unwrap()],
     );
     assert!(check.status.success(), "{}", stderr(&check));
-    let out = cli(&[
-        "apply",
-        "--workspace-root",
+    let out = Cli::apply(
         &root,
-        "--patch",
         pf.path().to_str().unwrap(),
-        "--digest",
         v["digest"].as_str().unwrap(),
-    ]);
+    )
+    .run();
     assert!(out.status.success(), "{}", stderr(&out));
     // Only lines of the range changed: every other line is as it was.
     let after = ws.read("settings.py");

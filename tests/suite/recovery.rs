@@ -47,17 +47,11 @@ impl Setup {
     fn command(&self, args: &[&str], envs: &[(&str, &str)]) -> Command {
         // The policy as it is now is trusted in this setup's state folder.
         self.ws.trust_in(self.state.path());
-        let mut c = Command::new(BIN);
-        c.args(args)
-            .env_remove("LOCAL_LLM_CONFIG")
-            .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+        Cli::new(args)
             .env_remove("LLW_CRASH_AT")
-            .env("LOCAL_LLM_LEDGER", test_ledger())
-            .env("LOCAL_LLM_STATE_DIR", self.state.path());
-        for (k, v) in envs {
-            c.env(k, v);
-        }
-        c
+            .state(self.state.path())
+            .envs(envs)
+            .command()
     }
 
     /// `apply --patch` of `patch` (kept in a file beside the workspace).
@@ -208,23 +202,15 @@ async fn start_server(
     Duration,
 ) {
     use rmcp::ServiceExt;
-    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    use rmcp::transport::TokioChildProcess;
     let state = setup.state.path().to_path_buf();
     setup.ws.trust_in(&state);
-    let envs: Vec<(String, String)> = envs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
-        c.arg("mcp")
-            .env_remove("LLW_CRASH_AT")
-            .env("LOCAL_LLM_LEDGER", test_ledger())
-            .env("LOCAL_LLM_STATE_DIR", &state);
-        for (k, v) in &envs {
-            c.env(k, v);
-        }
-    }))
-    .unwrap();
+    let server = Cli::mcp()
+        .env_remove("LLW_CRASH_AT")
+        .state(&state)
+        .envs(envs)
+        .command();
+    let t = TokioChildProcess::new(tokio::process::Command::from(server)).unwrap();
     let started = Instant::now();
     let client = tokio::time::timeout(Duration::from_secs(10), ().serve(t))
         .await

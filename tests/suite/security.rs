@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::common::*;
 use local_llm_delegator::digest::sha256_hex;
@@ -43,16 +42,7 @@ impl Arena {
     fn run(&self, args: &[&str], envs: &[(&str, &str)]) -> std::process::Output {
         // The policy as it is now (tests rewrite it) is trusted in this arena's state folder.
         self.ws.trust_in(self.state.path());
-        let mut c = Command::new(BIN);
-        c.args(args)
-            .env_remove("LOCAL_LLM_CONFIG")
-            .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-            .env("LOCAL_LLM_LEDGER", test_ledger())
-            .env("LOCAL_LLM_STATE_DIR", self.state.path());
-        for (k, v) in envs {
-            c.env(k, v);
-        }
-        c.output().unwrap()
+        Cli::new(args).state(self.state.path()).envs(envs).run()
     }
 
     fn propose(&self, files: &[&str]) -> std::process::Output {
@@ -461,21 +451,13 @@ fn two_applies_of_the_same_file_at_once_one_lands_the_other_is_stale() {
 
 #[tokio::test]
 async fn eight_proposals_in_parallel_through_one_server_all_succeed() {
-    use rmcp::ServiceExt;
     use rmcp::model::CallToolRequestParams;
-    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
     let answer = r#"{"edits":[{"path":"src/value.py","old":"VALUE = 1","new":"VALUE = 2"}]}"#;
     let s = scripted(vec![Reply::chat(answer)]);
     let arena = Arena::new(&s.base_url);
     let state: PathBuf = arena.state.path().to_path_buf();
     arena.ws.trust_in(&state);
-    let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
-        c.arg("mcp")
-            .env("LOCAL_LLM_LEDGER", test_ledger())
-            .env("LOCAL_LLM_STATE_DIR", &state);
-    }))
-    .unwrap();
-    let client = ().serve(t).await.unwrap();
+    let client = Cli::mcp().state(&state).serve().await;
     let root = arena.ws.root_str();
     let calls = (0..8).map(|_| {
         let serde_json::Value::Object(args) = serde_json::json!({

@@ -154,16 +154,10 @@ fn doctor_with(
             .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
     )
     .unwrap();
-    std::process::Command::new(BIN)
-        .args(["doctor", "--workspace-root", &ws.root_str()])
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .env("LOCAL_LLM_STATE_DIR", test_state())
+    Cli::new(["doctor", "--workspace-root", &ws.root_str()])
         .env("HOME", home)
         .env("PATH", path)
-        .output()
-        .unwrap()
+        .run()
 }
 
 /// Only the pre-flight lines (`checks`), with the paths, the home folder and the milliseconds replaced.

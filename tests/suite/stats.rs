@@ -71,13 +71,7 @@ fn ledger() -> String {
 }
 
 fn stats(args: &[&str], ledger: &std::path::Path) -> std::process::Output {
-    std::process::Command::new(BIN)
-        .arg("stats")
-        .args(args)
-        .env("LOCAL_LLM_LEDGER", ledger)
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .output()
-        .unwrap()
+    Cli::new(["stats"]).args(args).ledger(ledger).run()
 }
 
 #[test]
@@ -173,13 +167,10 @@ fn a_real_propose_and_apply_show_up_as_accepted() {
     let ledger = d.path().join("ledger.jsonl");
     let patch = d.path().join("p.patch");
     let run = |args: &[&str]| {
-        std::process::Command::new(BIN)
-            .args(args)
-            .env("LOCAL_LLM_LEDGER", &ledger)
-            .env("LOCAL_LLM_STATE_DIR", d.path().join("state"))
-            .env_remove("LOCAL_LLM_CONFIG")
-            .output()
-            .unwrap()
+        Cli::new(args)
+            .ledger(&ledger)
+            .state(d.path().join("state"))
+            .run()
     };
     let root = ws.root_str();
     let out = run(&[

@@ -77,18 +77,11 @@ fn propose_args(ws: &Ws) -> Vec<String> {
 }
 
 fn run(args: &[String], env: &[(&str, &str)]) -> std::process::Output {
-    let mut c = std::process::Command::new(BIN);
-    c.args(args)
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
+    Cli::new(args)
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .env("LOCAL_LLM_STATE_DIR", test_state());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().unwrap()
+        .envs(env)
+        .run()
 }
 
 #[test]

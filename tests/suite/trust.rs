@@ -6,7 +6,6 @@
 
 use crate::common::*;
 use std::path::Path;
-use std::process::Command;
 
 const SENTINEL: &str = "sk-TRUST-SENTINEL-5b1e";
 
@@ -148,14 +147,9 @@ fn doctor_on_an_untrusted_policy_sends_no_request_and_runs_nothing() {
     let s = scripted(vec![Reply::chat(EDIT_JSON)]);
     let ws = untrusted(&s.base_url, "api_key_env = \"LLW_TRUST_KEY\"\n");
     let root = ws.root_str();
-    let out = Command::new(BIN)
-        .args(["doctor", "--workspace-root", &root])
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .env("LOCAL_LLM_LEDGER", test_ledger())
+    let out = Cli::new(["doctor", "--workspace-root", &root])
         .env("LLW_TRUST_KEY", SENTINEL)
-        .output()
-        .unwrap();
+        .run();
     assert!(!out.status.success());
     let text = stdout(&out);
     assert!(text.contains("FAIL  trust"), "{text}");
@@ -180,20 +174,10 @@ fn doctor_on_an_untrusted_policy_sends_no_request_and_runs_nothing() {
 
 #[tokio::test]
 async fn an_untrusted_policy_is_refused_over_mcp() {
-    use rmcp::ServiceExt;
     use rmcp::model::CallToolRequestParams;
-    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
     let s = scripted(vec![Reply::chat(EDIT_JSON)]);
     let ws = untrusted(&s.base_url, COMMANDS);
-    let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
-        c.arg("mcp")
-            .env("LOCAL_LLM_LEDGER", test_ledger())
-            .env("LOCAL_LLM_STATE_DIR", test_state())
-            .env_remove("LOCAL_LLM_CONFIG")
-            .env_remove("LOCAL_LLM_ALLOWED_ROOTS");
-    }))
-    .unwrap();
-    let client = ().serve(t).await.unwrap();
+    let client = Cli::mcp().serve().await;
     let task = serde_json::json!({
         "workspace_root": ws.root_str(),
         "task": "Set VALUE to 2",
@@ -275,13 +259,9 @@ fn a_policy_owned_by_another_user_is_refused_naming_the_owner() {
     assert!(stdout(&d).contains("uid 65534"), "{}", stdout(&d));
     // LOCAL_LLM_CONFIG naming such a file: the same refusal.
     let other = untrusted(&s.base_url, "");
-    let out = Command::new(BIN)
-        .args(["doctor", "--workspace-root", &other.root_str()])
+    let out = Cli::new(["doctor", "--workspace-root", &other.root_str()])
         .env("LOCAL_LLM_CONFIG", &policy)
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .output()
-        .unwrap();
+        .run();
     assert!(
         stdout(&out).contains("is owned by nobody (uid 65534)"),
         "{}",
@@ -307,15 +287,7 @@ fn the_upward_search_stops_at_a_folder_owned_by_another_user() {
     )
     .unwrap();
     let doctor_in = |dir: &Path| {
-        let out = Command::new(BIN)
-            .arg("doctor")
-            .current_dir(dir)
-            .env_remove("LOCAL_LLM_CONFIG")
-            .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-            .env("LOCAL_LLM_STATE_DIR", test_state())
-            .env("LOCAL_LLM_LEDGER", test_ledger())
-            .output()
-            .unwrap();
+        let out = Cli::new(["doctor"]).current_dir(dir).run();
         stdout(&out)
     };
     // The control: while shared/ is root's, the search finds its policy.
@@ -343,26 +315,11 @@ fn a_symlinked_ledger_is_not_written_through() {
     let ledger = d.path().join("ledger.jsonl");
     std::os::unix::fs::symlink(&victim, &ledger).unwrap();
     let root = ws.root_str();
-    let out = Command::new(BIN)
-        .args([
-            "propose",
-            "--workspace-root",
-            &root,
-            "--task",
-            "Set VALUE to 2",
-            "--accept",
-            "VALUE is 2",
-            "--complexity",
-            "low",
-            "--file",
-            "src/value.py",
-            "--json",
-        ])
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .env("LOCAL_LLM_LEDGER", &ledger)
-        .output()
-        .unwrap();
+    let out = Cli::propose(&root)
+        .file("src/value.py")
+        .arg("--json")
+        .ledger(&ledger)
+        .run();
     // The call itself succeeds; the ledger line is not written, and stderr says why.
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("is a symlink"), "{}", stderr(&out));

@@ -12,10 +12,9 @@ use std::time::{Duration, Instant};
 
 use crate::common::*;
 use local_llm_delegator::digest::sha256_hex;
+use rmcp::RoleClient;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest};
 use rmcp::service::{PeerRequestOptions, RunningService};
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
 
 const PY: &str = "def add(a, b):\n    return a + b\n";
 const PY_GOOD: &str =
@@ -65,36 +64,20 @@ impl SandboxDir {
 
 /// The worker's environment for these tests: no policy overrides, a test ledger, the sandbox folder, and no cargo
 /// target folder inherited from the test run (the tiny crate builds inside its sandbox).
-fn worker_env(c: &mut Command, sandboxes: &Path) {
-    c.env_remove("LOCAL_LLM_CONFIG")
-        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-        .env_remove("CARGO_TARGET_DIR")
+fn worker_env(c: Cli, sandboxes: &Path) -> Cli {
+    c.env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET_DIR")
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .env("LOCAL_LLM_SANDBOX_DIR", sandboxes);
+        .env("LOCAL_LLM_SANDBOX_DIR", sandboxes)
 }
 
 /// `propose` for `file` with a low-complexity task, and `extra` arguments.
 fn propose(ws: &Ws, file: &str, sandboxes: &SandboxDir, extra: &[&str]) -> Output {
-    let mut c = Command::new(BIN);
-    c.env("LOCAL_LLM_STATE_DIR", test_state());
-    c.args([
-        "propose",
-        "--workspace-root",
-        &ws.root_str(),
-        "--task",
-        "Make add return the sum plus one",
-        "--accept",
-        "add(1, 2) == 4",
-        "--complexity",
-        "low",
-        "--file",
-        file,
-    ])
-    .args(extra);
-    worker_env(&mut c, sandboxes.path());
-    c.output().unwrap()
+    let c = Cli::propose(ws.root())
+        .task("Make add return the sum plus one")
+        .accept(&["add(1, 2) == 4"])
+        .file(file)
+        .args(extra);
+    worker_env(c, sandboxes.path()).run()
 }
 
 /// `propose --json` for `file` with a low-complexity task.
@@ -501,18 +484,12 @@ type Client = RunningService<RoleClient, ()>;
 async fn mcp_client(sandboxes: &Path, ledger: &Path) -> Client {
     let sandboxes = sandboxes.to_path_buf();
     let ledger = ledger.to_path_buf();
-    let t = TokioChildProcess::new(tokio::process::Command::new(BIN).configure(|c| {
-        c.env("LOCAL_LLM_STATE_DIR", test_state());
-        c.arg("mcp")
-            .env_remove("LOCAL_LLM_CONFIG")
-            .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-            .env_remove("CARGO_TARGET_DIR")
-            .env("LOCAL_LLM_LEDGER", &ledger)
-            .env("LOCAL_LLM_STATE_DIR", test_state())
-            .env("LOCAL_LLM_SANDBOX_DIR", &sandboxes);
-    }))
-    .unwrap();
-    ().serve(t).await.unwrap()
+    Cli::mcp()
+        .env_remove("CARGO_TARGET_DIR")
+        .ledger(&ledger)
+        .env("LOCAL_LLM_SANDBOX_DIR", &sandboxes)
+        .serve()
+        .await
 }
 
 fn propose_args(ws: &Ws) -> serde_json::Map<String, serde_json::Value> {
@@ -904,18 +881,8 @@ fn an_apply_whose_check_fails_shows_its_output_with_its_lines() {
     ok(&out);
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let before = ws.snapshot();
-    let mut c = Command::new(BIN);
-    c.args([
-        "apply",
-        "--workspace-root",
-        &ws.root_str(),
-        "--patch",
-        patch.path().to_str().unwrap(),
-        "--digest",
-        v["digest"].as_str().unwrap(),
-    ]);
-    worker_env(&mut c, sb.path());
-    let out = c.env("LOCAL_LLM_STATE_DIR", state.path()).output().unwrap();
+    let c = Cli::apply(ws.root(), patch.path(), v["digest"].as_str().unwrap());
+    let out = worker_env(c, sb.path()).state(state.path()).run();
     assert!(!out.status.success());
     let err = stderr(&out);
     let first = err
@@ -938,26 +905,12 @@ fn propose_json_env(
     sandboxes: &SandboxDir,
     env: &[(&str, &std::ffi::OsStr)],
 ) -> (Output, serde_json::Value) {
-    let mut c = Command::new(BIN);
-    c.args([
-        "propose",
-        "--workspace-root",
-        &ws.root_str(),
-        "--task",
-        "Make add return the sum",
-        "--accept",
-        "add(1, 2) == 3",
-        "--complexity",
-        "low",
-        "--file",
-        file,
-        "--json",
-    ]);
-    worker_env(&mut c, sandboxes.path());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
+    let c = Cli::propose(ws.root())
+        .task("Make add return the sum")
+        .accept(&["add(1, 2) == 3"])
+        .file(file)
+        .arg("--json");
+    let out = worker_env(c, sandboxes.path()).envs(env).run();
     let v = serde_json::from_str(&stdout(&out)).unwrap_or(serde_json::Value::Null);
     (out, v)
 }
