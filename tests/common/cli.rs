@@ -207,6 +207,14 @@ impl Cli {
         c
     }
 
+    /// The command's arguments (for a test that adds to them or runs them its own way).
+    pub fn argv(&self) -> Vec<String> {
+        self.command()
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
     /// Run the command to its end.
     pub fn run(&self) -> Output {
         self.command().output().unwrap()

@@ -439,7 +439,7 @@ fn apply_refuses_a_wrong_digest_and_altered_bytes() {
 
 /// `apply` of the patch file with `digest`, for a second look at a refusal.
 fn out_again(ws: &Ws, patch: &std::path::Path, digest: &str) -> std::process::Output {
-    Cli::apply(&ws.root_str(), patch.to_str().unwrap(), digest).run()
+    Cli::apply(ws.root(), patch.to_str().unwrap(), digest).run()
 }
 
 #[test]
@@ -462,7 +462,7 @@ fn apply_refuses_a_stale_file() {
     );
     let before = ws.snapshot();
     let d = sha256_of_file(pf.path());
-    let out = Cli::apply(&ws.root_str(), pf.path().to_str().unwrap(), &d).run();
+    let out = Cli::apply(ws.root(), pf.path().to_str().unwrap(), &d).run();
     assert_refused(&ws, out, "src/value.py changed since the proposal");
     assert_eq!(ws.snapshot(), before);
 }
@@ -490,7 +490,7 @@ fn a_failing_validation_restores_every_file_byte_for_byte() {
     assert!(out.status.success(), "{}", stderr(&out));
     let before = ws.snapshot();
     let d = sha256_of_file(pf.path());
-    let out = Cli::apply(&ws.root_str(), pf.path().to_str().unwrap(), &d)
+    let out = Cli::apply(ws.root(), pf.path().to_str().unwrap(), &d)
         .args(["--json"])
         .run();
     assert!(!out.status.success());
@@ -535,7 +535,7 @@ fn apply_keeps_line_endings_modes_and_final_newline_state() {
             .contains("100755")
     );
     let d = sha256_of_file(pf.path());
-    let out = Cli::apply(&ws.root_str(), pf.path().to_str().unwrap(), &d).run();
+    let out = Cli::apply(ws.root(), pf.path().to_str().unwrap(), &d).run();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(ws.read("src/run.sh"), "#!/bin/sh\r\necho two\r\nexit 0");
     let snap = ws.snapshot();

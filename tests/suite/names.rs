@@ -28,12 +28,7 @@ fn propose_one(ws: &Ws, file: &str) -> Output {
 fn apply_bytes(ws: &Ws, patch: &[u8]) -> Output {
     let pf = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(pf.path(), patch).unwrap();
-    Cli::apply(
-        &ws.root_str(),
-        pf.path().to_str().unwrap(),
-        &sha256_hex(patch),
-    )
-    .run()
+    Cli::apply(ws.root(), pf.path(), sha256_hex(patch)).run()
 }
 
 fn change(path: &str, pre: Option<&str>, post: &str) -> FileChange {

@@ -26,27 +26,15 @@ fn run_with_key(args: &[&str], var: &str) -> std::process::Output {
 }
 
 fn propose_args(ws: &Ws, complexity: &str) -> Vec<String> {
-    let mut v: Vec<String> = [
-        "propose",
-        "--workspace-root",
-        &ws.root_str(),
-        "--task",
-        "Set VALUE to 2",
-        "--accept",
-        "VALUE is 2",
-        "--complexity",
-        complexity,
-        "--file",
-        "src/value.py",
-        "--json",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    if complexity == "medium" {
-        v.extend(["--plan".to_string(), "edit the line".to_string()]);
+    let c = Cli::propose(ws.root())
+        .complexity(complexity)
+        .file("src/value.py")
+        .arg("--json");
+    match complexity {
+        "medium" => c.args(["--plan", "edit the line"]),
+        _ => c,
     }
-    v
+    .argv()
 }
 
 /// The first POST to the API the scripted endpoint saw (the context-window discovery requests come before it,

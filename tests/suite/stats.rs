@@ -166,42 +166,18 @@ fn a_real_propose_and_apply_show_up_as_accepted() {
     let d = tempfile::tempdir().unwrap();
     let ledger = d.path().join("ledger.jsonl");
     let patch = d.path().join("p.patch");
-    let run = |args: &[&str]| {
-        Cli::new(args)
-            .ledger(&ledger)
-            .state(d.path().join("state"))
-            .run()
-    };
+    let run = |c: Cli| c.ledger(&ledger).state(d.path().join("state")).run();
     let root = ws.root_str();
-    let out = run(&[
-        "propose",
-        "--workspace-root",
-        &root,
-        "--task",
-        "Set VALUE to 2",
-        "--accept",
-        "VALUE is 2",
-        "--complexity",
-        "low",
-        "--file",
-        "src/value.py",
-        "--out",
-        &patch.display().to_string(),
-        "--json",
-    ]);
+    let out = run(Cli::propose(&root).file("src/value.py").args([
+        "--out".as_ref(),
+        patch.as_os_str(),
+        "--json".as_ref(),
+    ]));
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let out = run(&[
-        "apply",
-        "--workspace-root",
-        &root,
-        "--patch",
-        &patch.display().to_string(),
-        "--digest",
-        v["digest"].as_str().unwrap(),
-    ]);
+    let out = run(Cli::apply(&root, &patch, v["digest"].as_str().unwrap()));
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = run(&["stats", "--json", "--workspace", &root]);
+    let out = run(Cli::new(["stats", "--json", "--workspace", &root]));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let g = &v["payoff"][0];
     assert_eq!(

@@ -58,22 +58,7 @@ fn strip(text: &str) -> String {
 }
 
 fn propose_args(ws: &Ws) -> Vec<String> {
-    [
-        "propose",
-        "--workspace-root",
-        &ws.root_str(),
-        "--task",
-        "Set VALUE to 2",
-        "--accept",
-        "VALUE is 2",
-        "--complexity",
-        "low",
-        "--file",
-        "src/value.py",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+    Cli::propose(ws.root()).file("src/value.py").argv()
 }
 
 fn run(args: &[String], env: &[(&str, &str)]) -> std::process::Output {
