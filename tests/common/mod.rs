@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use local_llm_delegator::patch::{FileChange, MODE_REGULAR};
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_local-llm-worker");
 
 /// The JSON edit that sets `VALUE = 1` in `src/value.py` to `VALUE = 2`: the scripted model's usual answer.
@@ -165,6 +167,19 @@ pub fn stderr(o: &Output) -> String {
 /// `propose` with a standard low-complexity request on `files`, plus extra flags.
 pub fn propose(ws: &Ws, files: &[&str], extra: &[&str]) -> Output {
     Cli::propose(ws.root()).files(files).args(extra).run()
+}
+
+/// An edit of the regular file `path` from `pre` (`None`: a new file) to `post`, to render a crafted patch with
+/// `canonical::render`.
+pub fn change(path: &str, pre: Option<&str>, post: &str) -> FileChange {
+    FileChange {
+        path: path.into(),
+        pre: pre.map(|s| s.as_bytes().to_vec()),
+        post: post.as_bytes().to_vec(),
+        mode: MODE_REGULAR,
+        hunks: vec![],
+        op: Default::default(),
+    }
 }
 
 /// The sha256 hex of bytes, independently of the crate (via the `sha256sum` tool).

@@ -6,7 +6,7 @@ use std::process::Output;
 
 use crate::common::*;
 use local_llm_delegator::digest::sha256_hex;
-use local_llm_delegator::patch::{FileChange, MODE_REGULAR, canonical};
+use local_llm_delegator::patch::canonical;
 
 /// A workspace allowing every path (`[paths]` plus `extra`), with `src/value.py`, and its scripted endpoint.
 fn open(extra: &str) -> (Scripted, Ws) {
@@ -29,17 +29,6 @@ fn apply_bytes(ws: &Ws, patch: &[u8]) -> Output {
     let pf = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(pf.path(), patch).unwrap();
     Cli::apply(ws.root(), pf.path(), sha256_hex(patch)).run()
-}
-
-fn change(path: &str, pre: Option<&str>, post: &str) -> FileChange {
-    FileChange {
-        path: path.into(),
-        pre: pre.map(|s| s.as_bytes().to_vec()),
-        post: post.as_bytes().to_vec(),
-        mode: MODE_REGULAR,
-        hunks: vec![],
-        op: Default::default(),
-    }
 }
 
 /// A refusal (exit 1, not a panic's 101) whose one-line reason holds `needle`.

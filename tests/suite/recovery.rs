@@ -8,18 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::*;
 use local_llm_delegator::digest::sha256_hex;
-use local_llm_delegator::patch::{FileChange, MODE_REGULAR, canonical};
-
-fn change(path: &str, pre: Option<&str>, post: &str) -> FileChange {
-    FileChange {
-        path: path.into(),
-        pre: pre.map(|s| s.as_bytes().to_vec()),
-        post: post.as_bytes().to_vec(),
-        mode: MODE_REGULAR,
-        hunks: vec![],
-        op: Default::default(),
-    }
-}
+use local_llm_delegator::patch::{FileChange, canonical};
 
 /// A workspace, its own state folder, and the worker run against both.
 struct Setup {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::common::*;
 use local_llm_delegator::digest::sha256_hex;
-use local_llm_delegator::patch::{FileChange, MODE_REGULAR, canonical};
+use local_llm_delegator::patch::canonical;
 
 /// A workspace and, beside it (outside), a sentinel folder.
 struct Arena {
@@ -213,17 +213,6 @@ fn selected_paths_that_escape_are_refused_before_reading() {
         s.requests.lock().unwrap().is_empty(),
         "a refused path reached the model"
     );
-}
-
-fn change(path: &str, pre: Option<&str>, post: &str) -> FileChange {
-    FileChange {
-        path: path.into(),
-        pre: pre.map(|s| s.as_bytes().to_vec()),
-        post: post.as_bytes().to_vec(),
-        mode: MODE_REGULAR,
-        hunks: vec![],
-        op: Default::default(),
-    }
 }
 
 #[test]
