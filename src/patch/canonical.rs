@@ -578,8 +578,9 @@ mod tests {
     }
 
     #[test]
-    fn a_cost_that_grows_faster_than_its_input_renders_20000_hunks_in_seconds() {
+    fn twenty_thousand_changes_render_as_twenty_thousand_hunks_that_apply() {
         // 20,000 changes, one every 10 lines of a 200,000-line file: Myers over the whole file took minutes here.
+        // How long it takes is a measurement, not a test: `cargo bench --bench reader` series E (BENCHMARKS.md).
         let pre: String = (0..200_000)
             .map(|i| format!("let v{i} = f({i});\n"))
             .collect();
@@ -589,9 +590,7 @@ mod tests {
                 _ => format!("let v{i} = f({i});\n"),
             })
             .collect();
-        let started = std::time::Instant::now();
         let bytes = render(&[change("big.rs", Some(&pre), &post)]);
-        let took = started.elapsed();
         let files = parse(&bytes).unwrap();
         assert_eq!(
             apply_file(&files[0], Some(pre.as_bytes())).unwrap(),
@@ -603,7 +602,6 @@ mod tests {
             .filter(|l| l.starts_with(b"@@ "))
             .count();
         assert_eq!(hunks, 20_000);
-        assert!(took.as_secs() < 20, "rendering took {took:?}");
     }
 
     #[test]

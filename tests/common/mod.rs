@@ -1,23 +1,24 @@
 //! Shared helpers for the end-to-end tests: the scripted OpenAI-compatible endpoint (a fake for error paths and
-//! determinism, see [`scripted`]), sample workspaces, tree hashes.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test helpers: a failed unwrap is a failed test, with its message"
-)]
-#![allow(dead_code)]
+//! determinism, see [`scripted`]), the worker's command line with the tests' environment (see [`cli`]), sample
+//! workspaces, tree hashes.
 
+pub mod cli;
 pub mod scripted;
 
-// Not every test binary talks to the scripted endpoint (`real_model` talks to a real server).
-#[allow(unused_imports)]
+pub use cli::*;
 pub use scripted::*;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use local_llm_delegator::patch::{FileChange, MODE_REGULAR};
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_local-llm-worker");
+
+/// The JSON edit that sets `VALUE = 1` in `src/value.py` to `VALUE = 2`: the scripted model's usual answer.
+pub const EDIT_JSON: &str =
+    r#"{"edits":[{"path":"src/value.py","old":"VALUE = 1","new":"VALUE = 2"}]}"#;
 
 /// A temporary workspace with files and a policy pointing at `base_url`.
 pub struct Ws {
@@ -105,43 +106,19 @@ pub fn snapshot(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
     out
 }
 
-/// Run the CLI with `args` (and a clean policy environment).
+/// Run the CLI with `args` (and the tests' environment: see [`Cli`]).
 pub fn cli(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env_remove("LOCAL_LLM_ALLOWED_ROOTS")
-        .env("LOCAL_LLM_LEDGER", test_ledger())
-        .env("LOCAL_LLM_STATE_DIR", test_state())
-        .output()
-        .unwrap()
+    Cli::new(args).run()
 }
 
 /// Trust the policy of the workspace at `root` (its `local-llm-worker.toml`), as it is now, in the state folder
 /// `state`, with the real `local-llm-worker trust`. A policy the worker refuses (invalid, another user's) stays
 /// untrusted: the test then sees that refusal.
 pub fn trust(state: &Path, root: &Path) {
-    trust_with(state, root, None);
-}
-
-/// [`trust`] for the policy file `config` that `LOCAL_LLM_CONFIG` names for the workspace at `root`.
-pub fn trust_config(state: &Path, root: &Path, config: &Path) {
-    trust_with(state, root, Some(config));
-}
-
-fn trust_with(state: &Path, root: &Path, config: Option<&Path>) {
-    let mut cmd = Command::new(BIN);
-    cmd.arg("trust")
-        .arg("--workspace-root")
+    let _ = Cli::new(["trust", "--workspace-root"])
         .arg(root)
-        .env_remove("LOCAL_LLM_CONFIG")
-        .env("LOCAL_LLM_STATE_DIR", state)
-        .env("LOCAL_LLM_LEDGER", test_ledger());
-    if let Some(c) = config {
-        cmd.env("LOCAL_LLM_CONFIG", c)
-            .env("LOCAL_LLM_ALLOWED_ROOTS", root);
-    }
-    let _ = cmd.output().unwrap();
+        .state(state)
+        .run();
 }
 
 /// The folder of this test process's worker state and ledger: `llw-tests/<pid>` under cargo's temporary folder for
@@ -189,24 +166,20 @@ pub fn stderr(o: &Output) -> String {
 
 /// `propose` with a standard low-complexity request on `files`, plus extra flags.
 pub fn propose(ws: &Ws, files: &[&str], extra: &[&str]) -> Output {
-    let root = ws.root_str();
-    let mut args = vec![
-        "propose",
-        "--workspace-root",
-        &root,
-        "--task",
-        "Set VALUE to 2",
-        "--accept",
-        "VALUE is 2",
-        "--complexity",
-        "low",
-    ];
-    for f in files {
-        args.push("--file");
-        args.push(f);
+    Cli::propose(ws.root()).files(files).args(extra).run()
+}
+
+/// An edit of the regular file `path` from `pre` (`None`: a new file) to `post`, to render a crafted patch with
+/// `canonical::render`.
+pub fn change(path: &str, pre: Option<&str>, post: &str) -> FileChange {
+    FileChange {
+        path: path.into(),
+        pre: pre.map(|s| s.as_bytes().to_vec()),
+        post: post.as_bytes().to_vec(),
+        mode: MODE_REGULAR,
+        hunks: vec![],
+        op: Default::default(),
     }
-    args.extend_from_slice(extra);
-    cli(&args)
 }
 
 /// The sha256 hex of bytes, independently of the crate (via the `sha256sum` tool).

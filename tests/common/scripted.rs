@@ -4,7 +4,7 @@
 //! It is a scripted fake, not the real model server. The tests use it where the answer must be exact (determinism:
 //! a given edit, a given hostile answer) and where a real server cannot be made to fail on demand (the error paths:
 //! statuses, `Retry-After`, slow or cut streams, invalid UTF-8, a key echoed back); the benches use its instant
-//! answer so that they measure the worker, not a model. The tests against a real server are `tests/real_model.rs`.
+//! answer so that they measure the worker, not a model. The tests against a real server are `tests/suite/real_model.rs`.
 //!
 //! Also here: a base URL where nothing listens (the unreachable-server paths) and a tripwire port that only notes
 //! that something connected (to show that nothing reached the host's loopback).
@@ -56,6 +56,10 @@ impl Reply {
 
     /// The benches' chat completion: `content`, with a usage that says the whole prompt was read (more tokens than
     /// any bench sends), so the dropped-prompt guard lets it through as it would a real server's.
+    #[allow(
+        dead_code,
+        reason = "for the benches, which include this file: no test uses it"
+    )]
     pub fn instant(content: &str) -> Reply {
         let body = serde_json::json!({
             "choices": [{"message": {"content": content}, "finish_reason": "stop"}],
@@ -168,6 +172,10 @@ pub fn scripted_server(routes: &[(&str, &str, Reply)], replies: Vec<Reply>) -> S
 
 /// The benches' instant endpoint: every chat request answered at once with `content`, other methods with 405, each
 /// connection on its own thread, nothing recorded.
+#[allow(
+    dead_code,
+    reason = "for the benches, which include this file: no test uses it"
+)]
 pub fn instant(content: &str) -> std::io::Result<Scripted> {
     serve(Script {
         replies: vec![Reply::instant(content)],

@@ -1,0 +1,454 @@
+//! Candidates (`[sampling] candidates`), end to end through the binary against the scripted endpoint (a scripted
+//! fake: it gives each request its own exact answer, in the order asked, which no real model does on demand; the
+//! real local model's run is `tests/suite/real_model.rs`). The validation commands are real and run confined in the one
+//! sandbox copy, reset between candidates.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
+use rmcp::service::PeerRequestOptions;
+use serde_json::Value;
+
+/// The edit that sets VALUE to `n`.
+fn edit(n: u32) -> String {
+    format!(r#"{{"edits":[{{"path":"v.py","old":"VALUE = 1","new":"VALUE = {n}"}}]}}"#)
+}
+
+/// A workspace whose check passes only when v.py says VALUE = `passing`; `sampling` is its `[sampling]` body.
+fn workspace(base_url: &str, passing: u32, sampling: &str) -> Ws {
+    let ws = Ws::new(
+        base_url,
+        &format!(
+            "[validation]\ncommands = [\"grep -q 'VALUE = {passing}' v.py\"]\non_propose = true\ntimeout_secs = 30\n\n\
+             [sampling]\n{sampling}\n"
+        ),
+    );
+    ws.write("v.py", "VALUE = 1\n");
+    ws
+}
+
+fn propose_json(ws: &Ws, sandboxes: &Path) -> (Output, Value) {
+    let out = Cli::propose(ws.root())
+        .task("Set VALUE")
+        .accept(&["the check passes"])
+        .file("v.py")
+        .arg("--json")
+        .env("LOCAL_LLM_SANDBOX_DIR", sandboxes)
+        .run();
+    let v = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
+    (out, v)
+}
+
+fn empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).unwrap().next().is_none()
+}
+
+#[test]
+fn of_k_answers_the_one_that_passes_is_chosen_and_asking_stops_there() {
+    // Answers in the order asked: 2, 2 again, 3 (passes), 4 (never asked).
+    let s = scripted(vec![
+        Reply::chat(&edit(2)),
+        Reply::chat(&edit(2)),
+        Reply::chat(&edit(3)),
+        Reply::chat(&edit(4)),
+    ]);
+    let ws = workspace(&s.base_url, 3, "candidates = 4\nparallel = 1");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let before = ws.snapshot();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(v["patch"].as_str().unwrap().contains("+VALUE = 3"), "{v}");
+    assert_eq!(v["validation_passed"], true);
+    let c = &v["candidates"];
+    assert_eq!(c["wanted"], 4, "{c}");
+    assert_eq!(c["asked"], 3, "{c}");
+    assert_eq!(c["parsed"], 3, "{c}");
+    assert_eq!(c["distinct"], 2, "{c}");
+    assert_eq!(c["validated"], 2, "{c}");
+    assert_eq!(c["passed"], 1, "{c}");
+    assert_eq!(c["chosen"], 3, "{c}");
+    assert_eq!(c["why"], "its validation passed");
+    assert_eq!(c["stopped"], "a candidate passed validation");
+    // Every candidate's tokens (the scripted usage is 150 per answer).
+    assert_eq!(v["usage"]["total_tokens"], 450);
+    let reqs = s.requests.lock().unwrap().clone();
+    assert_eq!(reqs.len(), 3);
+    // The first at the policy's temperature and no seed; the others hotter, each with its own seed.
+    assert_eq!(reqs[0]["temperature"].as_f64().unwrap() as f32, 0.2);
+    assert!(reqs[0].get("seed").is_none());
+    assert_eq!(reqs[1]["seed"], 1);
+    assert_eq!(reqs[2]["seed"], 2);
+    assert!(reqs[1]["temperature"].as_f64().unwrap() > 0.5);
+    assert_ne!(reqs[1]["temperature"], reqs[2]["temperature"]);
+    assert_eq!(ws.snapshot(), before, "propose wrote to the workspace");
+    assert!(empty(sandboxes.path()), "a sandbox was left behind");
+}
+
+#[test]
+fn when_none_passes_the_most_voted_is_returned_marked_failed() {
+    let s = scripted(vec![
+        Reply::chat(&edit(4)),
+        Reply::chat(&edit(2)),
+        Reply::chat(&edit(2)),
+        Reply::chat("this is not an edit at all"),
+    ]);
+    let ws = workspace(&s.base_url, 9, "candidates = 4\nparallel = 1");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(v["patch"].as_str().unwrap().contains("+VALUE = 2"), "{v}");
+    assert_eq!(v["validation_passed"], false);
+    assert!(!v["validation"].as_array().unwrap().is_empty());
+    let c = &v["candidates"];
+    assert_eq!(c["asked"], 4, "{c}");
+    assert_eq!(c["parsed"], 3, "{c}");
+    assert_eq!(c["distinct"], 2, "{c}");
+    assert_eq!(c["validated"], 2, "{c}");
+    assert_eq!(c["passed"], 0, "{c}");
+    assert_eq!(c["chosen"], 2, "{c}");
+    assert_eq!(c["votes"], 2, "{c}");
+    assert!(
+        c["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("no candidate passed"),
+        "{c}"
+    );
+    assert_eq!(c["refused"].as_array().unwrap().len(), 1, "{c}");
+    assert!(
+        c["refused"][0].as_str().unwrap().starts_with("answer 4: "),
+        "{c}"
+    );
+    assert!(empty(sandboxes.path()), "a sandbox was left behind");
+}
+
+#[test]
+fn the_sandbox_is_reset_between_candidates() {
+    // The first candidate's check passes only on the pristine copy plus its own edit; the second would pass only if
+    // the first candidate's bytes had stayed: it must not.
+    let first = r#"{"edits":[{"path":"v.py","old":"VALUE = 1","new":"VALUE = 1\nA = 1"}]}"#;
+    let second = r#"{"edits":[{"path":"v.py","old":"VALUE = 1","new":"VALUE = 1\nB = 1"}]}"#;
+    let s = scripted(vec![Reply::chat(first), Reply::chat(second)]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[validation]\ncommands = [\"grep -q '^B = 1' v.py && grep -q '^A = 1' v.py\"]\non_propose = true\n\n\
+         [sampling]\ncandidates = 2\nparallel = 1\n",
+    );
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(v["candidates"]["validated"], 2, "{v}");
+    assert_eq!(v["candidates"]["passed"], 0, "{v}");
+    assert_eq!(v["validation_passed"], false);
+}
+
+/// A chat completion whose usage says it cost `total` tokens (its prompt read whole).
+fn costly(content: &str, total: u64) -> Reply {
+    let body = serde_json::json!({
+        "choices": [{"message": {"content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": total - 100, "completion_tokens": 100, "total_tokens": total},
+        "model": "scripted-model",
+    });
+    Reply::status(200, &body.to_string())
+}
+
+/// A streamed answer (`delay_ms` before each chunk, so requests asked together are in flight together) whose usage
+/// says it spent `tokens`, all of them output (no prompt count, so the dropped-prompt check has nothing to say).
+fn slow_costing(content: &str, delay_ms: u64, tokens: u64) -> Reply {
+    let mut r = Reply::streamed(&[content], delay_ms);
+    if let Some((chunks, _)) = &mut r.stream {
+        let usage = serde_json::json!({"model": "scripted-model", "choices": [],
+            "usage": {"prompt_tokens": 0, "completion_tokens": tokens, "total_tokens": tokens}});
+        *chunks.last_mut().unwrap() = usage.to_string();
+    }
+    r
+}
+
+#[test]
+fn the_token_budget_holds_for_parallel_candidates() {
+    // Budget 3,000, 8 candidates asked 8 at a time, each answer spending 500 of its [limits] max_output_tokens =
+    // 600: a request starts only while spent + reserved + its own most (prompt estimate + 600) stay within 3,000.
+    // Before, all 8 started at once (nothing was spent yet) and 4,000 were spent.
+    let replies: Vec<Reply> = (2..10).map(|n| slow_costing(&edit(n), 300, 500)).collect();
+    let s = scripted(replies);
+    let ws = Ws::new(
+        &s.base_url,
+        "[limits]\nmax_output_tokens = 600\n\n[sampling]\ncandidates = 8\nparallel = 8\nmax_total_tokens = 3000\n",
+    );
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let spent = v["usage"]["total_tokens"].as_u64().unwrap();
+    assert!(
+        spent <= 3000,
+        "{spent} tokens spent over a budget of 3,000: {v}"
+    );
+    let c = &v["candidates"];
+    let asked = c["asked"].as_u64().unwrap();
+    println!("budget 3000, 8 candidates 8 at a time: {asked} asked, {spent} tokens spent");
+    assert!((1..8).contains(&asked), "{c}");
+    assert_eq!(spent, asked * 500, "{v}");
+    assert_eq!(s.requests.lock().unwrap().len() as u64, asked);
+    assert!(
+        c["stopped"]
+            .as_str()
+            .unwrap()
+            .contains("the token budget: [sampling] max_total_tokens = 3000"),
+        "{c}"
+    );
+}
+
+#[test]
+fn the_token_budget_too_small_for_one_request_is_refused_before_asking() {
+    let s = scripted(vec![Reply::chat(&edit(2))]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[sampling]\ncandidates = 2\nparallel = 2\nmax_total_tokens = 100\n",
+    );
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, _) = propose_json(&ws, sandboxes.path());
+    assert!(!out.status.success());
+    assert!(
+        stdout(&out).contains("[sampling] max_total_tokens = 100 leaves no room for one request"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(s.requests.lock().unwrap().is_empty(), "a request was sent");
+}
+
+#[test]
+fn the_token_budget_stops_asking() {
+    // Each answer says it cost 10,000 tokens (more than it could: a server that overstates); the budget 15,000
+    // lets a second request start (10,000 spent plus its most is under it) but no third.
+    let s = scripted(vec![costly(&edit(2), 10_000), costly(&edit(4), 10_000)]);
+    let ws = workspace(
+        &s.base_url,
+        9,
+        "candidates = 5\nparallel = 1\nmax_total_tokens = 15000",
+    );
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "neither answer passes: {}",
+        stderr(&out)
+    );
+    let c = &v["candidates"];
+    assert_eq!(c["asked"], 2, "{c}");
+    assert!(
+        c["stopped"]
+            .as_str()
+            .unwrap()
+            .contains("[sampling] max_total_tokens = 15000, 20000 spent"),
+        "{c}"
+    );
+    assert_eq!(s.requests.lock().unwrap().len(), 2);
+    assert_eq!(v["usage"]["total_tokens"], 20_000);
+}
+
+#[test]
+fn without_validation_the_most_voted_then_the_smallest_is_chosen() {
+    let big = r#"{"edits":[{"path":"v.py","old":"VALUE = 1","new":"VALUE = 12345678\n# a longer change"}]}"#;
+    let s = scripted(vec![
+        Reply::chat(big),
+        Reply::chat(&edit(5)),
+        Reply::chat(big),
+        Reply::chat(&edit(7)),
+    ]);
+    let ws = Ws::new(&s.base_url, "[sampling]\ncandidates = 4\nparallel = 2\n");
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        v["patch"].as_str().unwrap().contains("VALUE = 12345678"),
+        "{v}"
+    );
+    assert_eq!(v["candidates"]["votes"], 2, "{v}");
+    assert!(v["validation_passed"].is_null());
+    // A tie of votes goes to the smallest change.
+    let s = scripted(vec![Reply::chat(big), Reply::chat(&edit(5))]);
+    let ws = Ws::new(&s.base_url, "[sampling]\ncandidates = 2\nparallel = 1\n");
+    ws.write("v.py", "VALUE = 1\n");
+    let (_, v) = propose_json(&ws, sandboxes.path());
+    assert!(v["patch"].as_str().unwrap().contains("+VALUE = 5"), "{v}");
+    assert_eq!(v["candidates"]["chosen"], 2, "{v}");
+}
+
+#[test]
+fn no_usable_answer_among_k_is_one_refusal_that_lists_each() {
+    let s = scripted(vec![
+        Reply::chat("no edit here"),
+        Reply::chat(r#"{"edits":[{"path":"v.py","old":"VALUE = 1","new":"VALUE = 1"}]}"#),
+    ]);
+    let ws = workspace(&s.base_url, 3, "candidates = 2\nparallel = 2");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let before = ws.snapshot();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(!out.status.success());
+    assert_eq!(v["error"]["kind"], "model_answer", "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("none of the 2 answers gave a usable patch")
+            && msg.contains("answer 1: ")
+            && msg.contains("answer 2: "),
+        "{msg}"
+    );
+    assert_eq!(ws.snapshot(), before);
+    assert!(empty(sandboxes.path()));
+}
+
+#[tokio::test]
+async fn cancelling_mid_way_leaves_no_request_and_no_sandbox() {
+    // Four slow answers asked at once (each would take 20 s); the call is cancelled after the requests are open.
+    let pieces: Vec<String> = (0..100).map(|_| " ".to_string()).collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let s = scripted(vec![Reply::streamed(&pieces, 200)]);
+    let ws = workspace(&s.base_url, 3, "candidates = 4\nparallel = 4");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let ledger = tempfile::NamedTempFile::new().unwrap();
+    let before = ws.snapshot();
+    let (sb, led) = (sandboxes.path().to_path_buf(), ledger.path().to_path_buf());
+    let c = Cli::mcp()
+        .ledger(&led)
+        .env("LOCAL_LLM_SANDBOX_DIR", &sb)
+        .serve()
+        .await;
+    let serde_json::Value::Object(args) = serde_json::json!({
+        "workspace_root": ws.root_str(), "task": "Set VALUE", "acceptance_criteria": ["the check passes"],
+        "complexity": "low", "files": ["v.py"]
+    }) else {
+        unreachable!()
+    };
+    let handle = c
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(
+                CallToolRequestParams::new("propose_patch").with_arguments(args),
+            )),
+            PeerRequestOptions::default(),
+        )
+        .await
+        .unwrap();
+    let start = Instant::now();
+    while s.requests.lock().unwrap().len() < 4 && start.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        s.requests.lock().unwrap().len(),
+        4,
+        "not all four were asked at once"
+    );
+    let cancelled = Instant::now();
+    handle.cancel(Some("changed my mind".into())).await.unwrap();
+    // Every stream is hung up on: the scripted endpoint sees each write fail.
+    let mut recorded = String::new();
+    while cancelled.elapsed() < Duration::from_secs(5) {
+        recorded = std::fs::read_to_string(ledger.path()).unwrap_or_default();
+        if recorded.contains("refused:cancelled") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(recorded.contains("refused:cancelled"), "{recorded:?}");
+    assert!(
+        cancelled.elapsed() < Duration::from_secs(3),
+        "cancelling took {:?}",
+        cancelled.elapsed()
+    );
+    // Each open stream is hung up on: its next write (every 200 ms) fails.
+    let hung = Instant::now();
+    while s.hung_ups.load(std::sync::atomic::Ordering::SeqCst) < 4
+        && hung.elapsed() < Duration::from_secs(3)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        s.hung_ups.load(std::sync::atomic::Ordering::SeqCst),
+        4,
+        "a request stayed open"
+    );
+    assert_eq!(
+        s.requests.lock().unwrap().len(),
+        4,
+        "a request started after the cancellation"
+    );
+    assert!(empty(sandboxes.path()), "a sandbox was left behind");
+    assert_eq!(ws.snapshot(), before);
+    c.cancel().await.unwrap();
+}
+
+/// A llama.cpp `/props` answer for a server with `slots` slots of 8,192 tokens.
+fn props(slots: u64) -> Reply {
+    let body = serde_json::json!({
+        "default_generation_settings": {"n_ctx": 8192, "params": {"temperature": 0.8}},
+        "total_slots": slots,
+        "model_path": "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "chat_template": "{{ messages }}",
+        "build_info": "b6000-scripted"
+    });
+    Reply::status(200, &body.to_string())
+}
+
+/// Four streamed answers, slow enough that requests sent together overlap at the server.
+fn slow_answers() -> Vec<Reply> {
+    (2..6)
+        .map(|n| {
+            Reply::streamed(
+                &[
+                    r#"{"edits":[{"path":"v.py","#,
+                    &format!(r#""old":"VALUE = 1","new":"VALUE = {n}"}}]}}"#),
+                ],
+                150,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn candidates_at_once_never_exceed_the_servers_slots() {
+    let sampling = "[sampling]\ncandidates = 4\nparallel = 4\n";
+    let sandboxes = tempfile::tempdir().unwrap();
+    // A one-slot server gets one request at a time: the others would wait in its queue.
+    let s = scripted_server(&[("GET", "/props", props(1))], slow_answers());
+    let ws = Ws::new(&s.base_url, sampling);
+    ws.write("v.py", "VALUE = 1\n");
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["candidates"]["asked"], 4, "{v}");
+    assert_eq!(v["candidates"]["at_once"], 1, "{v}");
+    assert_eq!(v["candidates"]["slots"]["slots"], 1, "{v}");
+    assert!(
+        v["candidates"]["slots"]["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("/props (total_slots)"),
+        "{v}"
+    );
+    assert_eq!(s.max_in_flight.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let out = cli(&["doctor", "--workspace-root", &ws.root_str()]);
+    let report = stdout(&out);
+    assert!(
+        report.contains(
+            "4 candidates, 1 at once: [sampling] parallel is 4 but the server has 1 slot(s)"
+        ),
+        "{report}"
+    );
+
+    // The same policy against four slots: the requests do overlap (the measure above can see it).
+    let s = scripted_server(&[("GET", "/props", props(4))], slow_answers());
+    let ws = Ws::new(&s.base_url, sampling);
+    ws.write("v.py", "VALUE = 1\n");
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["candidates"]["at_once"], 4, "{v}");
+    assert!(s.max_in_flight.load(std::sync::atomic::Ordering::SeqCst) > 1);
+    assert!(empty(sandboxes.path()));
+}
