@@ -14,7 +14,6 @@
 //! spent when that call is made, whatever it answers), and the result is always a proposal to approve, never a write.
 
 mod apply;
-mod candidates;
 mod delegate;
 mod propose;
 
@@ -23,8 +22,8 @@ pub(crate) use propose::check_copy;
 use std::time::Instant;
 
 pub use apply::{ApplyRequest, ApplyResult, apply_bytes, apply_bytes_watched};
-pub use candidates::{CandidatesReport, at_once};
 pub use delegate::{DelegateRequest, DelegateResult, MAX_DELEGATE_OUTPUT_TOKENS};
+pub use propose::{CandidatesReport, at_once};
 pub use propose::{FileStatus, FileSummary, ProposeRequest, ProposeResult};
 
 use crate::config::{self, LoadedPolicy};

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::candidates::{self, CandidatesReport};
-use super::{Answer, Call, Service, add_usage, ask, invalid, logged, open_workspace, patch_limits};
+mod candidates;
+
 use crate::checks::{self, CheckResult};
 use crate::config;
 use crate::confine;
@@ -24,8 +24,12 @@ use crate::provider::window::{self, ContextWindow};
 use crate::provider::{self, ChatRequest, Message, Provider, Usage, Watch};
 use crate::sandbox;
 use crate::scope::{Selection, Workspace};
+use crate::service::{
+    Answer, Call, Service, add_usage, ask, invalid, logged, open_workspace, patch_limits,
+};
 use crate::task::{Task, UnknownFields};
 use crate::txn;
+pub use candidates::{CandidatesReport, at_once};
 
 /// Input of `propose_patch` / `local-llm-worker propose`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
