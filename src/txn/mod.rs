@@ -49,17 +49,16 @@ mod tests;
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ValidationFailure};
 use crate::scope::Workspace;
 
 pub use apply::TEMP_PREFIX;
-use apply::*;
-use journal::*;
-use journal_v1::*;
-use lock::*;
-use plan::*;
+use apply::{apply_planned, crash_point};
+use journal::Journal;
+use lock::WorkspaceLock;
+use plan::plan_files;
 pub use plan::{parse_within, plan};
-use recover::*;
+use recover::state_inside;
 pub use recover::{
     Outcome, Recovery, recover_all, recover_all_within, recover_in_background, recover_timeout,
     wait_for_recovery,
@@ -96,7 +95,7 @@ pub fn apply<T>(
     patch: &[u8],
     limits: PatchLimits,
     state: Option<&Path>,
-    validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, ValidationFailure>,
 ) -> Result<Applied<T>> {
     let state = state.ok_or_else(|| {
         Error::io_message("no state folder for the apply journal: set LOCAL_LLM_STATE_DIR (or HOME) so a crash stays recoverable")
@@ -152,7 +151,7 @@ pub fn apply_throwaway<T>(
     ws: &Workspace,
     patch: &[u8],
     limits: PatchLimits,
-    validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, ValidationFailure>,
 ) -> Result<Applied<T>> {
     let planned = plan_files(ws, patch, limits)?;
     apply_planned(ws, &planned, Durability::Throwaway, validate).map_err(|f| f.error)

@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 use crate::patch::canonical::{self, CanonicalFile};
 use crate::scope::{OnDisk, Workspace};
 
-use super::*;
+use super::PatchLimits;
+use super::apply::{hard_link_refusal, in_lanes, split_rel};
+use super::fsat;
 
 /// One file the transaction will write.
 pub(super) struct Planned {

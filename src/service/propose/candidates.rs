@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{Candidate, Prepared, Validator};
+use super::prepare::Prepared;
+use super::read::{self, Candidate};
+use super::validate::Validator;
 use crate::checks::CheckResult;
 use crate::error::{Error, Result};
 use crate::ledger;
@@ -471,7 +473,7 @@ impl State {
         if watch.is_cancelled() {
             return false;
         }
-        let cand = match super::read(p, &answer.completion.content, watch) {
+        let cand = match read::read(p, &answer.completion.content, watch) {
             Ok(c) => c,
             Err(Error::Cancelled) => return false,
             Err(e) => {
