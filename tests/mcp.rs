@@ -10,10 +10,10 @@ mod common;
 
 use common::*;
 use rmcp::ServiceExt;
-use sha2::Digest;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use sha2::Digest;
 
 const EDIT_JSON: &str =
     r#"{"edits":[{"path":"src/value.py","old":"VALUE = 1","new":"VALUE = 2"}]}"#;
@@ -434,13 +434,20 @@ async fn the_repair_proposal_of_a_failed_apply_is_read_from_structured_content()
     )
     .await;
     assert_eq!(kind_of(&r), "validation_failed");
-    assert_eq!(ws.read("src/value.py"), "VALUE = 1\n", "the previous bytes are back");
+    assert_eq!(
+        ws.read("src/value.py"),
+        "VALUE = 1\n",
+        "the previous bytes are back"
+    );
     let v = r.structured_content.clone().unwrap();
     assert_eq!(v["check"]["command"], command, "{v}");
     assert_eq!(v["check"]["exit_code"], 1, "{v}");
     assert_eq!(v["check"]["timed_out"], false, "{v}");
     assert!(
-        v["check"]["output"].as_str().unwrap().contains("SyntaxError"),
+        v["check"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("SyntaxError"),
         "{v}"
     );
     assert!(v.get("repair_error").is_none(), "{v}");
@@ -474,7 +481,11 @@ async fn the_repair_proposal_of_a_failed_apply_is_read_from_structured_content()
     .await;
     assert_ne!(r.is_error, Some(true), "{}", text_of(&r));
     assert_eq!(ws.read("src/value.py"), "VALUE = 2\n");
-    assert_eq!(s.requests.lock().unwrap().len(), 2, "one first answer, one repair");
+    assert_eq!(
+        s.requests.lock().unwrap().len(),
+        2,
+        "one first answer, one repair"
+    );
     c.cancel().await.unwrap();
 }
 

@@ -12,14 +12,13 @@ use super::journal::Journal;
 use super::lock::{WorkspaceLock, workspace_key};
 use super::plan::plan_files;
 use super::recover::{Outcome, Recovery, recover_all};
-use super::tests::{
-    apply_two, interrupted, journal_len, journal_of, limits, two_file_patch, workspace_with,
-};
+use super::tests::{apply_two, interrupted, journal_len, journal_of, limits, workspace_with};
 use crate::digest::git_blob_id;
 use crate::error::Error;
 use crate::error::ValidationFailure;
 use crate::patch::canonical;
 use crate::patch::{FileChange, MODE_REGULAR};
+use crate::scope::Workspace;
 
 fn new_file(path: &str, post: &str) -> FileChange {
     FileChange {

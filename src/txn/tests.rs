@@ -12,8 +12,8 @@ use super::plan::{parse_within, plan_files};
 use super::recover::{Outcome, recover_all};
 use super::{Applied, Durability, PatchLimits, apply};
 use crate::digest::git_blob_id;
-use crate::error::Error;
 use crate::error::ValidationFailure;
+use crate::error::{Error, Result};
 use crate::patch::canonical;
 use crate::scope::Workspace;
 

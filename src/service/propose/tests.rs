@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::*;
-use crate::provider::{Completion, Provider};
+use crate::provider::{ChatRequest, Completion, Provider, Watch};
 use crate::service::estimate_tokens;
 use crate::task::{Complexity, Task};
 
