@@ -52,12 +52,13 @@ use std::path::Path;
 use crate::error::{Error, Result, ValidationFailure};
 use crate::scope::Workspace;
 
+pub use crate::patch::plan::{PatchLimits, parse_within};
 pub use apply::TEMP_PREFIX;
 use apply::{apply_planned, crash_point};
 use journal::Journal;
 use lock::WorkspaceLock;
+pub use plan::plan;
 use plan::plan_files;
-pub use plan::{parse_within, plan};
 use recover::state_inside;
 pub use recover::{
     Outcome, Recovery, recover_all, recover_all_within, recover_in_background, recover_timeout,
@@ -71,21 +72,6 @@ pub struct Applied<T> {
     pub files: Vec<String>,
     /// What the validation reported.
     pub validation: T,
-}
-
-/// Limits the transaction enforces on the patch itself.
-#[derive(Debug, Clone, Copy)]
-pub struct PatchLimits {
-    /// The largest patch, in bytes.
-    pub max_patch_bytes: u64,
-    /// The most files it may change.
-    pub max_files: usize,
-    /// The most hunks it may hold.
-    pub max_hunks: usize,
-    /// Whether it may delete files (`[paths] allow_delete`).
-    pub allow_delete: bool,
-    /// Whether it may move files (`[paths] allow_move`).
-    pub allow_move: bool,
 }
 
 /// Apply `patch` to the workspace durably (lock, journal), then run `validate` (given the workspace root).

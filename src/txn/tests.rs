@@ -8,13 +8,14 @@ use super::apply::{apply_planned, put_back};
 use super::fsat;
 use super::journal::Journal;
 use super::lock::{WorkspaceLock, workspace_key};
-use super::plan::{parse_within, plan_files};
+use super::plan::plan_files;
 use super::recover::{Outcome, recover_all};
 use super::{Applied, Durability, PatchLimits, apply};
 use crate::digest::git_blob_id;
 use crate::error::ValidationFailure;
 use crate::error::{Error, Result};
 use crate::patch::canonical;
+use crate::patch::plan::parse_within;
 use crate::scope::Workspace;
 
 #[test]

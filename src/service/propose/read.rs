@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use super::prepare::Prepared;
 use crate::config;
 use crate::error::{Error, Result};
+use crate::patch::canonical::CanonicalFile;
 use crate::patch::{self, PreImage};
 use crate::prompt;
 use crate::provider::Watch;
 use crate::scope::Workspace;
 use crate::service::patch_limits;
-use crate::txn;
 
 /// One model answer turned into a checked, dry-run canonical patch.
 pub(super) struct Candidate {
@@ -108,9 +108,10 @@ pub(super) fn hidden_added(changes: &[patch::FileChange]) -> Option<String> {
 }
 
 /// The dry run, in memory: parse the canonical patch with the transaction's strict parser and limits, check its paths
-/// against the policy, apply it to copies of the pre-images already read with the same applier (pre- and post-image
-/// blob ids included), and check that every file then holds exactly the intended post-image. Nothing touches a
-/// disk; the transaction repeats all of it against the files themselves at apply time.
+/// against the policy, compute the post-images from copies of the pre-images already read by the one plan the
+/// transaction uses ([`patch::plan`]: pre- and post-image blob ids included), and check that every file then holds
+/// exactly the intended post-image. Nothing touches a disk; the transaction repeats all of it against the files
+/// themselves at apply time.
 pub(super) fn dry_run(
     ws: &Workspace,
     policy: &config::Policy,
@@ -120,7 +121,7 @@ pub(super) fn dry_run(
 ) -> Result<()> {
     let bug =
         |what: String| Error::Patch(format!("dry run: {what}; this is a bug, please report it"));
-    let files = txn::parse_within(patch_bytes, patch_limits(policy))?;
+    let files = patch::plan::parse_within(patch_bytes, patch_limits(policy))?;
     if files.len() != changes.len() {
         return Err(bug(format!(
             "the canonical patch has {} files for {} changes",
@@ -128,6 +129,8 @@ pub(super) fn dry_run(
             changes.len()
         )));
     }
+    let pre_of = |f: &CanonicalFile| pre_images.get(f.source()).and_then(|p| p.as_ref());
+    let mut intended = Vec::with_capacity(files.len());
     for f in &files {
         ws.check_path(&f.path)?;
         ws.check_path(f.source())?;
@@ -137,8 +140,7 @@ pub(super) fn dry_run(
                 f.path
             ))
         })?;
-        let pre = pre_images.get(f.source()).and_then(|p| p.as_ref());
-        if let Some(pre) = pre
+        if let Some(pre) = pre_of(f)
             && !f.creates()
             && pre.mode != f.mode
         {
@@ -147,7 +149,10 @@ pub(super) fn dry_run(
                 f.path
             )));
         }
-        let post = patch::canonical::apply_file(f, pre.map(|p| p.text.as_bytes()))?;
+        intended.push(change);
+    }
+    let posts = patch::plan::post_images(&files, |f| pre_of(f).map(|p| p.text.as_bytes()))?;
+    for ((f, post), change) in files.iter().zip(posts).zip(intended) {
         if post != change.post {
             return Err(bug(format!(
                 "the canonical patch does not reproduce the intended {}",
