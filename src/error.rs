@@ -179,6 +179,7 @@ impl fmt::Display for ErrorKind {
 /// An error as both transports send it: `{kind, message}` (and the path of an I/O failure; and, for a failed
 /// validation, the failed check and the repair proposal made from it, as data).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Refusal {
     /// What kind of refusal this is (see [`ErrorKind`]).
     pub kind: ErrorKind,
@@ -201,6 +202,7 @@ pub struct Refusal {
 
 /// A validation command that failed, as a client reads it (the CLI shows it as one sentence and the output).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CheckFailure {
     /// The command, as the policy file gives it.
     pub command: String,
@@ -232,6 +234,7 @@ impl fmt::Display for CheckFailure {
 
 /// The proposal the one apply-time repair round made from a failed validation: held, NOT applied.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RepairProposal {
     /// Opaque id to pass to apply_patch with the digest.
     pub proposal_id: String,
@@ -548,6 +551,90 @@ mod tests {
         assert!(e.render().starts_with("io: cannot read src/x.py: "), "{e}");
         assert!(std::error::Error::source(&e).is_some());
         assert_eq!(e.refusal().path.as_deref(), Some("src/x.py"));
+    }
+
+    fn failed_check() -> ValidationFailure {
+        ValidationFailure::check(CheckFailure {
+            command: "pytest -q".into(),
+            exit_code: Some(1),
+            timed_out: false,
+            duration_ms: 12,
+            output: "1 failed".into(),
+        })
+    }
+
+    #[test]
+    fn a_validation_failure_renders_the_text_the_cli_always_showed() {
+        let mut v = failed_check();
+        v.kept = Some("a.py (changed by someone else) (restored: none; removed: none)".into());
+        v.repair = Some(Repair::Proposed(RepairProposal {
+            proposal_id: "p_1".into(),
+            digest: "d1".into(),
+            patch: "diff --git a/a.py b/a.py\n".into(),
+            validation_passed: None,
+            expires_at_unix: 7,
+        }));
+        assert_eq!(
+            Error::validation_failed(v).render(),
+            "validation failed, previous bytes restored: except for a.py (changed by someone else) (restored: none; \
+             removed: none)\n\n`pytest -q` exited with 1 after 12 ms. Output:\n1 failed\n\nREPAIR PROPOSAL (the one \
+             repair round, built from this failure; NOT applied: review the patch, then call apply_patch with this \
+             proposal_id and digest to apply it)\nproposal_id: p_1\ndigest: d1\nvalidation_passed: not run (set \
+             [validation] on_propose = true to check repairs before you see them)\nexpires_at_unix: 7\npatch:\n\
+             diff --git a/a.py b/a.py\n"
+        );
+        let mut v = failed_check();
+        v.repair = Some(Repair::Failed("model: down".into()));
+        assert_eq!(
+            Error::validation_failed(v).render(),
+            "validation failed, previous bytes restored: `pytest -q` exited with 1 after 12 ms. Output:\n1 failed\n\n\
+             No repair proposal could be made (the one repair round is used): model: down"
+        );
+    }
+
+    #[test]
+    fn a_validation_refusal_carries_its_check_and_repair_as_fields() {
+        let mut v = failed_check();
+        v.repair = Some(Repair::Proposed(RepairProposal {
+            proposal_id: "p_2".into(),
+            digest: "d2".into(),
+            patch: String::new(),
+            validation_passed: Some(true),
+            expires_at_unix: 9,
+        }));
+        let r = serde_json::to_value(Error::validation_failed(v).refusal()).unwrap();
+        assert_eq!(r["kind"], "validation_failed");
+        assert_eq!(r["check"]["command"], "pytest -q");
+        assert_eq!(r["check"]["exit_code"], 1);
+        assert_eq!(r["repair"]["proposal_id"], "p_2");
+        assert_eq!(r["repair"]["digest"], "d2");
+        assert!(r.get("repair_error").is_none() && r.get("path").is_none());
+        let mut v = failed_check();
+        v.repair = Some(Repair::Failed("no edit".into()));
+        let r = serde_json::to_value(Error::validation_failed(v).refusal()).unwrap();
+        assert_eq!(r["repair_error"], "no edit");
+        assert!(r.get("repair").is_none());
+        let r = serde_json::to_value(Error::Stale("x".into()).refusal()).unwrap();
+        assert_eq!(
+            r,
+            serde_json::json!({"kind": "stale", "message": "stale: x"})
+        );
+    }
+
+    #[test]
+    fn a_redacted_validation_failure_holds_no_key() {
+        let secret = crate::secret::Secret::new("sk-topsecret-123");
+        let mut v = ValidationFailure::check(CheckFailure {
+            command: "check".into(),
+            exit_code: None,
+            timed_out: true,
+            duration_ms: 1,
+            output: "key sk-topsecret-123".into(),
+        });
+        v.repair = Some(Repair::Failed("echoed sk-topsecret-123".into()));
+        let shown = Error::validation_failed(v).redacted(&secret).render();
+        assert!(!shown.contains("sk-topsecret-123"), "{shown}");
+        assert!(shown.contains("`check` timed out after 1 ms"), "{shown}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-#![allow(
+#![expect(
     clippy::unwrap_used,
     reason = "tests: a failed unwrap is a failed test"
 )]

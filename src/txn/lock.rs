@@ -70,7 +70,7 @@ impl WorkspaceLock {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "tests")]
+    #![expect(clippy::unwrap_used, reason = "tests")]
 
     use super::super::journal::Journal;
     use super::*;
