@@ -553,14 +553,19 @@ mod tests {
         assert_eq!(e.refusal().path.as_deref(), Some("src/x.py"));
     }
 
-    fn failed_check() -> ValidationFailure {
+    /// `pytest -q` failed with `output`.
+    fn failed_check_with(output: &str) -> ValidationFailure {
         ValidationFailure::check(CheckFailure {
             command: "pytest -q".into(),
             exit_code: Some(1),
             timed_out: false,
             duration_ms: 12,
-            output: "1 failed".into(),
+            output: output.into(),
         })
+    }
+
+    fn failed_check() -> ValidationFailure {
+        failed_check_with("1 failed")
     }
 
     #[test]
@@ -624,17 +629,14 @@ mod tests {
     #[test]
     fn a_redacted_validation_failure_holds_no_key() {
         let secret = crate::secret::Secret::new("sk-topsecret-123");
-        let mut v = ValidationFailure::check(CheckFailure {
-            command: "check".into(),
-            exit_code: None,
-            timed_out: true,
-            duration_ms: 1,
-            output: "key sk-topsecret-123".into(),
-        });
+        let mut v = failed_check_with("key sk-topsecret-123");
         v.repair = Some(Repair::Failed("echoed sk-topsecret-123".into()));
         let shown = Error::validation_failed(v).redacted(&secret).render();
         assert!(!shown.contains("sk-topsecret-123"), "{shown}");
-        assert!(shown.contains("`check` timed out after 1 ms"), "{shown}");
+        assert!(
+            shown.contains("`pytest -q` exited with 1 after 12 ms"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -194,7 +194,7 @@ fn run_checks(
     policy: &config::Policy,
     root: &Path,
     watch: &Watch,
-) -> std::result::Result<Vec<CheckResult>, ValidationFailure> {
+) -> std::result::Result<Vec<CheckResult>, Box<ValidationFailure>> {
     let commands = &policy.validation.commands;
     if commands.is_empty() {
         return Ok(Vec::new());
@@ -212,7 +212,8 @@ fn run_checks(
         None if results.len() == commands.len() => Ok(results),
         None => Err(ValidationFailure::unfinished(
             "the call was cancelled before every validation command ran",
-        )),
-        Some(f) => Err(ValidationFailure::check(checks::failure(f))),
+        )
+        .into()),
+        Some(f) => Err(ValidationFailure::check(checks::failure(f)).into()),
     }
 }

@@ -24,7 +24,7 @@ pub(super) fn apply_planned<T>(
     ws: &Workspace,
     planned: &[Planned],
     durability: Durability,
-    validate: impl FnOnce(&Path) -> std::result::Result<T, ValidationFailure>,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, Box<ValidationFailure>>,
 ) -> std::result::Result<Applied<T>, Failure> {
     let mut undo = Undo::default();
     let written = match write_all(ws, planned, &mut undo) {
@@ -57,7 +57,7 @@ pub(super) fn apply_planned<T>(
             ws,
             planned,
             &undo,
-            Error::validation_failed(failure),
+            Error::ValidationFailed(failure),
         )),
     }
 }

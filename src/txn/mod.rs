@@ -81,7 +81,7 @@ pub fn apply<T>(
     patch: &[u8],
     limits: PatchLimits,
     state: Option<&Path>,
-    validate: impl FnOnce(&Path) -> std::result::Result<T, ValidationFailure>,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, Box<ValidationFailure>>,
 ) -> Result<Applied<T>> {
     let state = state.ok_or_else(|| {
         Error::io_message("no state folder for the apply journal: set LOCAL_LLM_STATE_DIR (or HOME) so a crash stays recoverable")
@@ -137,7 +137,7 @@ pub fn apply_throwaway<T>(
     ws: &Workspace,
     patch: &[u8],
     limits: PatchLimits,
-    validate: impl FnOnce(&Path) -> std::result::Result<T, ValidationFailure>,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, Box<ValidationFailure>>,
 ) -> Result<Applied<T>> {
     let planned = plan_files(ws, patch, limits)?;
     apply_planned(ws, &planned, Durability::Throwaway, validate).map_err(|f| f.error)

@@ -72,7 +72,7 @@ impl<'p> Validator<'p> {
                 if let Some(uid) = owner {
                     sandbox::hand_over(root, &touched, uid);
                 }
-                Ok::<_, ValidationFailure>(checks::run_all(commands, root, &run, watch))
+                Ok::<_, Box<ValidationFailure>>(checks::run_all(commands, root, &run, watch))
             },
         )?;
         if watch.is_cancelled() {
