@@ -55,6 +55,23 @@ pub enum Error {
     },
 }
 
+/// The variants that hold only their message, as one pattern binding it (`plain!(m) => ...`): listed once, here.
+macro_rules! plain {
+    ($m:ident) => {
+        Error::InvalidArgument($m)
+            | Error::Policy($m)
+            | Error::Trust($m)
+            | Error::Scope($m)
+            | Error::File($m)
+            | Error::Provider($m)
+            | Error::ModelAnswer($m)
+            | Error::Patch($m)
+            | Error::Proposal($m)
+            | Error::Digest($m)
+            | Error::Stale($m)
+    };
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.shown())
@@ -399,17 +416,7 @@ impl Error {
                     *source = None;
                 }
             }
-            Error::InvalidArgument(m)
-            | Error::Policy(m)
-            | Error::Trust(m)
-            | Error::Scope(m)
-            | Error::File(m)
-            | Error::Provider(m)
-            | Error::ModelAnswer(m)
-            | Error::Patch(m)
-            | Error::Proposal(m)
-            | Error::Digest(m)
-            | Error::Stale(m) => *m = secret.redact(m),
+            plain!(m) => *m = secret.redact(m),
         }
         e
     }
@@ -443,17 +450,7 @@ impl Error {
             Error::Io {
                 message, source, ..
             } => format!("{label}: {}", io_text(message, source.as_ref())),
-            Error::InvalidArgument(m)
-            | Error::Policy(m)
-            | Error::Trust(m)
-            | Error::Scope(m)
-            | Error::File(m)
-            | Error::Provider(m)
-            | Error::ModelAnswer(m)
-            | Error::Patch(m)
-            | Error::Proposal(m)
-            | Error::Digest(m)
-            | Error::Stale(m) => format!("{label}: {m}"),
+            plain!(m) => format!("{label}: {m}"),
         }
     }
 
