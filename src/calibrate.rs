@@ -20,13 +20,13 @@ use serde::Serialize;
 use toml_edit::{DocumentMut, Item, Table, value};
 
 use crate::error::{Error, IoContext, Result};
-use crate::patch;
+use crate::patch::{self, plan::PatchLimits};
 use crate::policy::{self, EditFormat, LoadedPolicy};
 use crate::scope;
 use crate::service::{Call, ProposeRequest, Service};
 use crate::task::{Complexity, Task};
 use crate::txn::fsat::{self, Dir, Found};
-use crate::txn::{self, PatchLimits};
+
 
 /// One routine edit of the suite: a file, what to do to it, and the exact bytes it must hold afterwards.
 #[derive(Debug, Clone, Copy)]
@@ -408,7 +408,7 @@ fn run_case(
     }
 }
 
-/// The case's file after `patch`, applied with the transaction's own parser, limits and applier; `None` when the
+/// The case's file after `patch`, by the one plan the transaction also uses ([`patch::plan`]); `None` when the
 /// patch does not apply or touches another file.
 fn post_image(patch_text: &str, case: &Case, policy: &policy::Policy) -> Option<Vec<u8>> {
     let limits = PatchLimits {
@@ -418,11 +418,9 @@ fn post_image(patch_text: &str, case: &Case, policy: &policy::Policy) -> Option<
         allow_delete: false,
         allow_move: false,
     };
-    let files = txn::parse_within(patch_text.as_bytes(), limits).ok()?;
+    let files = patch::plan::parse_within(patch_text.as_bytes(), limits).ok()?;
     match files.as_slice() {
-        [f] if f.path == case.path => {
-            patch::canonical::apply_file(f, Some(case.text.as_bytes())).ok()
-        }
+        [f] if f.path == case.path => patch::plan::post_image(f, Some(case.text.as_bytes())).ok(),
         _ => None,
     }
 }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::confine::{DiskBound, Launch};
+use crate::error::CheckFailure;
 use crate::provider::Watch;
 use crate::secret::Secret;
 
@@ -84,20 +85,18 @@ pub fn run_all(commands: &[String], dir: &Path, run: &Run<'_>, watch: &Watch) ->
 
 /// The text of a failed check for people and models: what ran, how it ended, and its output.
 pub fn failure_report(r: &CheckResult) -> String {
-    format!(
-        "`{}` {} after {} ms. Output:\n{}",
-        r.command,
-        if r.timed_out {
-            "timed out".to_string()
-        } else {
-            match r.exit_code {
-                Some(c) => format!("exited with {c}"),
-                None => "was stopped before it exited".to_string(),
-            }
-        },
-        r.duration_ms,
-        r.output
-    )
+    failure(r).to_string()
+}
+
+/// How `r` failed, as the refusal of a failed apply carries it.
+pub fn failure(r: &CheckResult) -> CheckFailure {
+    CheckFailure {
+        command: r.command.clone(),
+        exit_code: r.exit_code,
+        timed_out: r.timed_out,
+        duration_ms: r.duration_ms,
+        output: r.output.clone(),
+    }
 }
 
 /// Where the last `max` bytes of `bytes` start (0 when there are no more than `max`), moved forward past at most

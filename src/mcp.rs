@@ -227,8 +227,8 @@ impl WorkerServer {
             schema::closed(input);
             if let Some(out) = route.attr.output_schema.as_mut() {
                 let out = Arc::make_mut(out);
-                strip_formats(out);
                 schema::admit_refusal(out);
+                strip_formats(out);
                 schema::single_types(out);
             }
             route.call = decoding_refused_with_kind(route.attr.name.to_string(), route.call);

@@ -77,7 +77,7 @@ impl<O> Default for ProposalStore<O> {
 }
 
 /// A fresh unguessable proposal id.
-#[allow(
+#[expect(
     clippy::expect_used,
     reason = "without the system's random source no id could be unguessable: stopping is the only safe answer"
 )]

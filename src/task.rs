@@ -157,7 +157,7 @@ string_enum!(
     }
 );
 
-#[allow(
+#[expect(
     clippy::derivable_impls,
     reason = "the enum is made by a macro that derives no Default"
 )]
@@ -167,7 +167,7 @@ impl Default for Complexity {
     }
 }
 
-#[allow(
+#[expect(
     clippy::derivable_impls,
     reason = "the enum is made by a macro that derives no Default"
 )]

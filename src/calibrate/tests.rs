@@ -1,8 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    reason = "tests: a failed unwrap is a failed test"
-)]
-
 use super::*;
 
 fn row(format: &str, k: u64, correct: usize, ms: u64) -> Row {

@@ -8,11 +8,15 @@
 //! 3. [`canonical`]: (pre-image, post-image) pairs are rendered as one canonical git-style diff, and a canonical diff
 //!    is parsed and applied back to pre-images, strictly, for the dry run and for `apply`.
 //!
+//! [`plan`] is the one pure plan of a canonical patch: parsed within the policy's limits, post-images computed from
+//! pre-images; the dry run, `calibrate` and the transaction all use it.
+//!
 //! [`focus`] narrows a file to line ranges: the model is shown only those, and step 2 keeps every edit inside them.
 
 pub mod canonical;
 pub mod focus;
 pub mod locate;
+pub mod plan;
 pub mod reader;
 
 /// File mode of a regular, non-executable file as git writes it.

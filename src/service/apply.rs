@@ -10,11 +10,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::propose::Failure;
-use super::{Call, Service, invalid, logged, open_workspace, patch_limits};
+use super::{Call, Record, Service, invalid, logged, open_workspace, patch_limits};
 use crate::checks::{self, CheckResult};
 use crate::confine;
 use crate::digest::sha256_hex;
-use crate::error::{Error, Result};
+use crate::error::{Error, Repair, RepairProposal, Result, ValidationFailure};
 use crate::ledger;
 use crate::policy;
 use crate::proposal;
@@ -80,25 +80,22 @@ impl Service {
         };
         self.store.finish(id, used);
         match result {
-            Err(Error::ValidationFailed(report)) => {
-                let note = self.repair_after_apply(id, &claimed, &report, call);
-                Err(Error::ValidationFailed(match note {
-                    Some(note) => format!("{report}\n\n{note}"),
-                    None => report,
-                }))
+            Err(Error::ValidationFailed(mut v)) => {
+                v.repair = self.repair_after_apply(id, &claimed, &v.report(), call);
+                Err(Error::ValidationFailed(v))
             }
             other => other,
         }
     }
 
-    /// The apply-time repair round; returns the text to add to the refusal, `None` when no round is due.
+    /// The apply-time repair round: its outcome for the refusal, `None` when no round is due.
     fn repair_after_apply(
         &self,
         id: &str,
         claimed: &proposal::Claimed,
         report: &str,
         call: &Call,
-    ) -> Option<String> {
+    ) -> Option<Repair> {
         let attempts = policy::load(&claimed.root)
             .map(|l| l.policy.repair.attempts)
             .unwrap_or_default();
@@ -117,26 +114,15 @@ impl Service {
             unrecorded: call.unrecorded,
         };
         Some(
-            match self.propose_logged(&origin.request, &repair_call, Some(&failure)) {
-                Ok(r) => format!(
-                    "REPAIR PROPOSAL (the one repair round, built from this failure; NOT applied: review the patch, \
-                     then call apply_patch with this proposal_id and digest to apply it)\n\
-                     proposal_id: {}\ndigest: {}\nvalidation_passed: {}\nexpires_at_unix: {}\npatch:\n{}",
-                    r.proposal_id,
-                    r.digest,
-                    match r.validation_passed {
-                        Some(true) => "true (in a sandbox copy)",
-                        Some(false) =>
-                            "false (in a sandbox copy; see the output above for the previous edit)",
-                        None =>
-                            "not run (set [validation] on_propose = true to check repairs before you see them)",
-                    },
-                    r.expires_at_unix,
-                    r.patch
-                ),
-                Err(e) => {
-                    format!("No repair proposal could be made (the one repair round is used): {e}")
-                }
+            match self.propose_repair(&origin.request, &repair_call, &failure) {
+                Ok(r) => Repair::Proposed(RepairProposal {
+                    proposal_id: r.proposal_id,
+                    digest: r.digest,
+                    patch: r.patch,
+                    validation_passed: r.validation_passed,
+                    expires_at_unix: r.expires_at_unix,
+                }),
+                Err(e) => Repair::Failed(e.to_string()),
             },
         )
     }
@@ -158,7 +144,7 @@ pub fn apply_bytes_watched(
     logged(
         "apply",
         workspace_root,
-        false,
+        Record::Ledger,
         |entry| {
             entry.digest = Some(digest.trim().to_string());
             apply_checked(workspace_root, patch_bytes, digest, watch)
@@ -202,13 +188,13 @@ fn apply_checked(
     })
 }
 
-/// The validation commands after an apply, in the workspace, with the allowlisted environment; `Err` holds the report
-/// of the first failure (the transaction then restores the previous bytes).
+/// The validation commands after an apply, in the workspace, with the allowlisted environment; `Err` holds the first
+/// failure (the transaction then restores the previous bytes).
 fn run_checks(
     policy: &policy::Policy,
     root: &Path,
     watch: &Watch,
-) -> std::result::Result<Vec<CheckResult>, String> {
+) -> std::result::Result<Vec<CheckResult>, Box<ValidationFailure>> {
     let commands = &policy.validation.commands;
     if commands.is_empty() {
         return Ok(Vec::new());
@@ -224,7 +210,10 @@ fn run_checks(
     let results = checks::run_all(commands, root, &run, watch);
     match results.iter().find(|r| !r.passed) {
         None if results.len() == commands.len() => Ok(results),
-        None => Err("the call was cancelled before every validation command ran".to_string()),
-        Some(f) => Err(checks::failure_report(f)),
+        None => Err(ValidationFailure::unfinished(
+            "the call was cancelled before every validation command ran",
+        )
+        .into()),
+        Some(f) => Err(ValidationFailure::check(checks::failure(f)).into()),
     }
 }

@@ -75,7 +75,7 @@ impl Service {
         logged(
             "delegate",
             &req.workspace_root,
-            call.unrecorded,
+            call.record(),
             |entry| delegate_checked(req, call, entry),
             |_| None,
         )

@@ -14,7 +14,6 @@
 //! spent when that call is made, whatever it answers), and the result is always a proposal to approve, never a write.
 
 mod apply;
-mod candidates;
 mod delegate;
 mod propose;
 
@@ -23,8 +22,8 @@ pub(crate) use propose::check_copy;
 use std::time::Instant;
 
 pub use apply::{ApplyRequest, ApplyResult, apply_bytes, apply_bytes_watched};
-pub use candidates::{CandidatesReport, at_once};
 pub use delegate::{DelegateRequest, DelegateResult, MAX_DELEGATE_OUTPUT_TOKENS};
+pub use propose::{CandidatesReport, at_once};
 pub use propose::{FileStatus, FileSummary, ProposeRequest, ProposeResult};
 
 use crate::error::{Error, Result};
@@ -54,6 +53,15 @@ pub struct Call {
 }
 
 impl Call {
+    /// Whether this call goes into the ledger.
+    fn record(&self) -> Record {
+        if self.unrecorded {
+            Record::Skip
+        } else {
+            Record::Ledger
+        }
+    }
+
     fn policy_for(&self, policy: &policy::Policy) -> policy::Policy {
         match self.provider {
             Some(kind) => policy.clone().with_provider(kind),
@@ -190,11 +198,20 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::InvalidArgument(msg.into())
 }
 
-/// Record one call in the ledger (unless `unrecorded`): its duration, and its refusal's kind when it was refused.
+/// Whether a call's entry is written to the ledger.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Record {
+    /// Into the ledger, for `stats`.
+    Ledger,
+    /// Kept out of it ([`Call::unrecorded`]).
+    Skip,
+}
+
+/// Record one call (as `record` says): its duration, and its refusal's kind when it was refused.
 fn logged<T>(
     kind: &str,
     workspace_root: &str,
-    unrecorded: bool,
+    record: Record,
     f: impl FnOnce(&mut ledger::Entry) -> Result<T>,
     digest: impl Fn(&T) -> Option<String>,
 ) -> Result<T> {
@@ -206,7 +223,7 @@ fn logged<T>(
         Ok(r) => entry.digest = digest(r).or(entry.digest.take()),
         Err(e) => entry.outcome = format!("refused:{}", e.kind()),
     }
-    if !unrecorded {
+    if record == Record::Ledger {
         ledger::record(&entry);
     }
     result

@@ -1,5 +1,3 @@
-#![allow(clippy::unwrap_used, reason = "tests")]
-
 use super::*;
 
 fn policy(text: &str) -> Policy {

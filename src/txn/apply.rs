@@ -7,10 +7,12 @@ use std::fs;
 use std::path::Path;
 use std::rc::Rc;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ValidationFailure};
 use crate::scope::Workspace;
 
-use super::*;
+use super::fsat;
+use super::plan::{Planned, permission_bits};
+use super::{Applied, Durability};
 
 /// A failed apply: why, and whether every change was undone (when not, the journal must stay).
 pub(super) struct Failure {
@@ -22,7 +24,7 @@ pub(super) fn apply_planned<T>(
     ws: &Workspace,
     planned: &[Planned],
     durability: Durability,
-    validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, Box<ValidationFailure>>,
 ) -> std::result::Result<Applied<T>, Failure> {
     let mut undo = Undo::default();
     let written = match write_all(ws, planned, &mut undo) {
@@ -51,11 +53,11 @@ pub(super) fn apply_planned<T>(
                 validation,
             })
         }
-        Err(report) => Err(restore_after(
+        Err(failure) => Err(restore_after(
             ws,
             planned,
             &undo,
-            Error::ValidationFailed(report),
+            Error::ValidationFailed(failure),
         )),
     }
 }
@@ -617,8 +619,9 @@ pub(super) fn restore_after(
         let error = match (cause, kept_note) {
             (cause, None) => cause,
             // "validation failed, previous bytes restored: except for ...": one message, true as a whole.
-            (Error::ValidationFailed(report), Some(note)) => {
-                Error::ValidationFailed(format!("except for {note} ({done})\n\n{report}"))
+            (Error::ValidationFailed(mut v), Some(note)) => {
+                v.kept = Some(format!("{note} ({done})"));
+                Error::ValidationFailed(v)
             }
             (cause, Some(note)) => Error::io_message(format!(
                 "{cause}; the previous bytes were restored except for {note} ({done})"
@@ -631,7 +634,7 @@ pub(super) fn restore_after(
     }
     let cause = match cause {
         // Its message would say the previous bytes were restored.
-        Error::ValidationFailed(report) => format!("validation failed: {report}"),
+        Error::ValidationFailed(v) => format!("validation failed: {v}"),
         cause => cause.to_string(),
     };
     Failure {

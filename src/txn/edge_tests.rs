@@ -6,12 +6,19 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::tests::*;
-use super::*;
+use super::apply;
+use super::fsat;
+use super::journal::Journal;
+use super::lock::{WorkspaceLock, workspace_key};
+use super::plan::plan_files;
+use super::recover::{Outcome, Recovery, recover_all};
+use super::tests::{apply_two, interrupted, journal_len, journal_of, limits, workspace_with};
 use crate::digest::git_blob_id;
 use crate::error::Error;
+use crate::error::ValidationFailure;
 use crate::patch::canonical;
 use crate::patch::{FileChange, MODE_REGULAR};
+use crate::scope::Workspace;
 
 fn new_file(path: &str, post: &str) -> FileChange {
     FileChange {
@@ -65,7 +72,9 @@ fn apply_then_die(ws: &Workspace, state: &Path, patch: &[u8]) {
             patch,
             limits(),
             Some(state),
-            |_| -> std::result::Result<(), String> { panic!("killed while the checks ran") },
+            |_| -> std::result::Result<(), Box<ValidationFailure>> {
+                panic!("killed while the checks ran")
+            },
         );
     }));
     assert!(died.is_err());
@@ -84,7 +93,7 @@ fn a_restore_keeps_a_file_someone_else_saved_while_the_checks_ran() {
     let err = apply_two(&ws, state.path(), |r: &Path| {
         // A slow check; meanwhile someone saves a.txt.
         fs::write(r.join("a.txt"), "someone else's\n").unwrap();
-        Err::<(), String>("the check failed".into())
+        Err::<(), Box<ValidationFailure>>(ValidationFailure::unfinished("the check failed").into())
     })
     .unwrap_err();
     assert_eq!(
@@ -267,14 +276,14 @@ fn a_new_file_whose_path_is_longer_than_path_max_lands_or_leaves_nothing() {
     );
     let patch = canonical::render(&[new_file(&rel, "deep\n")]);
     let err = apply(&ws, &patch, limits(), Some(state.path()), |_| {
-        Err::<(), String>("the check failed".into())
+        Err::<(), Box<ValidationFailure>>(ValidationFailure::unfinished("the check failed").into())
     })
     .unwrap_err();
     assert!(matches!(err, Error::ValidationFailed(_)), "{err}");
     assert!(!root.path().join("a").exists(), "folders left behind");
     assert_eq!(journal_len(&journal_of(state.path(), &ws)), 0);
     apply(&ws, &patch, limits(), Some(state.path()), |_| {
-        Ok::<(), String>(())
+        Ok::<(), Box<ValidationFailure>>(())
     })
     .unwrap_or_else(|e| panic!("a passing apply of a deep file failed: {e}"));
     assert_eq!(read_deep(ws.root(), &rel).as_deref(), Some(&b"deep\n"[..]));
@@ -336,7 +345,10 @@ fn time_deep_apply(base: &Path, state: &Path, depth: usize) -> Duration {
             .unwrap();
             let patch = canonical::render(&[new_file(&deep_rel(depth, "f.txt"), "x\n")]);
             let t = Instant::now();
-            apply(&ws, &patch, limits(), Some(state), |_| Ok::<(), String>(())).unwrap();
+            apply(&ws, &patch, limits(), Some(state), |_| {
+                Ok::<(), Box<ValidationFailure>>(())
+            })
+            .unwrap();
             t.elapsed()
         })
         .min()
@@ -386,7 +398,7 @@ fn a_created_folder_swapped_for_a_symlink_gets_one_honest_message() {
     let err = apply(&ws, &patch, limits(), Some(state.path()), |r: &Path| {
         fs::rename(r.join("new"), r.join("new-moved")).unwrap();
         std::os::unix::fs::symlink(&swap_to, r.join("new")).unwrap();
-        Err::<(), String>("the check failed".into())
+        Err::<(), Box<ValidationFailure>>(ValidationFailure::unfinished("the check failed").into())
     })
     .unwrap_err();
     assert!(
@@ -665,7 +677,7 @@ fn an_apply_refuses_a_state_folder_inside_the_workspace() {
         .flatten()
         .map(|e| e.path())
         .collect();
-    let err = apply_two(&ws, &state, |_| Ok::<(), String>(())).unwrap_err();
+    let err = apply_two(&ws, &state, |_| Ok::<(), Box<ValidationFailure>>(())).unwrap_err();
     let text = err.to_string();
     assert!(text.contains(&state.display().to_string()), "{text}");
     assert!(text.contains(&ws.root().display().to_string()), "{text}");

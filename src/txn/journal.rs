@@ -9,7 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-use super::*;
+use super::apply::crash_point;
+use super::journal_v1::version_1_journal_of;
+use super::lock::workspace_key;
+use super::plan::Planned;
+use super::recover::recovery_problems;
 
 /// The journal document: enough to restore the pre-images or confirm the post-images after a crash.
 ///

@@ -70,8 +70,6 @@ impl WorkspaceLock {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, reason = "tests")]
-
     use super::super::journal::Journal;
     use super::*;
 

@@ -49,17 +49,17 @@ mod tests;
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ValidationFailure};
 use crate::scope::Workspace;
 
+pub use crate::patch::plan::{PatchLimits, parse_within};
 pub use apply::TEMP_PREFIX;
-use apply::*;
-use journal::*;
-use journal_v1::*;
-use lock::*;
-use plan::*;
-pub use plan::{parse_within, plan};
-use recover::*;
+use apply::{apply_planned, crash_point};
+use journal::Journal;
+use lock::WorkspaceLock;
+pub use plan::plan;
+use plan::plan_files;
+use recover::state_inside;
 pub use recover::{
     Outcome, Recovery, recover_all, recover_all_within, recover_in_background, recover_timeout,
     wait_for_recovery,
@@ -74,21 +74,6 @@ pub struct Applied<T> {
     pub validation: T,
 }
 
-/// Limits the transaction enforces on the patch itself.
-#[derive(Debug, Clone, Copy)]
-pub struct PatchLimits {
-    /// The largest patch, in bytes.
-    pub max_patch_bytes: u64,
-    /// The most files it may change.
-    pub max_files: usize,
-    /// The most hunks it may hold.
-    pub max_hunks: usize,
-    /// Whether it may delete files (`[paths] allow_delete`).
-    pub allow_delete: bool,
-    /// Whether it may move files (`[paths] allow_move`).
-    pub allow_move: bool,
-}
-
 /// Apply `patch` to the workspace durably (lock, journal), then run `validate` (given the workspace root).
 /// `state` is the worker's state folder; without one (no HOME), the apply is refused rather than made unrecoverable.
 pub fn apply<T>(
@@ -96,7 +81,7 @@ pub fn apply<T>(
     patch: &[u8],
     limits: PatchLimits,
     state: Option<&Path>,
-    validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, Box<ValidationFailure>>,
 ) -> Result<Applied<T>> {
     let state = state.ok_or_else(|| {
         Error::io_message("no state folder for the apply journal: set LOCAL_LLM_STATE_DIR (or HOME) so a crash stays recoverable")
@@ -152,7 +137,7 @@ pub fn apply_throwaway<T>(
     ws: &Workspace,
     patch: &[u8],
     limits: PatchLimits,
-    validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, Box<ValidationFailure>>,
 ) -> Result<Applied<T>> {
     let planned = plan_files(ws, patch, limits)?;
     apply_planned(ws, &planned, Durability::Throwaway, validate).map_err(|f| f.error)

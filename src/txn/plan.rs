@@ -3,10 +3,12 @@
 
 use crate::digest::{NULL_BLOB_ID, git_blob_id};
 use crate::error::{Error, Result};
-use crate::patch::canonical::{self, CanonicalFile};
+use crate::patch::canonical::CanonicalFile;
+use crate::patch::plan::{PatchLimits, parse_within, post_image};
 use crate::scope::{OnDisk, Workspace};
 
-use super::*;
+use super::apply::{hard_link_refusal, in_lanes, split_rel};
+use super::fsat;
 
 /// One file the transaction will write.
 pub(super) struct Planned {
@@ -41,61 +43,6 @@ pub fn plan(ws: &Workspace, patch: &[u8], limits: PatchLimits) -> Result<Vec<(St
         .into_iter()
         .map(|p| (p.rel, p.post))
         .collect())
-}
-
-/// Parse `patch` strictly and check it against `limits`, without looking at any file.
-pub fn parse_within(patch: &[u8], limits: PatchLimits) -> Result<Vec<CanonicalFile>> {
-    if patch.len() as u64 > limits.max_patch_bytes {
-        return Err(Error::Patch(format!(
-            "the patch is {} bytes, over [limits] max_patch_bytes = {}",
-            patch.len(),
-            limits.max_patch_bytes
-        )));
-    }
-    let files = canonical::parse(patch)?;
-    let hunks = patch
-        .split(|&b| b == b'\n')
-        .filter(|l| l.starts_with(b"@@ "))
-        .count();
-    if hunks > limits.max_hunks {
-        return Err(Error::Patch(format!(
-            "the patch has {hunks} hunks, over [limits] max_hunks_per_patch = {}",
-            limits.max_hunks
-        )));
-    }
-    if files.len() > limits.max_files {
-        return Err(Error::Patch(format!(
-            "the patch touches {} files, over [limits] max_files_per_patch = {}",
-            files.len(),
-            limits.max_files
-        )));
-    }
-    allowed_ops(&files, limits)?;
-    Ok(files)
-}
-
-/// Refuse a deletion or a move the policy does not allow (`[paths] allow_delete`, `allow_move`).
-pub fn allowed_ops(files: &[CanonicalFile], limits: PatchLimits) -> Result<()> {
-    for f in files {
-        if f.deletes && !limits.allow_delete {
-            return Err(Error::Scope(format!(
-                "the patch deletes {}, and the policy does not allow deleting files; set [paths] allow_delete = \
-                 true in local-llm-worker.toml to allow it, or delete the file yourself",
-                crate::scope::shown(&f.path)
-            )));
-        }
-        if let Some(from) = &f.from
-            && !limits.allow_move
-        {
-            return Err(Error::Scope(format!(
-                "the patch moves {} to {}, and the policy does not allow moving files; set [paths] allow_move = \
-                 true in local-llm-worker.toml to allow it, or move the file yourself",
-                crate::scope::shown(from),
-                crate::scope::shown(&f.path)
-            )));
-        }
-    }
-    Ok(())
 }
 
 pub(super) fn plan_files(
@@ -135,8 +82,8 @@ pub(super) fn plan_one(ws: &Workspace, f: &CanonicalFile) -> Result<Vec<Planned>
             f.path
         )));
     }
-    let post = canonical::apply_file(f, current.as_deref())?;
-    // `apply_file` has just checked the current bytes against the pre-image's blob id.
+    let post = post_image(f, current.as_deref())?;
+    // `post_image` has just checked the current bytes against the pre-image's blob id.
     let removal = |rel: &str, pre: Option<Vec<u8>>| Planned {
         rel: rel.to_string(),
         pre,

@@ -16,7 +16,13 @@ use crate::digest::git_blob_id;
 use crate::policy::POLICY_FILE;
 use crate::scope::Workspace;
 
-use super::*;
+use super::apply::{PutBack, TEMP_PREFIX, put_back, put_back_removed, remove_created, split_rel};
+use super::fsat;
+use super::journal::{FoundJournal, JOURNAL_VERSION, JournalDoc, parse_journal};
+use super::journal_v1::read_journal_v1;
+use super::lock::{WorkspaceLock, workspace_key};
+use super::plan::permission_bits;
+use crate::error::{Error, Result};
 
 /// How an interrupted apply ended after recovery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

@@ -4,10 +4,18 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::*;
+use super::apply::{apply_planned, put_back};
+use super::fsat;
+use super::journal::Journal;
+use super::lock::{WorkspaceLock, workspace_key};
+use super::plan::plan_files;
+use super::recover::{Outcome, recover_all};
+use super::{Applied, Durability, PatchLimits, apply};
 use crate::digest::git_blob_id;
-use crate::error::Error;
+use crate::error::ValidationFailure;
+use crate::error::{Error, Result};
 use crate::patch::canonical;
+use crate::patch::plan::parse_within;
 use crate::scope::Workspace;
 
 #[test]
@@ -82,7 +90,7 @@ pub(super) fn limits() -> PatchLimits {
 pub(super) fn apply_two<T>(
     ws: &Workspace,
     state: &Path,
-    validate: impl FnOnce(&Path) -> std::result::Result<T, String>,
+    validate: impl FnOnce(&Path) -> std::result::Result<T, Box<ValidationFailure>>,
 ) -> Result<Applied<T>> {
     apply(ws, &two_file_patch(), limits(), Some(state), validate)
 }
@@ -159,7 +167,7 @@ fn an_apply_refuses_while_an_interrupted_one_is_not_recovered() {
     )
     .unwrap();
     let before = fs::read(root.path().join("a.txt")).unwrap();
-    let err = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap_err();
+    let err = apply_two(&ws, state.path(), |_| Ok::<(), Box<ValidationFailure>>(())).unwrap_err();
     assert!(
         err.to_string().contains("local-llm-worker recover"),
         "{err}"
@@ -206,7 +214,7 @@ fn a_finished_apply_leaves_an_empty_journal_and_the_inode_in_place() {
     let target = root.path().join("a.txt");
     fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
     let ino = fs::metadata(&target).unwrap().ino();
-    let applied = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap();
+    let applied = apply_two(&ws, state.path(), |_| Ok::<(), Box<ValidationFailure>>(())).unwrap();
     assert_eq!(applied.files, ["a.txt", "new/b.txt"]);
     assert_eq!(fs::read(&target).unwrap(), b"A\n");
     assert_eq!(fs::read(root.path().join("new/b.txt")).unwrap(), b"B\n");
@@ -228,7 +236,7 @@ fn a_failed_validation_restores_in_place_and_removes_what_it_created() {
     let ino = fs::metadata(&target).unwrap().ino();
     let err = apply_two(&ws, state.path(), |root: &Path| {
         assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"A\n");
-        Err::<(), String>("the check failed".into())
+        Err::<(), Box<ValidationFailure>>(ValidationFailure::unfinished("the check failed").into())
     })
     .unwrap_err();
     assert!(matches!(err, Error::ValidationFailed(_)), "{err}");
@@ -261,7 +269,7 @@ fn a_created_folder_swapped_for_a_symlink_is_not_followed_by_the_undo() {
         // While the check runs, someone swaps the created folder for a symlink to a folder outside.
         fs::rename(r.join("new"), r.join("new-moved")).unwrap();
         std::os::unix::fs::symlink(&swap_to, r.join("new")).unwrap();
-        Err::<(), String>("the check failed".into())
+        Err::<(), Box<ValidationFailure>>(ValidationFailure::unfinished("the check failed").into())
     })
     .unwrap_err();
     assert!(
@@ -316,7 +324,7 @@ fn a_restore_that_fails_keeps_the_journal_for_recover() {
         // Something replaces the file by a folder while the checks run: it cannot be put back.
         fs::remove_file(root.join("a.txt")).unwrap();
         fs::create_dir(root.join("a.txt")).unwrap();
-        Err::<(), String>("the check failed".into())
+        Err::<(), Box<ValidationFailure>>(ValidationFailure::unfinished("the check failed").into())
     })
     .unwrap_err();
     assert!(err.to_string().contains("RESTORING FAILED"), "{err}");
@@ -335,7 +343,7 @@ fn a_restore_that_fails_keeps_the_journal_for_recover() {
 fn the_journal_is_readable_by_its_owner_only() {
     let state = tempfile::tempdir().unwrap();
     let (_root, ws) = workspace_with(&[("a.txt", "a\n")]);
-    apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap();
+    apply_two(&ws, state.path(), |_| Ok::<(), Box<ValidationFailure>>(())).unwrap();
     let mode = fs::metadata(journal_of(state.path(), &ws))
         .unwrap()
         .permissions()
@@ -348,11 +356,11 @@ fn a_version_1_journal_of_the_workspace_blocks_applies_until_recovered() {
     let state = tempfile::tempdir().unwrap();
     let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
     write_v1_journal(state.path(), ws.root());
-    let err = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap_err();
+    let err = apply_two(&ws, state.path(), |_| Ok::<(), Box<ValidationFailure>>(())).unwrap_err();
     assert!(err.to_string().contains("apply-old"), "{err}");
     assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"a\n");
     assert_eq!(recover_all(state.path())[0].outcome, Outcome::Restored);
-    apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap();
+    apply_two(&ws, state.path(), |_| Ok::<(), Box<ValidationFailure>>(())).unwrap();
     assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A\n");
 }
 
@@ -367,7 +375,7 @@ fn a_file_to_create_that_appears_stops_the_apply_before_any_write() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     fs::write(root.path().join("new/b.txt"), "someone else's\n").unwrap();
     let err = match apply_planned(&ws, &planned, Durability::Throwaway, |_| {
-        Ok::<(), String>(())
+        Ok::<(), Box<ValidationFailure>>(())
     }) {
         Err(f) => f.error,
         Ok(_) => panic!("applied over a file that appeared"),
@@ -389,7 +397,7 @@ fn a_file_with_another_hard_link_is_refused_before_anything_is_written() {
     let state = tempfile::tempdir().unwrap();
     let (root, ws) = workspace_with(&[("a.txt", "a\n")]);
     fs::hard_link(root.path().join("a.txt"), root.path().join("linked.txt")).unwrap();
-    let err = apply_two(&ws, state.path(), |_| Ok::<(), String>(())).unwrap_err();
+    let err = apply_two(&ws, state.path(), |_| Ok::<(), Box<ValidationFailure>>(())).unwrap_err();
     assert!(err.to_string().contains("2 hard links"), "{err}");
     assert_eq!(fs::read(root.path().join("linked.txt")).unwrap(), b"a\n");
     assert!(!root.path().join("new").exists());
@@ -493,7 +501,7 @@ fn a_deletion_and_a_move_are_applied_and_git_apply_accepts_their_patch() {
     let state = tempfile::tempdir().unwrap();
     let (root, ws) = delete_and_move_workspace();
     let done = apply(&ws, &patch, limits(), Some(state.path()), |_: &Path| {
-        Ok::<(), String>(())
+        Ok::<(), Box<ValidationFailure>>(())
     })
     .unwrap();
     assert_eq!(done.files, ["b.txt", "dst/b.txt", "gone.txt"]);
@@ -514,7 +522,9 @@ fn a_failed_validation_brings_a_deleted_file_back_byte_for_byte_with_its_mode_an
         Some(state.path()),
         |root: &Path| {
             assert!(!root.join("gone.txt").exists() && !root.join("b.txt").exists());
-            Err::<(), String>("the check failed".into())
+            Err::<(), Box<ValidationFailure>>(
+                ValidationFailure::unfinished("the check failed").into(),
+            )
         },
     )
     .unwrap_err();
@@ -641,7 +651,7 @@ fn deletions_and_moves_are_refused_unless_the_policy_allows_them() {
     assert!(
         apply(&ws, &patch, strict, Some(state.path()), |_: &Path| Ok::<
             (),
-            String,
+            Box<ValidationFailure>,
         >(
             ()
         ))

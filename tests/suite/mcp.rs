@@ -3,6 +3,7 @@
 
 use crate::common::*;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
+use sha2::Digest;
 
 type Client = McpClient;
 
@@ -381,6 +382,88 @@ async fn propose_then_apply_by_id_and_digest_and_only_once() {
         text_of(&r).contains("already used (applied)"),
         "{}",
         text_of(&r)
+    );
+    c.cancel().await.unwrap();
+}
+
+/// A validation that fails after the apply wrote the patch earns the one repair round: the refusal carries the
+/// failed check and the NEW proposal as structured content, and a client applies that proposal with the id and
+/// digest read from there, never from the text. The model is the scripted endpoint: a broken first answer, a good
+/// repair.
+#[tokio::test]
+async fn the_repair_proposal_of_a_failed_apply_is_read_from_structured_content() {
+    const BROKEN: &str =
+        r#"{"edits":[{"path":"src/value.py","old":"VALUE = 1","new":"VALUE = = 2"}]}"#;
+    let s = scripted(vec![Reply::chat(BROKEN), Reply::chat(EDIT_JSON)]);
+    let command = "python3 -m py_compile src/value.py";
+    let ws = sample(
+        &s.base_url,
+        &format!(
+            "\n[validation]\ncommands = [{command:?}]\n\n[repair]\nattempts = 1\n\n[sampling]\ncandidates = 1\n"
+        ),
+    );
+    let c = client().await;
+    let r = call(&c, "propose_patch", propose_args(&ws)).await;
+    assert_ne!(r.is_error, Some(true), "{}", text_of(&r));
+    let first = r.structured_content.clone().unwrap();
+    let r = call(
+        &c,
+        "apply_patch",
+        serde_json::json!({"proposal_id": first["proposal_id"], "digest": first["digest"]}),
+    )
+    .await;
+    assert_eq!(kind_of(&r), "validation_failed");
+    assert_eq!(
+        ws.read("src/value.py"),
+        "VALUE = 1\n",
+        "the previous bytes are back"
+    );
+    let v = r.structured_content.clone().unwrap();
+    assert_eq!(v["check"]["command"], command, "{v}");
+    assert_eq!(v["check"]["exit_code"], 1, "{v}");
+    assert_eq!(v["check"]["timed_out"], false, "{v}");
+    assert!(
+        v["check"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("SyntaxError"),
+        "{v}"
+    );
+    assert!(v.get("repair_error").is_none(), "{v}");
+    let repair = &v["repair"];
+    let id = repair["proposal_id"].as_str().unwrap();
+    let digest = repair["digest"].as_str().unwrap();
+    assert_ne!(id, first["proposal_id"].as_str().unwrap());
+    let patch = repair["patch"].as_str().unwrap();
+    assert!(patch.contains("+VALUE = 2"), "{patch}");
+    assert_eq!(
+        digest,
+        sha2::Sha256::digest(patch.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    assert!(repair["expires_at_unix"].as_u64().unwrap() > 0, "{v}");
+    assert!(repair["validation_passed"].is_null(), "{v}");
+    // The text says the same, for people.
+    let message = v["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("proposal_id: {id}\ndigest: {digest}\n")),
+        "{message}"
+    );
+
+    let r = call(
+        &c,
+        "apply_patch",
+        serde_json::json!({"proposal_id": id, "digest": digest}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text_of(&r));
+    assert_eq!(ws.read("src/value.py"), "VALUE = 2\n");
+    assert_eq!(
+        s.requests.lock().unwrap().len(),
+        2,
+        "one first answer, one repair"
     );
     c.cancel().await.unwrap();
 }

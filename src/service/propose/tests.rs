@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::*;
-use crate::provider::{Completion, Provider};
+use crate::provider::{ChatRequest, Completion, Provider, Watch};
 use crate::service::estimate_tokens;
 use crate::task::{Complexity, Task};
 
@@ -96,7 +96,7 @@ fn validated_draft(p: &Prepared, model: &Scripted) -> Draft {
     )
     .unwrap();
     let cand = read(p, &answer.completion.content, &Watch::default()).unwrap();
-    let mut d = Draft::new(cand, answer, false);
+    let mut d = Draft::new(cand, answer);
     if p.validates() {
         d.validation = validate(p, &d.cand, &Watch::default()).unwrap();
     }

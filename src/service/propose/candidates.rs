@@ -20,13 +20,15 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::propose::{Candidate, Prepared, Validator};
-use super::{Answer, Call, add_usage, ask, prompt_estimate};
+use super::prepare::Prepared;
+use super::read::{self, Candidate};
+use super::validate::Validator;
 use crate::checks::CheckResult;
 use crate::error::{Error, Result};
 use crate::ledger;
 use crate::provider::window::{self, SlotCount};
 use crate::provider::{Message, Provider, Usage, Watch};
+use crate::service::{Answer, Call, add_usage, ask, prompt_estimate};
 
 /// What became of a proposal's candidates (in `propose_patch`'s result when more than one was asked for).
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -471,7 +473,7 @@ impl State {
         if watch.is_cancelled() {
             return false;
         }
-        let cand = match super::propose::read(p, &answer.completion.content, watch) {
+        let cand = match read::read(p, &answer.completion.content, watch) {
             Ok(c) => c,
             Err(Error::Cancelled) => return false,
             Err(e) => {

@@ -1,0 +1,171 @@
+//! Stage 1 of a proposal: the request, checked, its workspace opened, its model routed, its selection read and
+//! its prompt built, before any model call. Imports nothing of the other stages.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::policy;
+use crate::confine;
+use crate::error::Result;
+use crate::patch::reader::AnswerFormat;
+use crate::prompt;
+use crate::provider::window::{self, ContextWindow};
+use crate::provider::{ChatRequest, Message};
+use crate::scope::{Selection, Workspace};
+use crate::service::{Call, invalid, open_workspace};
+use crate::task::{Task, UnknownFields};
+
+/// Input of `propose_patch` / `local-llm-worker propose`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[schemars(transform = files_required)]
+pub struct ProposeRequest {
+    /// Absolute path of the project; it must hold local-llm-worker.toml (or lie under LOCAL_LLM_ALLOWED_ROOTS).
+    pub workspace_root: String,
+    /// The scoped task.
+    #[serde(flatten)]
+    pub task: Task,
+    /// Fields no tool takes, refused by name.
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub unknown: UnknownFields,
+}
+
+/// A proposal needs files (a delegation may have none): the schema says so, and an empty list is refused by name.
+fn files_required(schema: &mut schemars::Schema) {
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required")
+        && !required.iter().any(|v| v == "files")
+    {
+        required.push("files".into());
+    }
+}
+
+/// A checked request, read and turned into a prompt: what every model call of one proposal shares.
+pub(super) struct Prepared {
+    pub(super) ws: Workspace,
+    pub(super) task: Task,
+    pub(super) policy: policy::Policy,
+    pub(super) model: String,
+    pub(super) selection: Selection,
+    pub(super) format: AnswerFormat,
+    pub(super) schema: Option<serde_json::Value>,
+    /// For candidates after the first (JSON edits only): schemas pinned each to one likely line.
+    pub(super) pinned: Vec<serde_json::Value>,
+    pub(super) messages: Vec<Message>,
+    pub(super) context_window: ContextWindow,
+}
+
+/// The temperatures of candidates after the first (which takes the policy's), in turn: hotter, for other answers.
+const CANDIDATE_TEMPERATURES: [f32; 7] = [0.7, 1.0, 0.5, 0.9, 0.6, 1.1, 0.8];
+
+impl Prepared {
+    pub(super) fn chat(&self, messages: Vec<Message>) -> ChatRequest {
+        self.chat_for(messages, 0)
+    }
+
+    /// The request of candidate `n` (0 first): the policy's temperature for the first, then each its own
+    /// temperature and seed, so the answers differ.
+    pub(super) fn chat_for(&self, messages: Vec<Message>, n: usize) -> ChatRequest {
+        let (temperature, seed) = match n {
+            0 => (self.policy.provider.temperature, None),
+            n => (
+                CANDIDATE_TEMPERATURES[(n - 1) % CANDIDATE_TEMPERATURES.len()],
+                Some(n as u64),
+            ),
+        };
+        ChatRequest {
+            model: self.model.clone(),
+            messages,
+            max_tokens: self.policy.limits.max_output_tokens,
+            temperature,
+            reasoning: self.policy.provider.reasoning_effort,
+            json_schema: match n {
+                0 => self.schema.clone(),
+                n => self
+                    .pinned
+                    .get(n - 1)
+                    .cloned()
+                    .or_else(|| self.schema.clone()),
+            },
+            seed,
+        }
+    }
+
+    /// Whether proposals are validated in a sandbox copy before they are returned.
+    pub(super) fn validates(&self) -> bool {
+        self.policy.validation.on_propose && !self.policy.validation.commands.is_empty()
+    }
+}
+
+/// Stage 1: check the request, open the workspace, route the model, read the selection and build the prompt. Every
+/// refusal a request can earn before a model call is made here.
+pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
+    req.unknown.refuse("propose_patch")?;
+    let medium = req.task.check()?;
+    if req.task.files.is_empty() && req.task.create.is_empty() {
+        return Err(invalid(
+            "files is empty; select the file(s) the model should see and edit, or name the new files in create",
+        ));
+    }
+    let (ws, loaded) = open_workspace(&req.workspace_root)?;
+    let policy = call.policy_for(&loaded.policy);
+    let model = policy.route(medium, req.task.model.as_deref())?;
+    if policy.validation.on_propose && !policy.validation.commands.is_empty() {
+        // Before any model call: validation on propose runs the model's code, confined or (when the policy says
+        // so) not at all confined.
+        confine::check_available(policy.validation.isolation)?;
+    }
+    let selection =
+        ws.read_selection_creating(&req.task.files, &req.task.create, &policy.limits)?;
+    let (format, schema) = answer_format(&policy, &selection, &req.task.complexity);
+    let messages = prompt::messages(&req.task, &selection.files, &selection.focus, format);
+    let pinned = match (&schema, policy.candidates()) {
+        (Some(_), k) if k > 1 => {
+            let bounds = prompt::SchemaBounds::for_complexity(&req.task.complexity);
+            prompt::likely_lines(
+                &req.task,
+                &selection.files,
+                &selection.focus,
+                k as usize - 1,
+            )
+            .iter()
+            .map(|(path, line)| prompt::pinned_schema(path, line, bounds))
+            .collect()
+        }
+        _ => Vec::new(),
+    };
+    let context_window = window::for_model(&policy, &model);
+    Ok(Prepared {
+        ws,
+        task: req.task.clone(),
+        policy,
+        model,
+        selection,
+        format,
+        schema,
+        pinned,
+        messages,
+        context_window,
+    })
+}
+
+/// The edit format to ask for, and its JSON schema when it has one: the policy's, unless the selection rules it out.
+fn answer_format(
+    policy: &policy::Policy,
+    selection: &Selection,
+    complexity: &crate::task::Complexity,
+) -> (AnswerFormat, Option<serde_json::Value>) {
+    let mut format = policy.answer_format();
+    if format == AnswerFormat::WholeFile && !selection.focus.is_empty() {
+        // A file shown in part cannot be rewritten whole.
+        format = AnswerFormat::Udiff;
+    }
+    if format != AnswerFormat::Json {
+        return (format, None);
+    }
+    let bounds = prompt::SchemaBounds::for_complexity(complexity);
+    match prompt::edit_schema_within(&selection.files, &selection.focus, bounds) {
+        Some(s) => (format, Some(s)),
+        // Only new files are selected: a line-replacing JSON edit cannot create them.
+        None => (AnswerFormat::Udiff, None),
+    }
+}

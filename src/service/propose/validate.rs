@@ -1,0 +1,139 @@
+//! Stage 4 of a proposal, validation on propose: the checks run on a candidate in a confined sandbox copy of the
+//! workspace. Imports only [`prepare`](super::prepare) and [`read`](super::read) of the other stages.
+
+use std::time::Duration;
+
+use super::prepare::Prepared;
+use super::read::Candidate;
+use crate::checks::{self, CheckResult};
+use crate::policy;
+use crate::confine;
+use crate::error::{Error, Result, ValidationFailure};
+use crate::ledger;
+use crate::provider::Watch;
+use crate::sandbox;
+use crate::scope::Workspace;
+use crate::service::patch_limits;
+use crate::txn;
+
+/// Stage 4, validation on propose: copy the workspace into a [`sandbox`], put the selected files there exactly as the
+/// patch was made against them, apply the patch there through the same transaction as a real apply, and run the
+/// validation commands there, confined around the copy ([`confine::for_proposal`]: no network, no view of the
+/// workspace, the worker or the home folder; an allowlisted environment). The workspace is only read; the copy is
+/// removed when this returns, whatever happened.
+pub(super) fn validate(p: &Prepared, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
+    Validator::new(p, watch)?.check(cand, watch)
+}
+
+/// One sandbox copy for every candidate of a proposal: made once, and between two candidates reset by putting
+/// back only the selected files (what a patch can touch) as the model saw them. Removed when dropped.
+pub(super) struct Validator<'p> {
+    p: &'p Prepared,
+    /// Held for its `Drop`, which removes the copy.
+    _copy: sandbox::Sandbox,
+    sws: Workspace,
+    launch: confine::Launch,
+    owner: Option<u32>,
+}
+
+impl<'p> Validator<'p> {
+    /// Copy the workspace (the only cost that grows with it) and prepare the confinement around the copy.
+    pub(super) fn new(p: &'p Prepared, watch: &Watch) -> Result<Validator<'p>> {
+        let c = check_copy(&p.ws, &p.policy, watch)?;
+        let sws = Workspace::new(c.copy.root().to_path_buf(), &p.policy.paths, None)?;
+        Ok(Validator {
+            p,
+            _copy: c.copy,
+            sws,
+            launch: c.launch,
+            owner: c.owner,
+        })
+    }
+
+    /// Run the validation commands on `cand` in the copy: the selected files are first put back as the model saw
+    /// them (the copy may lack one or hold newer bytes, and a previous candidate may have changed them).
+    pub(super) fn check(&self, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
+        let policy = &self.p.policy;
+        sandbox::stage_pre_images(&self.sws, &self.p.selection.files)?;
+        let secret = policy.secret();
+        let run = checks::Run {
+            launch: &self.launch,
+            timeout: Duration::from_secs(policy.validation.timeout_secs),
+            secret: &secret,
+        };
+        let commands = &policy.validation.commands;
+        let touched: Vec<&str> = self.p.selection.files.keys().map(String::as_str).collect();
+        let owner = self.owner;
+        let applied = txn::apply_throwaway(
+            &self.sws,
+            &cand.patch_bytes,
+            patch_limits(policy),
+            |root: &std::path::Path| {
+                if let Some(uid) = owner {
+                    sandbox::hand_over(root, &touched, uid);
+                }
+                Ok::<_, Box<ValidationFailure>>(checks::run_all(commands, root, &run, watch))
+            },
+        )?;
+        if watch.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        Ok(applied.validation)
+    }
+}
+
+/// A sandbox copy of a workspace and how checks run in it, as validation on propose runs them.
+pub(crate) struct CheckCopy {
+    /// The copy, removed when dropped.
+    pub(crate) copy: sandbox::Sandbox,
+    /// The confinement around it (or, with `isolation = "copy"`, none).
+    pub(crate) launch: confine::Launch,
+    /// The user the copy was handed to (a worker running as root drops confined checks to an unprivileged user).
+    pub(crate) owner: Option<u32>,
+}
+
+/// Copy the workspace `ws` as validation on propose does (what the model may not see left out: denied and policy
+/// files, secrets, unless `[validation] sandbox_include` names them) and prepare the launch of its checks there:
+/// confined around the copy ([`confine::for_proposal`]) with the project's own environment and the policy's bounds.
+pub(crate) fn check_copy(
+    ws: &Workspace,
+    policy: &policy::Policy,
+    watch: &Watch,
+) -> Result<CheckCopy> {
+    const MIB: u64 = 1024 * 1024;
+    let v = &policy.validation;
+    // As root, a confined check runs as an unprivileged user, who must own the copy.
+    let owner = match v.isolation {
+        confine::Isolation::Confined => confine::sandbox_owner(),
+        confine::Isolation::Copy => None,
+    };
+    let include = crate::scope::sandbox_include(&v.sandbox_include)?;
+    let copy = sandbox::create(
+        ws.root(),
+        &v.sandbox_skip,
+        &|rel| ws.kept_from_sandbox(rel, &include),
+        owner,
+        watch,
+    )?;
+    let launch = confine::for_proposal(
+        v.isolation,
+        copy.root(),
+        &confine::Private {
+            workspace: ws.root().to_path_buf(),
+            state: ledger::state_dir(),
+        },
+        &confine::Project {
+            sandbox_read: &v.sandbox_read,
+            commands: &v.commands,
+            tmp_bytes: v.sandbox_tmp_mib * MIB,
+            write_bytes: v.sandbox_write_mib * MIB,
+            copy_bytes: copy.report().bytes,
+        },
+        &policy.check_env(),
+    )?;
+    Ok(CheckCopy {
+        copy,
+        launch,
+        owner,
+    })
+}
