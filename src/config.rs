@@ -565,8 +565,12 @@ pub struct Validation {
     pub commands: Vec<String>,
     /// Per command.
     pub timeout_secs: u64,
-    /// Also run the commands on every proposal before returning it, in a sandbox copy of the workspace.
+    /// Also run the commands on every proposal before returning it, in a sandbox copy of the workspace. Unset:
+    /// on where bubblewrap confines the checks ([`crate::defaults`]).
     pub on_propose: bool,
+    /// How `on_propose` was decided when the policy leaves it unset; `None` when it sets it or has no commands.
+    #[serde(skip)]
+    pub on_propose_default: Option<crate::defaults::OnPropose>,
     /// Left out of the sandbox copy: a name matches a file or folder of that name at any depth, a name with `/` that
     /// workspace-relative path.
     pub sandbox_skip: Vec<String>,
@@ -639,6 +643,7 @@ impl Default for Validation {
             commands: Vec::new(),
             timeout_secs: DEFAULT_CHECK_TIMEOUT_SECS,
             on_propose: false,
+            on_propose_default: None,
             sandbox_skip: DEFAULT_SANDBOX_SKIP.iter().map(|s| s.to_string()).collect(),
             isolation: crate::confine::Isolation::Confined,
             env: DEFAULT_CHECK_ENV.iter().map(|s| s.to_string()).collect(),
@@ -729,7 +734,7 @@ impl Policy {
     /// local llama.cpp server whose proposals are validated (nothing else could choose among them), else 1.
     pub fn candidates(&self) -> u64 {
         self.sampling.candidates.unwrap_or(
-            if self.provider.kind.is_local()
+            if self.local_server()
                 && self.validation.on_propose
                 && !self.validation.commands.is_empty()
             {
@@ -743,7 +748,7 @@ impl Policy {
     /// How many answers are asked at once: `[sampling] parallel`, else all of them for a hosted provider (it takes
     /// concurrent requests) and up to [`LOCAL_DEFAULT_PARALLEL`] for a local one; never more than the candidates.
     pub fn parallel(&self) -> u64 {
-        let default = if self.provider.kind.is_local() {
+        let default = if self.local_server() {
             LOCAL_DEFAULT_PARALLEL
         } else {
             MAX_CANDIDATES
@@ -1169,6 +1174,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Policy> {
         ))
     })?;
     policy.check(&path.display().to_string())?;
+    let mut policy = policy;
+    crate::defaults::resolve(&mut policy, text);
     Ok(policy)
 }
 
@@ -1311,14 +1318,18 @@ pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
 /// [`template`] for a project as [`crate::project::Project::detect`] found it: its own test command, and its
 /// virtualenvs and gitignored folders denied.
 pub fn template_for(kind: ProviderKind, project: &crate::project::Project) -> String {
+    // Validation on propose and the repair round as this machine's defaults give them, written explicitly.
+    let on_propose = crate::defaults::for_new_policy();
     [
         template_header(project.kind),
         template_provider(kind),
         template_models(kind),
         template_paths(project, &Paths::default()),
         template_limits(&Limits::DEFAULT),
-        template_validation(project, &Validation::default()),
-        template_repair(&Repair::default()),
+        template_validation(project, &on_propose.0, &on_propose.2),
+        template_repair(&Repair {
+            attempts: on_propose.1,
+        }),
         template_edit(&Edit::default()),
         template_sampling(kind),
         template_ledger(),
@@ -1544,7 +1555,7 @@ request_timeout_secs = {}
 }
 
 /// `[validation]`: the project's check, and every other value of `v`.
-fn template_validation(project: &crate::project::Project, v: &Validation) -> String {
+fn template_validation(project: &crate::project::Project, v: &Validation, why: &str) -> String {
     let mut checks = match &project.check {
         Some(c) => format!("commands = [{c:?}]"),
         None => "commands = []  # e.g. [\"make test\"]".to_string(),
@@ -1562,6 +1573,7 @@ fn template_validation(project: &crate::project::Project, v: &Validation) -> Str
 # true: also validate every proposal before returning it, in a temporary copy of the workspace (.gitignore
 # respected, the names below left out, copy-on-write clones where the filesystem has them). A proposal never
 # writes to the workspace itself.
+{why}
 on_propose = {on_propose}
 # Left out of that copy: a name matches at any depth, a name with / is a workspace-relative path.
 sandbox_skip = {sandbox_skip}
@@ -1755,6 +1767,8 @@ mod tests {
 
     #[test]
     fn every_template_sets_the_defaults() {
+        // What this machine's defaults give for validation on propose and the repair round.
+        let written = crate::defaults::for_new_policy();
         for kind in ALL_PROVIDERS {
             for project in ALL_PROJECTS {
                 let p = parse(&template(kind, project), Path::new("t.toml")).unwrap();
@@ -1778,10 +1792,11 @@ mod tests {
                     p.validation,
                     Validation {
                         commands: project.check().into_iter().map(str::to_string).collect(),
+                        on_propose: written.0.on_propose,
                         ..Validation::default()
                     }
                 );
-                assert_eq!(p.repair, Repair::default());
+                assert_eq!(p.repair.attempts, written.1);
                 assert_eq!(p.edit, Edit::default());
             }
         }

@@ -445,9 +445,15 @@ fn confinement(policy: &Policy) -> Check {
             "confine",
             format!(
                 "{} at {}: checks on proposals run confined (no network, own PID namespace, only the sandbox copy \
-                 writable); checks after an apply run in their own PID namespace",
+                 writable){}; checks after an apply run in their own PID namespace",
                 b.version,
-                b.path.display()
+                b.path.display(),
+                match v.on_propose_default {
+                    Some(crate::defaults::OnPropose::On) => {
+                        ", and validation on propose and the one repair round are on by default here"
+                    }
+                    _ => "",
+                }
             ),
         ),
         (found, Isolation::Copy) => check(
@@ -468,10 +474,16 @@ fn confinement(policy: &Policy) -> Check {
         (Err(why), Isolation::Confined) => check(
             true,
             "confine",
-            format!(
-                "no confinement: {why}. Not needed while on_propose is off; checks after an apply run in a process \
-                 group only (a daemon they start may outlive them)"
-            ),
+            match &v.on_propose_default {
+                Some(crate::defaults::OnPropose::Off(off)) => format!(
+                    "{off}. Checks after an apply run in a process group only (a daemon they start may outlive \
+                     them)"
+                ),
+                _ => format!(
+                    "no confinement: {why}. Not needed while on_propose is off; checks after an apply run in a \
+                     process group only (a daemon they start may outlive them)"
+                ),
+            },
         ),
     }
 }

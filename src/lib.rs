@@ -15,6 +15,7 @@ pub mod calibrate;
 pub mod checks;
 pub mod config;
 pub mod confine;
+pub mod defaults;
 pub mod digest;
 pub mod doctor;
 pub mod error;

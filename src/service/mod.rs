@@ -16,7 +16,9 @@
 mod apply;
 mod candidates;
 mod delegate;
+mod pin_bounds;
 mod propose;
+mod verdicts;
 
 pub(crate) use propose::check_copy;
 

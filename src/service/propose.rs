@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::candidates::{self, CandidatesReport};
+use super::pin_bounds;
+use super::verdicts::Verdicts;
 use super::{Answer, Call, Service, add_usage, ask, invalid, logged, open_workspace, patch_limits};
 use crate::checks::{self, CheckResult};
 use crate::config;
@@ -183,8 +185,11 @@ pub(super) struct Prepared {
     selection: Selection,
     format: AnswerFormat,
     schema: Option<serde_json::Value>,
-    /// For candidates after the first (JSON edits only): schemas pinned each to one likely line.
-    pinned: Vec<serde_json::Value>,
+    /// For candidates after the first (JSON edits only): schemas pinned each to one likely line, each with its
+    /// tight answer budget ([`pin_bounds`]).
+    pinned: Vec<(serde_json::Value, u32)>,
+    /// The patches known to fail validation, with their results: never validated twice.
+    verdicts: Verdicts,
     messages: Vec<Message>,
     context_window: ContextWindow,
 }
@@ -210,7 +215,11 @@ impl Prepared {
         ChatRequest {
             model: self.model.clone(),
             messages,
-            max_tokens: self.policy.limits.max_output_tokens,
+            max_tokens: match n {
+                0 => None,
+                n => self.pinned.get(n - 1).map(|p| p.1),
+            }
+            .unwrap_or(self.policy.limits.max_output_tokens),
             temperature,
             reasoning: self.policy.provider.reasoning_effort,
             json_schema: match n {
@@ -218,7 +227,7 @@ impl Prepared {
                 n => self
                     .pinned
                     .get(n - 1)
-                    .cloned()
+                    .map(|p| p.0.clone())
                     .or_else(|| self.schema.clone()),
             },
             seed,
@@ -334,7 +343,12 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
                 k as usize - 1,
             )
             .iter()
-            .map(|(path, line)| prompt::pinned_schema(path, line, bounds))
+            .map(|(path, line)| {
+                pin_bounds::bound(
+                    prompt::pinned_schema(path, line, bounds),
+                    policy.limits.max_output_tokens,
+                )
+            })
             .collect()
         }
         _ => Vec::new(),
@@ -349,6 +363,7 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
         format,
         schema,
         pinned,
+        verdicts: Verdicts::default(),
         messages,
         context_window,
     })
@@ -518,6 +533,9 @@ fn dry_run(
 /// workspace, the worker or the home folder; an allowlisted environment). The workspace is only read; the copy is
 /// removed when this returns, whatever happened.
 pub(super) fn validate(p: &Prepared, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
+    if let Some(known) = p.verdicts.failed(&cand.patch_bytes) {
+        return Ok(known);
+    }
     Validator::new(p, watch)?.check(cand, watch)
 }
 
@@ -549,6 +567,9 @@ impl<'p> Validator<'p> {
     /// Run the validation commands on `cand` in the copy: the selected files are first put back as the model saw
     /// them (the copy may lack one or hold newer bytes, and a previous candidate may have changed them).
     pub(super) fn check(&self, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
+        if let Some(known) = self.p.verdicts.failed(&cand.patch_bytes) {
+            return Ok(known);
+        }
         let policy = &self.p.policy;
         sandbox::stage_pre_images(&self.sws, &self.p.selection.files)?;
         let secret = policy.secret();
@@ -574,6 +595,9 @@ impl<'p> Validator<'p> {
         if watch.is_cancelled() {
             return Err(Error::Cancelled);
         }
+        self.p
+            .verdicts
+            .record(&cand.patch_bytes, &applied.validation);
         Ok(applied.validation)
     }
 }
