@@ -43,8 +43,9 @@ fit_slots() {
     smollm2) per_token=$((30 * 3 * 64 * 2 * 2)); weights=$((100 * 1024 * 1024)) ;;
     gemma3) per_token=$((18 * 1 * 256 * 2 * 2)); weights=$((260 * 1024 * 1024)) ;;
   esac
-  avail=$(awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo 2>/dev/null || true)
+  avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || true)
   [ -n "$avail" ] || { echo 1; return; }
+  avail=$((avail * 1024))
   local per_slot=$((ctx * per_token + 64 * 1024 * 1024))
   local n=$(((avail / 2 - weights) / per_slot))
   [ "$n" -lt 1 ] && n=1

@@ -1646,7 +1646,7 @@ fn template_sampling(kind: ProviderKind) -> String {
             "# Unset, a local server with validation on propose gets {LOCAL_DEFAULT_CANDIDATES} candidates, \
              {LOCAL_DEFAULT_PARALLEL} at a time: on the\n\
              # solve bench (BENCHMARKS.md section 12, two small models) that solved the most tasks per minute of the\n\
-             # server's time when it has 4 slots (scripts/local-model.sh: LOCAL_MODEL_PARALLEL=4; llama-server: \
+             # server's time when it has 4 slots (scripts/local-model.sh: LOCAL_MODEL_SLOTS=4; llama-server: \
              --parallel 4).\n\
              # Never more at once than the slots a llama.cpp server reports (/props total_slots): with one slot they \
              are\n\

@@ -531,7 +531,7 @@ fn sampling(policy: &Policy, model: &str) -> String {
     match slots {
         Some(s) if (s.slots as usize) < parallel as usize => format!(
             "{candidates} candidates, {at_once} at once: [sampling] parallel is {parallel} but the server has {} \
-             slot(s) ({}); start it with more slots (scripts/local-model.sh: LOCAL_MODEL_PARALLEL; llama-server \
+             slot(s) ({}); start it with more slots (scripts/local-model.sh: LOCAL_MODEL_SLOTS; llama-server \
              --parallel) to ask more at once",
             s.slots, s.detail
         ),
