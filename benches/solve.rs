@@ -72,7 +72,10 @@ fn run() -> Result<(), String> {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(1);
-    if let Some(runs) = std::env::var("SOLVE_SPEED").ok().and_then(|n| n.parse().ok()) {
+    if let Some(runs) = std::env::var("SOLVE_SPEED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
         return speed::run(&url, runs);
     }
     common::print_machine("solve: real-model drafts that end as accepted patches");

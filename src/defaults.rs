@@ -98,7 +98,9 @@ pub fn for_new_policy() -> (Validation, RepairAttempts, String) {
 }
 
 /// [`for_new_policy`] for a machine whose confinement is `here`.
-pub fn new_policy_with(here: std::result::Result<(), String>) -> (Validation, RepairAttempts, String) {
+pub fn new_policy_with(
+    here: std::result::Result<(), String>,
+) -> (Validation, RepairAttempts, String) {
     let mut v = Validation::default();
     match here {
         Ok(()) => {

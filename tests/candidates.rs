@@ -648,7 +648,11 @@ fn failing_four() -> Vec<Reply> {
 fn every_candidate_asks_llamacpp_to_reuse_the_same_prompt_prefix() {
     // Scripted endpoint, which records each request's body.
     let s = scripted(failing_four());
-    let ws = workspace(&s.base_url, 3, "candidates = 4\nparallel = 1\n\n[repair]\nattempts = 0");
+    let ws = workspace(
+        &s.base_url,
+        3,
+        "candidates = 4\nparallel = 1\n\n[repair]\nattempts = 0",
+    );
     let sandboxes = tempfile::tempdir().unwrap();
     let (out, v) = propose_json(&ws, sandboxes.path());
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
@@ -666,7 +670,10 @@ fn every_candidate_asks_llamacpp_to_reuse_the_same_prompt_prefix() {
     let new = &pinned["response_format"]["json_schema"]["schema"]["properties"]["edits"]["items"]["properties"]
         ["new"];
     assert_eq!(new["maxLength"], 80, "{pinned}");
-    assert!(pinned["max_tokens"].as_u64().unwrap() < first.min(500), "{pinned}");
+    assert!(
+        pinned["max_tokens"].as_u64().unwrap() < first.min(500),
+        "{pinned}"
+    );
 }
 
 #[test]
@@ -676,7 +683,12 @@ fn the_first_candidate_that_passes_closes_the_requests_still_streaming() {
     let pieces: Vec<String> = (0..100).map(|_| " ".to_string()).collect();
     let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
     let slow = Reply::streamed(&pieces, 200);
-    let s = scripted(vec![Reply::chat(&edit(3)), slow.clone(), slow.clone(), slow]);
+    let s = scripted(vec![
+        Reply::chat(&edit(3)),
+        slow.clone(),
+        slow.clone(),
+        slow,
+    ]);
     let ws = workspace(&s.base_url, 3, "candidates = 4\nparallel = 4");
     let sandboxes = tempfile::tempdir().unwrap();
     let (out, v) = propose_json(&ws, sandboxes.path());
@@ -716,7 +728,11 @@ fn a_known_failed_post_image_is_not_validated_twice() {
     let sandboxes = tempfile::tempdir().unwrap();
     let (out, v) = propose_json(&ws, sandboxes.path());
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert_eq!(s.requests.lock().unwrap().len(), 2, "the repair round was asked");
+    assert_eq!(
+        s.requests.lock().unwrap().len(),
+        2,
+        "the repair round was asked"
+    );
     assert_eq!(v["repaired"], true, "{v}");
     assert_eq!(v["validation_passed"], false, "{v}");
     assert_eq!(std::fs::read_to_string(&runs).unwrap(), "ran\n");

@@ -86,7 +86,11 @@ fn once(url: &str, run: usize, plain: bool) -> Result<(u64, u64, String), String
             );
             (wall, r.model_ms, line)
         }
-        Err(e) => (wall, 0, format!("refused ({}): {}", e.kind(), first(&e.to_string()))),
+        Err(e) => (
+            wall,
+            0,
+            format!("refused ({}): {}", e.kind(), first(&e.to_string())),
+        ),
     })
 }
 
@@ -105,7 +109,9 @@ fn median(v: &mut [u64]) -> f64 {
 
 /// `runs` runs of each set-up, alternating, then the medians.
 pub fn run(url: &str, runs: usize) -> Result<(), String> {
-    crate::common::print_machine("solve speed: a proposal at the defaults against one unvalidated answer");
+    crate::common::print_machine(
+        "solve speed: a proposal at the defaults against one unvalidated answer",
+    );
     println!("  server   {url}");
     let (mut plain, mut defaults) = (Vec::new(), Vec::new());
     for run in 0..runs {

@@ -38,7 +38,9 @@ pub(super) fn bound(mut schema: Value, max_output_tokens: u32) -> (Value, u32) {
     edit["new"]["maxLength"] = new.into();
     let frame = r#"{"edits":[{"path":"","old":"","new":""}]}"#.len() as u64;
     let tokens = frame + path as u64 + 2 * old as u64 + 2 * new + u64::from(JSON_SLACK_TOKENS);
-    let tokens = u32::try_from(tokens).unwrap_or(u32::MAX).min(max_output_tokens);
+    let tokens = u32::try_from(tokens)
+        .unwrap_or(u32::MAX)
+        .min(max_output_tokens);
     (schema, tokens)
 }
 
@@ -50,10 +52,7 @@ mod tests {
     #[test]
     fn a_pinned_one_line_answer_is_bounded_tightly() {
         let line = "    return width * width";
-        let (schema, tokens) = bound(
-            pinned_schema("geometry.py", line, SchemaBounds::LOW),
-            4096,
-        );
+        let (schema, tokens) = bound(pinned_schema("geometry.py", line, SchemaBounds::LOW), 4096);
         let new = &schema["properties"]["edits"]["items"]["properties"]["new"];
         assert_eq!(new["maxLength"], 2 * 24 + 40);
         assert!(tokens < 400, "{tokens}");
@@ -61,7 +60,10 @@ mod tests {
         let longest = serde_json::json!({"edits": [{"path": "geometry.py", "old": line, "new": "x".repeat(88)}]});
         assert!(longest.to_string().len() as u32 <= tokens);
         // Never above the policy's budget.
-        assert_eq!(bound(pinned_schema("a.py", line, SchemaBounds::LOW), 100).1, 100);
+        assert_eq!(
+            bound(pinned_schema("a.py", line, SchemaBounds::LOW), 100).1,
+            100
+        );
     }
 
     #[test]
