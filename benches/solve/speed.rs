@@ -2,8 +2,9 @@
 //! unvalidated answer, with a real model server.
 //!
 //! The file is ~20 lines of Python with one wrong operator and a test that fails until it is fixed (the policy's
-//! check). Each run writes the file with its own first line (`# run N`), so no run's file comes from the server's
-//! prompt cache of a previous run (the instructions before it may, as they do for any two proposals). The two
+//! check). Each proposal writes the file with its own first line (`# run N, plain`), so no proposal's file comes
+//! from the server's prompt cache of a previous one (the instructions before it may, as they do for any two
+//! proposals). The two
 //! set-ups alternate, each run in a fresh workspace:
 //! - `plain`: `on_propose = false`, `[repair] attempts = 0`, `[sampling] candidates = 1`: one unvalidated answer;
 //! - `defaults`: the policy sets its check and nothing else.
@@ -62,7 +63,10 @@ fn once(url: &str, run: usize, plain: bool) -> Result<(u64, u64, String), String
         &policy_path,
         &local_llm_delegator::digest::sha256_hex(policy.as_bytes()),
     );
-    let source = format!("# run {run}\n{SOURCE}");
+    let source = format!(
+        "# run {run}, {}\n{SOURCE}",
+        if plain { "plain" } else { "defaults" }
+    );
     std::fs::write(root.join("shop.py"), source).map_err(|e| e.to_string())?;
     std::fs::write(root.join("test_shop.py"), TEST).map_err(|e| e.to_string())?;
     let req: ProposeRequest = serde_json::from_value(json!({
