@@ -16,7 +16,8 @@
 # server state defaults to $LOCAL_MODEL_HOME/run-gemma3, so both can run at once), LOCAL_MODEL_SLOTS (slots that
 # answer at once, each with LOCAL_MODEL_CTX of context; default: as many as fit in half the free memory, at most 4,
 # printed at start; LOCAL_MODEL_PARALLEL is its older name; the worker reads the count from /props total_slots and
-# never asks more candidates at once).
+# never asks more candidates at once; on one thread LOCAL_MODEL_SLOTS=1 lets every candidate reuse the prompt the
+# first left in the cache: BENCHMARKS.md section 15).
 set -euo pipefail
 
 HOME_DIR=${LOCAL_MODEL_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/local-llm-delegator/model}
