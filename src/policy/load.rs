@@ -105,6 +105,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Policy> {
         ))
     })?;
     policy.check(&path.display().to_string())?;
+    let mut policy = policy;
+    crate::policy::defaults::resolve(&mut policy, text);
     Ok(policy)
 }
 

@@ -13,6 +13,7 @@
 
 mod bounds;
 mod catalogue;
+pub mod defaults;
 mod edit;
 mod ledger;
 mod limits;
@@ -37,7 +38,7 @@ pub use provider::{Effort, PLUGIN_KEY_ENV};
 pub use repair::RepairAttempts;
 pub use sampling::LOCAL_DEFAULT_CANDIDATES;
 pub use schema::Policy;
-pub use template::{ProjectKind, init_project, template, template_for};
+pub use template::{ProjectKind, init_project, template, template_for, template_with};
 pub use validation::{
     DEFAULT_CHECK_ENV, DEFAULT_SANDBOX_READ, DEFAULT_SANDBOX_TMP_MIB, DEFAULT_SANDBOX_WRITE_MIB,
 };

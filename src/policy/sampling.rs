@@ -36,7 +36,7 @@ impl Policy {
     /// local llama.cpp server whose proposals are validated (nothing else could choose among them), else 1.
     pub fn candidates(&self) -> u64 {
         self.sampling.candidates.unwrap_or(
-            if self.provider.kind.is_local()
+            if self.local_server()
                 && self.validation.on_propose
                 && !self.validation.commands.is_empty()
             {
@@ -50,7 +50,7 @@ impl Policy {
     /// How many answers are asked at once: `[sampling] parallel`, else all of them for a hosted provider (it takes
     /// concurrent requests) and up to [`LOCAL_DEFAULT_PARALLEL`] for a local one; never more than the candidates.
     pub fn parallel(&self) -> u64 {
-        let default = if self.provider.kind.is_local() {
+        let default = if self.local_server() {
             LOCAL_DEFAULT_PARALLEL
         } else {
             MAX_CANDIDATES

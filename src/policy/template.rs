@@ -117,14 +117,27 @@ pub fn template(kind: ProviderKind, project: ProjectKind) -> String {
 /// [`template`] for a project as [`crate::project::Project::detect`] found it: its own test command, and its
 /// virtualenvs and gitignored folders denied.
 pub fn template_for(kind: ProviderKind, project: &crate::project::Project) -> String {
+    template_with(kind, project, super::defaults::confinement_here())
+}
+
+/// [`template_for`] on a machine whose confinement is `confinement` (`Err`: why the checks cannot be confined):
+/// validation on propose and the repair round are written as that machine's defaults give them, explicitly.
+pub fn template_with(
+    kind: ProviderKind,
+    project: &crate::project::Project,
+    confinement: std::result::Result<(), String>,
+) -> String {
+    let on_propose = super::defaults::new_policy_with(confinement);
     [
         template_header(project.kind),
         template_provider(kind),
         template_models(kind),
         template_paths(project, &Paths::default()),
         template_limits(&Limits::DEFAULT),
-        template_validation(project, &Validation::default()),
-        template_repair(&Repair::default()),
+        template_validation(project, &on_propose.0, &on_propose.2),
+        template_repair(&Repair {
+            attempts: on_propose.1,
+        }),
         template_edit(&Edit::default()),
         template_sampling(kind),
         template_ledger(),
@@ -350,7 +363,7 @@ request_timeout_secs = {}
 }
 
 /// `[validation]`: the project's check, and every other value of `v`.
-fn template_validation(project: &crate::project::Project, v: &Validation) -> String {
+fn template_validation(project: &crate::project::Project, v: &Validation, why: &str) -> String {
     let mut checks = match &project.check {
         Some(c) => format!("commands = [{c:?}]"),
         None => "commands = []  # e.g. [\"make test\"]".to_string(),
@@ -368,6 +381,7 @@ fn template_validation(project: &crate::project::Project, v: &Validation) -> Str
 # true: also validate every proposal before returning it, in a temporary copy of the workspace (.gitignore
 # respected, the names below left out, copy-on-write clones where the filesystem has them). A proposal never
 # writes to the workspace itself.
+{why}
 on_propose = {on_propose}
 # Left out of that copy: a name matches at any depth, a name with / is a workspace-relative path.
 sandbox_skip = {sandbox_skip}
@@ -440,7 +454,7 @@ fn template_sampling(kind: ProviderKind) -> String {
             "# Unset, a local server with validation on propose gets {LOCAL_DEFAULT_CANDIDATES} candidates, \
              {LOCAL_DEFAULT_PARALLEL} at a time: on the\n\
              # solve bench (BENCHMARKS.md section 12, two small models) that solved the most tasks per minute of the\n\
-             # server's time when it has 4 slots (scripts/local-model.sh: LOCAL_MODEL_PARALLEL=4; llama-server: \
+             # server's time when it has 4 slots (scripts/local-model.sh: LOCAL_MODEL_SLOTS=4; llama-server: \
              --parallel 4).\n\
              # Never more at once than the slots a llama.cpp server reports (/props total_slots): with one slot they \
              are\n\
@@ -522,6 +536,8 @@ mod tests {
 
     #[test]
     fn every_template_sets_the_defaults() {
+        // What this machine's defaults give for validation on propose and the repair round.
+        let written = crate::policy::defaults::for_new_policy();
         for kind in ALL_PROVIDERS {
             for project in ALL_PROJECTS {
                 let p = parse(&template(kind, project), Path::new("t.toml")).unwrap();
@@ -545,10 +561,11 @@ mod tests {
                     p.validation,
                     Validation {
                         commands: project.check().into_iter().map(str::to_string).collect(),
+                        on_propose: written.0.on_propose,
                         ..Validation::default()
                     }
                 );
-                assert_eq!(p.repair, Repair::default());
+                assert_eq!(p.repair.attempts, written.1);
                 assert_eq!(p.edit, Edit::default());
             }
         }

@@ -14,8 +14,12 @@ pub struct Validation {
     pub commands: Vec<String>,
     /// Per command.
     pub timeout_secs: u64,
-    /// Also run the commands on every proposal before returning it, in a sandbox copy of the workspace.
+    /// Also run the commands on every proposal before returning it, in a sandbox copy of the workspace. Unset:
+    /// on where bubblewrap confines the checks ([`crate::policy::defaults`]).
     pub on_propose: bool,
+    /// How `on_propose` was decided when the policy leaves it unset; `None` when it sets it or has no commands.
+    #[serde(skip)]
+    pub on_propose_default: Option<crate::policy::defaults::OnPropose>,
     /// Left out of the sandbox copy: a name matches a file or folder of that name at any depth, a name with `/` that
     /// workspace-relative path.
     pub sandbox_skip: Vec<String>,
@@ -88,6 +92,7 @@ impl Default for Validation {
             commands: Vec::new(),
             timeout_secs: DEFAULT_CHECK_TIMEOUT_SECS,
             on_propose: false,
+            on_propose_default: None,
             sandbox_skip: DEFAULT_SANDBOX_SKIP.iter().map(|s| s.to_string()).collect(),
             isolation: crate::confine::Isolation::Confined,
             env: DEFAULT_CHECK_ENV.iter().map(|s| s.to_string()).collect(),
@@ -229,6 +234,7 @@ mod tests {
             commands: vec!["make test".into()],
             timeout_secs: 60,
             on_propose: true,
+            on_propose_default: None,
             sandbox_skip: vec!["build".into()],
             isolation: crate::confine::Isolation::Copy,
             env: vec!["MY_VAR".into()],

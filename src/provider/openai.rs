@@ -7,6 +7,7 @@
 //! Reasoning effort is sent where the provider takes it: OpenRouter `reasoning.effort` (low, high or max only:
 //! none→low, medium→high), Hugging Face `reasoning_effort` (low, medium, high: none→low, max→high). A JSON schema
 //! that constrains the answer goes in `response_format` (`json_schema`), on vLLM in `structured_outputs.json`.
+//! llama.cpp gets `cache_prompt: true` (its slots reuse the prompt prefix a previous request left).
 
 use std::io::{BufRead, BufReader};
 
@@ -64,6 +65,11 @@ impl OpenAiChat {
         }
         if let Some(seed) = req.seed {
             body["seed"] = json!(seed);
+        }
+        // llama.cpp keeps a slot's prompt and reuses its longest common prefix with the next request: the
+        // candidates of one proposal and its repair round share every prompt byte but their tail.
+        if self.kind == ProviderKind::Llamacpp {
+            body["cache_prompt"] = json!(true);
         }
         match (self.kind, &req.json_schema) {
             (_, None) => {}

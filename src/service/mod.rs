@@ -15,7 +15,9 @@
 
 mod apply;
 mod delegate;
+mod pin_bounds;
 mod propose;
+mod verdicts;
 
 pub(crate) use propose::check_copy;
 

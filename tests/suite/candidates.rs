@@ -230,7 +230,7 @@ fn the_token_budget_stops_asking() {
     let ws = workspace(
         &s.base_url,
         9,
-        "candidates = 5\nparallel = 1\nmax_total_tokens = 15000",
+        "candidates = 5\nparallel = 1\nmax_total_tokens = 15000\n\n[repair]\nattempts = 0",
     );
     let sandboxes = tempfile::tempdir().unwrap();
     let (out, v) = propose_json(&ws, sandboxes.path());
@@ -451,4 +451,260 @@ fn candidates_at_once_never_exceed_the_servers_slots() {
     assert_eq!(v["candidates"]["at_once"], 4, "{v}");
     assert!(s.max_in_flight.load(std::sync::atomic::Ordering::SeqCst) > 1);
     assert!(empty(sandboxes.path()));
+}
+
+/// Propose in `ws` with `env` set on the worker (e.g. `LOCAL_LLM_BWRAP` at a path where there is none).
+fn propose_json_env(ws: &Ws, sandboxes: &Path, env: &[(&str, &str)]) -> (Output, Value) {
+    let out = Cli::propose(ws.root())
+        .task("Set VALUE")
+        .accept(&["the check passes"])
+        .file("v.py")
+        .arg("--json")
+        .env("LOCAL_LLM_SANDBOX_DIR", sandboxes)
+        .envs(env)
+        .run();
+    let v = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
+    (out, v)
+}
+
+/// Where no bubblewrap is (the way `tests/confinement.rs` takes it away).
+const NO_BWRAP: (&str, &str) = ("LOCAL_LLM_BWRAP", "/nonexistent/bwrap");
+
+#[test]
+fn where_bubblewrap_works_a_policy_with_checks_validates_proposals_by_default() {
+    // Scripted endpoint: a wrong answer, then the passing one. The policy sets only the check.
+    let s = scripted(vec![Reply::chat(&edit(2)), Reply::chat(&edit(3))]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[validation]\ncommands = [\"grep -q 'VALUE = 3' v.py\"]\n",
+    );
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["validation_passed"], true, "{v}");
+    assert_eq!(v["validation"][0]["isolation"], "confined", "{v}");
+    assert!(v["patch"].as_str().unwrap().contains("+VALUE = 3"), "{v}");
+    // A local server gets 4 candidates; one that passed ended the asking.
+    assert_eq!(v["candidates"]["wanted"], 4, "{v}");
+    assert!(v["candidates"]["passed"].as_u64().unwrap() >= 1, "{v}");
+    let report = stdout(&cli(&["doctor", "--workspace-root", &ws.root_str()]));
+    assert!(
+        report.contains("validation on propose and the one repair round are on by default here"),
+        "{report}"
+    );
+    assert!(empty(sandboxes.path()));
+}
+
+#[test]
+fn where_bubblewrap_works_the_one_repair_round_is_on_by_default() {
+    // Scripted endpoint: every candidate wrong (VALUE = 2, merged), then the repair round's answer passes.
+    let s = scripted(vec![
+        Reply::chat(&edit(2)),
+        Reply::chat(&edit(2)),
+        Reply::chat(&edit(2)),
+        Reply::chat(&edit(2)),
+        Reply::chat(&edit(3)),
+    ]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[validation]\ncommands = [\"grep -q 'VALUE = 3' v.py\"]\n\n[sampling]\nparallel = 1\n",
+    );
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["repaired"], true, "{v}");
+    assert_eq!(v["validation_passed"], true, "{v}");
+    assert_eq!(s.requests.lock().unwrap().len(), 5);
+}
+
+#[test]
+fn without_bubblewrap_validation_stays_off_by_default_and_doctor_says_why() {
+    let s = scripted(vec![Reply::chat(&edit(2))]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[validation]\ncommands = [\"grep -q 'VALUE = 3' v.py\"]\n",
+    );
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json_env(&ws, sandboxes.path(), &[NO_BWRAP]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(v["validation_passed"].is_null(), "{v}");
+    assert!(v.get("candidates").is_none(), "one answer: {v}");
+    assert_eq!(s.requests.lock().unwrap().len(), 1);
+    let out = Cli::new(["doctor", "--workspace-root", &ws.root_str()])
+        .env(NO_BWRAP.0, NO_BWRAP.1)
+        .run();
+    let report = stdout(&out);
+    for needle in [
+        "validation on propose is off (the default where checks cannot be confined)",
+        "/nonexistent/bwrap",
+        "install bubblewrap",
+    ] {
+        assert!(report.contains(needle), "{needle:?} not in {report}");
+    }
+}
+
+#[test]
+fn init_project_writes_validation_on_propose_on_where_bubblewrap_works_and_off_without() {
+    for (env, on_propose, attempts) in [
+        (None, "on_propose = true", "attempts = 1"),
+        (Some(NO_BWRAP), "on_propose = false", "attempts = 0"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("tests")).unwrap();
+        std::fs::write(d.path().join("app.py"), "X = 1\n").unwrap();
+        std::fs::write(
+            d.path().join("tests/test_app.py"),
+            "def test_x():\n    pass\n",
+        )
+        .unwrap();
+        let out = Cli::new(["init-project", "--workspace-root"])
+            .arg(d.path())
+            .envs(env.as_slice())
+            .run();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = std::fs::read_to_string(d.path().join("local-llm-worker.toml")).unwrap();
+        assert!(text.contains("\ncommands = [\""), "{text}");
+        assert!(text.contains(&format!("\n{on_propose}\n")), "{text}");
+        assert!(text.contains(&format!("\n{attempts}\n")), "{text}");
+        if env.is_some() {
+            assert!(
+                text.contains("# Off: the checks cannot be confined here"),
+                "{text}"
+            );
+        }
+    }
+}
+
+/// Four candidates that all fail the check, for the request tests.
+fn failing_four() -> Vec<Reply> {
+    (4..8).map(|n| Reply::chat(&edit(n))).collect()
+}
+
+#[test]
+fn every_candidate_asks_llamacpp_to_reuse_the_same_prompt_prefix() {
+    // Scripted endpoint, which records each request's body.
+    let s = scripted(failing_four());
+    let ws = workspace(
+        &s.base_url,
+        3,
+        "candidates = 4\nparallel = 1\n\n[repair]\nattempts = 0",
+    );
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let reqs = s.requests.lock().unwrap().clone();
+    assert_eq!(reqs.len(), 4, "{v}");
+    for r in &reqs {
+        assert_eq!(r["cache_prompt"], true, "{r}");
+        // The same prompt bytes: only the sampling and the pinned schema (not part of the prompt) differ.
+        assert_eq!(r["messages"], reqs[0]["messages"], "{r}");
+    }
+    // Each pinned answer (after the first) is bounded tightly: a one-line edit needs a few hundred tokens at most.
+    // The second candidate is pinned to the file's one line, with a tight bound on its `new` and its answer.
+    let first = reqs[0]["max_tokens"].as_u64().unwrap();
+    let pinned = &reqs[1];
+    let new = &pinned["response_format"]["json_schema"]["schema"]["properties"]["edits"]["items"]["properties"]
+        ["new"];
+    assert_eq!(new["maxLength"], 80, "{pinned}");
+    assert!(
+        pinned["max_tokens"].as_u64().unwrap() < first.min(500),
+        "{pinned}"
+    );
+}
+
+#[test]
+fn the_first_candidate_that_passes_closes_the_requests_still_streaming() {
+    // Scripted endpoint: the first request answered gets the passing edit at once, the three others a slow stream
+    // (20 s each), which the worker must hang up on once the first passed.
+    let pieces: Vec<String> = (0..100).map(|_| " ".to_string()).collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let slow = Reply::streamed(&pieces, 200);
+    let s = scripted(vec![
+        Reply::chat(&edit(3)),
+        slow.clone(),
+        slow.clone(),
+        slow,
+    ]);
+    let ws = workspace(&s.base_url, 3, "candidates = 4\nparallel = 4");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["validation_passed"], true, "{v}");
+    let asked = v["candidates"]["asked"].as_u64().unwrap() as usize;
+    let waited = Instant::now();
+    while s.hung_ups.load(std::sync::atomic::Ordering::SeqCst) < asked - 1
+        && waited.elapsed() < Duration::from_secs(5)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        s.hung_ups.load(std::sync::atomic::Ordering::SeqCst),
+        asked - 1,
+        "a request stayed open after a candidate passed"
+    );
+    assert!(empty(sandboxes.path()));
+}
+
+#[test]
+fn a_known_failed_post_image_is_not_validated_twice() {
+    // Scripted endpoint: the answer fails the check, and the repair round's answer is the very same edit. The check
+    // (in an unconfined copy, so that it can count its runs in a file outside it) runs once, not twice.
+    let s = scripted(vec![Reply::chat(&edit(2)), Reply::chat(&edit(2))]);
+    let count = tempfile::tempdir().unwrap();
+    let runs = count.path().join("runs");
+    let ws = Ws::new(
+        &s.base_url,
+        &format!(
+            "[validation]\ncommands = [\"echo ran >> {}; grep -q 'VALUE = 3' v.py\"]\non_propose = true\n\
+             isolation = \"copy\"\n\n[repair]\nattempts = 1\n\n[sampling]\ncandidates = 1\n",
+            runs.display()
+        ),
+    );
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        s.requests.lock().unwrap().len(),
+        2,
+        "the repair round was asked"
+    );
+    assert_eq!(v["repaired"], true, "{v}");
+    assert_eq!(v["validation_passed"], false, "{v}");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "ran\n");
+    assert!(empty(sandboxes.path()));
+}
+
+/// A llama.cpp `/slots` answer listing `n` idle slots (a server whose `/props` does not say).
+fn slots_list(n: usize) -> Reply {
+    let slot = serde_json::json!({"id": 0, "n_ctx": 8192, "is_processing": false});
+    Reply::status(200, &serde_json::Value::Array(vec![slot; n]).to_string())
+}
+
+#[test]
+fn a_server_that_lists_one_slot_never_sees_two_requests_at_once() {
+    // Scripted endpoint with llama.cpp's `/slots` only; slow streams, so requests sent together would overlap.
+    let sampling = "[sampling]\ncandidates = 4\nparallel = 4\n";
+    let sandboxes = tempfile::tempdir().unwrap();
+    let s = scripted_server(&[("GET", "/slots", slots_list(1))], slow_answers());
+    let ws = Ws::new(&s.base_url, sampling);
+    ws.write("v.py", "VALUE = 1\n");
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["candidates"]["at_once"], 1, "{v}");
+    assert_eq!(v["candidates"]["asked"], 4, "{v}");
+    assert_eq!(s.max_in_flight.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // Eight candidates against four listed slots: up to four at once, never more.
+    let many: Vec<Reply> = slow_answers().into_iter().cycle().take(8).collect();
+    let s = scripted_server(&[("GET", "/slots", slots_list(4))], many);
+    let ws = Ws::new(&s.base_url, "[sampling]\ncandidates = 8\nparallel = 8\n");
+    ws.write("v.py", "VALUE = 1\n");
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["candidates"]["at_once"], 4, "{v}");
+    let most = s.max_in_flight.load(std::sync::atomic::Ordering::SeqCst);
+    assert!((2..=4).contains(&most), "{most} at once");
 }

@@ -473,7 +473,8 @@ fn a_failing_validation_restores_every_file_byte_for_byte() {
     let s = scripted(vec![Reply::chat(answer)]);
     let ws = sample(
         &s.base_url,
-        "[validation]\ncommands = [\"true\", \"echo checking; grep -q 'VALUE = 3' src/value.py\"]\n",
+        // Checked at apply time only (validation on propose would catch the failure before).
+        "[validation]\ncommands = [\"true\", \"echo checking; grep -q 'VALUE = 3' src/value.py\"]\non_propose = false\n",
     );
     ws.write("src/other.py", "OTHER = 1\r\nno final newline");
     std::fs::set_permissions(

@@ -1,8 +1,9 @@
 //! Snapshots of what people read: the policy file `init-project` writes for every provider and project kind, and
-//! `doctor`'s report (paths, ports and bubblewrap's version replaced by placeholders).
+//! `doctor`'s report (paths, ports and bubblewrap's version replaced by placeholders). The templates are drawn for
+//! a machine where bubblewrap confines the checks, whatever this one can do.
 
 use crate::common::*;
-use local_llm_delegator::policy::{ProjectKind, ProviderKind, template, template_for};
+use local_llm_delegator::policy::{ProjectKind, ProviderKind, template_with};
 use local_llm_delegator::project::Project;
 
 #[test]
@@ -27,7 +28,7 @@ fn init_project_templates() {
         ] {
             insta::assert_snapshot!(
                 format!("init_{}_{name}", kind.name()),
-                template(kind, project)
+                template_with(kind, &Project::of(project), Ok(()))
             );
         }
     }
@@ -77,9 +78,20 @@ fn init_project_templates_for_a_python_project_with_pytest_and_a_venv() {
     ] {
         insta::assert_snapshot!(
             format!("init_{}_python_pytest_venv", kind.name()),
-            template_for(kind, &project)
+            template_with(kind, &project, Ok(()))
         );
     }
+}
+
+/// Where bubblewrap cannot confine the checks, the template says so above `on_propose` and leaves validation on
+/// propose and the repair round off (the snapshots above are of a machine where it can).
+#[test]
+fn init_project_template_without_bubblewrap_leaves_validation_on_propose_off_and_says_why() {
+    let project = Project::of(ProjectKind::Python);
+    let text = template_with(ProviderKind::Llamacpp, &project, Err("bwrap is not on PATH".into()));
+    assert!(text.contains("# Off: the checks cannot be confined here (bwrap is not on PATH)."), "{text}");
+    assert!(text.contains("on_propose = false"), "{text}");
+    assert!(text.contains("attempts = 0"), "{text}");
 }
 
 #[test]

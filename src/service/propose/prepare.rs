@@ -12,6 +12,8 @@ use crate::prompt;
 use crate::provider::window::{self, ContextWindow};
 use crate::provider::{ChatRequest, Message};
 use crate::scope::{Selection, Workspace};
+use crate::service::pin_bounds;
+use crate::service::verdicts::Verdicts;
 use crate::service::{Call, invalid, open_workspace};
 use crate::task::{Task, UnknownFields};
 
@@ -48,8 +50,11 @@ pub(super) struct Prepared {
     pub(super) selection: Selection,
     pub(super) format: AnswerFormat,
     pub(super) schema: Option<serde_json::Value>,
-    /// For candidates after the first (JSON edits only): schemas pinned each to one likely line.
-    pub(super) pinned: Vec<serde_json::Value>,
+    /// For candidates after the first (JSON edits only): schemas pinned each to one likely line, each with its
+    /// tight answer budget ([`pin_bounds`]).
+    pub(super) pinned: Vec<(serde_json::Value, u32)>,
+    /// The patches known to fail validation, with their results: never validated twice.
+    pub(super) verdicts: Verdicts,
     pub(super) messages: Vec<Message>,
     pub(super) context_window: ContextWindow,
 }
@@ -75,7 +80,11 @@ impl Prepared {
         ChatRequest {
             model: self.model.clone(),
             messages,
-            max_tokens: self.policy.limits.max_output_tokens,
+            max_tokens: match n {
+                0 => None,
+                n => self.pinned.get(n - 1).map(|p| p.1),
+            }
+            .unwrap_or(self.policy.limits.max_output_tokens),
             temperature,
             reasoning: self.policy.provider.reasoning_effort,
             json_schema: match n {
@@ -83,7 +92,7 @@ impl Prepared {
                 n => self
                     .pinned
                     .get(n - 1)
-                    .cloned()
+                    .map(|p| p.0.clone())
                     .or_else(|| self.schema.clone()),
             },
             seed,
@@ -128,7 +137,12 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
                 k as usize - 1,
             )
             .iter()
-            .map(|(path, line)| prompt::pinned_schema(path, line, bounds))
+            .map(|(path, line)| {
+                pin_bounds::bound(
+                    prompt::pinned_schema(path, line, bounds),
+                    policy.limits.max_output_tokens,
+                )
+            })
             .collect()
         }
         _ => Vec::new(),
@@ -143,6 +157,7 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
         format,
         schema,
         pinned,
+        verdicts: Verdicts::default(),
         messages,
         context_window,
     })

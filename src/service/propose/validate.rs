@@ -22,6 +22,9 @@ use crate::txn;
 /// workspace, the worker or the home folder; an allowlisted environment). The workspace is only read; the copy is
 /// removed when this returns, whatever happened.
 pub(super) fn validate(p: &Prepared, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
+    if let Some(known) = p.verdicts.failed(&cand.patch_bytes) {
+        return Ok(known);
+    }
     Validator::new(p, watch)?.check(cand, watch)
 }
 
@@ -53,6 +56,9 @@ impl<'p> Validator<'p> {
     /// Run the validation commands on `cand` in the copy: the selected files are first put back as the model saw
     /// them (the copy may lack one or hold newer bytes, and a previous candidate may have changed them).
     pub(super) fn check(&self, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
+        if let Some(known) = self.p.verdicts.failed(&cand.patch_bytes) {
+            return Ok(known);
+        }
         let policy = &self.p.policy;
         sandbox::stage_pre_images(&self.sws, &self.p.selection.files)?;
         let secret = policy.secret();
@@ -78,6 +84,9 @@ impl<'p> Validator<'p> {
         if watch.is_cancelled() {
             return Err(Error::Cancelled);
         }
+        self.p
+            .verdicts
+            .record(&cand.patch_bytes, &applied.validation);
         Ok(applied.validation)
     }
 }
