@@ -22,7 +22,7 @@ use toml_edit::{DocumentMut, Item, Table, value};
 use crate::config::{self, EditFormat, LoadedPolicy};
 use crate::error::{Error, IoContext, Result};
 use crate::patch;
-use crate::scope;
+use crate::workspace;
 use crate::service::{Call, ProposeRequest, Service};
 use crate::task::{Complexity, Task};
 use crate::txn::{self, PatchLimits};
@@ -219,7 +219,7 @@ pub fn plan(root_arg: &str, opts: &Options) -> Result<Plan> {
                 .into(),
         ));
     }
-    let root = scope::root_from_arg(root_arg)?;
+    let root = workspace::root_from_arg(root_arg)?;
     let loaded = config::load(&root)?;
     let policy_text = match &loaded.path {
         Some(p) => unchanged_since_loaded(p, &loaded)?,

@@ -15,7 +15,7 @@ use crate::error::{Error, IoContext, Result};
 pub const PLUGIN_KEY_ENV: &str = "LOCAL_LLM_API_KEY";
 
 /// The file name looked for at the workspace root.
-pub const POLICY_FILE: &str = "local-llm-worker.toml";
+pub use crate::names::POLICY_FILE;
 
 /// Which kind of model server the policy talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -349,7 +349,7 @@ pub struct Models {
 pub struct Paths {
     /// Patterns of files the model may see and edit: workspace-relative globs read as in `.gitignore` (a leading
     /// `/` anchors, no other `/` matches at any depth, a trailing `/` or a plain name covers a folder; `*` stays within
-    /// a folder, `**` crosses folders; a leading `!` is refused). See [`crate::scope::pattern_globs`].
+    /// a folder, `**` crosses folders; a leading `!` is refused). See [`crate::workspace::pattern_globs`].
     #[serde(default = "default_allowed")]
     pub allowed: Vec<String>,
     /// Patterns that are never read or written, on top of the built-in ones (`.git/`, the policy file, secrets); read
@@ -923,7 +923,7 @@ impl Policy {
     /// Refuse what the policy file at `source` says that cannot work or would weaken a limit, with the fix.
     fn check(&self, source: &str) -> Result<()> {
         self.check_required()
-            .and_then(|()| crate::scope::check_paths(&self.paths))
+            .and_then(|()| crate::workspace::check_paths(&self.paths))
             .and_then(|()| self.check_limits())
             .and_then(|()| self.check_provider())
             .and_then(|()| self.check_validation())
@@ -1012,7 +1012,7 @@ impl Policy {
                 return Err("[validation] commands holds an empty command; remove it".into());
             }
         }
-        crate::scope::sandbox_include(&self.validation.sandbox_include).map_err(|e| match e {
+        crate::workspace::sandbox_include(&self.validation.sandbox_include).map_err(|e| match e {
             Error::Policy(m) => m,
             other => other.to_string(),
         })?;
@@ -1483,7 +1483,7 @@ allow_move = {allow_move}
         allow_hard_links = p.allow_hard_links,
         allow_delete = p.allow_delete,
         allow_move = p.allow_move,
-        secret_names = comment_lines(&crate::scope::secret_names().join(", ")),
+        secret_names = comment_lines(&crate::names::secret_names().join(", ")),
     )
 }
 
@@ -1796,7 +1796,7 @@ mod tests {
             .collect::<Vec<_>>()
             .join(" ");
         assert!(
-            comments.contains(&crate::scope::secret_names().join(", ")),
+            comments.contains(&crate::names::secret_names().join(", ")),
             "{text}"
         );
         assert!(

@@ -580,11 +580,11 @@ fn resolve(root: &Path, dir: Vec<String>, target: &Path, hops: &mut usize) -> Op
 /// as secret-looking, not yet created) or hold newer bytes, and a patch is checked against the bytes it was made from.
 /// `None` means the file did not exist. Only ever called on a sandbox's own copy, never on a workspace.
 pub fn stage_pre_images(
-    copy: &crate::scope::Workspace,
+    copy: &crate::workspace::Workspace,
     pre_images: &std::collections::BTreeMap<String, Option<crate::patch::PreImage>>,
 ) -> Result<()> {
     use crate::error::IoContext;
-    use crate::scope::OnDisk;
+    use crate::workspace::OnDisk;
     for (rel, pre) in pre_images {
         let place = format!("validation sandbox: {rel}");
         match (copy.resolve(rel)?, pre) {

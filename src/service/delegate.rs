@@ -12,7 +12,7 @@ use crate::ledger;
 use crate::prompt;
 use crate::provider::window::{self, ContextWindow};
 use crate::provider::{self, ChatRequest, Usage};
-use crate::scope;
+use crate::workspace;
 use crate::task::{OutputFormat, Task, TaskKind, UnknownFields};
 
 /// The most output tokens a delegation may ask for.
@@ -121,7 +121,7 @@ fn delegate_checked(
     let policy = &call.policy_for(&loaded.policy);
     let model = policy.route(medium, req.task.model.as_deref())?;
     let selection = if req.task.files.is_empty() {
-        scope::Selection::default()
+        workspace::Selection::default()
     } else {
         ws.read_selection(&req.task.files, &policy.limits)?
     };

@@ -23,7 +23,7 @@ use crate::proposal::NewProposal;
 use crate::provider::window::{self, ContextWindow};
 use crate::provider::{self, ChatRequest, Message, Provider, Usage, Watch};
 use crate::sandbox;
-use crate::scope::{Selection, Workspace};
+use crate::workspace::{Selection, Workspace};
 use crate::task::{Task, UnknownFields};
 use crate::txn;
 
@@ -436,7 +436,7 @@ pub(super) fn hidden_added(changes: &[patch::FileChange]) -> Option<String> {
                 .collect();
             places.push(format!(
                 "{}:{} ({})",
-                crate::scope::shown(&c.path),
+                crate::names::shown(&c.path),
                 n + 1,
                 points.join(", ")
             ));
@@ -603,7 +603,7 @@ pub(crate) fn check_copy(
         confine::Isolation::Confined => confine::sandbox_owner(),
         confine::Isolation::Copy => None,
     };
-    let include = crate::scope::sandbox_include(&v.sandbox_include)?;
+    let include = crate::workspace::sandbox_include(&v.sandbox_include)?;
     let copy = sandbox::create(
         ws.root(),
         &v.sandbox_skip,

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use crate::error::{Error, Result};
-use crate::scope::Workspace;
+use crate::workspace::Workspace;
 
 use super::*;
 
@@ -378,9 +378,6 @@ fn write_targets(
     }
     Ok(written)
 }
-
-/// The prefix of every temporary file the transaction stages in a workspace.
-pub const TEMP_PREFIX: &str = ".llw-";
 
 /// A created folder that could not be removed, and why.
 pub(super) struct Left {

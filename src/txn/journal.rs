@@ -84,7 +84,7 @@ impl Journal {
             ))
         };
         // The folder and the file through handles: never through a symlink, never blocking on a FIFO planted there.
-        let dir = super::fsat::Dir::state_sub(state, "journals").map_err(io)?;
+        let dir = crate::workspace::state::sub(state, "journals").map_err(io)?;
         let file = match dir.open_file(&name, libc::O_RDWR, 0) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -37,7 +37,7 @@ impl WorkspaceLock {
         let name = format!("{key}.lock");
         let path = dir_path.join(&name);
         // The folder and the file through handles: never through a symlink, never blocking on a FIFO planted there.
-        let file = super::fsat::Dir::state_sub(state, "locks")
+        let file = crate::workspace::state::sub(state, "locks")
             .and_then(|dir| dir.open_file(&name, libc::O_WRONLY | libc::O_CREAT, 0o600))
             .map_err(|e| {
                 Error::io_message(format!(

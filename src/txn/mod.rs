@@ -31,14 +31,13 @@
 //! or folder by a path string: every step goes through folder handles, so a path longer than PATH_MAX is written,
 //! undone and flushed like any other, in time linear in its depth.
 //!
-//! One concept a file: `fsat` (folder handles, the only `unsafe`), `plan` (pre-image checks), `apply` (write,
+//! One concept a file (the file layer they write through is [`crate::workspace::fs`]): `plan` (pre-image checks), `apply` (write,
 //! verify, flush, roll back), `journal` (and `journal_v1`, the isolated version 1 reader), `lock`, `recover`
 //! (validation, recovery, its background run and timeout); `tests` and `edge_tests`.
 
 mod apply;
 #[cfg(test)]
 mod edge_tests;
-pub(crate) mod fsat;
 mod journal;
 mod journal_v1;
 mod lock;
@@ -50,9 +49,11 @@ mod tests;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::scope::Workspace;
+use crate::workspace::Workspace;
 
-pub use apply::TEMP_PREFIX;
+pub use crate::workspace::fs::TEMP_PREFIX;
+/// The file layer, by the name the transaction's modules know it (file handles `at` a folder).
+use crate::workspace::fs as fsat;
 use apply::*;
 use journal::*;
 use journal_v1::*;

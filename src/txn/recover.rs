@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::config::POLICY_FILE;
 use crate::digest::git_blob_id;
-use crate::scope::Workspace;
+use crate::workspace::Workspace;
 
 use super::*;
 

@@ -8,7 +8,7 @@ use super::*;
 use crate::digest::git_blob_id;
 use crate::error::Error;
 use crate::patch::canonical;
-use crate::scope::Workspace;
+use crate::workspace::Workspace;
 
 #[test]
 fn folder_handles_never_follow_a_symlink_on_the_way() {

@@ -12,7 +12,7 @@ use super::{Cancel, locate_one};
 use crate::error::{Error, Result};
 use crate::patch::focus::{self, LineRange};
 use crate::patch::{ChangeOp, FileChange, FileEdit, PreImage};
-use crate::scope::shown;
+use crate::names::shown;
 
 /// The deletion of `edit.path` (pre-image `pre`), checked.
 pub(super) fn delete(

@@ -1,5 +1,6 @@
-//! Folder handles: every component opened with `O_NOFOLLOW`, so a symlink swapped in anywhere on the path (a file
-//! or a parent folder) makes the operation fail instead of following it. The only `unsafe` of the transaction.
+//! The file layer: folder handles, every component opened with `O_NOFOLLOW`, so a symlink swapped in anywhere on the
+//! path (a file or a parent folder) makes the operation fail instead of following it, and every file opened
+//! `O_NOFOLLOW | O_NONBLOCK` and checked on the open handle. Every read and write in a workspace goes through it.
 
 use std::ffi::CString;
 use std::io;
@@ -7,8 +8,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::apply::TEMP_PREFIX;
+/// The start of the name of every temporary file the worker writes in a workspace (a leftover one is removed by
+/// recovery).
+pub const TEMP_PREFIX: &str = ".llw-";
 
+/// An open folder: every name is looked up in it, never through a path string.
 pub struct Dir(OwnedFd);
 
 fn cstr(s: &[u8]) -> io::Result<CString> {
@@ -63,8 +67,11 @@ pub enum Found {
     Absent,
     /// A regular file: the open file (read-only, or read-write when asked), its bytes, its number of hard links.
     File {
+        /// The open file.
         file: std::fs::File,
+        /// Its bytes.
         bytes: Vec<u8>,
+        /// Its number of hard links.
         links: u64,
     },
     /// Something that is not a regular file: what it is ("a FIFO", "a folder", "a symlink"...).
@@ -72,7 +79,7 @@ pub enum Found {
 }
 
 /// What a file type is, in words.
-fn kind_of(mode: libc::mode_t) -> &'static str {
+pub(super) fn kind_of(mode: libc::mode_t) -> &'static str {
     match mode & libc::S_IFMT {
         libc::S_IFREG => "a regular file",
         libc::S_IFDIR => "a folder",
@@ -87,30 +94,7 @@ fn kind_of(mode: libc::mode_t) -> &'static str {
 
 /// The flags every workspace file is opened with: never through a symlink, never blocking in `open` (a FIFO or a
 /// device swapped in opens at once and is then refused by its type).
-const FILE_FLAGS: libc::c_int = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
-
-/// Read a file of the state folder by path (never following a symlink at its last component, never blocking on a
-/// FIFO): its bytes, or an error naming what is there instead of a regular file.
-pub fn read_state_file(path: &Path) -> io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(FILE_FLAGS)
-        .open(path)?;
-    let meta = f.metadata()?;
-    if !meta.is_file() {
-        use std::os::unix::fs::MetadataExt;
-        return Err(io::Error::other(format!(
-            "{} is {}, not a regular file",
-            path.display(),
-            kind_of(meta.mode() as libc::mode_t)
-        )));
-    }
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
+pub(super) const FILE_FLAGS: libc::c_int = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
 
 /// How many handles a [`remove_folders`] keeps open between its checkpoints.
 const SEGMENT: usize = 32;
@@ -267,6 +251,7 @@ impl Dir {
         })
     }
 
+    /// The sub-folder `name`, never through a symlink.
     pub fn open_sub(&self, name: &str) -> io::Result<Dir> {
         let c = cstr(name.as_bytes())?;
         let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
@@ -359,15 +344,6 @@ impl Dir {
         Ok(file)
     }
 
-    /// The state folder's sub-folder `name` (created with mode 0700 when missing) through a handle that never
-    /// follows a symlink: a symlinked `journals/`, `locks/` or `results/` is refused.
-    pub fn state_sub(state: &Path, name: &str) -> io::Result<Dir> {
-        std::fs::create_dir_all(state)?;
-        let root = Dir::root(state)?;
-        root.mkdir_mode(name, 0o700)?;
-        root.open_sub(name)
-    }
-
     /// When `name` is a regular file (looked at without following a symlink): its modification time (seconds and
     /// nanoseconds since the epoch); `None` for anything else or nothing.
     pub fn file_mtime(&self, name: &str) -> io::Result<Option<(i64, i64)>> {
@@ -425,12 +401,14 @@ impl Dir {
         Ok((name, f))
     }
 
+    /// Rename `from` to `to` within this folder.
     pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         let (a, b) = (cstr(from.as_bytes())?, cstr(to.as_bytes())?);
         // SAFETY: renameat within the folder we hold.
         check(unsafe { libc::renameat(self.fd(), a.as_ptr(), self.fd(), b.as_ptr()) }).map(|_| ())
     }
 
+    /// Remove the file (or symlink) `name`.
     pub fn unlink(&self, name: &str) -> io::Result<()> {
         let c = cstr(name.as_bytes())?;
         // SAFETY: unlinkat within the folder we hold.
@@ -452,6 +430,7 @@ impl Dir {
             .collect())
     }
 
+    /// Flush the folder's entries to disk.
     pub fn sync(&self) -> io::Result<()> {
         // SAFETY: fsync on a descriptor we own.
         check(unsafe { libc::fsync(self.fd()) }).map(|_| ())
