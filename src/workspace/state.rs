@@ -4,7 +4,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::fs::{Dir, FILE_FLAGS, kind_of};
+use super::fs::Dir;
 
 /// The worker's own state folder (ledger, apply journals, workspace locks), outside every workspace:
 /// `LOCAL_LLM_STATE_DIR`, else `$CLAUDE_PLUGIN_DATA`, else `$XDG_STATE_HOME/local-llm-delegator`, else
@@ -49,22 +49,7 @@ pub fn existing_sub(state: &Path, name: &str) -> io::Result<Option<Dir>> {
 /// FIFO): its bytes, or an error naming what is there instead of a regular file.
 pub fn read_file(path: &Path) -> io::Result<Vec<u8>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(FILE_FLAGS)
-        .open(path)?;
-    let meta = f.metadata()?;
-    if !meta.is_file() {
-        use std::os::unix::fs::MetadataExt;
-        return Err(io::Error::other(format!(
-            "{} is {}, not a regular file",
-            path.display(),
-            kind_of(meta.mode() as libc::mode_t)
-        )));
-    }
     let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes)?;
+    super::fs::open_regular(path)?.read_to_end(&mut bytes)?;
     Ok(bytes)
 }
-
