@@ -43,7 +43,7 @@ use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR};
 
 use glob::{BUILT_IN, compile_list};
 pub use glob::{PathList, check_paths, pattern_globs, sandbox_include};
-pub use read::{MAX_SELECTED_FILES, Selection, current_identity};
+pub use read::{MAX_SELECTED_FILES, Selection};
 pub use state::state_dir;
 
 /// A workspace root with its compiled path policy.

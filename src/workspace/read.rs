@@ -1,16 +1,15 @@
 //! The selection reads: the selected files (whole, or narrowed to line ranges) read at propose time as UTF-8 text
-//! within the limits, and what a file holds now (the pre-image identity at apply time).
+//! within the limits, each through a handle of the file layer ([`fs`]), never by a path string.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::config::Limits;
-use crate::digest::git_blob_id;
 use crate::error::{Error, IoContext, Result};
-use crate::patch::PreImage;
+use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
 use crate::patch::focus::{self, Focus};
 
-use super::{OnDisk, Workspace};
+use super::{OnDisk, Workspace, fs};
 
 /// At most this many files may be selected for one request.
 pub const MAX_SELECTED_FILES: usize = 100;
@@ -52,8 +51,15 @@ impl Workspace {
                          --file {rel}) and leave it out of create"
                     )));
                 }
-                OnDisk::File { abs, mode } => {
-                    let text = read_text(&abs, rel, limits.max_file_bytes, self.allow_hard_links)?;
+                OnDisk::File { .. } => {
+                    #[cfg(test)]
+                    BEFORE_READ.with(|hook| {
+                        if let Some(hook) = &*hook.borrow() {
+                            hook(&self.root.join(rel))
+                        }
+                    });
+                    let (text, mode) =
+                        read_text(&self.root, rel, limits.max_file_bytes, self.allow_hard_links)?;
                     total += text.len() as u64;
                     if total > limits.max_total_bytes {
                         return Err(Error::File(format!(
@@ -197,14 +203,32 @@ impl Workspace {
     }
 }
 
-/// Read a file as UTF-8 text within a size limit, refusing binary content, and a file with more than one hard link
-/// unless `hard_links` (`[paths] allow_hard_links`): its bytes are also another file's, which may lie outside the
-/// workspace or under a denied name, and no path check sees that name.
-fn read_text(abs: &Path, rel: &str, max: u64, hard_links: bool) -> Result<String> {
+/// Read the selected file `rel` through the file layer ([`fs`]): its folder opened one component at a time from
+/// `root`, the file itself `O_NOFOLLOW | O_NONBLOCK` and its type and mode asked of the open handle, so a symlink, a
+/// FIFO or a device swapped in after the scope check is refused, never followed and never waited on. Its content
+/// as UTF-8 text within a size limit, refusing binary content, and a file with more than one hard link unless
+/// `hard_links` (`[paths] allow_hard_links`): its bytes are also another file's, which may lie outside the workspace
+/// or under a denied name, and no path check sees that name. Returns the text and the git mode.
+fn read_text(root: &Path, rel: &str, max: u64, hard_links: bool) -> Result<(String, u32)> {
     use std::io::Read;
-    use std::os::unix::fs::MetadataExt;
-    let f = std::fs::File::open(abs).at("cannot read", rel)?;
-    let links = f.metadata().at("cannot inspect", rel)?.nlink();
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let opened = fs::open_parent(root, rel)
+        .and_then(|(dir, name)| dir.open(&name, false))
+        .at("cannot read", rel)?;
+    let f = match opened {
+        fs::Opened::File(f) => f,
+        fs::Opened::Absent => {
+            return Err(std::io::Error::from(std::io::ErrorKind::NotFound)).at("cannot read", rel);
+        }
+        fs::Opened::Other(kind) => {
+            return Err(Error::Scope(format!(
+                "{rel} is {kind} now, not a regular file (it changed after the scope check); the worker never reads \
+                 through a symlink or from a FIFO or a device: put a regular file there, then retry"
+            )));
+        }
+    };
+    let meta = f.metadata().at("cannot inspect", rel)?;
+    let links = meta.nlink();
     if links > 1 && !hard_links {
         return Err(Error::Scope(format!(
             "{rel} has {links} hard links: its bytes are also another file's, which may lie outside the workspace or \
@@ -213,6 +237,10 @@ fn read_text(abs: &Path, rel: &str, max: u64, hard_links: bool) -> Result<String
              read such files (they are never written all the same)"
         )));
     }
+    let mode = match meta.permissions().mode() & 0o111 != 0 {
+        true => MODE_EXECUTABLE,
+        false => MODE_REGULAR,
+    };
     let mut bytes = Vec::new();
     f.take(max + 1)
         .read_to_end(&mut bytes)
@@ -227,21 +255,104 @@ fn read_text(abs: &Path, rel: &str, max: u64, hard_links: bool) -> Result<String
             "{rel} holds NUL bytes (a binary file); only text files can be edited"
         )));
     }
-    String::from_utf8(bytes).map_err(|e| {
+    let text = String::from_utf8(bytes).map_err(|e| {
         Error::File(format!(
             "{rel} is not valid UTF-8 (at byte {}); only UTF-8 text can be edited",
             e.utf8_error().valid_up_to()
         ))
-    })
+    })?;
+    Ok((text, mode))
 }
 
-/// The git blob id and git mode of what is at `rel` now (`None` if absent): the pre-image identity at apply time.
-pub fn current_identity(ws: &Workspace, rel: &str) -> Result<Option<(String, u32, Vec<u8>)>> {
-    match ws.resolve(rel)? {
-        OnDisk::Absent { .. } => Ok(None),
-        OnDisk::File { abs, mode } => {
-            let bytes = std::fs::read(&abs).at("cannot read", rel)?;
-            Ok(Some((git_blob_id(&bytes), mode, bytes)))
+#[cfg(test)]
+thread_local! {
+    /// A unit test's hook, run with the selected file's absolute path after it passed the scope check and before it
+    /// is opened: where a file can be swapped for a symlink or a FIFO.
+    pub(super) static BEFORE_READ: std::cell::RefCell<Option<Box<dyn Fn(&Path)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::Paths;
+
+    /// Read `rel` of a fresh workspace holding `rel` = "ok\n" (and `outside.txt` next to the workspace), with `swap`
+    /// run on it between the scope check and the read, on a thread of its own: its result, or `None` when it did not
+    /// answer in a minute (it hangs).
+    fn read_swapped(rel: &str, swap: fn(&Path, &Path)) -> Option<Result<Selection>> {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join(rel), "ok\n").unwrap();
+        std::fs::write(base.join("outside.txt"), "outside secret\n").unwrap();
+        let paths = Paths {
+            allowed: vec!["**".into()],
+            ..Paths::default()
+        };
+        let ws = Workspace::new(root.clone(), &paths, None).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let rel = rel.to_string();
+        let outside: PathBuf = base.join("outside.txt");
+        std::thread::spawn(move || {
+            BEFORE_READ.with(|h| *h.borrow_mut() = Some(Box::new(move |abs| swap(abs, &outside))));
+            let _ = tx.send(ws.read_selection(&[rel], &Limits::default()));
+        });
+        let got = rx.recv_timeout(Duration::from_secs(60)).ok();
+        if got.is_none() {
+            // Let the thread that hangs in `open` go: a writer on the FIFO releases it.
+            let fifo = base.join("ws/src/a.txt");
+            let _ = std::fs::OpenOptions::new().write(true).open(fifo);
+        }
+        got
+    }
+
+    fn to_fifo(abs: &Path, _: &Path) {
+        std::fs::remove_file(abs).unwrap();
+        let mode = rustix::fs::Mode::from_raw_mode(0o644);
+        rustix::fs::mknodat(rustix::fs::CWD, abs, rustix::fs::FileType::Fifo, mode, 0).unwrap();
+    }
+
+    fn to_symlink(abs: &Path, outside: &Path) {
+        std::fs::remove_file(abs).unwrap();
+        std::os::unix::fs::symlink(outside, abs).unwrap();
+    }
+
+    #[test]
+    fn a_selected_file_swapped_for_a_fifo_after_the_scope_check_is_refused_without_hanging() {
+        let got = read_swapped("src/a.txt", to_fifo).expect("the read hung on a FIFO swapped in");
+        let err = got.unwrap_err().to_string();
+        assert!(err.contains("src/a.txt is a FIFO now"), "{err}");
+    }
+
+    #[test]
+    fn a_selected_file_swapped_for_a_symlink_after_the_scope_check_is_not_followed() {
+        let got = read_swapped("src/a.txt", to_symlink).expect("the read hung");
+        match got {
+            Ok(sel) => panic!("the symlink was followed: {:?}", sel.files),
+            Err(e) => assert!(e.to_string().contains("src/a.txt is a symlink now"), "{e}"),
+        }
+    }
+
+    #[test]
+    fn a_selected_folder_swapped_for_a_symlink_after_the_scope_check_is_not_followed() {
+        fn folder_to_symlink(abs: &Path, outside: &Path) {
+            let folder = abs.parent().unwrap();
+            let elsewhere = outside.parent().unwrap().join("elsewhere");
+            std::fs::create_dir_all(&elsewhere).unwrap();
+            std::fs::copy(outside, elsewhere.join("a.txt")).unwrap();
+            std::fs::remove_dir_all(folder).unwrap();
+            std::os::unix::fs::symlink(&elsewhere, folder).unwrap();
+        }
+        let got = read_swapped("src/a.txt", folder_to_symlink).expect("the read hung");
+        match got {
+            Ok(sel) => panic!("the symlinked folder was followed: {:?}", sel.files),
+            Err(e) => assert!(e.to_string().contains("src is a symlink or not a folder"), "{e}"),
         }
     }
 }
