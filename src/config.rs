@@ -349,7 +349,7 @@ pub struct Models {
 pub struct Paths {
     /// Patterns of files the model may see and edit: workspace-relative globs read as in `.gitignore` (a leading
     /// `/` anchors, no other `/` matches at any depth, a trailing `/` or a plain name covers a folder; `*` stays within
-    /// a folder, `**` crosses folders; a leading `!` is refused). See [`crate::workspace::pattern_globs`].
+    /// a folder, `**` crosses folders; a leading `!` is refused). See [`crate::workspace::glob::pattern_globs`].
     #[serde(default = "default_allowed")]
     pub allowed: Vec<String>,
     /// Patterns that are never read or written, on top of the built-in ones (`.git/`, the policy file, secrets); read
@@ -923,7 +923,11 @@ impl Policy {
     /// Refuse what the policy file at `source` says that cannot work or would weaken a limit, with the fix.
     fn check(&self, source: &str) -> Result<()> {
         self.check_required()
-            .and_then(|()| crate::workspace::check_paths(&self.paths))
+            .and_then(|()| crate::workspace::glob::check_paths(
+                &self.paths.allowed,
+                &self.paths.denied,
+                &self.paths.unlock_secrets,
+            ))
             .and_then(|()| self.check_limits())
             .and_then(|()| self.check_provider())
             .and_then(|()| self.check_validation())
@@ -1012,7 +1016,7 @@ impl Policy {
                 return Err("[validation] commands holds an empty command; remove it".into());
             }
         }
-        crate::workspace::sandbox_include(&self.validation.sandbox_include).map_err(|e| match e {
+        crate::workspace::glob::sandbox_include(&self.validation.sandbox_include).map_err(|e| match e {
             Error::Policy(m) => m,
             other => other.to_string(),
         })?;

@@ -1,9 +1,10 @@
 //! Globs: the `[paths]` patterns read the way `.gitignore` reads them ([`pattern_globs`]), compiled (denials in any
 //! case, what lets paths through exactly as written), and the built-in denials of [`crate::names`] compiled once.
+//! Below the policy: it knows the patterns, not the policy file (the policy checks its `[paths]` with
+//! [`check_paths`] as it is loaded).
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::config::Paths;
 use crate::error::{Error, Result};
 use crate::names::{ALWAYS_DENIED, SECRET_DENIED};
 
@@ -134,11 +135,15 @@ pub fn pattern_globs(pattern: &str, list: PathList) -> std::result::Result<Vec<S
 }
 
 /// Check every pattern of `[paths]` as the policy is loaded: each reads as a glob ([`pattern_globs`]) that compiles.
-pub fn check_paths(paths: &Paths) -> std::result::Result<(), String> {
+pub fn check_paths(
+    allowed: &[String],
+    denied: &[String],
+    unlock_secrets: &[String],
+) -> std::result::Result<(), String> {
     for (list, patterns) in [
-        (PathList::Allowed, &paths.allowed),
-        (PathList::Denied, &paths.denied),
-        (PathList::UnlockSecrets, &paths.unlock_secrets),
+        (PathList::Allowed, allowed),
+        (PathList::Denied, denied),
+        (PathList::UnlockSecrets, unlock_secrets),
     ] {
         compile_list(patterns, list).map_err(|e| match e {
             Error::Policy(m) => m,

@@ -25,7 +25,7 @@
 //! Reading never walks the workspace: only the named files are touched, so its cost does not grow with the tree.
 
 pub mod fs;
-mod glob;
+pub mod glob;
 mod read;
 pub mod state;
 
@@ -42,7 +42,7 @@ use crate::names::{
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR};
 
 use glob::{BUILT_IN, compile_list};
-pub use glob::{PathList, check_paths, pattern_globs, sandbox_include};
+pub use glob::{PathList, pattern_globs, sandbox_include};
 pub use read::{MAX_SELECTED_FILES, Selection};
 pub use state::state_dir;
 

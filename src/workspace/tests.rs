@@ -1,5 +1,6 @@
 //! Unit tests of the path checks and the glob grammar.
 
+use super::glob::check_paths;
 use super::*;
 use crate::config::Paths;
 use crate::names::{ALWAYS_DENIED, POLICY_FILE, escaped};
@@ -371,7 +372,7 @@ fn globs_that_silently_do_less_read_as_in_gitignore_or_are_refused() {
             allowed: vec![pattern.into()],
             ..Paths::default()
         };
-        let err = check_paths(&paths).unwrap_err();
+        let err = check_paths(&paths.allowed, &paths.denied, &paths.unlock_secrets).unwrap_err();
         assert!(
             err.contains(&format!("[paths] allowed pattern {pattern:?} {needle}")),
             "{err}"
