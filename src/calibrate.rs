@@ -22,10 +22,10 @@ use toml_edit::{DocumentMut, Item, Table, value};
 use crate::config::{self, EditFormat, LoadedPolicy};
 use crate::error::{Error, IoContext, Result};
 use crate::patch;
-use crate::workspace;
 use crate::service::{Call, ProposeRequest, Service};
 use crate::task::{Complexity, Task};
 use crate::txn::{self, PatchLimits};
+use crate::workspace;
 
 /// One routine edit of the suite: a file, what to do to it, and the exact bytes it must hold afterwards.
 #[derive(Debug, Clone, Copy)]

@@ -923,11 +923,13 @@ impl Policy {
     /// Refuse what the policy file at `source` says that cannot work or would weaken a limit, with the fix.
     fn check(&self, source: &str) -> Result<()> {
         self.check_required()
-            .and_then(|()| crate::workspace::glob::check_paths(
-                &self.paths.allowed,
-                &self.paths.denied,
-                &self.paths.unlock_secrets,
-            ))
+            .and_then(|()| {
+                crate::workspace::glob::check_paths(
+                    &self.paths.allowed,
+                    &self.paths.denied,
+                    &self.paths.unlock_secrets,
+                )
+            })
             .and_then(|()| self.check_limits())
             .and_then(|()| self.check_provider())
             .and_then(|()| self.check_validation())
@@ -1016,9 +1018,11 @@ impl Policy {
                 return Err("[validation] commands holds an empty command; remove it".into());
             }
         }
-        crate::workspace::glob::sandbox_include(&self.validation.sandbox_include).map_err(|e| match e {
-            Error::Policy(m) => m,
-            other => other.to_string(),
+        crate::workspace::glob::sandbox_include(&self.validation.sandbox_include).map_err(|e| {
+            match e {
+                Error::Policy(m) => m,
+                other => other.to_string(),
+            }
         })?;
         for s in &self.validation.sandbox_skip {
             let t = s.trim().trim_end_matches('/');

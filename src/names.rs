@@ -238,7 +238,6 @@ pub fn code_point(c: char) -> String {
     format!("U+{:04X}", c as u32)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

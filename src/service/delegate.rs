@@ -12,8 +12,8 @@ use crate::ledger;
 use crate::prompt;
 use crate::provider::window::{self, ContextWindow};
 use crate::provider::{self, ChatRequest, Usage};
-use crate::workspace;
 use crate::task::{OutputFormat, Task, TaskKind, UnknownFields};
+use crate::workspace;
 
 /// The most output tokens a delegation may ask for.
 pub const MAX_DELEGATE_OUTPUT_TOKENS: u32 = 16_000;

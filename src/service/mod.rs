@@ -32,8 +32,8 @@ use crate::error::{Error, Result};
 use crate::ledger;
 use crate::proposal::ProposalStore;
 use crate::provider::{self, ChatRequest, Provider, Usage, Watch, window};
-use crate::workspace::{self, Workspace};
 use crate::txn::PatchLimits;
+use crate::workspace::{self, Workspace};
 
 /// The service both transports share: it holds the proposals made through it.
 #[derive(Debug, Default)]

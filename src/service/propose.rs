@@ -23,9 +23,9 @@ use crate::proposal::NewProposal;
 use crate::provider::window::{self, ContextWindow};
 use crate::provider::{self, ChatRequest, Message, Provider, Usage, Watch};
 use crate::sandbox;
-use crate::workspace::{Selection, Workspace};
 use crate::task::{Task, UnknownFields};
 use crate::txn;
+use crate::workspace::{Selection, Workspace};
 
 /// Input of `propose_patch` / `local-llm-worker propose`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

@@ -19,8 +19,10 @@ pub(super) fn version_1_journal_of(journals: &Path, root: &Path) -> Option<PathB
 /// Read a version 1 journal folder; `None` when it is incomplete (killed before its document was written, when
 /// nothing in the workspace had changed yet).
 pub(super) fn read_journal_v1(dir: &Path) -> Option<FoundJournal> {
-    let doc: JournalDoc =
-        serde_json::from_slice(&crate::workspace::state::read_file(&dir.join("journal.json")).ok()?).ok()?;
+    let doc: JournalDoc = serde_json::from_slice(
+        &crate::workspace::state::read_file(&dir.join("journal.json")).ok()?,
+    )
+    .ok()?;
     let pres = doc
         .files
         .iter()

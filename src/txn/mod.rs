@@ -51,9 +51,9 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::workspace::Workspace;
 
-pub use crate::workspace::fs::TEMP_PREFIX;
 /// The file layer, by the name the transaction's modules know it (file handles `at` a folder).
 use crate::workspace::fs as fsat;
+pub use crate::workspace::fs::TEMP_PREFIX;
 use apply::*;
 use journal::*;
 use journal_v1::*;

@@ -390,7 +390,8 @@ impl Dir {
         let fd = open_beneath(&self.0, name, flags, Mode::from_raw_mode(0o600))?;
         let mut f = std::fs::File::from(fd);
         let written = f.write_all(bytes).and_then(|_| {
-            rustix::fs::fchmod(&f, Mode::from_raw_mode((mode & 0o7777) as _)).map_err(io::Error::from)
+            rustix::fs::fchmod(&f, Mode::from_raw_mode((mode & 0o7777) as _))
+                .map_err(io::Error::from)
         });
         if let Err(e) = written {
             let _ = self.unlink(name);
@@ -430,10 +431,12 @@ impl Dir {
     /// The names in this folder, read through the handle itself (its `/proc/self/fd` entry), not a path.
     pub fn names(&self) -> io::Result<Vec<String>> {
         use std::os::fd::AsRawFd;
-        Ok(std::fs::read_dir(format!("/proc/self/fd/{}", self.0.as_raw_fd()))?
-            .flatten()
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
-            .collect())
+        Ok(
+            std::fs::read_dir(format!("/proc/self/fd/{}", self.0.as_raw_fd()))?
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .collect(),
+        )
     }
 
     /// Flush the folder's entries to disk.

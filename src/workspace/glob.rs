@@ -13,21 +13,21 @@ use crate::names::{ALWAYS_DENIED, SECRET_DENIED};
     clippy::expect_used,
     reason = "the built-in globs are constants, compiled in a unit test"
 )]
-pub(super) static BUILT_IN: std::sync::LazyLock<(GlobSet, GlobSet)> = std::sync::LazyLock::new(|| {
-    (
-        compile(ALWAYS_DENIED, "built-in denied", AnyCase::Yes)
-            .expect("the built-in denied globs compile"),
-        compile(SECRET_DENIED, "built-in secret", AnyCase::Yes)
-            .expect("the built-in secret globs compile"),
-    )
-});
+pub(super) static BUILT_IN: std::sync::LazyLock<(GlobSet, GlobSet)> =
+    std::sync::LazyLock::new(|| {
+        (
+            compile(ALWAYS_DENIED, "built-in denied", AnyCase::Yes)
+                .expect("the built-in denied globs compile"),
+            compile(SECRET_DENIED, "built-in secret", AnyCase::Yes)
+                .expect("the built-in secret globs compile"),
+        )
+    });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum AnyCase {
     Yes,
     No,
 }
-
 
 fn compile(globs: &[&str], what: &str, any_case: AnyCase) -> Result<GlobSet> {
     let mut b = GlobSetBuilder::new();

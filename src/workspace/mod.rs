@@ -118,7 +118,6 @@ pub fn root_from_arg(arg: &str) -> Result<PathBuf> {
     Ok(canon)
 }
 
-
 /// (NAME_MAX).
 const PATH_MAX: usize = 4096;
 const NAME_MAX: usize = 255;

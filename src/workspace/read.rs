@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::config::Limits;
 use crate::error::{Error, IoContext, Result};
-use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
 use crate::patch::focus::{self, Focus};
+use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
 
 use super::{OnDisk, Workspace, fs};
 
@@ -58,8 +58,12 @@ impl Workspace {
                             hook(&self.root.join(rel))
                         }
                     });
-                    let (text, mode) =
-                        read_text(&self.root, rel, limits.max_file_bytes, self.allow_hard_links)?;
+                    let (text, mode) = read_text(
+                        &self.root,
+                        rel,
+                        limits.max_file_bytes,
+                        self.allow_hard_links,
+                    )?;
                     total += text.len() as u64;
                     if total > limits.max_total_bytes {
                         return Err(Error::File(format!(
@@ -352,7 +356,10 @@ mod tests {
         let got = read_swapped("src/a.txt", folder_to_symlink).expect("the read hung");
         match got {
             Ok(sel) => panic!("the symlinked folder was followed: {:?}", sel.files),
-            Err(e) => assert!(e.to_string().contains("src is a symlink or not a folder"), "{e}"),
+            Err(e) => assert!(
+                e.to_string().contains("src is a symlink or not a folder"),
+                "{e}"
+            ),
         }
     }
 }
