@@ -375,10 +375,15 @@ impl Dir {
     /// When `name` is a regular file (looked at without following a symlink): its modification time (seconds and
     /// nanoseconds since the epoch); `None` for anything else or nothing.
     pub fn file_mtime(&self, name: &str) -> io::Result<Option<(i64, i64)>> {
-        Ok(self.stat(name)?.and_then(|st| {
-            (FileType::from_raw_mode(st.st_mode as _) == FileType::RegularFile)
-                .then_some((st.st_mtime as i64, st.st_mtime_nsec as i64))
-        }))
+        let Some(st) = self.stat(name)? else {
+            return Ok(None);
+        };
+        #[allow(
+            clippy::unnecessary_cast,
+            reason = "the stat fields' types differ between targets (i64 here, a C long elsewhere)"
+        )]
+        let when = (st.st_mtime as i64, st.st_mtime_nsec as i64);
+        Ok((FileType::from_raw_mode(st.st_mode as _) == FileType::RegularFile).then_some(when))
     }
 
     /// Create the file `name` (which must not exist, not even as a symlink) holding `bytes`, with `mode`; on a

@@ -268,11 +268,15 @@ fn read_text(root: &Path, rel: &str, max: u64, hard_links: bool) -> Result<(Stri
     Ok((text, mode))
 }
 
+/// What a unit test runs between the scope check and the read.
+#[cfg(test)]
+type Hook = Box<dyn Fn(&Path)>;
+
 #[cfg(test)]
 thread_local! {
     /// A unit test's hook, run with the selected file's absolute path after it passed the scope check and before it
     /// is opened: where a file can be swapped for a symlink or a FIFO.
-    pub(super) static BEFORE_READ: std::cell::RefCell<Option<Box<dyn Fn(&Path)>>> =
+    pub(super) static BEFORE_READ: std::cell::RefCell<Option<Hook>> =
         const { std::cell::RefCell::new(None) };
 }
 
