@@ -3,8 +3,8 @@
 
 Each file of src/ is one node, named by its module path (`src/txn/apply.rs` is `txn::apply`, `src/txn/mod.rs` is
 `txn`; `src/main.rs` is `main`, the CLI). An edge A -> B is any `crate::...` path in A (a `use`, a `pub use` or a path
-written inline such as `crate::names::shown(..)`) or a top-level `use super::...` / `use self::...` line that names
-the module B or something in it; the longest module path that the named path starts with wins, so
+written inline such as `crate::names::shown(..)` or `super::x::f(..)`), a top-level `use super::...` / `use self::...`
+line, or a `use child::...` line of a folder's `mod.rs`, that names the module B or something in it; the longest module path that the named path starts with wins, so
 `crate::workspace::fs::Dir` is an edge to `workspace::fs`, not to `workspace`. Comments are skipped, and so is
 everything from a file's first top-level `#[cfg(test)]` on, and files that are test modules (`tests.rs`,
 `*_tests.rs`): tests may reach any layer. `main.rs` names the library as `local_llm_delegator::`.
@@ -32,7 +32,7 @@ CRATE = "local_llm_delegator"
 LAYERS = [
     ("ground floor", ["error", "names", "screen", "digest", "secret"]),
     ("patch engine", ["patch"]),
-    ("workspace/policy", ["workspace", "config", "trust", "near_name", "project"]),
+    ("workspace/policy", ["workspace", "config", "trust", "project"]),
     # The transaction, and what a request runs besides it: the checks (confined, in a sandbox copy) and the model.
     (
         "txn",
@@ -62,6 +62,8 @@ def sources():
 PATH_RE = re.compile(r"\b(crate|%s)::([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)" % CRATE)
 GROUP_RE = re.compile(r"\b(crate|%s)::((?:[a-z_][a-z0-9_]*::)*)\{([^}]*)\}" % CRATE)
 SUPER_RE = re.compile(r"^(?:pub(?:\([a-z]+\))? )?use (super|self)::([A-Za-z_][A-Za-z0-9_:]*|\{[^}]*\}|\*)")
+# `use child::..` in a module folder's `mod.rs`: a path relative to the module itself.
+CHILD_RE = re.compile(r"^(?:pub(?:\([a-z]+\))? )?use ([a-z_][a-z0-9_]*)::")
 
 
 def code_lines(path: Path):
@@ -118,6 +120,16 @@ def edges_of(path: Path, module: str, modules: set) -> set:
             else:
                 target = f"{base}::{item}" if base else item
             named.append(target)
+    # `super::x::f(..)` written inline names the parent's module `x` (or an item of the parent).
+    up = parent(module, path)
+    for m in re.finditer(r"(?<![A-Za-z0-9_:])super::([a-z_][a-z0-9_]*)", text):
+        named.append(f"{up}::{m.group(1)}" if up else m.group(1))
+    for line in text.splitlines():
+        m = CHILD_RE.match(line)
+        if m and m.group(1) not in ("crate", "super", "self", "std", CRATE):
+            child = f"{module}::{m.group(1)}" if module else m.group(1)
+            if child in modules:
+                named.append(child)
     for n in named:
         target = resolve(n, modules)
         if target is not None and target != module:

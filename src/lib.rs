@@ -21,7 +21,6 @@ pub mod error;
 pub mod ledger;
 pub mod mcp;
 pub mod names;
-pub mod near_name;
 pub mod patch;
 pub mod payoff;
 pub mod project;

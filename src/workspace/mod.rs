@@ -26,6 +26,7 @@
 
 pub mod fs;
 pub mod glob;
+pub mod near_name;
 mod read;
 pub mod state;
 

@@ -17,7 +17,7 @@ pub const MAX_SELECTED_FILES: usize = 100;
 impl Workspace {
     /// Read the selected files. Each must exist, except those `create` names, which must not: they map to `None`
     /// (the model writes them). A missing file that is not declared as created is refused, with the file of that name
-    /// elsewhere in the allowed tree as a hint ([`crate::near_name`]); a declared one that exists is refused too.
+    /// elsewhere in the allowed tree as a hint ([`super::near_name`]); a declared one that exists is refused too.
     pub fn read_selected(
         &self,
         files: &[String],
@@ -82,7 +82,7 @@ impl Workspace {
     /// The refusal of a selected file that does not exist and is not declared as created, with the likely meant
     /// file when there is one (a bounded walk of the tree: this path only).
     fn missing(&self, rel: &str) -> Error {
-        let hint = match crate::near_name::did_you_mean(self, rel) {
+        let hint = match super::near_name::did_you_mean(self, rel) {
             Some(near) => format!(" (did you mean {near}?)"),
             None => String::new(),
         };
