@@ -2,7 +2,7 @@
 //! path (a file or a parent folder) makes the operation fail instead of following it, and every file opened
 //! `O_NOFOLLOW | O_NONBLOCK` and checked on the open handle (`fstat`) before a byte is read. Each component is opened
 //! with `openat2` and `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` where the kernel has it, else with `openat`. Every read
-//! and write in a workspace goes through it. Built on `rustix`: no `unsafe`.
+//! and write in a workspace goes through it. Built on `rustix`: no `unsafe` (forbidden in `workspace/`).
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};

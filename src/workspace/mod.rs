@@ -24,6 +24,8 @@
 //!
 //! Reading never walks the workspace: only the named files are touched, so its cost does not grow with the tree.
 
+#![forbid(unsafe_code)]
+
 pub mod fs;
 pub mod glob;
 pub mod near_name;
