@@ -2,18 +2,19 @@
 """The module import graph of src/, drawn from the code: which module imports which.
 
 Each file of src/ is one node, named by its module path (`src/txn/apply.rs` is `txn::apply`, `src/txn/mod.rs` is
-`txn`; `src/main.rs` is `main`, the CLI). An edge A -> B is any `crate::...` path in A (a `use`, a `pub use` or a path
-written inline such as `crate::names::shown(..)` or `super::x::f(..)`), a top-level `use super::...` / `use self::...`
-line, or a `use child::...` line of a folder's `mod.rs`, that names the module B or something in it; the longest module path that the named path starts with wins, so
-`crate::workspace::fs::Dir` is an edge to `workspace::fs`, not to `workspace`. Comments are skipped, and so is
-everything from a file's first top-level `#[cfg(test)]` on, and files that are test modules (`tests.rs`,
-`*_tests.rs`): tests may reach any layer. `main.rs` names the library as `local_llm_delegator::`.
+`txn`; `src/main.rs` is `main`, the CLI). An edge A -> B is any `crate::...` path in A (a `use`, a `pub use` or a
+path written inline such as `crate::names::shown(..)` or `super::x::f(..)`), a top-level `use super::...` / `use
+self::...` line, or a `use child::...` line of a folder's `mod.rs`, that names the module B or something in it; the
+longest module path that the named path starts with wins, so `crate::workspace::fs::Dir` is an edge to
+`workspace::fs`, not to `workspace`. Comments are skipped, and so is everything from a file's first top-level
+`#[cfg(test)]` on, and files that are test modules (`tests.rs`, `*_tests.rs`): tests may reach any layer. `main.rs`
+names the library as `local_llm_delegator::`.
 
 It prints every circle (a strongly connected set of modules, with one cycle through it; an import of a module's own
-parent or ancestor, how a module folder's children see its items, does not count) and every import from a
-lower layer to a higher one (the layers are defined below, from the ground floor up; a module's layer is that of
-the longest prefix listed), then the graph: as text (`A -> B, C`, the default) or as DOT (`--dot`, for Graphviz).
-Exits 1 when there is a circle, 2 when there is none but a lower layer imports a higher one, else 0.
+parent or ancestor, how a module folder's children see its items, does not count) and every import from a lower
+layer to a higher one (the layers are defined below, from the ground floor up; a module's layer is that of the
+longest prefix listed), then the graph: as text (`A -> B, C`, the default) or as DOT (`--dot`, for Graphviz). Exits
+1 when there is a circle, 2 when there is none but a lower layer imports a higher one, else 0.
 
     scripts/import-graph.py            # circles, layer violations, the graph as text
     scripts/import-graph.py --dot | dot -Tsvg > graph.svg

@@ -31,9 +31,9 @@
 //! or folder by a path string: every step goes through folder handles, so a path longer than PATH_MAX is written,
 //! undone and flushed like any other, in time linear in its depth.
 //!
-//! One concept a file (the file layer they write through is [`crate::workspace::fs`]): `plan` (pre-image checks), `apply` (write,
-//! verify, flush, roll back), `journal` (and `journal_v1`, the isolated version 1 reader), `lock`, `recover`
-//! (validation, recovery, its background run and timeout); `tests` and `edge_tests`.
+//! One concept a file, each writing through the file layer [`crate::workspace::fs`]: `plan` (pre-image checks),
+//! `apply` (write, verify, flush, roll back), `journal` (and `journal_v1`, the isolated version 1 reader), `lock`,
+//! `recover` (validation, recovery, its background run and timeout); `tests` and `edge_tests`.
 
 mod apply;
 #[cfg(test)]
