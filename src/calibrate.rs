@@ -22,10 +22,10 @@ use toml_edit::{DocumentMut, Item, Table, value};
 use crate::error::{Error, IoContext, Result};
 use crate::patch::{self, plan::PatchLimits};
 use crate::policy::{self, EditFormat, LoadedPolicy};
-use crate::scope;
 use crate::service::{Call, ProposeRequest, Service};
 use crate::task::{Complexity, Task};
-use crate::txn::fsat::{self, Dir, Found};
+use crate::workspace;
+use crate::workspace::fs::{self as fsat, Dir, Found};
 
 
 /// One routine edit of the suite: a file, what to do to it, and the exact bytes it must hold afterwards.
@@ -220,7 +220,7 @@ pub fn plan(root_arg: &str, opts: &Options) -> Result<Plan> {
                 .into(),
         ));
     }
-    let root = scope::root_from_arg(root_arg)?;
+    let root = workspace::root_from_arg(root_arg)?;
     let loaded = policy::load(&root)?;
     let policy_text = match &loaded.path {
         Some(p) => unchanged_since_loaded(p, &loaded)?.text,

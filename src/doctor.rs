@@ -20,7 +20,7 @@ use crate::confine::{self, Isolation};
 use crate::policy::{self, Policy};
 use crate::provider::Watch;
 use crate::provider::http::Endpoint;
-use crate::scope;
+use crate::workspace;
 
 /// One check's outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +62,7 @@ fn check(ok: bool, name: &'static str, detail: String) -> Check {
 /// Run every check for the workspace at `root_arg` (optionally as another provider).
 pub fn run(root_arg: &str, provider: Option<policy::ProviderKind>) -> Vec<Check> {
     let mut out = Vec::new();
-    let root = match scope::root_from_arg(root_arg) {
+    let root = match workspace::root_from_arg(root_arg) {
         Ok(r) => r,
         Err(e) => return vec![check(false, "workspace", said(&e))],
     };
@@ -162,7 +162,7 @@ fn preflight(
         )];
     }
     let watch = Watch::default();
-    let prepared = scope::Workspace::new(root.to_path_buf(), &policy.paths, policy_file)
+    let prepared = workspace::Workspace::new(root.to_path_buf(), &policy.paths, policy_file)
         .and_then(|ws| crate::service::check_copy(&ws, policy, &watch));
     let copy = match prepared {
         Ok(c) => c,

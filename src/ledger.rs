@@ -122,24 +122,7 @@ impl Entry {
     }
 }
 
-/// The worker's own state folder (ledger, apply journals, workspace locks), outside every workspace:
-/// `LOCAL_LLM_STATE_DIR`, else `$CLAUDE_PLUGIN_DATA`, else `$XDG_STATE_HOME/local-llm-delegator`, else
-/// `~/.local/state/local-llm-delegator`.
-pub fn state_dir() -> Option<PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if cfg!(test) {
-        // The crate's own unit tests never touch the user's state: only a folder they name.
-        return var("LOCAL_LLM_STATE_DIR");
-    }
-    var("LOCAL_LLM_STATE_DIR")
-        .or_else(|| var("CLAUDE_PLUGIN_DATA"))
-        .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("local-llm-delegator")))
-        .or_else(|| var("HOME").map(|d| d.join(".local/state/local-llm-delegator")))
-}
+pub use crate::workspace::state::state_dir;
 
 /// Where the ledger is kept: `LOCAL_LLM_LEDGER`, else `ledger.jsonl` in [`state_dir`].
 pub fn path() -> Option<PathBuf> {

@@ -4,8 +4,8 @@
 //! The crate is split into a pure core and an imperative shell:
 //! - pure: [`patch`] (model output -> located edits -> canonical diff, and canonical diff -> post-images),
 //!   [`digest`], [`prompt`], [`secret`] (the key's spellings, found and redacted), [`screen`] (outside text as a
-//!   terminal may show it: control characters by code point);
-//! - shell: [`scope`] (reads the workspace), [`provider`] (talks to the model), [`txn`] (the ONLY code that writes to a
+//!   terminal may show it: control characters by code point), [`names`] (the rules about file names);
+//! - shell: [`workspace`] (its paths, its reads and the one file layer, `workspace::fs`), [`provider`] (talks to the model), [`txn`] (the ONLY code that writes to a
 //!   workspace), [`checks`] (runs the policy's validation commands), [`confine`] (how they are started: confined around a
 //!   sandbox copy on propose), [`sandbox`] (temporary copies to validate
 //!   proposals in), [`service`] (orchestration, over the one [`task::Task`]), and the two thin transports [`mcp`] and
@@ -19,7 +19,7 @@ pub mod doctor;
 pub mod error;
 pub mod ledger;
 pub mod mcp;
-pub mod near_name;
+pub mod names;
 pub mod patch;
 pub mod payoff;
 pub mod policy;
@@ -29,7 +29,6 @@ pub mod proposal;
 pub mod provider;
 pub mod render;
 pub mod sandbox;
-pub mod scope;
 pub mod screen;
 pub mod secret;
 pub mod service;
@@ -37,5 +36,6 @@ pub mod spill;
 pub mod task;
 pub mod trust;
 pub mod txn;
+pub mod workspace;
 
 pub use error::{Error, Result};

@@ -11,7 +11,7 @@ use local_llm_delegator::policy::{self, EditFormat, ProviderKind};
 use local_llm_delegator::service::{self, Call, DelegateRequest, ProposeRequest, Service};
 use local_llm_delegator::task::{OutputFormat, Task, TaskKind};
 use local_llm_delegator::{
-    Error, calibrate, doctor, ledger, mcp, render, sandbox, scope, screen, trust, txn,
+    Error, calibrate, doctor, ledger, mcp, render, sandbox, screen, trust, txn, workspace,
 };
 
 #[derive(Parser)]
@@ -399,7 +399,7 @@ fn init_project(
         Some(p) => absolute(p)?,
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
-    let root = scope::root_from_arg(&root.to_string_lossy())?;
+    let root = workspace::root_from_arg(&root.to_string_lossy())?;
     let path = policy::init_project(&root, provider, force)?;
     print_plain(&format!("wrote {}\n", path.display()));
     // What it wrote is what it trusts; an edit of the file needs `trust` again.
@@ -413,7 +413,7 @@ fn init_project(
 }
 
 fn trust_cmd(workspace_root: Option<PathBuf>) -> Result<(), Error> {
-    let root = scope::root_from_arg(&workspace_for(workspace_root)?)?;
+    let root = workspace::root_from_arg(&workspace_for(workspace_root)?)?;
     let t = trust::trust_workspace(&root)?;
     let mut text = format!("trusted {} (sha256 {})\n", t.path.display(), t.digest);
     for line in &t.summary {

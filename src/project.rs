@@ -110,11 +110,14 @@ fn gitignored_folders(root: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The text of `root/rel`, or empty when it cannot be read (a marker file is small; at most 1 MiB is read).
+/// The text of `root/rel`, or empty when it cannot be read (a marker file is small; at most 1 MiB is read). Opened
+/// through the file layer: a symlink, a FIFO or a device there reads as empty, never followed or waited on.
 fn text(root: &Path, rel: &str) -> String {
+    use crate::workspace::fs::{self, Opened};
     use std::io::Read;
     let mut s = String::new();
-    if let Ok(f) = std::fs::File::open(root.join(rel)) {
+    let opened = fs::open_parent(root, rel).and_then(|(dir, name)| dir.open(&name, false));
+    if let Ok(Opened::File(f)) = opened {
         let _ = f.take(1 << 20).read_to_string(&mut s);
     }
     s
@@ -260,6 +263,31 @@ fn default_check(root: &Path, kind: ProjectKind, python: &str, venvs: &[String])
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_marker_file_that_is_a_fifo_or_a_symlink_reads_as_empty_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::fs::write(root.join("elsewhere.ini"), "[tox]\npytest\n").unwrap();
+        std::os::unix::fs::symlink(root.join("elsewhere.ini"), root.join("tox.ini")).unwrap();
+        let mode = rustix::fs::Mode::from_raw_mode(0o644);
+        let fifo = root.join("setup.cfg");
+        rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, mode, 0).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let at = root.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send((text(&at, "setup.cfg"), text(&at, "tox.ini")));
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(60));
+        if got.is_err() {
+            // Let the thread that waits on the FIFO go.
+            let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+        }
+        let (fifo_text, link_text) = got.expect("reading a marker file waited on a FIFO");
+        assert_eq!(fifo_text, "");
+        assert_eq!(link_text, "", "the symlinked marker file was followed");
+        assert_eq!(text(&root, "elsewhere.ini"), "[tox]\npytest\n");
+    }
 
     fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, Project) {
         let dir = tempfile::tempdir().unwrap();

@@ -18,7 +18,7 @@
 //! folder; point it at the workspace's filesystem for copy-on-write clones). The [`Sandbox`] value owns it and
 //! deletes it when dropped: after success, on error, on cancellation and on panic.
 
-use std::fs::{self, File, OpenOptions, Permissions};
+use std::fs::{self, OpenOptions, Permissions};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
@@ -456,7 +456,8 @@ fn copy_all(jobs: &[Job], watch: &Watch) -> Result<u64> {
 /// Copy one regular file to a new file `dst` with permission bits `mode`: a copy-on-write clone when the filesystem
 /// has them (and `try_clone` still says so), else a plain copy. Returns whether it was cloned. Never a hard link.
 fn copy_file(src: &Path, dst: &Path, mode: u32, try_clone: &AtomicBool) -> Result<bool, String> {
-    let mut from = File::open(src).map_err(|e| {
+    // Never through a symlink swapped in after the walk, never blocking on a FIFO: a regular file or refused.
+    let mut from = crate::workspace::fs::open_regular(src).map_err(|e| {
         format!(
             "cannot read {}: {e}; fix its permissions, or leave it out of the copy with [validation] sandbox_skip",
             src.display()
@@ -477,20 +478,14 @@ fn copy_file(src: &Path, dst: &Path, mode: u32, try_clone: &AtomicBool) -> Resul
     let mut cloned = false;
     #[cfg(target_os = "linux")]
     if try_clone.load(Ordering::Relaxed) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: FICLONE takes two open file descriptors, both owned by live `File`s here; no memory is passed.
-        let r = unsafe { libc::ioctl(to.as_raw_fd(), libc::FICLONE, from.as_raw_fd()) };
-        if r == 0 {
-            cloned = true;
-        } else {
-            let e = std::io::Error::last_os_error();
+        use rustix::io::Errno;
+        match rustix::fs::ioctl_ficlone(&to, &from) {
+            Ok(()) => cloned = true,
             // The filesystem (or the pair of filesystems) has no clones: stop asking for the rest of this copy.
-            if matches!(
-                e.raw_os_error(),
-                Some(libc::EOPNOTSUPP | libc::EXDEV | libc::EINVAL | libc::ENOTTY | libc::ENOSYS)
-            ) {
-                try_clone.store(false, Ordering::Relaxed);
+            Err(Errno::OPNOTSUPP | Errno::XDEV | Errno::INVAL | Errno::NOTTY | Errno::NOSYS) => {
+                try_clone.store(false, Ordering::Relaxed)
             }
+            Err(_) => {}
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -580,11 +575,11 @@ fn resolve(root: &Path, dir: Vec<String>, target: &Path, hops: &mut usize) -> Op
 /// as secret-looking, not yet created) or hold newer bytes, and a patch is checked against the bytes it was made from.
 /// `None` means the file did not exist. Only ever called on a sandbox's own copy, never on a workspace.
 pub fn stage_pre_images(
-    copy: &crate::scope::Workspace,
+    copy: &crate::workspace::Workspace,
     pre_images: &std::collections::BTreeMap<String, Option<crate::patch::PreImage>>,
 ) -> Result<()> {
     use crate::error::IoContext;
-    use crate::scope::OnDisk;
+    use crate::workspace::OnDisk;
     for (rel, pre) in pre_images {
         let place = format!("validation sandbox: {rel}");
         match (copy.resolve(rel)?, pre) {

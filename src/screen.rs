@@ -1,11 +1,11 @@
 //! The screen: text that came from outside (a model, a check, a file, a file name) as a terminal or a plain-text
-//! output may show it. Pure; imports nothing of ours.
+//! output may show it. Pure; imports only the character tables of [`crate::names`].
 //!
 //! A terminal acts on control characters instead of showing them: `ESC [1A ESC [2K` moves the cursor up and erases
 //! the line above (an added line of a patch vanishes), `ESC [8m` conceals what follows, OSC 52 writes the clipboard,
 //! OSC 0 sets the window title, and a bare carriage return sends the cursor back to overwrite the line. Bidirectional
 //! controls (U+202E) reorder what follows and zero-width characters hide in between. [`text`] shows every such
-//! character by its code point, `<U+001B>`, as paths in refusals are shown (`scope::shown`): C0 controls other than
+//! character by its code point, `<U+001B>`, as paths in refusals are shown (`names::shown`): C0 controls other than
 //! newline and tab, DEL, C1 controls (U+0080 to U+009F), a carriage return not followed by a line feed, bidi
 //! controls, and format and other default-ignorable code points. Newlines, tabs, CRLF line ends and every other
 //! character (`café`, `日本語`, emoji) stay as they are.
@@ -15,68 +15,8 @@
 
 use std::borrow::Cow;
 
-/// Code points a path may never hold (besides control characters and spaces), and that text shows by code point:
-/// every format character (Unicode general category Cf; a unit test of `scope` checks the list against the Unicode
-/// tables) and every other default-ignorable code point, which renders as nothing; and U+2800, which renders as a
-/// blank.
-const UNSEEN: &[(u32, u32)] = &[
-    (0x00AD, 0x00AD),
-    (0x034F, 0x034F),
-    (0x0600, 0x0605),
-    (0x061C, 0x061C),
-    (0x06DD, 0x06DD),
-    (0x070F, 0x070F),
-    (0x0890, 0x0891),
-    (0x08E2, 0x08E2),
-    (0x115F, 0x1160),
-    (0x17B4, 0x17B5),
-    (0x180B, 0x180F),
-    (0x200B, 0x200F),
-    (0x202A, 0x202E),
-    (0x2060, 0x206F),
-    (0x2800, 0x2800),
-    (0x3164, 0x3164),
-    (0xFE00, 0xFE0F),
-    (0xFEFF, 0xFEFF),
-    (0xFFA0, 0xFFA0),
-    (0xFFF0, 0xFFFB),
-    (0x110BD, 0x110BD),
-    (0x110CD, 0x110CD),
-    (0x13430, 0x1343F),
-    (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A),
-    (0xE0000, 0xE0FFF),
-];
-
-fn is_bidi(c: char) -> bool {
-    matches!(c as u32, 0x061C | 0x200E | 0x200F | 0x202A..=0x202E | 0x2066..=0x2069)
-}
-
-fn is_invisible(c: char) -> bool {
-    let cp = c as u32;
-    UNSEEN.iter().any(|&(lo, hi)| (lo..=hi).contains(&cp))
-}
-
-/// What an unseen character is, for a refusal about a name; `None` for a character a path may hold. Besides what
-/// [`text`] shows by code point, a name may not hold a newline, a tab or a space other than the ASCII one.
-pub fn unseen(c: char) -> Option<&'static str> {
-    if c.is_control() {
-        Some("a control character")
-    } else if is_bidi(c) {
-        Some("a bidirectional control, which reorders how the characters after it are shown")
-    } else if is_invisible(c) {
-        Some("an invisible character (zero-width, format or default-ignorable)")
-    } else if !c.is_ascii() && c.is_whitespace() {
-        Some("a space other than the ASCII one")
-    } else {
-        None
-    }
-}
-
-/// `c` as a code point: `U+202E`.
-pub fn code_point(c: char) -> String {
-    format!("U+{:04X}", c as u32)
-}
+pub use crate::names::code_point;
+use crate::names::{is_bidi, is_invisible};
 
 /// Whether text shows `c` by its code point (a carriage return aside, which depends on what follows it).
 fn hidden(c: char) -> bool {

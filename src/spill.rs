@@ -6,11 +6,10 @@
 //! result holds all of it, and the file is there for a host that shows less. The files live in `<state>/results/`
 //! (never in a workspace), are readable by their owner only, and the oldest are removed beyond [`MAX_KEPT`].
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{IoContext, Result};
-use crate::txn::fsat::Dir;
+use crate::workspace::fs::Dir;
 
 /// A result longer than this many characters is also written to a file (about 25,000 tokens of code, with room).
 pub const HOST_RESULT_CHARS: usize = 80_000;
@@ -43,10 +42,7 @@ pub fn keep_if_large(state: Option<&Path>, name: &str, text: &str) -> Result<Opt
 
 /// `<state>/results/` through a handle (created 0700), never through a symlink.
 fn results_dir(state: &Path) -> std::io::Result<Dir> {
-    fs::create_dir_all(state)?;
-    let root = Dir::root(state)?;
-    root.mkdir_mode("results", 0o700)?;
-    root.open_sub("results")
+    crate::workspace::state::sub(state, "results")
 }
 
 fn refused(path: &Path, e: std::io::Error) -> crate::error::Error {
@@ -86,6 +82,7 @@ fn prune(dir: &Dir) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn only_a_large_text_is_kept_and_the_oldest_go() {

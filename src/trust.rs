@@ -11,7 +11,7 @@
 //!   ([`require`]). A policy with neither may be used untrusted: it can only read the allowed files and send them,
 //!   without a key, to its own URL.
 //!
-//! Records are read and written through folder handles that never follow a symlink (`txn::fsat`): a symlinked
+//! Records are read and written through folder handles that never follow a symlink (`workspace::fs`): a symlinked
 //! `trust/` or record is refused. Not here: what the policy says (`policy`), how commands run (`checks`).
 
 use std::os::unix::fs::MetadataExt;
@@ -20,7 +20,8 @@ use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::policy::{LoadedPolicy, Policy};
-use crate::txn::fsat::Dir;
+use crate::workspace::fs::Dir;
+use crate::workspace::state;
 
 /// The state folder's sub-folder that holds the trust records.
 pub const TRUST_DIR: &str = "trust";
@@ -173,21 +174,9 @@ fn trust_dir(state: &Path, create: bool) -> Result<Option<Dir>> {
             state.join(TRUST_DIR).display()
         ))
     };
-    if create {
-        std::fs::create_dir_all(state).map_err(io)?;
-    }
-    let root = match Dir::root(state) {
-        Ok(d) => d,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(e)),
-    };
-    if create {
-        root.mkdir_mode(TRUST_DIR, 0o700).map_err(io)?;
-    }
-    match root.open_sub(TRUST_DIR) {
-        Ok(d) => Ok(Some(d)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io(e)),
+    match create {
+        true => state::sub(state, TRUST_DIR).map(Some).map_err(io),
+        false => state::existing_sub(state, TRUST_DIR).map_err(io),
     }
 }
 

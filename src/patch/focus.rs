@@ -7,7 +7,7 @@
 //! else (the canonical patch, its digest, the dry run, the stale check, the apply) works on the whole file.
 //!
 //! Not here: deciding whether `PATH:START-END` names a range or a file whose name holds a `:` (that needs the
-//! disk: see `scope::Workspace::read_selection`).
+//! disk: see `workspace::Workspace::read_selection`).
 
 use std::collections::BTreeMap;
 

@@ -62,7 +62,7 @@ pub fn allowed_ops(files: &[CanonicalFile], limits: PatchLimits) -> Result<()> {
             return Err(Error::Scope(format!(
                 "the patch deletes {}, and the policy does not allow deleting files; set [paths] allow_delete = \
                  true in local-llm-worker.toml to allow it, or delete the file yourself",
-                crate::scope::shown(&f.path)
+                crate::names::shown(&f.path)
             )));
         }
         if let Some(from) = &f.from
@@ -71,8 +71,8 @@ pub fn allowed_ops(files: &[CanonicalFile], limits: PatchLimits) -> Result<()> {
             return Err(Error::Scope(format!(
                 "the patch moves {} to {}, and the policy does not allow moving files; set [paths] allow_move = \
                  true in local-llm-worker.toml to allow it, or move the file yourself",
-                crate::scope::shown(from),
-                crate::scope::shown(&f.path)
+                crate::names::shown(from),
+                crate::names::shown(&f.path)
             )));
         }
     }

@@ -498,10 +498,10 @@ fn renamed_section(
         return Err(Error::ModelAnswer(format!(
             "the diff renames {} to {}, but its `---`/`+++` lines name {} and {}; the model must name the same two \
              files on every header line of a section; propose again",
-            crate::scope::shown(&from),
-            crate::scope::shown(&to),
-            crate::scope::shown(&old),
-            crate::scope::shown(&new)
+            crate::names::shown(&from),
+            crate::names::shown(&to),
+            crate::names::shown(&old),
+            crate::names::shown(&new)
         )));
     }
     Ok((from, false, EditOp::MoveTo(to)))

@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::policy::Policy;
 
-/// The file name looked for at the workspace root.
-pub const POLICY_FILE: &str = "local-llm-worker.toml";
+pub use crate::names::POLICY_FILE;
 
 /// A policy and where it came from.
 #[derive(Debug, Clone)]

@@ -1,5 +1,5 @@
 //! `[paths]`: the globs of the files the model may see and edit, the denials and unlocks, and whether a patch may
-//! read hard-linked files, delete or move. Its patterns are checked by `scope::check_paths`.
+//! read hard-linked files, delete or move. Its patterns are checked by `workspace::glob::check_paths`.
 
 use serde::Deserialize;
 
@@ -9,7 +9,7 @@ use serde::Deserialize;
 pub struct Paths {
     /// Patterns of files the model may see and edit: workspace-relative globs read as in `.gitignore` (a leading
     /// `/` anchors, no other `/` matches at any depth, a trailing `/` or a plain name covers a folder; `*` stays within
-    /// a folder, `**` crosses folders; a leading `!` is refused). See [`crate::scope::pattern_globs`].
+    /// a folder, `**` crosses folders; a leading `!` is refused). See [`crate::workspace::glob::pattern_globs`].
     #[serde(default = "default_allowed")]
     pub allowed: Vec<String>,
     /// Patterns that are never read or written, on top of the built-in ones (`.git/`, the policy file, secrets); read

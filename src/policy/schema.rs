@@ -89,7 +89,13 @@ impl Policy {
     /// Refuse what the policy file at `source` says that cannot work or would weaken a limit, with the fix.
     pub(super) fn check(&self, source: &str) -> Result<()> {
         self.check_required()
-            .and_then(|()| crate::scope::check_paths(&self.paths))
+            .and_then(|()| {
+                crate::workspace::glob::check_paths(
+                    &self.paths.allowed,
+                    &self.paths.denied,
+                    &self.paths.unlock_secrets,
+                )
+            })
             .and_then(|()| self.check_limits())
             .and_then(|()| self.check_provider())
             .and_then(|()| self.check_validation())

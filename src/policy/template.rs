@@ -302,7 +302,7 @@ allow_move = {allow_move}
         allow_hard_links = p.allow_hard_links,
         allow_delete = p.allow_delete,
         allow_move = p.allow_move,
-        secret_names = comment_lines(&crate::scope::secret_names().join(", ")),
+        secret_names = comment_lines(&crate::names::secret_names().join(", ")),
     )
 }
 
@@ -580,7 +580,7 @@ mod tests {
             .collect::<Vec<_>>()
             .join(" ");
         assert!(
-            comments.contains(&crate::scope::secret_names().join(", ")),
+            comments.contains(&crate::names::secret_names().join(", ")),
             "{text}"
         );
         assert!(

@@ -124,7 +124,7 @@ impl Policy {
                 return Err("[validation] commands holds an empty command; remove it".into());
             }
         }
-        crate::scope::sandbox_include(&self.validation.sandbox_include).map_err(|e| match e {
+        crate::workspace::glob::sandbox_include(&self.validation.sandbox_include).map_err(|e| match e {
             Error::Policy(m) => m,
             other => other.to_string(),
         })?;

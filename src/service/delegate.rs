@@ -12,8 +12,8 @@ use crate::ledger;
 use crate::prompt;
 use crate::provider::window::{self, ContextWindow};
 use crate::provider::{self, ChatRequest, Usage};
-use crate::scope;
 use crate::task::{OutputFormat, Task, TaskKind, UnknownFields};
+use crate::workspace;
 
 /// The most output tokens a delegation may ask for.
 pub const MAX_DELEGATE_OUTPUT_TOKENS: u32 = 16_000;
@@ -121,7 +121,7 @@ fn delegate_checked(
     let policy = &call.policy_for(&loaded.policy);
     let model = policy.route(medium, req.task.model.as_deref())?;
     let selection = if req.task.files.is_empty() {
-        scope::Selection::default()
+        workspace::Selection::default()
     } else {
         ws.read_selection(&req.task.files, &policy.limits)?
     };

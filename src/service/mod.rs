@@ -1,7 +1,7 @@
 //! The service: propose, apply and delegate, orchestrated once for both transports (MCP and CLI).
 //!
 //! - [`propose`](Service::propose) runs as stages (`prepare -> ask -> read -> validate -> maybe repair -> record`,
-//!   in `propose.rs`): it checks the request, reads the selected files through [`scope`](crate::scope), asks the
+//!   in `propose.rs`): it checks the request, reads the selected files through [`workspace`](crate::workspace), asks the
 //!   [`provider`], turns the answer into a canonical patch with the pure [`patch`](crate::patch) engine, dry-runs it
 //!   in memory with the transaction's own parser, limits and applier, validates it in a
 //!   [`sandbox`](crate::sandbox) copy when the policy says so, and holds it in the [`proposal`] store.
@@ -33,8 +33,8 @@ use crate::ledger;
 use crate::policy::{self, LoadedPolicy};
 use crate::proposal::ProposalStore;
 use crate::provider::{self, ChatRequest, Provider, Usage, Watch, window};
-use crate::scope::{self, Workspace};
 use crate::txn::PatchLimits;
+use crate::workspace::{self, Workspace};
 
 /// The service both transports share: it holds the proposals made through it.
 #[derive(Debug, Default)]
@@ -168,7 +168,7 @@ fn ask(
 }
 
 fn open_workspace(root_arg: &str) -> Result<(Workspace, LoadedPolicy)> {
-    let root = scope::root_from_arg(root_arg)?;
+    let root = workspace::root_from_arg(root_arg)?;
     let loaded = policy::load(&root)?;
     let ws = Workspace::new(root, &loaded.policy.paths, loaded.path.as_deref())?;
     // Files an interrupted apply is putting back are read once they are back.

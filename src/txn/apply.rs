@@ -8,7 +8,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use crate::error::{Error, Result, ValidationFailure};
-use crate::scope::Workspace;
+use crate::workspace::Workspace;
 
 use super::fsat;
 use super::plan::{Planned, permission_bits};
@@ -380,9 +380,6 @@ fn write_targets(
     }
     Ok(written)
 }
-
-/// The prefix of every temporary file the transaction stages in a workspace.
-pub const TEMP_PREFIX: &str = ".llw-";
 
 /// A created folder that could not be removed, and why.
 pub(super) struct Left {

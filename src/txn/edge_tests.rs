@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::error::ValidationFailure;
 use crate::patch::canonical;
 use crate::patch::{FileChange, MODE_REGULAR};
-use crate::scope::Workspace;
+use crate::workspace::Workspace;
 
 fn new_file(path: &str, post: &str) -> FileChange {
     FileChange {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::workspace::fs::OFlags;
 
 use super::apply::crash_point;
 use super::journal_v1::version_1_journal_of;
@@ -88,13 +89,13 @@ impl Journal {
             ))
         };
         // The folder and the file through handles: never through a symlink, never blocking on a FIFO planted there.
-        let dir = super::fsat::Dir::state_sub(state, "journals").map_err(io)?;
-        let file = match dir.open_file(&name, libc::O_RDWR, 0) {
+        let dir = crate::workspace::state::sub(state, "journals").map_err(io)?;
+        let file = match dir.open_file(&name, OFlags::RDWR, 0) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // It will hold copies of the workspace's files: readable by their owner only.
                 let file = dir
-                    .open_file(&name, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o600)
+                    .open_file(&name, OFlags::RDWR | OFlags::CREATE | OFlags::EXCL, 0o600)
                     .map_err(io)?;
                 // The file's name must survive a power loss as much as what will be written in it.
                 dir.sync().map_err(io)?;

@@ -20,15 +20,17 @@ pub(super) fn version_1_journal_of(journals: &Path, root: &Path) -> Option<PathB
 /// Read a version 1 journal folder; `None` when it is incomplete (killed before its document was written, when
 /// nothing in the workspace had changed yet).
 pub(super) fn read_journal_v1(dir: &Path) -> Option<FoundJournal> {
-    let doc: JournalDoc =
-        serde_json::from_slice(&fsat::read_state_file(&dir.join("journal.json")).ok()?).ok()?;
+    let doc: JournalDoc = serde_json::from_slice(
+        &crate::workspace::state::read_file(&dir.join("journal.json")).ok()?,
+    )
+    .ok()?;
     let pres = doc
         .files
         .iter()
         .enumerate()
         .map(|(i, f)| match f.existed {
             false => Ok(None),
-            true => fsat::read_state_file(&dir.join(format!("pre-{i}")))
+            true => crate::workspace::state::read_file(&dir.join(format!("pre-{i}")))
                 .map(Some)
                 .map_err(|e| format!("{}: the journal's copy is unreadable: {e}", f.rel)),
         })

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
+use crate::workspace::fs::OFlags;
 
 /// The name a workspace's lock and journal files share in the state folder.
 pub(super) fn workspace_key(root: &Path) -> String {
@@ -37,8 +38,8 @@ impl WorkspaceLock {
         let name = format!("{key}.lock");
         let path = dir_path.join(&name);
         // The folder and the file through handles: never through a symlink, never blocking on a FIFO planted there.
-        let file = super::fsat::Dir::state_sub(state, "locks")
-            .and_then(|dir| dir.open_file(&name, libc::O_WRONLY | libc::O_CREAT, 0o600))
+        let file = crate::workspace::state::sub(state, "locks")
+            .and_then(|dir| dir.open_file(&name, OFlags::WRONLY | OFlags::CREATE, 0o600))
             .map_err(|e| {
                 Error::io_message(format!(
                     "cannot open the apply lock {}: {e}; remove what is there (the folder and the lock must be \

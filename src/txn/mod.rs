@@ -31,14 +31,13 @@
 //! or folder by a path string: every step goes through folder handles, so a path longer than PATH_MAX is written,
 //! undone and flushed like any other, in time linear in its depth.
 //!
-//! One concept a file: `fsat` (folder handles, the only `unsafe`), `plan` (pre-image checks), `apply` (write,
-//! verify, flush, roll back), `journal` (and `journal_v1`, the isolated version 1 reader), `lock`, `recover`
-//! (validation, recovery, its background run and timeout); `tests` and `edge_tests`.
+//! One concept a file, each writing through the file layer [`crate::workspace::fs`]: `plan` (pre-image checks),
+//! `apply` (write, verify, flush, roll back), `journal` (and `journal_v1`, the isolated version 1 reader), `lock`,
+//! `recover` (validation, recovery, its background run and timeout); `tests` and `edge_tests`.
 
 mod apply;
 #[cfg(test)]
 mod edge_tests;
-pub(crate) mod fsat;
 mod journal;
 mod journal_v1;
 mod lock;
@@ -50,10 +49,12 @@ mod tests;
 use std::path::Path;
 
 use crate::error::{Error, Result, ValidationFailure};
-use crate::scope::Workspace;
+use crate::workspace::Workspace;
+/// The file layer, by the name the transaction's modules know it (file handles `at` a folder).
+use crate::workspace::fs as fsat;
 
 pub use crate::patch::plan::{PatchLimits, parse_within};
-pub use apply::TEMP_PREFIX;
+pub use crate::workspace::fs::TEMP_PREFIX;
 use apply::{apply_planned, crash_point};
 use journal::Journal;
 use lock::WorkspaceLock;

@@ -5,7 +5,7 @@ use crate::digest::{NULL_BLOB_ID, git_blob_id};
 use crate::error::{Error, Result};
 use crate::patch::canonical::CanonicalFile;
 use crate::patch::plan::{PatchLimits, parse_within, post_image};
-use crate::scope::{OnDisk, Workspace};
+use crate::workspace::{OnDisk, Workspace};
 
 use super::apply::{hard_link_refusal, in_lanes, split_rel};
 use super::fsat;

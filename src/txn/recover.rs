@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::digest::git_blob_id;
 use crate::policy::POLICY_FILE;
-use crate::scope::Workspace;
+use crate::workspace::Workspace;
 
 use super::apply::{PutBack, TEMP_PREFIX, put_back, put_back_removed, remove_created, split_rel};
 use super::fsat;

@@ -16,7 +16,7 @@ use crate::error::ValidationFailure;
 use crate::error::{Error, Result};
 use crate::patch::canonical;
 use crate::patch::plan::parse_within;
-use crate::scope::Workspace;
+use crate::workspace::Workspace;
 
 #[test]
 fn folder_handles_never_follow_a_symlink_on_the_way() {

@@ -237,11 +237,11 @@ fn secrets_by_other_spellings_one_list_in_the_readme_and_the_code() {
         .find(") are denied")
         .expect("the list ends with \") are denied\"");
     let listed: Vec<&str> = rest[..end].split('`').skip(1).step_by(2).collect();
-    let code: Vec<String> = local_llm_delegator::scope::SECRET_DENIED
+    let code: Vec<String> = local_llm_delegator::names::SECRET_DENIED
         .iter()
         .map(|g| as_listed(g))
         .collect();
-    assert_eq!(listed, code, "README.md and scope::SECRET_DENIED differ");
+    assert_eq!(listed, code, "README.md and names::SECRET_DENIED differ");
 }
 
 /// Paths holding invisible, direction-changing or look-alike characters, each with the code point the refusal names.

@@ -121,7 +121,7 @@ pub fn locate_all_cancellable(
         if change.post.contains(&0) {
             return Err(Error::ModelAnswer(format!(
                 "the answer writes NUL bytes into {}; only text edits are accepted",
-                crate::scope::shown(&edit.path)
+                crate::names::shown(&edit.path)
             )));
         }
         if change.op != ChangeOp::Edit || change.pre.as_deref() != Some(change.post.as_slice()) {
@@ -152,7 +152,7 @@ fn selected_pre<'p>(
             Err(Error::ModelAnswer(format!(
                 "the answer {what} {}, which is not one of the selected files ({}); add it to `files` if it should be \
                  editable",
-                crate::scope::shown(path),
+                crate::names::shown(path),
                 known.join(", ")
             )))
         }

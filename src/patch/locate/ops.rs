@@ -10,9 +10,9 @@ use std::collections::HashSet;
 
 use super::{Cancel, locate_one};
 use crate::error::{Error, Result};
+use crate::names::shown;
 use crate::patch::focus::{self, LineRange};
 use crate::patch::{ChangeOp, FileChange, FileEdit, PreImage};
-use crate::scope::shown;
 
 /// The deletion of `edit.path` (pre-image `pre`), checked.
 pub(super) fn delete(

@@ -205,7 +205,7 @@ fn note(named: &mut HashMap<String, Named>, path: &str, how: Named) -> Result<()
         Some(before) => Err(Error::ModelAnswer(format!(
             "the patch {} {} and also {} it, so what it meant is unclear; propose again, naming each file once",
             before.verb(),
-            crate::scope::shown(path),
+            crate::names::shown(path),
             how.verb().trim_end_matches(" a file to")
         ))),
     }
@@ -242,7 +242,7 @@ fn add_file(
         return Err(Error::ModelAnswer(format!(
             "the `*** Add File: {}` section mixes lines that start with `+` and lines that do not, so which are the \
              file's is unclear; the model must start every line of a new file with `+`; propose again",
-            crate::scope::shown(&path)
+            crate::names::shown(&path)
         )));
     };
     let hunks = match content.is_empty() {
@@ -296,7 +296,7 @@ fn update_file(
         return Err(Error::ModelAnswer(format!(
             "the `*** Update File: {}` section has no hunk; the model must show the lines it changes (`@@`, then \
              ` `, `-` and `+` lines); propose again",
-            crate::scope::shown(&path)
+            crate::names::shown(&path)
         )));
     }
     files.add(path.clone(), false, hunks)?;
@@ -354,7 +354,7 @@ fn update_hunks(lines: &[&str], start: usize, path: &str) -> Result<(Vec<Hunk>, 
         return Err(Error::ModelAnswer(format!(
             "hunk {} of {} has an `@@` line but no line after it; the model must show the lines it changes",
             hunks.len() + 1,
-            crate::scope::shown(path)
+            crate::names::shown(path)
         )));
     }
     Ok((hunks, i))
@@ -382,7 +382,7 @@ fn refuse_diff_like_lines(
              (`---`, `+++` or `@@ -`), so which of its lines are context is unclear; the model must prefix every hunk \
              line with ' ', '-' or '+'; propose again",
             hunks.len() + 1,
-            crate::scope::shown(path)
+            crate::names::shown(path)
         )));
     }
     Ok(())

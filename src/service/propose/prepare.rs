@@ -11,7 +11,7 @@ use crate::patch::reader::AnswerFormat;
 use crate::prompt;
 use crate::provider::window::{self, ContextWindow};
 use crate::provider::{ChatRequest, Message};
-use crate::scope::{Selection, Workspace};
+use crate::workspace::{Selection, Workspace};
 use crate::service::pin_bounds;
 use crate::service::verdicts::Verdicts;
 use crate::service::{Call, invalid, open_workspace};

@@ -10,7 +10,7 @@ use crate::patch::canonical::CanonicalFile;
 use crate::patch::{self, PreImage};
 use crate::prompt;
 use crate::provider::Watch;
-use crate::scope::Workspace;
+use crate::workspace::Workspace;
 use crate::service::patch_limits;
 
 /// One model answer turned into a checked, dry-run canonical patch.
@@ -82,7 +82,7 @@ pub(super) fn hidden_added(changes: &[patch::FileChange]) -> Option<String> {
                 .collect();
             places.push(format!(
                 "{}:{} ({})",
-                crate::scope::shown(&c.path),
+                crate::names::shown(&c.path),
                 n + 1,
                 points.join(", ")
             ));

@@ -12,7 +12,7 @@ use crate::error::{Error, Result, ValidationFailure};
 use crate::ledger;
 use crate::provider::Watch;
 use crate::sandbox;
-use crate::scope::Workspace;
+use crate::workspace::Workspace;
 use crate::service::patch_limits;
 use crate::txn;
 
@@ -116,7 +116,7 @@ pub(crate) fn check_copy(
         confine::Isolation::Confined => confine::sandbox_owner(),
         confine::Isolation::Copy => None,
     };
-    let include = crate::scope::sandbox_include(&v.sandbox_include)?;
+    let include = crate::workspace::sandbox_include(&v.sandbox_include)?;
     let copy = sandbox::create(
         ws.root(),
         &v.sandbox_skip,

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::scope::Workspace;
+use super::Workspace;
 
 /// At most this many folder entries are looked at.
 pub const MAX_ENTRIES: usize = 20_000;

@@ -1,33 +1,53 @@
-//! Folder handles: every component opened with `O_NOFOLLOW`, so a symlink swapped in anywhere on the path (a file
-//! or a parent folder) makes the operation fail instead of following it. The only `unsafe` of the transaction.
+//! The file layer: folder handles, every component opened with `O_NOFOLLOW`, so a symlink swapped in anywhere on the
+//! path (a file or a parent folder) makes the operation fail instead of following it, and every file opened
+//! `O_NOFOLLOW | O_NONBLOCK` and checked on the open handle (`fstat`) before a byte is read. Each component is opened
+//! with `openat2` and `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` where the kernel has it, else with `openat`. Every read
+//! and write in a workspace goes through it. Built on `rustix`: no `unsafe` (forbidden in `workspace/`).
 
-use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::apply::TEMP_PREFIX;
+use rustix::fs::{AtFlags, FileType, Mode, ResolveFlags};
+use rustix::io::Errno;
 
+pub use rustix::fs::OFlags;
+
+/// The start of the name of every temporary file the worker writes in a workspace (a leftover one is removed by
+/// recovery).
+pub const TEMP_PREFIX: &str = ".llw-";
+
+/// An open folder: every name is looked up in it, never through a path string.
 pub struct Dir(OwnedFd);
 
-fn cstr(s: &[u8]) -> io::Result<CString> {
-    CString::new(s).map_err(|_| io::Error::other("a path holds a NUL byte"))
-}
+/// Whether the kernel has `openat2` (Linux 5.6 and later); cleared the first time it answers `ENOSYS`.
+static HAS_OPENAT2: AtomicBool = AtomicBool::new(true);
 
-fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
+/// Open the single component `name` in the folder `dir`: with `openat2` and `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+/// RESOLVE_NO_MAGICLINKS` where the kernel has it (nothing it resolves may leave `dir` or pass a symlink), else with
+/// `openat`; `flags` always hold `O_NOFOLLOW` and `O_CLOEXEC`.
+fn open_beneath<Fd: AsFd>(dir: Fd, name: &str, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
+    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if HAS_OPENAT2.load(Ordering::Relaxed) {
+        let resolve =
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        match rustix::fs::openat2(&dir, name, flags, mode, resolve) {
+            Ok(fd) => return Ok(fd),
+            Err(Errno::NOSYS) => HAS_OPENAT2.store(false, Ordering::Relaxed),
+            // A seccomp filter (an older container runtime) may refuse the call itself: ask `openat`.
+            Err(Errno::PERM) => {}
+            Err(e) => return Err(e.into()),
+        }
     }
+    Ok(rustix::fs::openat(&dir, name, flags, mode)?)
 }
 
 /// The error for `name` being `kind` where a regular file was expected.
 pub fn not_regular(name: &str, kind: &'static str) -> io::Error {
     if kind == "a symlink" {
         return io::Error::other(format!(
-            "{name} is a symlink or not a folder; the worker never writes through one"
+            "{name} is a symlink or not a folder; the worker never reads or writes through one"
         ));
     }
     io::Error::other(format!(
@@ -36,9 +56,9 @@ pub fn not_regular(name: &str, kind: &'static str) -> io::Error {
 }
 
 fn symlink_error(e: io::Error, name: &str) -> io::Error {
-    match e.raw_os_error() {
-        Some(libc::ELOOP) | Some(libc::ENOTDIR) => io::Error::other(format!(
-            "{name} is a symlink or not a folder; the worker never writes through one"
+    match Errno::from_io_error(&e) {
+        Some(Errno::LOOP) | Some(Errno::NOTDIR) => io::Error::other(format!(
+            "{name} is a symlink or not a folder; the worker never reads or writes through one"
         )),
         _ => e,
     }
@@ -63,53 +83,68 @@ pub enum Found {
     Absent,
     /// A regular file: the open file (read-only, or read-write when asked), its bytes, its number of hard links.
     File {
+        /// The open file.
         file: std::fs::File,
+        /// Its bytes.
         bytes: Vec<u8>,
+        /// Its number of hard links.
         links: u64,
     },
     /// Something that is not a regular file: what it is ("a FIFO", "a folder", "a symlink"...).
     Other(&'static str),
 }
 
+/// What is at a name in a folder, opened without following a symlink and without blocking, nothing read yet.
+pub enum Opened {
+    /// Nothing.
+    Absent,
+    /// A regular file (its type asked of the open handle).
+    File(std::fs::File),
+    /// Something that is not a regular file: what it is.
+    Other(&'static str),
+}
+
 /// What a file type is, in words.
-fn kind_of(mode: libc::mode_t) -> &'static str {
-    match mode & libc::S_IFMT {
-        libc::S_IFREG => "a regular file",
-        libc::S_IFDIR => "a folder",
-        libc::S_IFLNK => "a symlink",
-        libc::S_IFIFO => "a FIFO",
-        libc::S_IFSOCK => "a socket",
-        libc::S_IFCHR => "a character device",
-        libc::S_IFBLK => "a block device",
+fn kind_of(kind: FileType) -> &'static str {
+    match kind {
+        FileType::RegularFile => "a regular file",
+        FileType::Directory => "a folder",
+        FileType::Symlink => "a symlink",
+        FileType::Fifo => "a FIFO",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice => "a character device",
+        FileType::BlockDevice => "a block device",
         _ => "not a regular file",
     }
 }
 
-/// The flags every workspace file is opened with: never through a symlink, never blocking in `open` (a FIFO or a
-/// device swapped in opens at once and is then refused by its type).
-const FILE_FLAGS: libc::c_int = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+/// The type of the open file `fd`, asked of the handle itself.
+fn kind(fd: impl AsFd) -> io::Result<FileType> {
+    Ok(FileType::from_raw_mode(rustix::fs::fstat(fd)?.st_mode as _))
+}
 
-/// Read a file of the state folder by path (never following a symlink at its last component, never blocking on a
-/// FIFO): its bytes, or an error naming what is there instead of a regular file.
-pub fn read_state_file(path: &Path) -> io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(FILE_FLAGS)
-        .open(path)?;
-    let meta = f.metadata()?;
-    if !meta.is_file() {
-        use std::os::unix::fs::MetadataExt;
+/// The flags every workspace file is opened with (besides `O_NOFOLLOW` and `O_CLOEXEC`, always added): never
+/// blocking in `open` (a FIFO or a device swapped in opens at once and is then refused by its type).
+const FILE_FLAGS: OFlags = OFlags::NONBLOCK;
+
+/// Open the file at the absolute `path` for reading, never following a symlink at its last component and never
+/// blocking (`O_NOFOLLOW | O_NONBLOCK`), and check on the open handle that it is a regular file: for a file whose
+/// folder the caller has already made sure of (the state folder; a sandbox copy's source).
+pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    let flags = OFlags::RDONLY | FILE_FLAGS | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|e| match e {
+        Errno::LOOP => not_regular(&path.display().to_string(), "a symlink"),
+        e => e.into(),
+    })?;
+    let found = kind(&fd)?;
+    if found != FileType::RegularFile {
         return Err(io::Error::other(format!(
             "{} is {}, not a regular file",
             path.display(),
-            kind_of(meta.mode() as libc::mode_t)
+            kind_of(found)
         )));
     }
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes)?;
-    Ok(bytes)
+    Ok(std::fs::File::from(fd))
 }
 
 /// How many handles a [`remove_folders`] keeps open between its checkpoints.
@@ -199,20 +234,8 @@ pub fn sync_folders(root: &Path, folders: &[&str], from: usize) -> io::Result<()
 impl Dir {
     /// The workspace's root folder (canonical, so following it is following nothing the worker did not resolve).
     pub fn root(root: &Path) -> io::Result<Dir> {
-        let c = cstr(root.as_os_str().as_bytes())?;
-        // SAFETY: a valid NUL-terminated path; the fd returned is owned below.
-        let fd = check(unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        })?;
-        // SAFETY: `fd` is a fresh descriptor nobody else owns.
-        Ok(Dir(unsafe { OwnedFd::from_raw_fd(fd) }))
-    }
-
-    fn fd(&self) -> libc::c_int {
-        self.0.as_raw_fd()
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        Ok(Dir(rustix::fs::open(root, flags, Mode::empty())?))
     }
 
     /// Another handle on the same folder.
@@ -235,29 +258,12 @@ impl Dir {
     pub fn look(&self, name: &str, write: bool) -> io::Result<Found> {
         use std::io::Read;
         use std::os::unix::fs::MetadataExt;
-        let c = cstr(name.as_bytes())?;
-        let access = if write { libc::O_RDWR } else { libc::O_RDONLY };
-        // SAFETY: openat on a descriptor we own with a valid name.
-        let fd = match check(unsafe { libc::openat(self.fd(), c.as_ptr(), access | FILE_FLAGS) }) {
-            Ok(fd) => fd,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Found::Absent),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                return Ok(Found::Other("a symlink"));
-            }
-            // Opening a folder for writing.
-            Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {
-                return Ok(Found::Other("a folder"));
-            }
-            // A FIFO without a reader, opened for writing without blocking.
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Ok(Found::Other("a FIFO")),
-            Err(e) => return Err(symlink_error(e, name)),
+        let mut file = match self.open(name, write)? {
+            Opened::File(file) => file,
+            Opened::Absent => return Ok(Found::Absent),
+            Opened::Other(kind) => return Ok(Found::Other(kind)),
         };
-        // SAFETY: fresh descriptor, owned by the File.
-        let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
         let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Ok(Found::Other(kind_of(meta.mode() as libc::mode_t)));
-        }
         let mut bytes = Vec::with_capacity(meta.len() as usize);
         file.read_to_end(&mut bytes)?;
         Ok(Found::File {
@@ -267,14 +273,36 @@ impl Dir {
         })
     }
 
+    /// [`Dir::look`] without reading: the open regular file, or what is there instead.
+    pub fn open(&self, name: &str, write: bool) -> io::Result<Opened> {
+        let access = if write { OFlags::RDWR } else { OFlags::RDONLY };
+        let fd = match open_beneath(&self.0, name, access | FILE_FLAGS, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(e) => {
+                return match Errno::from_io_error(&e) {
+                    Some(Errno::NOENT) => Ok(Opened::Absent),
+                    Some(Errno::LOOP) => Ok(Opened::Other("a symlink")),
+                    // Opening a folder for writing.
+                    Some(Errno::ISDIR) => Ok(Opened::Other("a folder")),
+                    // A FIFO without a reader, opened for writing without blocking.
+                    Some(Errno::NXIO) => Ok(Opened::Other("a FIFO")),
+                    _ => Err(symlink_error(e, name)),
+                };
+            }
+        };
+        let found = kind(&fd)?;
+        if found != FileType::RegularFile {
+            return Ok(Opened::Other(kind_of(found)));
+        }
+        Ok(Opened::File(std::fs::File::from(fd)))
+    }
+
+    /// The sub-folder `name`, never through a symlink.
     pub fn open_sub(&self, name: &str) -> io::Result<Dir> {
-        let c = cstr(name.as_bytes())?;
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: openat on a descriptor we own with a valid name.
-        let fd = check(unsafe { libc::openat(self.fd(), c.as_ptr(), flags) })
-            .map_err(|e| symlink_error(e, name))?;
-        // SAFETY: fresh descriptor.
-        Ok(Dir(unsafe { OwnedFd::from_raw_fd(fd) }))
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY;
+        open_beneath(&self.0, name, flags, Mode::empty())
+            .map(Dir)
+            .map_err(|e| symlink_error(e, name))
     }
 
     /// Create the folder `name`; `false` when a folder (not a symlink) is already there.
@@ -284,12 +312,10 @@ impl Dir {
 
     /// [`Dir::mkdir`] with the mode `mode` (less the umask) for a folder it creates.
     pub fn mkdir_mode(&self, name: &str, mode: u32) -> io::Result<bool> {
-        let c = cstr(name.as_bytes())?;
-        // SAFETY: mkdirat on a descriptor we own.
-        match check(unsafe { libc::mkdirat(self.fd(), c.as_ptr(), mode as libc::mode_t) }) {
-            Ok(_) => Ok(true),
-            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => self.open_sub(name).map(|_| false),
-            Err(e) => Err(e),
+        match rustix::fs::mkdirat(&self.0, name, Mode::from_raw_mode(mode as _)) {
+            Ok(()) => Ok(true),
+            Err(Errno::EXIST) => self.open_sub(name).map(|_| false),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -312,98 +338,65 @@ impl Dir {
         }
     }
 
+    /// What is at `name`, looked at without following a symlink: `None` for nothing.
+    fn stat(&self, name: &str) -> io::Result<Option<rustix::fs::Stat>> {
+        match rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(st)),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Whether anything (a file, a folder, a symlink) is at `name`.
     pub fn exists(&self, name: &str) -> io::Result<bool> {
-        let c = cstr(name.as_bytes())?;
-        // SAFETY: fstatat on a descriptor we own into a zeroed stat buffer we own.
-        let rc = unsafe {
-            let mut st: libc::stat = std::mem::zeroed();
-            libc::fstatat(self.fd(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW)
-        };
-        match check(rc) {
-            Ok(_) => Ok(true),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
-            Err(e) => Err(e),
-        }
+        Ok(self.stat(name)?.is_some())
     }
 
     /// Open `name` in this folder with `flags` (`O_NOFOLLOW`, `O_NONBLOCK` and `O_CLOEXEC` always added) and `mode`
     /// for a file it creates; the result must be a regular file.
-    pub fn open_file(
-        &self,
-        name: &str,
-        flags: libc::c_int,
-        mode: u32,
-    ) -> io::Result<std::fs::File> {
-        let c = cstr(name.as_bytes())?;
-        // SAFETY: openat on a descriptor we own with a valid name.
-        let fd = check(unsafe {
-            libc::openat(
-                self.fd(),
-                c.as_ptr(),
-                flags | FILE_FLAGS,
-                mode as libc::c_uint,
-            )
-        })
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => not_regular(name, "a symlink"),
-            _ => e,
+    pub fn open_file(&self, name: &str, flags: OFlags, mode: u32) -> io::Result<std::fs::File> {
+        let mode = match flags.contains(OFlags::CREATE) {
+            true => Mode::from_raw_mode(mode as _),
+            false => Mode::empty(),
+        };
+        let fd = open_beneath(&self.0, name, flags | FILE_FLAGS, mode).map_err(|e| {
+            match Errno::from_io_error(&e) {
+                Some(Errno::LOOP) => not_regular(name, "a symlink"),
+                _ => e,
+            }
         })?;
-        // SAFETY: fresh descriptor, owned by the File.
-        let file = unsafe { std::fs::File::from_raw_fd(fd) };
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            use std::os::unix::fs::MetadataExt;
-            return Err(not_regular(name, kind_of(meta.mode() as libc::mode_t)));
+        let found = kind(&fd)?;
+        if found != FileType::RegularFile {
+            return Err(not_regular(name, kind_of(found)));
         }
-        Ok(file)
-    }
-
-    /// The state folder's sub-folder `name` (created with mode 0700 when missing) through a handle that never
-    /// follows a symlink: a symlinked `journals/`, `locks/` or `results/` is refused.
-    pub fn state_sub(state: &Path, name: &str) -> io::Result<Dir> {
-        std::fs::create_dir_all(state)?;
-        let root = Dir::root(state)?;
-        root.mkdir_mode(name, 0o700)?;
-        root.open_sub(name)
+        Ok(std::fs::File::from(fd))
     }
 
     /// When `name` is a regular file (looked at without following a symlink): its modification time (seconds and
     /// nanoseconds since the epoch); `None` for anything else or nothing.
     pub fn file_mtime(&self, name: &str) -> io::Result<Option<(i64, i64)>> {
-        let c = cstr(name.as_bytes())?;
-        // SAFETY: fstatat on a descriptor we own into a zeroed stat buffer we own.
-        let (rc, st) = unsafe {
-            let mut st: libc::stat = std::mem::zeroed();
-            let rc = libc::fstatat(self.fd(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW);
-            (rc, st)
+        let Some(st) = self.stat(name)? else {
+            return Ok(None);
         };
-        match check(rc) {
-            Ok(_) if st.st_mode & libc::S_IFMT == libc::S_IFREG => {
-                Ok(Some((st.st_mtime, st.st_mtime_nsec)))
-            }
-            Ok(_) => Ok(None),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
-            Err(e) => Err(e),
-        }
+        #[allow(
+            clippy::unnecessary_cast,
+            reason = "the stat fields' types differ between targets (i64 here, a C long elsewhere)"
+        )]
+        let when = (st.st_mtime as i64, st.st_mtime_nsec as i64);
+        Ok((FileType::from_raw_mode(st.st_mode as _) == FileType::RegularFile).then_some(when))
     }
 
     /// Create the file `name` (which must not exist, not even as a symlink) holding `bytes`, with `mode`; on a
     /// failure after creating it, it is removed again.
     pub fn create_new(&self, name: &str, bytes: &[u8], mode: u32) -> io::Result<std::fs::File> {
         use std::io::Write;
-        let c = cstr(name.as_bytes())?;
-        let flags =
-            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: openat on a descriptor we own; O_EXCL refuses anything already there.
-        let fd =
-            check(unsafe { libc::openat(self.fd(), c.as_ptr(), flags, 0o600 as libc::c_uint) })?;
-        // SAFETY: fresh descriptor, owned by the File.
-        let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+        // O_EXCL refuses anything already there, a symlink too.
+        let fd = open_beneath(&self.0, name, flags, Mode::from_raw_mode(0o600))?;
+        let mut f = std::fs::File::from(fd);
         let written = f.write_all(bytes).and_then(|_| {
-            // SAFETY: fchmod on the descriptor the File owns.
-            check(unsafe { libc::fchmod(f.as_raw_fd(), (mode & 0o7777) as libc::mode_t) })
-                .map(|_| ())
+            rustix::fs::fchmod(&f, Mode::from_raw_mode((mode & 0o7777) as _))
+                .map_err(io::Error::from)
         });
         if let Err(e) = written {
             let _ = self.unlink(name);
@@ -425,36 +418,35 @@ impl Dir {
         Ok((name, f))
     }
 
+    /// Rename `from` to `to` within this folder.
     pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
-        let (a, b) = (cstr(from.as_bytes())?, cstr(to.as_bytes())?);
-        // SAFETY: renameat within the folder we hold.
-        check(unsafe { libc::renameat(self.fd(), a.as_ptr(), self.fd(), b.as_ptr()) }).map(|_| ())
+        Ok(rustix::fs::renameat(&self.0, from, &self.0, to)?)
     }
 
+    /// Remove the file (or symlink) `name`.
     pub fn unlink(&self, name: &str) -> io::Result<()> {
-        let c = cstr(name.as_bytes())?;
-        // SAFETY: unlinkat within the folder we hold.
-        check(unsafe { libc::unlinkat(self.fd(), c.as_ptr(), 0) }).map(|_| ())
+        Ok(rustix::fs::unlinkat(&self.0, name, AtFlags::empty())?)
     }
 
     /// Remove the empty folder `name` (never a symlink: `unlinkat` with `AT_REMOVEDIR` does not follow one).
     pub fn rmdir(&self, name: &str) -> io::Result<()> {
-        let c = cstr(name.as_bytes())?;
-        // SAFETY: unlinkat within the folder we hold.
-        check(unsafe { libc::unlinkat(self.fd(), c.as_ptr(), libc::AT_REMOVEDIR) }).map(|_| ())
+        Ok(rustix::fs::unlinkat(&self.0, name, AtFlags::REMOVEDIR)?)
     }
 
     /// The names in this folder, read through the handle itself (its `/proc/self/fd` entry), not a path.
     pub fn names(&self) -> io::Result<Vec<String>> {
-        Ok(std::fs::read_dir(format!("/proc/self/fd/{}", self.fd()))?
-            .flatten()
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
-            .collect())
+        use std::os::fd::AsRawFd;
+        Ok(
+            std::fs::read_dir(format!("/proc/self/fd/{}", self.0.as_raw_fd()))?
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .collect(),
+        )
     }
 
+    /// Flush the folder's entries to disk.
     pub fn sync(&self) -> io::Result<()> {
-        // SAFETY: fsync on a descriptor we own.
-        check(unsafe { libc::fsync(self.fd()) }).map(|_| ())
+        Ok(rustix::fs::fsync(&self.0)?)
     }
 }
 
