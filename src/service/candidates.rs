@@ -471,7 +471,8 @@ impl State {
         if watch.is_cancelled() {
             return false;
         }
-        let cand = match super::propose::read(p, &answer.completion.content, watch) {
+        // An answer offering conflicting edits of one region gives one candidate per alternative.
+        let cands = match super::alternatives::read_all(p, &answer.completion.content, watch) {
             Ok(c) => c,
             Err(Error::Cancelled) => return false,
             Err(e) => {
@@ -480,6 +481,22 @@ impl State {
             }
         };
         self.parsed += 1;
+        cands
+            .into_iter()
+            .any(|cand| self.keep(p, n, cand, answer.clone(), watch, validator))
+    }
+
+    /// Keep `cand`, read from answer `n`: merge it with an identical patch, or validate it. True when asking should
+    /// stop (it passed, or the copy failed, or a check was cancelled).
+    fn keep<'p>(
+        &mut self,
+        p: &'p Prepared,
+        n: usize,
+        cand: Candidate,
+        answer: Answer,
+        watch: &Watch,
+        validator: &mut Option<Validator<'p>>,
+    ) -> bool {
         if let Some(d) = self
             .distinct
             .iter_mut()

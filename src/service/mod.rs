@@ -13,6 +13,7 @@
 //! one more model call with the previous edit and the failing output; never more than one per task (the budget is
 //! spent when that call is made, whatever it answers), and the result is always a proposal to approve, never a write.
 
+mod alternatives;
 mod apply;
 mod candidates;
 mod delegate;
@@ -89,6 +90,7 @@ fn prompt_estimate(chat: &ChatRequest) -> u64 {
 }
 
 /// What one model call answered, and how long it took.
+#[derive(Clone)]
 struct Answer {
     provider: String,
     completion: provider::Completion,

@@ -180,8 +180,8 @@ pub(super) struct Prepared {
     task: Task,
     pub(super) policy: config::Policy,
     pub(super) model: String,
-    selection: Selection,
-    format: AnswerFormat,
+    pub(super) selection: Selection,
+    pub(super) format: AnswerFormat,
     schema: Option<serde_json::Value>,
     /// For candidates after the first (JSON edits only): schemas pinned each to one likely line.
     pinned: Vec<serde_json::Value>,
@@ -376,17 +376,29 @@ fn answer_format(
     }
 }
 
-/// Stage 3: read one answer into a checked canonical patch, dry-run in memory; a cancellation stops the reading.
+/// Stage 3 for an answer without alternatives: read it into a checked canonical patch, dry-run in memory; a
+/// cancellation stops the reading. The service reads answers with [`super::alternatives::read_all`].
+#[cfg(test)]
 pub(super) fn read(p: &Prepared, answer: &str, watch: &Watch) -> Result<Candidate> {
-    let pre_images = &p.selection.files;
     let cancelled = || watch.is_cancelled();
-    let (changes, mut warnings) = patch::changes_and_notes(
+    let (changes, warnings) = patch::changes_and_notes(
         answer,
         p.format,
-        pre_images,
+        &p.selection.files,
         &p.selection.focus,
         patch::Cancel::new(&cancelled),
     )?;
+    candidate(p, changes, warnings)
+}
+
+/// The located `changes` of one answer (and the reader's `warnings`) as a checked canonical patch, dry-run in
+/// memory.
+pub(super) fn candidate(
+    p: &Prepared,
+    changes: Vec<patch::FileChange>,
+    mut warnings: Vec<String>,
+) -> Result<Candidate> {
+    let pre_images = &p.selection.files;
     if let Some(line) = prompt::copied_example(p.format, &changes, &p.task) {
         return Err(Error::ModelAnswer(format!(
             "the answer copied the prompt's worked example (it adds `{line}`, which neither the files nor the task \
@@ -517,6 +529,7 @@ fn dry_run(
 /// validation commands there, confined around the copy ([`confine::for_proposal`]: no network, no view of the
 /// workspace, the worker or the home folder; an allowlisted environment). The workspace is only read; the copy is
 /// removed when this returns, whatever happened.
+#[cfg(test)]
 pub(super) fn validate(p: &Prepared, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
     Validator::new(p, watch)?.check(cand, watch)
 }
@@ -655,16 +668,17 @@ fn repair(
     let mut scratch = ledger::Entry::new("propose", workspace_root, Instant::now());
     let attempt = ask(&p.policy, provider, &p.chat(msgs), call, &mut scratch).and_then(|a| {
         d.model_ms += a.ms;
-        read(p, &a.completion.content, &call.watch).map(|c| (c, a.completion.model))
+        super::alternatives::read_and_choose(p, &a.completion.content, &call.watch, true)
+            .map(|c| (c, a.completion.model))
     });
     // Tokens spent count even when the repair answer is refused.
     d.usage = add_usage(d.usage, scratch.usage);
     match attempt {
-        Ok((cand, model)) => {
+        Ok(((cand, validation), model)) => {
             d.cand = cand;
             d.served_by = model;
             d.repaired = true;
-            d.validation = validate(p, &d.cand, &call.watch)?;
+            d.validation = validation.unwrap_or_default();
             Ok(())
         }
         Err(Error::Cancelled) => Err(Error::Cancelled),
@@ -757,11 +771,14 @@ impl Service {
             Draft::chosen(g, repair_of.is_some())
         } else {
             let answer = ask(&p.policy, &*provider, &p.chat(first), call, entry)?;
-            let cand = read(&p, &answer.completion.content, &call.watch)?;
+            let (cand, validation) = super::alternatives::read_and_choose(
+                &p,
+                &answer.completion.content,
+                &call.watch,
+                p.validates(),
+            )?;
             let mut d = Draft::new(cand, answer, repair_of.is_some());
-            if p.validates() {
-                d.validation = validate(&p, &d.cand, &call.watch)?;
-            }
+            d.validation = validation.unwrap_or_default();
             d
         };
         if p.validates() {
