@@ -9,6 +9,9 @@
 //!    is parsed and applied back to pre-images, strictly, for the dry run and for `apply`.
 //!
 //! [`focus`] narrows a file to line ranges: the model is shown only those, and step 2 keeps every edit inside them.
+//! [`changes_and_alternatives`] is the pipeline for a caller that chooses: an answer whose hunks overlap (conflicting
+//! edits of one region), which step 2 refuses, is split into alternatives ([`locate::alternatives`]), each then
+//! through steps 2 and 3 like any answer.
 
 pub mod canonical;
 pub mod focus;
