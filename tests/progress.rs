@@ -44,6 +44,9 @@ impl ClientHandler for Recorder {
     }
 }
 
+/// The sample's policy body (after its `[provider]`).
+const SAMPLE_POLICY: &str = "[paths]\nallowed = [\"src/**\"]\n";
+
 fn sample(
     base_url: &str,
     ledger: &std::path::Path,
@@ -52,7 +55,20 @@ fn sample(
     Recorder,
     impl std::future::Future<Output = rmcp::service::RunningService<RoleClient, Recorder>>,
 ) {
-    let ws = Ws::new(base_url, "[paths]\nallowed = [\"src/**\"]\n");
+    sample_with(base_url, SAMPLE_POLICY, ledger)
+}
+
+/// [`sample`] with `policy` as the policy's body.
+fn sample_with(
+    base_url: &str,
+    policy: &str,
+    ledger: &std::path::Path,
+) -> (
+    Ws,
+    Recorder,
+    impl std::future::Future<Output = rmcp::service::RunningService<RoleClient, Recorder>>,
+) {
+    let ws = Ws::new(base_url, policy);
     ws.write("src/value.py", "VALUE = 1\n");
     let rec = Recorder::default();
     let ledger = ledger.to_path_buf();
@@ -325,11 +341,17 @@ fn ledger_records_cancelled(ledger: &std::path::Path) {
     panic!("the ledger shows no cancelled call: {recorded:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancellation_at_once_notifications_cancelled_closes_a_silent_model_connection() {
-    let model = silent_model(SILENCE, &whole_answer());
+/// Propose over MCP against `base_url` (the policy body `policy`), wait for `reached`, then 1 s more, cancel with
+/// `notifications/cancelled`, and check with `gone` (given the instant of the cancel) that the model request is no
+/// more; the ledger must record the cancelled call and the workspace stay as it was.
+async fn cancel_over_mcp(
+    base_url: &str,
+    policy: &str,
+    reached: impl FnOnce(),
+    gone: impl FnOnce(Instant),
+) {
     let ledger = tempfile::NamedTempFile::new().unwrap();
-    let (ws, _rec, client) = sample(&model.base_url, ledger.path());
+    let (ws, _rec, client) = sample_with(base_url, policy, ledger.path());
     let before = ws.snapshot();
     let client = client.await;
     let handle = client
@@ -337,7 +359,7 @@ async fn cancellation_at_once_notifications_cancelled_closes_a_silent_model_conn
         .send_cancellable_request(call_request(&ws), PeerRequestOptions::default())
         .await
         .unwrap();
-    tokio::task::block_in_place(|| model.wait_asked());
+    tokio::task::block_in_place(reached);
     tokio::time::sleep(Duration::from_secs(1)).await;
     let cancel = Instant::now();
     handle
@@ -345,11 +367,25 @@ async fn cancellation_at_once_notifications_cancelled_closes_a_silent_model_conn
         .await
         .unwrap();
     tokio::task::block_in_place(|| {
-        model.closed_after(cancel, "notifications/cancelled");
+        gone(cancel);
         ledger_records_cancelled(ledger.path());
     });
     assert_eq!(ws.snapshot(), before);
     client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_at_once_notifications_cancelled_closes_a_silent_model_connection() {
+    let model = silent_model(SILENCE, &whole_answer());
+    cancel_over_mcp(
+        &model.base_url,
+        SAMPLE_POLICY,
+        || model.wait_asked(),
+        |cancel| {
+            model.closed_after(cancel, "notifications/cancelled");
+        },
+    )
+    .await;
 }
 
 /// The worker's stdio, driven by hand: JSON-RPC lines in, lines out.
@@ -409,23 +445,43 @@ fn answered_cancelled(child: std::process::Child) {
     );
 }
 
-#[test]
-fn cancellation_at_once_stdin_closed_closes_a_silent_model_connection_and_answers_cancelled() {
-    let model = silent_model(SILENCE, &whole_answer());
+/// Propose through the worker's MCP server driven by hand against `base_url` (the policy body `policy`), wait for
+/// `reached`, then 1 s more, close its stdin, and check with `gone` (given the instant of the close) that the model
+/// request is no more; the call must be answered `cancelled`, the ledger record it and the workspace stay as it was.
+fn cancel_by_closing_stdin(
+    base_url: &str,
+    policy: &str,
+    reached: impl FnOnce(),
+    gone: impl FnOnce(Instant),
+) {
     let ledger = tempfile::NamedTempFile::new().unwrap();
     let state = tempfile::tempdir().unwrap();
-    let ws = Ws::new(&model.base_url, "[paths]\nallowed = [\"src/**\"]\n");
+    let ws = Ws::new(base_url, policy);
+    ws.trust_in(state.path());
     ws.write("src/value.py", "VALUE = 1\n");
     let before = ws.snapshot();
     let (child, stdin) = start_raw_call(&ws, ledger.path(), state.path());
-    model.wait_asked();
+    reached();
     std::thread::sleep(Duration::from_secs(1));
     let cancel = Instant::now();
     drop(stdin);
-    model.closed_after(cancel, "stdin closed");
+    gone(cancel);
     answered_cancelled(child);
     ledger_records_cancelled(ledger.path());
     assert_eq!(ws.snapshot(), before);
+}
+
+#[test]
+fn cancellation_at_once_stdin_closed_closes_a_silent_model_connection_and_answers_cancelled() {
+    let model = silent_model(SILENCE, &whole_answer());
+    cancel_by_closing_stdin(
+        &model.base_url,
+        SAMPLE_POLICY,
+        || model.wait_asked(),
+        |cancel| {
+            model.closed_after(cancel, "stdin closed");
+        },
+    );
 }
 
 /// A model server that never accepts (a scripted situation, not a real server): a listener whose accept queue
@@ -515,53 +571,24 @@ const NO_DISCOVERY: &str = "[paths]\nallowed = [\"src/**\"]\n\n[models]\ncontext
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancellation_at_once_notifications_cancelled_abandons_a_connect_in_progress() {
     let server = full_server();
-    let ledger = tempfile::NamedTempFile::new().unwrap();
-    let (ws, _rec, client) = sample(&server.base_url, ledger.path());
-    ws.write(
-        "local-llm-worker.toml",
-        &format!(
-            "[provider]\nkind = \"llamacpp\"\nbase_url = \"{}\"\n\n{NO_DISCOVERY}",
-            server.base_url
-        ),
-    );
-    let before = ws.snapshot();
-    let client = client.await;
-    let handle = client
-        .peer()
-        .send_cancellable_request(call_request(&ws), PeerRequestOptions::default())
-        .await
-        .unwrap();
-    tokio::task::block_in_place(|| server.wait_connecting());
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    handle
-        .cancel(Some("the user changed their mind".into()))
-        .await
-        .unwrap();
-    tokio::task::block_in_place(|| {
-        server.no_connection_left("notifications/cancelled");
-        ledger_records_cancelled(ledger.path());
-    });
-    assert_eq!(ws.snapshot(), before);
-    client.cancel().await.unwrap();
+    cancel_over_mcp(
+        &server.base_url,
+        NO_DISCOVERY,
+        || server.wait_connecting(),
+        |_| server.no_connection_left("notifications/cancelled"),
+    )
+    .await;
 }
 
 #[test]
 fn cancellation_at_once_stdin_closed_abandons_a_connect_in_progress_and_answers_cancelled() {
     let server = full_server();
-    let ledger = tempfile::NamedTempFile::new().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let ws = Ws::new(&server.base_url, NO_DISCOVERY);
-    ws.trust_in(state.path());
-    ws.write("src/value.py", "VALUE = 1\n");
-    let before = ws.snapshot();
-    let (child, stdin) = start_raw_call(&ws, ledger.path(), state.path());
-    server.wait_connecting();
-    std::thread::sleep(Duration::from_secs(1));
-    drop(stdin);
-    server.no_connection_left("stdin closed");
-    answered_cancelled(child);
-    ledger_records_cancelled(ledger.path());
-    assert_eq!(ws.snapshot(), before);
+    cancel_by_closing_stdin(
+        &server.base_url,
+        NO_DISCOVERY,
+        || server.wait_connecting(),
+        |_| server.no_connection_left("stdin closed"),
+    );
 }
 
 #[test]

@@ -39,10 +39,11 @@ pub(super) fn read_all(p: &Prepared, answer: &str, watch: &Watch) -> Result<Vec<
             }
         }
     }
-    match (out.is_empty(), first_refusal) {
-        (true, Some(e)) => Err(e),
-        _ => Ok(out),
+    if out.is_empty() {
+        return Err(first_refusal
+            .unwrap_or_else(|| Error::ModelAnswer("the answer gave no usable patch".into())));
     }
+    Ok(out)
 }
 
 /// Read one answer ([`read_all`]) and choose among its alternatives (see the module doc); with `validates`, the

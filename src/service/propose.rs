@@ -376,19 +376,10 @@ fn answer_format(
     }
 }
 
-/// Stage 3 for an answer without alternatives: read it into a checked canonical patch, dry-run in memory; a
-/// cancellation stops the reading. The service reads answers with [`super::alternatives::read_all`].
+/// Stage 3 for an answer without alternatives (the first of them otherwise): [`super::alternatives::read_all`].
 #[cfg(test)]
 pub(super) fn read(p: &Prepared, answer: &str, watch: &Watch) -> Result<Candidate> {
-    let cancelled = || watch.is_cancelled();
-    let (changes, warnings) = patch::changes_and_notes(
-        answer,
-        p.format,
-        &p.selection.files,
-        &p.selection.focus,
-        patch::Cancel::new(&cancelled),
-    )?;
-    candidate(p, changes, warnings)
+    super::alternatives::read_all(p, answer, watch).map(|mut c| c.swap_remove(0))
 }
 
 /// The located `changes` of one answer (and the reader's `warnings`) as a checked canonical patch, dry-run in

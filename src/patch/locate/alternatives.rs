@@ -73,14 +73,17 @@ pub fn split(
     Ok((sets.len() > 1).then_some(Alternatives { sets, regions }))
 }
 
-/// The groups of overlapping hunks of `edit` (each with at least two hunks, in the order written) and the lines
-/// each group covers (1-based, inclusive).
+/// Hunks of one file whose places overlap (their indexes, in the order written) and the lines they cover (1-based,
+/// inclusive; during the grouping, 0-based with the end exclusive).
+type Overlap = (Vec<usize>, (usize, usize));
+
+/// The groups of overlapping hunks of `edit`, each with at least two hunks.
 fn overlapping(
     edit: &FileEdit,
     pre: &PreImage,
     ranges: &[focus::LineRange],
     cancel: Cancel<'_>,
-) -> Result<Vec<(Vec<usize>, (usize, usize))>> {
+) -> Result<Vec<Overlap>> {
     // (start, end) of each placed hunk's old side: 0-based line indexes, end exclusive.
     let mut spans: Vec<(usize, usize, usize)> = Vec::new();
     for (i, hunk) in edit.hunks.iter().enumerate() {
@@ -104,7 +107,7 @@ fn overlapping(
     }
     spans.sort();
     // Sorted by start, a hunk joins the group before it when it starts before that group's end.
-    let mut groups: Vec<(Vec<usize>, (usize, usize))> = Vec::new();
+    let mut groups: Vec<Overlap> = Vec::new();
     for (start, end, i) in spans {
         match groups.last_mut() {
             Some((hunks, span)) if start < span.1 => {
@@ -169,104 +172,94 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
     use super::*;
-    use crate::patch::{Hunk, HunkLine};
+    use crate::patch::reader::{AnswerFormat, read_answer};
 
-    fn hunk(lines: Vec<HunkLine>) -> Hunk {
-        Hunk {
-            old_start_hint: None,
-            lines,
-            maybe_cut_off: false,
-            anchor: Default::default(),
-        }
-    }
+    const FILE: &str = "a = 1\nb = 2\nc = 3\n";
 
-    fn replace(old: &str, new: &str) -> Hunk {
-        hunk(vec![
-            HunkLine::Remove(old.into()),
-            HunkLine::Add(new.into()),
-        ])
-    }
-
-    fn pre(text: &str) -> BTreeMap<String, Option<PreImage>> {
+    fn pre() -> BTreeMap<String, Option<PreImage>> {
         BTreeMap::from([(
             "a.py".to_string(),
             Some(PreImage {
-                text: text.into(),
+                text: FILE.into(),
                 mode: crate::patch::MODE_REGULAR,
             }),
         )])
     }
 
-    fn edit(hunks: Vec<Hunk>) -> Vec<FileEdit> {
-        vec![FileEdit {
-            path: "a.py".into(),
-            creates: false,
-            hunks,
-            op: EditOp::Edit,
-        }]
+    /// The edits of a JSON answer replacing each `(old, new)` in a.py, in order.
+    fn edits(pairs: &[(&str, &str)]) -> Vec<FileEdit> {
+        let list: Vec<serde_json::Value> = pairs
+            .iter()
+            .map(|(old, new)| serde_json::json!({"path": "a.py", "old": old, "new": new}))
+            .collect();
+        let answer = serde_json::json!({ "edits": list }).to_string();
+        read_answer(&answer, AnswerFormat::Json, &["a.py"]).unwrap()
     }
 
-    fn split_of(edits: &[FileEdit], text: &str) -> Option<Alternatives> {
-        split(edits, &pre(text), &focus::Focus::new(), Cancel::NEVER).unwrap()
+    fn split_of(edits: &[FileEdit]) -> Option<Alternatives> {
+        split(edits, &pre(), &focus::Focus::new(), Cancel::NEVER).unwrap()
+    }
+
+    /// What each alternative set makes of a.py.
+    fn posts(alt: &Alternatives) -> Vec<String> {
+        alt.sets
+            .iter()
+            .map(|set| {
+                let c = super::super::locate_all(set, &pre()).unwrap();
+                String::from_utf8(c[0].post.clone()).unwrap()
+            })
+            .collect()
     }
 
     #[test]
     fn conflicting_edits_of_one_line_split_into_one_set_each_keeping_the_other_hunks() {
-        let other = replace("c = 3", "c = 30");
-        let edits = edit(vec![
-            replace("a = 1", "a = 2"),
-            other.clone(),
-            replace("a = 1", "a = 3"),
-        ]);
-        let alt = split_of(&edits, "a = 1\nb = 2\nc = 3\n").unwrap();
-        assert_eq!(alt.sets.len(), 2);
+        let e = edits(&[("a = 1", "a = 2"), ("c = 3", "c = 30"), ("a = 1", "a = 3")]);
+        // One answer, refused as it is.
+        assert!(super::super::locate_all(&e, &pre()).is_err());
+        let alt = split_of(&e).unwrap();
         assert_eq!(
-            alt.sets[0][0].hunks,
-            vec![replace("a = 1", "a = 2"), other.clone()]
+            posts(&alt),
+            ["a = 2\nb = 2\nc = 30\n", "a = 3\nb = 2\nc = 30\n"]
         );
-        assert_eq!(alt.sets[1][0].hunks, vec![other, replace("a = 1", "a = 3")]);
         assert_eq!(alt.regions, vec![("a.py:1-1".to_string(), 2)]);
-        // Each set now locates like any answer.
-        for set in &alt.sets {
-            super::super::locate_all(set, &pre("a = 1\nb = 2\nc = 3\n")).unwrap();
-        }
     }
 
     #[test]
     fn hunks_that_do_not_overlap_are_not_split() {
-        let edits = edit(vec![replace("a = 1", "a = 2"), replace("c = 3", "c = 4")]);
-        assert_eq!(split_of(&edits, "a = 1\nb = 2\nc = 3\n"), None);
+        assert_eq!(
+            split_of(&edits(&[("a = 1", "a = 2"), ("c = 3", "c = 4")])),
+            None
+        );
     }
 
     #[test]
-    fn overlapping_hunks_with_context_form_one_group() {
-        let first = hunk(vec![
-            HunkLine::Context("a = 1".into()),
-            HunkLine::Remove("b = 2".into()),
-            HunkLine::Add("b = 20".into()),
+    fn hunks_whose_lines_partly_overlap_form_one_group() {
+        let e = edits(&[
+            ("a = 1\nb = 2", "a = 1\nb = 20"),
+            ("b = 2\nc = 3", "b = 21\nc = 3"),
         ]);
-        let second = hunk(vec![
-            HunkLine::Remove("b = 2".into()),
-            HunkLine::Add("b = 21".into()),
-            HunkLine::Context("c = 3".into()),
-        ]);
-        let alt = split_of(&edit(vec![first, second]), "a = 1\nb = 2\nc = 3\n").unwrap();
-        assert_eq!(alt.sets.len(), 2);
+        let alt = split_of(&e).unwrap();
+        assert_eq!(
+            posts(&alt),
+            ["a = 1\nb = 20\nc = 3\n", "a = 1\nb = 21\nc = 3\n"]
+        );
         assert_eq!(alt.regions, vec![("a.py:1-3".to_string(), 2)]);
     }
 
     #[test]
     fn an_exact_repeat_gives_no_alternatives() {
-        let edits = edit(vec![replace("a = 1", "a = 2"), replace("a = 1", "a = 2")]);
-        assert_eq!(split_of(&edits, "a = 1\n"), None);
+        assert_eq!(
+            split_of(&edits(&[("a = 1", "a = 2"), ("a = 1", "a = 2")])),
+            None
+        );
     }
 
     #[test]
     fn alternatives_are_capped() {
-        let hunks = (0..9)
-            .map(|n| replace("a = 1", &format!("a = {n}")))
-            .collect();
-        let alt = split_of(&edit(hunks), "a = 1\n").unwrap();
+        let news: Vec<String> = (0..9).map(|n| format!("a = {}", n + 10)).collect();
+        let pairs: Vec<(&str, &str)> = news.iter().map(|n| ("a = 1", n.as_str())).collect();
+        let alt = split_of(&edits(&pairs)).unwrap();
         assert_eq!(alt.sets.len(), MAX_ALTERNATIVES);
+        assert_eq!(alt.regions, vec![("a.py:1-1".to_string(), 9)]);
     }
 }
