@@ -12,6 +12,9 @@
 //! pre-images; the dry run, `calibrate` and the transaction all use it.
 //!
 //! [`focus`] narrows a file to line ranges: the model is shown only those, and step 2 keeps every edit inside them.
+//! [`changes_and_alternatives`] is the pipeline for a caller that chooses: an answer whose hunks overlap (conflicting
+//! edits of one region), which step 2 refuses, is split into alternatives ([`locate::alternatives`]), each then
+//! through steps 2 and 3 like any answer.
 
 pub mod canonical;
 pub mod focus;
@@ -249,4 +252,68 @@ pub fn changes_and_notes(
     let read = reader::read_answer_noted(answer, format, &selected, cancel)?;
     let changes = locate::locate_all_cancellable(&read.edits, pre_images, focus, cancel)?;
     Ok((changes, read.notes))
+}
+
+/// One way to read an answer: its located changes and what the reader noted (see [`changes_and_alternatives`]).
+#[derive(Debug, Clone)]
+pub struct Alternative {
+    /// The located change of every file, sorted by path.
+    pub changes: Vec<FileChange>,
+    /// What the reader noted, and for one of several alternatives which one it is.
+    pub notes: Vec<String>,
+}
+
+/// [`changes_and_notes`], except that an answer offering conflicting edits of one region (hunks that overlap,
+/// which [`changes_and_notes`] refuses) gives one [`Alternative`] per way to read it ([`locate::alternatives`]),
+/// those that locate, in the order the model wrote them. Its refusal is the answer's own one when no alternative
+/// locates. One alternative: the answer had no conflicting edits.
+pub fn changes_and_alternatives(
+    answer: &str,
+    format: reader::AnswerFormat,
+    pre_images: &std::collections::BTreeMap<String, Option<PreImage>>,
+    focus: &focus::Focus,
+    cancel: Cancel<'_>,
+) -> crate::Result<Vec<Alternative>> {
+    let selected: Vec<&str> = pre_images.keys().map(String::as_str).collect();
+    let read = reader::read_answer_noted(answer, format, &selected, cancel)?;
+    let refusal = match locate::locate_all_cancellable(&read.edits, pre_images, focus, cancel) {
+        Ok(changes) => {
+            return Ok(vec![Alternative {
+                changes,
+                notes: read.notes,
+            }]);
+        }
+        Err(crate::Error::Cancelled) => return Err(crate::Error::Cancelled),
+        Err(e) => e,
+    };
+    let Some(alt) = locate::alternatives::split(&read.edits, pre_images, focus, cancel)? else {
+        return Err(refusal);
+    };
+    let regions: Vec<String> = alt
+        .regions
+        .iter()
+        .map(|(r, n)| format!("{r} ({n} edits)"))
+        .collect();
+    let mut out = Vec::new();
+    for (k, set) in alt.sets.iter().enumerate() {
+        match locate::locate_all_cancellable(set, pre_images, focus, cancel) {
+            Ok(changes) => {
+                let mut notes = read.notes.clone();
+                notes.push(format!(
+                    "the answer offered conflicting edits of {}: this patch is alternative {} of {}, each read as a \
+                     candidate of its own",
+                    regions.join(", "),
+                    k + 1,
+                    alt.sets.len()
+                ));
+                out.push(Alternative { changes, notes });
+            }
+            Err(crate::Error::Cancelled) => return Err(crate::Error::Cancelled),
+            Err(_) => {}
+        }
+    }
+    if out.is_empty() {
+        return Err(refusal);
+    }
+    Ok(out)
 }

@@ -4,9 +4,8 @@
 //! Cancellation takes effect at once, whatever the request is doing (sending, waiting for the first byte,
 //! streaming): each request runs on an agent of its own, and a [`Watchdog`] thread shuts that agent down (ureq's
 //! `Agent::shutdown`: the socket is shut down, the blocked read or write returns) as soon as the call's
-//! [`Watch`] is cancelled; the request then ends as [`Error::Cancelled`]. A TCP connect in progress is the one
-//! step a shutdown does not interrupt: it is bounded by the request timeout (a local server accepts or refuses at
-//! once).
+//! [`Watch`] is cancelled; the request then ends as [`Error::Cancelled`]. A TCP connect in progress, which a
+//! shutdown does not interrupt, is made by [`super::connect`]: it looks at the same flag and gives up at once.
 
 use std::io::Read;
 use std::sync::Arc;
@@ -189,7 +188,7 @@ impl Endpoint {
             if watch.is_cancelled() {
                 return Err(Error::Cancelled);
             }
-            let agent = ureq::Agent::new_with_config(self.config.clone());
+            let agent = super::connect::agent(self.config.clone(), watch.cancelled.clone());
             let watchdog = Watchdog::start(&agent, watch.cancelled.clone());
             let mut call = agent.post(&url).header("Content-Type", "application/json");
             if let Some(key) = &self.key {

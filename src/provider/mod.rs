@@ -6,9 +6,11 @@
 //!
 //! Adapters: [`openai::OpenAiChat`] (`/chat/completions`: llama.cpp, Hugging Face router, OpenRouter, any
 //! OpenAI-compatible server) and [`responses::Responses`] (`/responses`: DeepSeek). [`http`] holds what they share:
-//! the key, retries with backoff, and error messages. [`window`]: the context window (the policy's, or the one the
+//! the key, retries with backoff, and error messages; [`connect`] its TCP step, a connect that a cancel ends at
+//! once. [`window`]: the context window (the policy's, or the one the
 //! server reports) and the check that the server read the whole prompt.
 
+mod connect;
 pub mod http;
 pub mod openai;
 pub mod responses;

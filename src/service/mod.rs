@@ -99,6 +99,7 @@ fn prompt_estimate(chat: &ChatRequest) -> u64 {
 }
 
 /// What one model call answered, and how long it took.
+#[derive(Clone)]
 struct Answer {
     provider: String,
     completion: provider::Completion,

@@ -4,7 +4,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::fsat;
 use super::journal::{FoundJournal, JournalDoc};
 
 /// A version 1 journal folder (left by an older worker) that records an apply to `root`, if any.

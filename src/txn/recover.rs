@@ -16,7 +16,8 @@ use crate::digest::git_blob_id;
 use crate::policy::POLICY_FILE;
 use crate::workspace::Workspace;
 
-use super::apply::{PutBack, TEMP_PREFIX, put_back, put_back_removed, remove_created, split_rel};
+use super::TEMP_PREFIX;
+use super::apply::{PutBack, put_back, put_back_removed, remove_created, split_rel};
 use super::fsat;
 use super::journal::{FoundJournal, JOURNAL_VERSION, JournalDoc, parse_journal};
 use super::journal_v1::read_journal_v1;

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 use globset::GlobSet;
 
-use crate::config::Paths;
+use crate::policy::Paths;
 use crate::error::{Error, Result};
 use crate::names::{
     ALWAYS_DENIED, POLICY_FILE, SECRET_DENIED, code_point, escaped, lookalike, shown_glob, unseen,

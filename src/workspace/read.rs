@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::config::Limits;
+use crate::policy::Limits;
 use crate::error::{Error, IoContext, Result};
 use crate::patch::focus::{self, Focus};
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
@@ -287,7 +287,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::config::Paths;
+    use crate::policy::Paths;
 
     /// Read `rel` of a fresh workspace holding `rel` = "ok\n" (and `outside.txt` next to the workspace), with `swap`
     /// run on it between the scope check and the read, on a thread of its own: its result, or `None` when it did not

@@ -2,7 +2,7 @@
 
 use super::glob::check_paths;
 use super::*;
-use crate::config::Paths;
+use crate::policy::Paths;
 use crate::names::{ALWAYS_DENIED, POLICY_FILE, escaped};
 
 fn ws(allowed: &[&str], denied: &[&str]) -> Workspace {

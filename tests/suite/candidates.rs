@@ -708,3 +708,99 @@ fn a_server_that_lists_one_slot_never_sees_two_requests_at_once() {
     let most = s.max_in_flight.load(std::sync::atomic::Ordering::SeqCst);
     assert!((2..=4).contains(&most), "{most} at once");
 }
+
+/// One answer that offers two conflicting edits of v.py's one line: VALUE = `a`, or VALUE = `b`.
+fn two_alternatives(a: u32, b: u32) -> String {
+    format!(
+        r#"{{"edits":[{{"path":"v.py","old":"VALUE = 1","new":"VALUE = {a}"}},{{"path":"v.py","old":"VALUE = 1","new":"VALUE = {b}"}}]}}"#
+    )
+}
+
+fn warnings(v: &Value) -> String {
+    v["warnings"].to_string()
+}
+
+#[test]
+fn alternatives_for_one_region_become_candidates_and_the_passing_one_is_chosen() {
+    // One answer (one request): its second alternative passes the check.
+    let s = scripted(vec![Reply::chat(&two_alternatives(2, 3))]);
+    let ws = workspace(&s.base_url, 3, "candidates = 1\n\n[repair]\nattempts = 0");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let before = ws.snapshot();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let patch = v["patch"].as_str().unwrap();
+    assert!(
+        patch.contains("+VALUE = 3") && !patch.contains("VALUE = 2"),
+        "{v}"
+    );
+    assert_eq!(v["validation_passed"], true, "{v}");
+    let w = warnings(&v);
+    assert!(
+        w.contains("conflicting edits of v.py:1-1 (2 edits)") && w.contains("alternative 2 of 2"),
+        "{w}"
+    );
+    assert!(w.contains("the first whose validation passed"), "{w}");
+    assert_eq!(s.requests.lock().unwrap().len(), 1);
+    assert_eq!(ws.snapshot(), before, "propose wrote to the workspace");
+    assert!(empty(sandboxes.path()), "a sandbox was left behind");
+}
+
+#[test]
+fn alternatives_of_which_none_passes_return_the_first_marked_failed_and_say_so() {
+    let s = scripted(vec![Reply::chat(&two_alternatives(2, 4))]);
+    let ws = workspace(&s.base_url, 3, "candidates = 1\n\n[repair]\nattempts = 0");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    // The CLI's exit for a proposal that fails the checks.
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(v["patch"].as_str().unwrap().contains("+VALUE = 2"), "{v}");
+    assert_eq!(v["validation_passed"], false, "{v}");
+    assert!(v["checks_failed"].is_string(), "{v}");
+    let w = warnings(&v);
+    assert!(
+        w.contains("none of the 2 alternatives passed validation"),
+        "{w}"
+    );
+    assert!(empty(sandboxes.path()), "a sandbox was left behind");
+}
+
+#[test]
+fn alternatives_without_validation_return_the_first_written_and_say_none_was_checked() {
+    let s = scripted(vec![Reply::chat(&two_alternatives(5, 6))]);
+    let ws = Ws::new(&s.base_url, "[sampling]\ncandidates = 1\n");
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(v["patch"].as_str().unwrap().contains("+VALUE = 5"), "{v}");
+    assert!(v["validation_passed"].is_null(), "{v}");
+    let w = warnings(&v);
+    assert!(
+        w.contains("alternative 1 of 2") && w.contains("none of the 2 alternatives was validated"),
+        "{w}"
+    );
+}
+
+#[test]
+fn with_several_answers_each_alternative_is_a_candidate_of_its_own() {
+    // The first answer's second alternative passes: asking stops there, the second answer is never asked.
+    let s = scripted(vec![
+        Reply::chat(&two_alternatives(2, 3)),
+        Reply::chat(&edit(4)),
+    ]);
+    let ws = workspace(&s.base_url, 3, "candidates = 2\nparallel = 1");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(v["patch"].as_str().unwrap().contains("+VALUE = 3"), "{v}");
+    let c = &v["candidates"];
+    assert_eq!(c["asked"], 1, "{c}");
+    assert_eq!(c["parsed"], 1, "{c}");
+    assert_eq!(c["distinct"], 2, "{c}");
+    assert_eq!(c["validated"], 2, "{c}");
+    assert_eq!(c["passed"], 1, "{c}");
+    assert_eq!(c["why"], "its validation passed", "{c}");
+    assert!(warnings(&v).contains("alternative 2 of 2"), "{v}");
+    assert!(empty(sandboxes.path()), "a sandbox was left behind");
+}

@@ -352,6 +352,47 @@ fn skill_mirrors_carry_each_hosts_invocation_rules() {
     }
 }
 
+/// The skill tells the primary to find the place with its search tool and pass line ranges, not to read the files
+/// itself first (which spends the tokens delegation is meant to save).
+#[test]
+fn skill_says_locate_with_search_and_pass_ranges_not_read_the_files() {
+    for rel in [
+        "plugins/local-llm-delegator/skills/delegate-local-worker/SKILL.md",
+        "plugins/local-llm-delegator/codex-skills/delegate-local-worker/SKILL.md",
+    ] {
+        let text = read(rel);
+        for needle in [
+            "Locate, don't read",
+            "`rg -n",
+            "`grep -n",
+            "`PATH:START-END`",
+        ] {
+            assert!(text.contains(needle), "{rel} lacks {needle:?}");
+        }
+        assert!(
+            !text.contains("Read the relevant files yourself"),
+            "{rel} still tells the primary to read the files first"
+        );
+    }
+}
+
+/// The skill is sent whole on each invocation: its size is a cost every delegation pays. 2,127 tokens (o200k_base)
+/// for 8,762 bytes when this bound was set; ~4 bytes a token.
+#[test]
+fn skill_stays_within_its_size_budget() {
+    const MAX_BYTES: usize = 9_500;
+    for rel in [
+        "plugins/local-llm-delegator/skills/delegate-local-worker/SKILL.md",
+        "plugins/local-llm-delegator/codex-skills/delegate-local-worker/SKILL.md",
+    ] {
+        let len = read(rel).len();
+        assert!(
+            len <= MAX_BYTES,
+            "{rel} is {len} bytes, over {MAX_BYTES}: cut what does not change the primary's behaviour"
+        );
+    }
+}
+
 #[test]
 fn manifests_and_mcp_declarations_agree() {
     let version = env!("CARGO_PKG_VERSION");

@@ -36,6 +36,9 @@ impl ClientHandler for Recorder {
     }
 }
 
+/// The sample's policy body (after its `[provider]`).
+const SAMPLE_POLICY: &str = "[paths]\nallowed = [\"src/**\"]\n";
+
 fn sample(
     base_url: &str,
     ledger: &std::path::Path,
@@ -44,7 +47,20 @@ fn sample(
     Recorder,
     impl std::future::Future<Output = rmcp::service::RunningService<RoleClient, Recorder>>,
 ) {
-    let ws = Ws::new(base_url, "[paths]\nallowed = [\"src/**\"]\n");
+    sample_with(base_url, SAMPLE_POLICY, ledger)
+}
+
+/// [`sample`] with `policy` as the policy's body.
+fn sample_with(
+    base_url: &str,
+    policy: &str,
+    ledger: &std::path::Path,
+) -> (
+    Ws,
+    Recorder,
+    impl std::future::Future<Output = rmcp::service::RunningService<RoleClient, Recorder>>,
+) {
+    let ws = Ws::new(base_url, policy);
     ws.write("src/value.py", "VALUE = 1\n");
     let rec = Recorder::default();
     let ledger = ledger.to_path_buf();
@@ -307,11 +323,17 @@ fn ledger_records_cancelled(ledger: &std::path::Path) {
     panic!("the ledger shows no cancelled call: {recorded:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancellation_at_once_notifications_cancelled_closes_a_silent_model_connection() {
-    let model = silent_model(SILENCE, &whole_answer());
+/// Propose over MCP against `base_url` (the policy body `policy`), wait for `reached`, then 1 s more, cancel with
+/// `notifications/cancelled`, and check with `gone` (given the instant of the cancel) that the model request is no
+/// more; the ledger must record the cancelled call and the workspace stay as it was.
+async fn cancel_over_mcp(
+    base_url: &str,
+    policy: &str,
+    reached: impl FnOnce(),
+    gone: impl FnOnce(Instant),
+) {
     let ledger = tempfile::NamedTempFile::new().unwrap();
-    let (ws, _rec, client) = sample(&model.base_url, ledger.path());
+    let (ws, _rec, client) = sample_with(base_url, policy, ledger.path());
     let before = ws.snapshot();
     let client = client.await;
     let handle = client
@@ -319,7 +341,7 @@ async fn cancellation_at_once_notifications_cancelled_closes_a_silent_model_conn
         .send_cancellable_request(call_request(&ws), PeerRequestOptions::default())
         .await
         .unwrap();
-    tokio::task::block_in_place(|| model.wait_asked());
+    tokio::task::block_in_place(reached);
     tokio::time::sleep(Duration::from_secs(1)).await;
     let cancel = Instant::now();
     handle
@@ -327,11 +349,25 @@ async fn cancellation_at_once_notifications_cancelled_closes_a_silent_model_conn
         .await
         .unwrap();
     tokio::task::block_in_place(|| {
-        model.closed_after(cancel, "notifications/cancelled");
+        gone(cancel);
         ledger_records_cancelled(ledger.path());
     });
     assert_eq!(ws.snapshot(), before);
     client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_at_once_notifications_cancelled_closes_a_silent_model_connection() {
+    let model = silent_model(SILENCE, &whole_answer());
+    cancel_over_mcp(
+        &model.base_url,
+        SAMPLE_POLICY,
+        || model.wait_asked(),
+        |cancel| {
+            model.closed_after(cancel, "notifications/cancelled");
+        },
+    )
+    .await;
 }
 
 /// The worker's stdio, driven by hand: JSON-RPC lines in, lines out.
@@ -347,17 +383,15 @@ fn start_raw(ledger: &std::path::Path, state: &std::path::Path) -> std::process:
         .unwrap()
 }
 
-#[test]
-fn cancellation_at_once_stdin_closed_closes_a_silent_model_connection_and_answers_cancelled() {
-    let model = silent_model(SILENCE, &whole_answer());
-    let ledger = tempfile::NamedTempFile::new().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let ws = Ws::new(&model.base_url, "[paths]\nallowed = [\"src/**\"]\n");
-    ws.write("src/value.py", "VALUE = 1\n");
-    let before = ws.snapshot();
-    let mut child = start_raw(ledger.path(), state.path());
+/// Start the worker's MCP server by hand on `ws` and send it the call; returns it with its stdin still open.
+fn start_raw_call(
+    ws: &Ws,
+    ledger: &std::path::Path,
+    state: &std::path::Path,
+) -> (std::process::Child, std::process::ChildStdin) {
+    let mut child = start_raw(ledger, state);
     let mut stdin = child.stdin.take().unwrap();
-    let ClientRequest::CallToolRequest(req) = call_request(&ws) else {
+    let ClientRequest::CallToolRequest(req) = call_request(ws) else {
         unreachable!()
     };
     let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": req.params});
@@ -369,11 +403,12 @@ fn cancellation_at_once_stdin_closed_closes_a_silent_model_connection_and_answer
         writeln!(stdin, "{line}").unwrap();
     }
     stdin.flush().unwrap();
-    model.wait_asked();
-    std::thread::sleep(Duration::from_secs(1));
-    let cancel = Instant::now();
-    drop(stdin);
-    model.closed_after(cancel, "stdin closed");
+    (child, stdin)
+}
+
+/// Wait for the worker started by [`start_raw_call`] to exit; assert that it answered the call as cancelled.
+#[track_caller]
+fn answered_cancelled(child: std::process::Child) {
     let out = child.wait_with_output().unwrap();
     let answers: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -388,8 +423,152 @@ fn cancellation_at_once_stdin_closed_closes_a_silent_model_connection_and_answer
         answer["result"]["structuredContent"]["kind"], "cancelled",
         "{answer}"
     );
+}
+
+/// Propose through the worker's MCP server driven by hand against `base_url` (the policy body `policy`), wait for
+/// `reached`, then 1 s more, close its stdin, and check with `gone` (given the instant of the close) that the model
+/// request is no more; the call must be answered `cancelled`, the ledger record it and the workspace stay as it was.
+fn cancel_by_closing_stdin(
+    base_url: &str,
+    policy: &str,
+    reached: impl FnOnce(),
+    gone: impl FnOnce(Instant),
+) {
+    let ledger = tempfile::NamedTempFile::new().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let ws = Ws::new(base_url, policy);
+    ws.trust_in(state.path());
+    ws.write("src/value.py", "VALUE = 1\n");
+    let before = ws.snapshot();
+    let (child, stdin) = start_raw_call(&ws, ledger.path(), state.path());
+    reached();
+    std::thread::sleep(Duration::from_secs(1));
+    let cancel = Instant::now();
+    drop(stdin);
+    gone(cancel);
+    answered_cancelled(child);
     ledger_records_cancelled(ledger.path());
     assert_eq!(ws.snapshot(), before);
+}
+
+#[test]
+fn cancellation_at_once_stdin_closed_closes_a_silent_model_connection_and_answers_cancelled() {
+    let model = silent_model(SILENCE, &whole_answer());
+    cancel_by_closing_stdin(
+        &model.base_url,
+        SAMPLE_POLICY,
+        || model.wait_asked(),
+        |cancel| {
+            model.closed_after(cancel, "stdin closed");
+        },
+    );
+}
+
+/// A model server that never accepts (a scripted situation, not a real server): a listener whose accept queue
+/// (`listen(0)`: one connection on Linux) is filled by connections the test opens and never accepts, so the
+/// kernel drops any further SYN and a connect to it hangs in SYN retry (about two minutes). The filling
+/// connections live as long as this value.
+struct FullServer {
+    base_url: String,
+    port: u16,
+    _listener: std::net::TcpListener,
+    _filling: Vec<std::net::TcpStream>,
+}
+
+/// Start a [`FullServer`], and check that a connect to it really hangs (else the tests below prove nothing).
+fn full_server() -> FullServer {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    rustix::net::listen(&listener, 0).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut filling = Vec::new();
+    for _ in 0..8 {
+        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(500)) {
+            Ok(s) => filling.push(s),
+            Err(e) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+                return FullServer {
+                    base_url: format!("http://{addr}/v1"),
+                    port: addr.port(),
+                    _listener: listener,
+                    _filling: filling,
+                };
+            }
+        }
+    }
+    panic!(
+        "connects to a listener with a full accept queue did not hang: the scenario cannot be set up here"
+    );
+}
+
+impl FullServer {
+    /// How many connects to this server are in progress (`SYN_SENT` in `/proc/net/tcp`).
+    fn connecting(&self) -> usize {
+        let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+        let remote = format!(":{:04X}", self.port);
+        table
+            .lines()
+            .skip(1)
+            .filter(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() > 3 && f[2].ends_with(&remote) && f[3] == "02"
+            })
+            .count()
+    }
+
+    /// Wait (at most 30 s) until the worker is connecting.
+    fn wait_connecting(&self) {
+        let start = Instant::now();
+        while self.connecting() == 0 {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the worker never started connecting"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Wait (at most 10 s; the connect would hang for two minutes) until no connect to this server is left.
+    #[track_caller]
+    fn no_connection_left(&self, how: &str) {
+        let start = Instant::now();
+        while self.connecting() > 0 {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{how}: the connect was still in progress 10 s after the cancel"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        println!(
+            "measured: {how}: the connect was abandoned {} ms after the cancel",
+            start.elapsed().as_millis()
+        );
+    }
+}
+
+/// The sample's policy with the window given, so no discovery request (bounded on its own) comes first.
+const NO_DISCOVERY: &str = "[paths]\nallowed = [\"src/**\"]\n\n[models]\ncontext_window = 8192\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_at_once_notifications_cancelled_abandons_a_connect_in_progress() {
+    let server = full_server();
+    cancel_over_mcp(
+        &server.base_url,
+        NO_DISCOVERY,
+        || server.wait_connecting(),
+        |_| server.no_connection_left("notifications/cancelled"),
+    )
+    .await;
+}
+
+#[test]
+fn cancellation_at_once_stdin_closed_abandons_a_connect_in_progress_and_answers_cancelled() {
+    let server = full_server();
+    cancel_by_closing_stdin(
+        &server.base_url,
+        NO_DISCOVERY,
+        || server.wait_connecting(),
+        |_| server.no_connection_left("stdin closed"),
+    );
 }
 
 #[test]

@@ -41,7 +41,10 @@
 //!   answer that changes something), set aside before placing.
 //! - `degenerate`: a line with content turned into whitespace only (refused), and spacing changed inside a line
 //!   beside a real change (put back as it was).
+//! - [`alternatives`]: an answer whose hunks overlap (conflicting edits of one region) split into alternative edit
+//!   sets, for a caller that would rather choose among them than refuse.
 
+pub mod alternatives;
 mod degenerate;
 mod normalise;
 mod ops;

@@ -21,7 +21,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::prepare::Prepared;
-use super::read::{self, Candidate};
+use super::alternatives;
+use super::read::Candidate;
 use super::validate::Validator;
 use crate::checks::CheckResult;
 use crate::error::{Error, Result};
@@ -473,7 +474,8 @@ impl State {
         if watch.is_cancelled() {
             return false;
         }
-        let cand = match read::read(p, &answer.completion.content, watch) {
+        // An answer offering conflicting edits of one region gives one candidate per alternative.
+        let cands = match alternatives::read_all(p, &answer.completion.content, watch) {
             Ok(c) => c,
             Err(Error::Cancelled) => return false,
             Err(e) => {
@@ -482,6 +484,22 @@ impl State {
             }
         };
         self.parsed += 1;
+        cands
+            .into_iter()
+            .any(|cand| self.keep(p, n, cand, answer.clone(), watch, validator))
+    }
+
+    /// Keep `cand`, read from answer `n`: merge it with an identical patch, or validate it. True when asking should
+    /// stop (it passed, or the copy failed, or a check was cancelled).
+    fn keep<'p>(
+        &mut self,
+        p: &'p Prepared,
+        n: usize,
+        cand: Candidate,
+        answer: Answer,
+        watch: &Watch,
+        validator: &mut Option<Validator<'p>>,
+    ) -> bool {
         if let Some(d) = self
             .distinct
             .iter_mut()

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+mod alternatives;
 mod candidates;
 mod prepare;
 mod read;
@@ -33,7 +34,10 @@ use crate::provider::window::ContextWindow;
 use crate::provider::{self, Provider, Usage};
 use crate::service::{Answer, Call, Service, add_usage, ask, logged};
 use prepare::{Prepared, prepare};
-use read::{Candidate, read};
+#[cfg(test)]
+use alternatives::read;
+use read::Candidate;
+#[cfg(test)]
 use validate::validate;
 
 /// Whether a file of a proposal exists today or is created, deleted or moved there by it.
@@ -253,16 +257,17 @@ fn repair(
     let mut scratch = ledger::Entry::new("propose", workspace_root, Instant::now());
     let attempt = ask(&p.policy, provider, &p.chat(msgs), call, &mut scratch).and_then(|a| {
         d.model_ms += a.ms;
-        read(p, &a.completion.content, &call.watch).map(|c| (c, a.completion.model))
+        alternatives::read_and_choose(p, &a.completion.content, &call.watch, true)
+            .map(|c| (c, a.completion.model))
     });
     // Tokens spent count even when the repair answer is refused.
     d.usage = add_usage(d.usage, scratch.usage);
     match attempt {
-        Ok((cand, model)) => {
+        Ok(((cand, validation), model)) => {
             d.cand = cand;
             d.served_by = model;
             d.repaired = true;
-            d.validation = validate(p, &d.cand, &call.watch)?;
+            d.validation = validation.unwrap_or_default();
             Ok(())
         }
         Err(Error::Cancelled) => Err(Error::Cancelled),
@@ -367,11 +372,14 @@ impl Service {
             Draft::chosen(g)
         } else {
             let answer = ask(&p.policy, &*provider, &p.chat(first), call, entry)?;
-            let cand = read(&p, &answer.completion.content, &call.watch)?;
+            let (cand, validation) = alternatives::read_and_choose(
+                &p,
+                &answer.completion.content,
+                &call.watch,
+                p.validates(),
+            )?;
             let mut d = Draft::new(cand, answer);
-            if p.validates() {
-                d.validation = validate(&p, &d.cand, &call.watch)?;
-            }
+            d.validation = validation.unwrap_or_default();
             d
         };
         if let Opening::RepairOf(_) = opening {

@@ -22,17 +22,14 @@ pub(super) struct Candidate {
     pub(super) warnings: Vec<String>,
 }
 
-/// Stage 3: read one answer into a checked canonical patch, dry-run in memory; a cancellation stops the reading.
-pub(super) fn read(p: &Prepared, answer: &str, watch: &Watch) -> Result<Candidate> {
+/// The located `changes` of one answer (and the reader's `warnings`) as a checked canonical patch, dry-run in
+/// memory (stage 3; [`super::alternatives::read_all`] reads an answer into its alternatives' candidates).
+pub(super) fn candidate(
+    p: &Prepared,
+    changes: Vec<patch::FileChange>,
+    mut warnings: Vec<String>,
+) -> Result<Candidate> {
     let pre_images = &p.selection.files;
-    let cancelled = || watch.is_cancelled();
-    let (changes, mut warnings) = patch::changes_and_notes(
-        answer,
-        p.format,
-        pre_images,
-        &p.selection.focus,
-        patch::Cancel::new(&cancelled),
-    )?;
     if let Some(line) = prompt::copied_example(p.format, &changes, &p.task) {
         return Err(Error::ModelAnswer(format!(
             "the answer copied the prompt's worked example (it adds `{line}`, which neither the files nor the task \

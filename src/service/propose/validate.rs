@@ -21,6 +21,7 @@ use crate::txn;
 /// validation commands there, confined around the copy ([`confine::for_proposal`]: no network, no view of the
 /// workspace, the worker or the home folder; an allowlisted environment). The workspace is only read; the copy is
 /// removed when this returns, whatever happened.
+#[cfg(test)]
 pub(super) fn validate(p: &Prepared, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
     if let Some(known) = p.verdicts.failed(&cand.patch_bytes) {
         return Ok(known);
