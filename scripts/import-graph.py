@@ -14,7 +14,8 @@ It prints every circle (a strongly connected set of modules, with one cycle thro
 parent or ancestor, how a module folder's children see its items, does not count) and every import from a lower
 layer to a higher one (the layers are defined below, from the ground floor up; a module's layer is that of the
 longest prefix listed), then the graph: as text (`A -> B, C`, the default) or as DOT (`--dot`, for Graphviz). Exits
-1 when there is a circle, 2 when there is none but a lower layer imports a higher one, else 0.
+1 when there is a circle, 2 when there is none but a lower layer imports a higher one or a module is in no layer,
+else 0.
 
     scripts/import-graph.py            # circles, layer violations, the graph as text
     scripts/import-graph.py --dot | dot -Tsvg > graph.svg
@@ -32,12 +33,15 @@ CRATE = "local_llm_delegator"
 # From the ground floor up. A module may import its own layer or lower ones, never a higher one.
 LAYERS = [
     ("ground floor", ["error", "names", "screen", "digest", "secret"]),
+    # What this machine can do to confine a check: bubblewrap found and probed, the launch it makes (imports only
+    # the ground floor), so that the policy's machine-dependent defaults can ask it.
+    ("machine", ["confine"]),
     ("patch engine", ["patch"]),
-    ("workspace/policy", ["workspace", "config", "trust", "project"]),
+    ("workspace/policy", ["workspace", "policy", "trust", "project"]),
     # The transaction, and what a request runs besides it: the checks (confined, in a sandbox copy) and the model.
     (
         "txn",
-        ["txn", "checks", "confine", "sandbox"]
+        ["txn", "checks", "sandbox"]
         + ["prompt", "provider", "task", "proposal", "ledger", "spill", "payoff"],
     ),
     ("service", ["service", "calibrate", "doctor"]),
@@ -234,7 +238,8 @@ def main(argv: list) -> int:
                 print(f"{a} -> {', '.join(sorted(graph[a]))}")
     if found:
         return 1
-    return 2 if upward else 0
+    # An upward import, or a module no layer names (place it in LAYERS), fails the stage too.
+    return 2 if upward or unplaced else 0
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ stage() {
 stage "cargo fmt --check" cargo fmt --all -- --check
 stage "cargo clippy" cargo clippy --all-targets --locked --quiet -- -D warnings
 stage "no function in src/ over 100 lines (scripts/fn-lengths.py)" python3 scripts/fn-lengths.py --top 5
+stage "the module graph has no circle and no upward import (scripts/import-graph.py)" python3 scripts/import-graph.py --quiet
 
 echo "== local model server (the suite's own: its own state folder, a free port)"
 URL=$(LOCAL_MODEL_STATE=$SUITE_MODEL_STATE LOCAL_MODEL_PORT=0 scripts/local-model.sh start) || {

@@ -17,14 +17,7 @@ use super::validation::Validation;
 use super::{Policy, RepairAttempts};
 use crate::confine::{self, Isolation};
 
-/// How `[validation] on_propose` was decided for a policy that does not set it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OnPropose {
-    /// On: bubblewrap confines the checks here and the policy has validation commands.
-    On,
-    /// Off, and why (with what to install or set).
-    Off(String),
-}
+pub use super::validation::OnPropose;
 
 /// Whether validation on propose can run confined on this machine: `Err` says why not and what to install.
 pub fn confinement_here() -> std::result::Result<(), String> {

@@ -19,7 +19,7 @@ pub struct Validation {
     pub on_propose: bool,
     /// How `on_propose` was decided when the policy leaves it unset; `None` when it sets it or has no commands.
     #[serde(skip)]
-    pub on_propose_default: Option<crate::policy::defaults::OnPropose>,
+    pub on_propose_default: Option<OnPropose>,
     /// Left out of the sandbox copy: a name matches a file or folder of that name at any depth, a name with `/` that
     /// workspace-relative path.
     pub sandbox_skip: Vec<String>,
@@ -85,6 +85,15 @@ pub const DEFAULT_CHECK_TIMEOUT_SECS: u64 = 300;
 
 /// The folders a sandbox copy leaves out by default.
 pub const DEFAULT_SANDBOX_SKIP: &[&str] = &["target", "node_modules", ".git"];
+
+/// How `[validation] on_propose` was decided for a policy that does not set it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OnPropose {
+    /// On: bubblewrap confines the checks here and the policy has validation commands.
+    On,
+    /// Off, and why (with what to install or set).
+    Off(String),
+}
 
 impl Default for Validation {
     fn default() -> Self {

@@ -11,7 +11,7 @@ use crate::error::{Error, Result, ValidationFailure};
 use crate::workspace::Workspace;
 
 use super::fsat;
-use super::plan::{Planned, permission_bits};
+use super::plan::{Planned, hard_link_refusal, in_lanes, permission_bits, split_rel};
 use super::{Applied, Durability};
 
 /// A failed apply: why, and whether every change was undone (when not, the journal must stay).
@@ -75,36 +75,6 @@ pub(super) struct Written {
 /// How many files are flushed at the same time (each lane but the first is a thread).
 pub(super) const FLUSH_LANES: usize = 16;
 
-/// Run `work` over `items` in up to `lanes` chunks at once (the first on this thread), in order; the first error in
-/// item order wins. Every chunk finishes before this returns, whatever happened to the others.
-pub(super) fn in_lanes<I: Sync, O: Send>(
-    items: &[I],
-    lanes: usize,
-    work: impl Fn(&[I]) -> Result<Vec<O>> + Sync,
-) -> Result<Vec<O>> {
-    let per_lane = items.len().div_ceil(lanes.max(1)).max(1);
-    let mut chunks = items.chunks(per_lane);
-    let Some(first) = chunks.next() else {
-        return Ok(Vec::new());
-    };
-    let results: Vec<Result<Vec<O>>> = std::thread::scope(|s| {
-        let others: Vec<_> = chunks.map(|c| s.spawn(|| work(c))).collect();
-        let mut results = vec![work(first)];
-        for h in others {
-            results.push(
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::io_message("a worker thread panicked"))),
-            );
-        }
-        results
-    });
-    let mut out = Vec::with_capacity(items.len());
-    for r in results {
-        out.extend(r?);
-    }
-    Ok(out)
-}
-
 /// Flush every written file (a created file with its metadata, so its mode too), then each folder that gained an
 /// entry (the folder of a new file, the parent of a new folder), once: after this the apply survives a power loss,
 /// and its journal may go. Until then the journal, flushed before the first write, can undo it. Folders are reached
@@ -159,19 +129,6 @@ pub(super) struct Undo {
     /// For each new file whose folders this apply created: its index in the plan and the index of the first
     /// component of its folder the apply created (every one below it was created too).
     pub(super) created: Vec<(usize, usize)>,
-}
-
-/// The refusal for a file that now has more than one name.
-pub(super) fn hard_link_refusal(rel: &str, links: u64) -> String {
-    format!(
-        "{rel} has {links} hard links; writing it would change the file behind its other names too, which the policy \
-         cannot see. Give it a name of its own (for example `cp {rel} {rel}.tmp && mv {rel}.tmp {rel}`) and propose again"
-    )
-}
-
-/// A workspace-relative path as (its folder, "" at the root; its file name).
-pub(super) fn split_rel(rel: &str) -> (&str, &str) {
-    rel.rsplit_once('/').unwrap_or(("", rel))
 }
 
 /// Handles on the targets' folders (opened from the root one component at a time, without following symlinks), one

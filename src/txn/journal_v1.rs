@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::journal::{FoundJournal, JournalDoc};
+use super::journal_doc::{FoundJournal, JournalDoc};
 
 /// A version 1 journal folder (left by an older worker) that records an apply to `root`, if any.
 pub(super) fn version_1_journal_of(journals: &Path, root: &Path) -> Option<PathBuf> {

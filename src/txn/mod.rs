@@ -39,6 +39,7 @@ mod apply;
 #[cfg(test)]
 mod edge_tests;
 mod journal;
+mod journal_doc;
 mod journal_v1;
 mod lock;
 mod plan;

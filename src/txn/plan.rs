@@ -7,8 +7,50 @@ use crate::patch::canonical::CanonicalFile;
 use crate::patch::plan::{PatchLimits, parse_within, post_image};
 use crate::workspace::{OnDisk, Workspace};
 
-use super::apply::{hard_link_refusal, in_lanes, split_rel};
 use super::fsat;
+
+/// Run `work` over `items` in up to `lanes` chunks at once (the first on this thread), in order; the first error in
+/// item order wins. Every chunk finishes before this returns, whatever happened to the others.
+pub(super) fn in_lanes<I: Sync, O: Send>(
+    items: &[I],
+    lanes: usize,
+    work: impl Fn(&[I]) -> Result<Vec<O>> + Sync,
+) -> Result<Vec<O>> {
+    let per_lane = items.len().div_ceil(lanes.max(1)).max(1);
+    let mut chunks = items.chunks(per_lane);
+    let Some(first) = chunks.next() else {
+        return Ok(Vec::new());
+    };
+    let results: Vec<Result<Vec<O>>> = std::thread::scope(|s| {
+        let others: Vec<_> = chunks.map(|c| s.spawn(|| work(c))).collect();
+        let mut results = vec![work(first)];
+        for h in others {
+            results.push(
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::io_message("a worker thread panicked"))),
+            );
+        }
+        results
+    });
+    let mut out = Vec::with_capacity(items.len());
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// The refusal for a file that now has more than one name.
+pub(super) fn hard_link_refusal(rel: &str, links: u64) -> String {
+    format!(
+        "{rel} has {links} hard links; writing it would change the file behind its other names too, which the policy \
+         cannot see. Give it a name of its own (for example `cp {rel} {rel}.tmp && mv {rel}.tmp {rel}`) and propose again"
+    )
+}
+
+/// A workspace-relative path as (its folder, "" at the root; its file name).
+pub(super) fn split_rel(rel: &str) -> (&str, &str) {
+    rel.rsplit_once('/').unwrap_or(("", rel))
+}
 
 /// One file the transaction will write.
 pub(super) struct Planned {

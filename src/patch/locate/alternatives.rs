@@ -54,7 +54,7 @@ pub fn split(
         let ranges = focus.get(&edit.path).map(Vec::as_slice).unwrap_or(&[]);
         for (hunks, (start, end)) in overlapping(edit, pre, ranges, cancel)? {
             regions.push((
-                format!("{}:{start}-{end}", crate::scope::shown(&edit.path)),
+                format!("{}:{start}-{end}", crate::names::shown(&edit.path)),
                 hunks.len(),
             ));
             groups.push(Group { edit: e, hunks });

@@ -9,7 +9,6 @@ use crate::error::{Error, Result};
 use crate::patch::canonical::CanonicalFile;
 use crate::patch::{self, PreImage};
 use crate::prompt;
-use crate::provider::Watch;
 use crate::workspace::Workspace;
 use crate::service::patch_limits;
 
