@@ -13,6 +13,11 @@
 //! only those; `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
 //! made, model seconds and tokens, and seconds of model time per solved task.
+//!
+//! `cargo bench --locked --bench solve -- --localize` needs no model: for each set of ranking signals
+//! ([`local_llm_delegator::locate::Signals`], added one by one) it ranks each task's places and prints whether the
+//! task's true place (its `line`, or the place after it when the fix `adds` a line) is ranked first, and among the
+//! first three (the places candidates are pinned to). `SOLVE_VERBOSE=1` shows each task's first three.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -50,6 +55,10 @@ struct Totals {
 }
 
 fn run() -> Result<(), String> {
+    if std::env::args().any(|a| a == "--localize") {
+        localize();
+        return Ok(());
+    }
     let url = std::env::var("SOLVE_URL").map_err(|_| {
         "SOLVE_URL is not set: start scripts/local-model.sh and pass its URL".to_string()
     })?;
@@ -225,4 +234,59 @@ fn one(
             line
         }
     })
+}
+
+/// The localization table: top-1 and top-3 of each task's true place, per set of signals.
+fn localize() {
+    use local_llm_delegator::locate::{self, Signals};
+    println!("solve --localize: is the true place ranked first / among the first three? (no model)");
+    let rows = [
+        ("shared rare words (before)", Signals::WORDS),
+        ("+ code fragments", Signals { fragments: true, ..Signals::WORDS }),
+        ("+ prose below code", Signals { fragments: true, prose_below_code: true, insertion: false }),
+        ("+ insertion points", Signals::ALL),
+    ];
+    let verbose = std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1");
+    for (label, signals) in rows {
+        let (mut first, mut three) = (0, 0);
+        let mut missed = Vec::new();
+        for task in tasks::TASKS {
+            let spec: local_llm_delegator::task::Task = serde_json::from_value(json!({
+                "task": task.task,
+                "acceptance_criteria": [task.criterion],
+                "complexity": "low",
+                "files": [task.file],
+            }))
+            .expect("a task");
+            let files = [(
+                task.file.to_string(),
+                Some(local_llm_delegator::patch::PreImage {
+                    text: task.source.to_string(),
+                    mode: local_llm_delegator::patch::MODE_REGULAR,
+                }),
+            )]
+            .into();
+            let ranked = locate::rank(&spec, &files, &Default::default(), signals, 3);
+            let at = ranked
+                .iter()
+                .position(|s| s.line == task.line && s.insert == task.adds);
+            first += usize::from(at == Some(0));
+            three += usize::from(at.is_some());
+            if at != Some(0) {
+                missed.push(format!("{}{}", task.name, if at.is_some() { "" } else { "*" }));
+            }
+            if verbose {
+                let shown: Vec<String> = ranked
+                    .iter()
+                    .map(|s| format!("{}{}", if s.insert { "after " } else { "" }, s.line))
+                    .collect();
+                println!("    {:<15} true {}{:<3} ranked {}", task.name, if task.adds { "after " } else { "" }, task.line, shown.join(", "));
+            }
+        }
+        let n = tasks::TASKS.len();
+        println!(
+            "  {label:<28} top-1 {first:>2}/{n}  top-3 {three:>2}/{n}  not first: {} (*: not in the first three)",
+            missed.join(" ")
+        );
+    }
 }

@@ -1,0 +1,620 @@
+//! Where a task is about: the lines of the selected files, and the places after them for a task that adds a line,
+//! ranked best first. Pure.
+//!
+//! Each signal is measured on its own (the solve bench's `--localize` mode, BENCHMARKS.md section 15) and can be
+//! switched off ([`Signals`]) so that it can be:
+//! - shared rare words: the words and symbols a line shares with the task, each weighted by how rare it is among
+//!   the file's lines, a run of two counted double (the ranking before the others were added);
+//! - code fragments: how small an edit (in tokens) turns part of a line into a code fragment the task writes out
+//!   (`width * height`, `items[-1]`, `"Hello, Ann!"`): a task quotes the line it is about, or the line it wants;
+//! - prose below code: a comment or docstring that merely repeats the task's words ranks below the code;
+//! - insertion points: a task that asks to add a line ranks the places after lines, best where a line defines what
+//!   the new code uses (`name = ...` before `return name`) or where the task says "after ...".
+//!
+//! For the repair round [`named_lines`] reads the places a failing check's output names (Python tracebacks,
+//! `file:line:col` of compilers, pytest's `file:line:`), restricted to the selected files.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::patch::PreImage;
+use crate::patch::focus::{self, Focus};
+use crate::task::Task;
+
+/// Which signals [`rank`] combines. [`Signals::ALL`] is what proposals use; the others are for measuring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signals {
+    /// Score lines by the code fragments the task writes out.
+    pub fragments: bool,
+    /// Rank comments and docstrings below code.
+    pub prose_below_code: bool,
+    /// Rank the places after lines for a task that adds a line.
+    pub insertion: bool,
+}
+
+impl Signals {
+    /// Shared rare words only: the ranking before the other signals.
+    pub const WORDS: Signals = Signals {
+        fragments: false,
+        prose_below_code: false,
+        insertion: false,
+    };
+    /// Every signal.
+    pub const ALL: Signals = Signals {
+        fragments: true,
+        prose_below_code: true,
+        insertion: true,
+    };
+}
+
+/// One ranked place: a line of a selected file to change, or (`insert`) the place after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spot {
+    /// The selected file.
+    pub path: String,
+    /// 1-based line number in the file.
+    pub line: usize,
+    /// The line's text (without its line ending).
+    pub text: String,
+    /// The edit goes after this line instead of replacing it.
+    pub insert: bool,
+}
+
+/// How much a line's best fragment match weighs against its (normalised) shared words.
+const FRAGMENT_WEIGHT: f64 = 2.0;
+/// A comment's or docstring's score is multiplied by this.
+const PROSE_FACTOR: f64 = 0.25;
+/// What a line that defines every name the new code uses adds to an insertion point after it.
+const DEFINES_WEIGHT: f64 = 1.5;
+/// What the words the task writes after "after" add to the insertion point after a line holding them.
+const AFTER_WEIGHT: f64 = 1.0;
+
+/// The places the task most likely means, best first, at most `max`, distinct by file, text and kind (a place is
+/// pinned by its text). Each existing selected file's non-blank lines (inside its ranges, when narrowed) are
+/// scored; places that score nothing are left out.
+pub fn rank(
+    spec: &Task,
+    files: &BTreeMap<String, Option<PreImage>>,
+    focus: &Focus,
+    signals: Signals,
+    max: usize,
+) -> Vec<Spot> {
+    let asked = asked_text(spec);
+    let asked_terms = Terms::of(&asked);
+    let fragments = if signals.fragments {
+        fragments(&spec.task)
+    } else {
+        Vec::new()
+    };
+    let adds = signals.insertion && asks_to_add(&spec.task);
+    let new_names: HashSet<String> = fragments
+        .iter()
+        .flatten()
+        .filter(|t| is_name(t))
+        .cloned()
+        .collect();
+    let after_terms = Terms::of(&after_phrase(&spec.task));
+    let mut scored: Vec<(f64, Spot)> = Vec::new();
+    for (path, pre) in files {
+        let Some(pre) = pre else { continue };
+        let lines = shown_lines(&pre.text, focus.get(path).map(Vec::as_slice));
+        let words = word_scores(&lines, &asked_terms);
+        let top = words.iter().copied().fold(0.0, f64::max);
+        let after = word_scores(&lines, &after_terms);
+        let after_top = after.iter().copied().fold(0.0, f64::max);
+        let prose = prose_lines(&pre.text);
+        for (k, (i, line)) in lines.iter().enumerate() {
+            let tokens = tokens(line);
+            let frag = fragments
+                .iter()
+                .map(|f| fragment_match(f, &tokens))
+                .fold(0.0, f64::max);
+            let mut s = if signals.fragments {
+                words[k] / top.max(f64::MIN_POSITIVE) + FRAGMENT_WEIGHT * frag
+            } else {
+                words[k]
+            };
+            let is_prose = prose.get(*i).copied().unwrap_or(false);
+            if signals.prose_below_code && is_prose {
+                s *= PROSE_FACTOR;
+            }
+            let spot = |insert| Spot {
+                path: path.clone(),
+                line: i + 1,
+                text: line.to_string(),
+                insert,
+            };
+            if s > 0.0 {
+                scored.push((s, spot(false)));
+            }
+            if adds && !is_prose {
+                let defined = defines(&tokens);
+                let used = new_names.iter().filter(|n| defined.contains(*n)).count();
+                let flow = if new_names.is_empty() {
+                    0.0
+                } else {
+                    used as f64 / new_names.len() as f64
+                };
+                let w = words[k] / top.max(f64::MIN_POSITIVE);
+                let named = after[k] / after_top.max(f64::MIN_POSITIVE);
+                let s = w + DEFINES_WEIGHT * flow + AFTER_WEIGHT * named;
+                if s > 0.0 {
+                    // Ahead of the replacement of the same line when the task asks to add one.
+                    scored.push((s + 0.5, spot(true)));
+                }
+            }
+        }
+    }
+    // Best first; among equals the earlier line (stable over the files' order).
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut seen = HashSet::new();
+    scored
+        .into_iter()
+        .map(|(_, s)| s)
+        .filter(|s| seen.insert((s.path.clone(), s.text.clone(), s.insert)))
+        .take(max)
+        .collect()
+}
+
+/// The task, its acceptance criteria, plan and context: the text the shared words are taken from.
+fn asked_text(spec: &Task) -> String {
+    let mut asked = spec.task.clone();
+    for t in spec
+        .acceptance_criteria
+        .iter()
+        .chain(&spec.plan)
+        .chain(spec.context.iter())
+    {
+        asked.push('\n');
+        asked.push_str(t);
+    }
+    asked
+}
+
+/// The distinct non-blank lines of a file inside `ranges` (all, without), with their 0-based index.
+fn shown_lines<'a>(
+    text: &'a str,
+    ranges: Option<&[focus::LineRange]>,
+) -> Vec<(usize, &'a str)> {
+    let mut seen = HashSet::new();
+    text.lines()
+        .enumerate()
+        .filter(|(i, _)| ranges.is_none_or(|r| focus::contains(r, *i)))
+        .map(|(i, l)| (i, l.strip_suffix('\r').unwrap_or(l)))
+        .filter(|(_, l)| !l.trim().is_empty() && seen.insert(*l))
+        .collect()
+}
+
+/// Each line's shared-word score: the rarity (1 / lines holding it) of each word it shares with the task, and
+/// twice that of each pair of neighbouring terms the task also writes side by side.
+fn word_scores(lines: &[(usize, &str)], asked: &Terms) -> Vec<f64> {
+    let terms: Vec<Terms> = lines.iter().map(|(_, l)| Terms::of(l)).collect();
+    let mut lines_with: HashMap<&str, usize> = HashMap::new();
+    for t in &terms {
+        for term in t.words.iter().chain(&t.pairs) {
+            *lines_with.entry(term.as_str()).or_default() += 1;
+        }
+    }
+    let rarity = |t: &String| 1.0 / lines_with.get(t.as_str()).copied().unwrap_or(1).max(1) as f64;
+    terms
+        .iter()
+        .map(|t| {
+            let words: f64 = t
+                .words
+                .iter()
+                .filter(|w| asked.words.contains(*w))
+                .map(rarity)
+                .sum();
+            let pairs: f64 = t
+                .pairs
+                .iter()
+                .filter(|p| asked.pairs.contains(*p))
+                .map(|p| 2.0 * rarity(p))
+                .sum();
+            words + pairs
+        })
+        .collect()
+}
+
+/// The terms of a text: its words (lower case, a plural `s` dropped) and symbols, and each pair of neighbouring
+/// terms.
+struct Terms {
+    words: HashSet<String>,
+    pairs: HashSet<String>,
+}
+
+impl Terms {
+    fn of(text: &str) -> Terms {
+        let mut seq: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        let push = |w: &mut String, seq: &mut Vec<String>| {
+            if !w.is_empty() {
+                let mut t = w.to_lowercase();
+                if t.len() > 3 && t.ends_with('s') && !t.ends_with("ss") {
+                    t.pop();
+                }
+                seq.push(t);
+                w.clear();
+            }
+        };
+        for c in text.chars() {
+            if c.is_alphanumeric() || c == '_' {
+                cur.push(c);
+                continue;
+            }
+            push(&mut cur, &mut seq);
+            if !c.is_whitespace()
+                && !matches!(c, '.' | ',' | ';' | ':' | '"' | '\'' | '`' | '(' | ')')
+            {
+                seq.push(c.to_string());
+            }
+        }
+        push(&mut cur, &mut seq);
+        Terms {
+            pairs: seq
+                .windows(2)
+                .map(|w| format!("{} {}", w[0], w[1]))
+                .collect(),
+            words: seq.into_iter().collect(),
+        }
+    }
+}
+
+/// A text's code tokens: names and numbers, string quotes, and operators (two-character ones such as `>=`, `**`,
+/// `+=` kept whole); whitespace dropped.
+fn tokens(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.push(chars[start..i].iter().collect());
+            continue;
+        }
+        if !c.is_whitespace() {
+            let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
+            if TWO_CHAR_OPS.contains(&two.as_str()) {
+                out.push(two);
+                i += 2;
+                continue;
+            }
+            out.push(c.to_string());
+        }
+        i += 1;
+    }
+    out
+}
+
+const TWO_CHAR_OPS: &[&str] = &[
+    ">=", "<=", "==", "!=", "**", "//", "+=", "-=", "*=", "/=", "->", "&&", "||", "::", "<<", ">>",
+];
+
+/// Words that are code when next to code (`return name`, `not ratings`).
+const KEYWORDS: &[&str] = &[
+    "return", "not", "if", "in", "is", "and", "or", "None", "True", "False", "def", "for", "import", "lambda",
+];
+
+/// Whether a token is a name (an identifier, not a number or a symbol).
+fn is_name(t: &str) -> bool {
+    t.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && !KEYWORDS.contains(&t)
+}
+
+/// The code fragments a task writes out, each as its tokens: its backtick spans, and runs of code among its prose
+/// (operators, brackets, numbers, quoted strings, names joined to them, `snake_case` or `CAPS` names, and code
+/// keywords before them). A fragment of one token only counts when it is a quoted string.
+pub(crate) fn fragments(task: &str) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut prose = String::new();
+    for (k, part) in task.split('`').enumerate() {
+        if k % 2 == 1 {
+            out.push(tokens(part));
+        } else {
+            prose.push_str(part);
+            prose.push(' ');
+        }
+    }
+    for run in code_runs(&prose) {
+        let t = tokens(&run);
+        let one_string = t.len() >= 3 && t[0] == "\"";
+        if t.len() >= 2 || one_string {
+            out.push(t);
+        }
+    }
+    out.retain(|f| !f.is_empty());
+    out
+}
+
+/// The runs of code in prose: words and symbols split where a sentence's punctuation (`;`, `:` before a space, a
+/// `.` or `,` outside brackets before a space) or a plain word stands; a plain word next to an operator, a bracket or
+/// a code keyword joins the run.
+fn code_runs(prose: &str) -> Vec<String> {
+    // Words separated by spaces; punctuation that ends a sentence part splits too.
+    let mut pieces: Vec<(String, bool)> = Vec::new(); // (piece, ends a part)
+    let mut depth = 0i32;
+    let mut in_string = false;
+    for word in prose.split_whitespace() {
+        for c in word.chars() {
+            match c {
+                '"' => in_string = !in_string,
+                '(' | '[' | '{' if !in_string => depth += 1,
+                ')' | ']' | '}' if !in_string => depth = (depth - 1).max(0),
+                _ => {}
+            }
+        }
+        let mut w = word.to_string();
+        let mut ends = false;
+        while !in_string {
+            let Some(last) = w.chars().last() else { break };
+            let splits = matches!(last, ';' | '?' | '!')
+                || (last == ':' && !w.ends_with("\":"))
+                || (matches!(last, '.' | ',') && depth == 0);
+            if !splits {
+                break;
+            }
+            w.pop();
+            ends = true;
+        }
+        pieces.push((w, ends));
+    }
+    let codey = |w: &str| {
+        w.chars()
+            .any(|c| (!c.is_alphanumeric() && c != '\'' && c != '-') || c.is_ascii_digit())
+            || w.contains('_')
+            || (w.len() > 1 && w.chars().all(|c| c.is_uppercase() || c == '_'))
+    };
+    let mut inside: Vec<bool> = pieces.iter().map(|(w, _)| codey(w)).collect();
+    // A keyword or a plain name next to code joins it (twice: `return name`, `if not ratings`).
+    for _ in 0..2 {
+        let now = inside.clone();
+        for k in 0..pieces.len() {
+            if now[k] || pieces[k].0.is_empty() {
+                continue;
+            }
+            let prev = k > 0 && now[k - 1] && !pieces[k - 1].1;
+            let next = k + 1 < pieces.len() && now[k + 1] && !pieces[k].1;
+            let keyword = KEYWORDS.contains(&pieces[k].0.as_str());
+            let after_keyword = k > 0
+                && KEYWORDS.contains(&pieces[k - 1].0.as_str())
+                && !pieces[k - 1].1;
+            if (prev && operator(&pieces[k - 1].0))
+                || (next && (keyword || operator(&pieces[k + 1].0)))
+                || after_keyword
+            {
+                inside[k] = true;
+            }
+        }
+    }
+    let mut runs = Vec::new();
+    let mut cur: Vec<&str> = Vec::new();
+    for (k, (w, ends)) in pieces.iter().enumerate() {
+        if inside[k] && !w.is_empty() {
+            cur.push(w);
+        } else if !cur.is_empty() {
+            runs.push(cur.join(" "));
+            cur.clear();
+        }
+        if *ends && !cur.is_empty() {
+            runs.push(cur.join(" "));
+            cur.clear();
+        }
+    }
+    if !cur.is_empty() {
+        runs.push(cur.join(" "));
+    }
+    runs
+}
+
+/// Whether a piece of prose is an operator on its own (`*`, `>=`, `+`).
+fn operator(w: &str) -> bool {
+    !w.is_empty() && w.chars().all(|c| "+-*/%<>=!&|^~".contains(c))
+}
+
+/// How well the line's tokens hold the fragment: 1 - (the fewest token edits that turn some run of the line into the
+/// fragment) / the fragment's length (at least 4, so a short fragment says less), never below 0.
+fn fragment_match(fragment: &[String], line: &[String]) -> f64 {
+    let m = fragment.len();
+    if m == 0 || line.is_empty() {
+        return 0.0;
+    }
+    // Semi-global alignment: the fragment whole, against any run of the line.
+    let mut prev: Vec<usize> = vec![0; line.len() + 1];
+    for (i, f) in fragment.iter().enumerate() {
+        let mut cur = vec![i + 1; line.len() + 1];
+        for (j, l) in line.iter().enumerate() {
+            let same = f.eq_ignore_ascii_case(l);
+            cur[j + 1] = (prev[j] + usize::from(!same))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    let best = prev.iter().copied().min().unwrap_or(m);
+    (m.saturating_sub(best)) as f64 / m.max(4) as f64
+}
+
+/// Whether the task asks to add a line rather than change one.
+fn asks_to_add(task: &str) -> bool {
+    let t = task.to_lowercase();
+    ["add ", "insert", "append", "never returns", "missing", "lacks", "has no ", "forgot"]
+        .iter()
+        .any(|w| t.contains(w))
+}
+
+/// The words a task writes after "after" (up to the end of its sentence part): the line it wants a new one after.
+fn after_phrase(task: &str) -> String {
+    let lower = task.to_lowercase();
+    let mut out = String::new();
+    let mut rest = lower.as_str();
+    while let Some(at) = rest.find("after ") {
+        let tail = &rest[at + 6..];
+        let end = tail.find([';', ':', '\n']).unwrap_or(tail.len());
+        out.push_str(&tail[..end]);
+        out.push(' ');
+        rest = &tail[end..];
+    }
+    out
+}
+
+/// The names a line of code defines: those assigned (`a, b = ...`, `n += 1`), a `for` loop's, a `def`'s parameters,
+/// `import` and `as` names.
+fn defines(tokens: &[String]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let first = tokens.first().map(String::as_str);
+    if first == Some("def") {
+        let open = tokens.iter().position(|t| t == "(");
+        for t in tokens.iter().skip(open.map_or(tokens.len(), |o| o + 1)) {
+            if t == ")" {
+                break;
+            }
+            if is_name(t) {
+                out.insert(t.clone());
+            }
+        }
+        return out;
+    }
+    if first == Some("for") {
+        for t in tokens.iter().skip(1).take_while(|t| *t != "in") {
+            if is_name(t) {
+                out.insert(t.clone());
+            }
+        }
+        return out;
+    }
+    if let Some(eq) = tokens
+        .iter()
+        .position(|t| matches!(t.as_str(), "=" | "+=" | "-=" | "*=" | "/="))
+    {
+        let mut depth = 0i32;
+        for t in &tokens[..eq] {
+            match t.as_str() {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                _ if depth == 0 && is_name(t) => {
+                    out.insert(t.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+    for w in tokens.windows(2) {
+        if (w[0] == "import" || w[0] == "as") && is_name(&w[1]) {
+            out.insert(w[1].clone());
+        }
+    }
+    out
+}
+
+/// For each line of a text (0-based), whether it is prose rather than code: a comment (`#`, `//`, `/*`, `*`), or a
+/// line of a docstring or other string standing alone (`"""..."""`, a triple-quoted block).
+fn prose_lines(text: &str) -> Vec<bool> {
+    let mut out = Vec::new();
+    let mut open: Option<&str> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(q) = open {
+            out.push(true);
+            if t.contains(q) {
+                open = None;
+            }
+            continue;
+        }
+        let comment = t.starts_with('#')
+            || t.starts_with("//")
+            || t.starts_with("/*")
+            || (t.starts_with('*') && !t.starts_with("**"));
+        let quote = ["\"\"\"", "'''"].into_iter().find(|q| t.starts_with(q));
+        if let Some(q) = quote {
+            if t.len() < 2 * q.len() || !t[q.len()..].contains(q) {
+                open = Some(q);
+            }
+            out.push(true);
+            continue;
+        }
+        out.push(comment);
+    }
+    out
+}
+
+/// The places of the selected files a failing check's output names, most telling first: the frames of Python
+/// tracebacks (`File "PATH", line N`), innermost first, then `PATH:N:` (compilers' `PATH:N:M`, pytest's `PATH:N:`)
+/// in the order written. A path matches a selected file when it is the file's path or ends with `/` and it (the
+/// check ran in a copy of the workspace). Each place once.
+pub fn named_lines(output: &str, selected: &[&str]) -> Vec<(String, usize)> {
+    let matches = |p: &str| -> Option<String> {
+        let p = p.trim();
+        selected
+            .iter()
+            .find(|s| p == **s || p.strip_prefix("./") == Some(**s) || p.ends_with(&format!("/{s}")))
+            .map(|s| s.to_string())
+    };
+    let mut frames = Vec::new();
+    let mut located = Vec::new();
+    for line in output.lines() {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("File \"") {
+            let Some((path, tail)) = rest.split_once('"') else { continue };
+            let n = tail
+                .trim_start_matches(',')
+                .trim_start()
+                .strip_prefix("line ")
+                .map(|n| n.chars().take_while(char::is_ascii_digit).collect::<String>());
+            if let (Some(f), Some(Ok(n))) = (matches(path), n.map(|n| n.parse::<usize>())) {
+                frames.push((f, n));
+            }
+            continue;
+        }
+        for word in t.split_whitespace() {
+            let mut parts = word.splitn(3, ':');
+            let (Some(path), Some(n)) = (parts.next(), parts.next()) else { continue };
+            if parts.next().is_none() && !word.ends_with(':') {
+                continue;
+            }
+            if let (Some(f), Ok(n)) = (matches(path), n.parse::<usize>()) {
+                located.push((f, n));
+            }
+        }
+    }
+    frames.reverse();
+    let mut seen = HashSet::new();
+    frames
+        .into_iter()
+        .chain(located)
+        .filter(|p| p.1 > 0 && seen.insert(p.clone()))
+        .collect()
+}
+
+/// The line of `pre` that line `n` (1-based) of `post` stands for, when `post` is `pre` with one region changed (the
+/// lines they share at the start and the end kept): a line of the shared start or end maps to itself; a line in the
+/// changed region to the region's first line in `pre` (the line the edit replaced), or, when the edit only added
+/// lines, to the line before them.
+pub fn line_before_edit(pre: &str, post: &str, n: usize) -> Option<usize> {
+    let a: Vec<&str> = pre.lines().collect();
+    let b: Vec<&str> = post.lines().collect();
+    if n == 0 || n > b.len() {
+        return None;
+    }
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let i = n - 1;
+    if i < prefix {
+        return Some(n);
+    }
+    if i >= b.len() - suffix {
+        return Some(i + a.len() - b.len() + 1);
+    }
+    if a.len() - suffix > prefix {
+        Some(prefix + 1)
+    } else {
+        (prefix > 0).then_some(prefix)
+    }
+}
