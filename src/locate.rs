@@ -134,11 +134,11 @@ pub fn rank(
                 } else {
                     used as f64 / new_names.len() as f64
                 };
-                let w = words[k] / top.max(f64::MIN_POSITIVE);
                 let named = after[k] / after_top.max(f64::MIN_POSITIVE);
-                let s = w + DEFINES_WEIGHT * flow + AFTER_WEIGHT * named;
+                // The line's own score too (a new line like it goes beside it), so that the place after a line
+                // ranks ahead of its replacement when the task asks to add one.
+                let s = s + DEFINES_WEIGHT * flow + AFTER_WEIGHT * named;
                 if s > 0.0 {
-                    // Ahead of the replacement of the same line when the task asks to add one.
                     scored.push((s + 0.5, spot(true)));
                 }
             }
@@ -362,7 +362,8 @@ fn code_runs(prose: &str) -> Vec<String> {
         pieces.push((w, ends));
     }
     let codey = |w: &str| {
-        w.chars()
+        operator(w)
+            || w.chars()
             .any(|c| (!c.is_alphanumeric() && c != '\'' && c != '-') || c.is_ascii_digit())
             || w.contains('_')
             || (w.len() > 1 && w.chars().all(|c| c.is_uppercase() || c == '_'))
@@ -414,8 +415,8 @@ fn operator(w: &str) -> bool {
     !w.is_empty() && w.chars().all(|c| "+-*/%<>=!&|^~".contains(c))
 }
 
-/// How well the line's tokens hold the fragment: 1 - (the fewest token edits that turn some run of the line into the
-/// fragment) / the fragment's length (at least 4, so a short fragment says less), never below 0.
+/// How well the line's tokens hold the fragment: the square of 1 - (the fewest token edits that turn some run of the
+/// line into the fragment) / the fragment's length (at least 4, so a short fragment says less), never below 0.
 fn fragment_match(fragment: &[String], line: &[String]) -> f64 {
     let m = fragment.len();
     if m == 0 || line.is_empty() {
@@ -434,7 +435,9 @@ fn fragment_match(fragment: &[String], line: &[String]) -> f64 {
         prev = cur;
     }
     let best = prev.iter().copied().min().unwrap_or(m);
-    (m.saturating_sub(best)) as f64 / m.max(4) as f64
+    let kept = (m.saturating_sub(best)) as f64 / m.max(4) as f64;
+    // Squared: a line one token from the fragment says much more than one half of it away.
+    kept * kept
 }
 
 /// Whether the task asks to add a line rather than change one.
@@ -616,5 +619,216 @@ pub fn line_before_edit(pre: &str, post: &str, n: usize) -> Option<usize> {
         Some(prefix + 1)
     } else {
         (prefix > 0).then_some(prefix)
+    }
+}
+
+/// The place a repair round is pinned to: the first place in a selected file that the failing check's output names
+/// ([`named_lines`]; the check ran on the files with the previous edit in `changes`, so its line numbers are mapped
+/// back to the files as the model is shown them, [`line_before_edit`]), when that line is a non-blank line the
+/// model may edit (inside the file's ranges, when narrowed). `None` when the output names no such place.
+pub fn failing_place(
+    output: &str,
+    files: &BTreeMap<String, Option<PreImage>>,
+    focus: &Focus,
+    changes: &[crate::patch::FileChange],
+) -> Option<Spot> {
+    let selected: Vec<&str> = files
+        .iter()
+        .filter(|(_, f)| f.is_some())
+        .map(|(p, _)| p.as_str())
+        .collect();
+    named_lines(output, &selected).into_iter().find_map(|(path, n)| {
+        let pre = files.get(&path)?.as_ref()?;
+        let n = match changes.iter().find(|c| c.path == path) {
+            Some(c) => line_before_edit(&pre.text, &String::from_utf8_lossy(&c.post), n)?,
+            None => n,
+        };
+        let text = pre.text.lines().nth(n - 1)?;
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        let inside = focus.get(&path).is_none_or(|r| focus::contains(r, n - 1));
+        (inside && !text.trim().is_empty()).then(|| Spot {
+            path: path.clone(),
+            line: n,
+            text: text.to_string(),
+            insert: false,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::MODE_REGULAR;
+
+    fn file(text: &str) -> BTreeMap<String, Option<PreImage>> {
+        [(
+            "m.py".to_string(),
+            Some(PreImage {
+                text: text.into(),
+                mode: MODE_REGULAR,
+            }),
+        )]
+        .into()
+    }
+
+    fn task(t: &str) -> Task {
+        Task {
+            task: t.into(),
+            ..Task::default()
+        }
+    }
+
+    fn top(t: &str, text: &str, signals: Signals) -> Vec<(usize, bool)> {
+        rank(&task(t), &file(text), &Focus::new(), signals, 3)
+            .iter()
+            .map(|s| (s.line, s.insert))
+            .collect()
+    }
+
+    #[test]
+    fn the_lines_sharing_the_tasks_rare_words_rank_first_and_lines_sharing_nothing_are_left_out() {
+        let text = "def area(width, height):\n    return width * width\n\n\ndef perimeter(width, height):\n    return 2 * (width + height)\n";
+        let t = "area returns width * width; it must return width * height.";
+        for signals in [Signals::WORDS, Signals::ALL] {
+            let ranked = top(t, text, signals);
+            assert_eq!(ranked[0], (2, false), "{signals:?}: {ranked:?}");
+            assert_eq!(ranked.len(), 3);
+        }
+        assert!(top("Make it better", text, Signals::ALL).is_empty());
+    }
+
+    #[test]
+    fn a_docstring_repeating_the_task_ranks_below_the_code_line() {
+        let text = "\"\"\"Shipping: the shipping fee is waived for orders over the free shipping limit.\"\"\"\n\nLIMIT = 50\n\n\ndef fee(total):\n    if total > LIMIT:\n        return 0\n    return 5\n";
+        let t = "The shipping fee must also be waived for an order of exactly the free shipping limit: total >= LIMIT.";
+        assert_eq!(top(t, text, Signals::WORDS)[0], (1, false), "the docstring, before");
+        let ranked = top(t, text, Signals::ALL);
+        assert_eq!(ranked[0], (7, false), "{ranked:?}");
+        // A comment too, and a docstring over several lines.
+        let text = "def fee(total):\n    # the shipping fee is waived over the free shipping limit\n    \"\"\"Fee.\n    The shipping fee is waived for orders over the free shipping limit.\n    \"\"\"\n    if total > LIMIT:\n        return 0\n";
+        let ranked = top(t, text, Signals::ALL);
+        assert_eq!(ranked[0], (6, false), "{ranked:?}");
+    }
+
+    #[test]
+    fn the_line_one_small_edit_from_the_tasks_code_fragment_ranks_above_a_rare_function_name() {
+        let text = "def normalize_email_address(value, domain):\n    value = value.strip(\" \")\n    return value.upper()\n";
+        let t = "normalize_email_address must lowercase the address: value.lower().";
+        let words = top(t, text, Signals::WORDS);
+        assert_eq!(words[0], (1, false), "the rare name, before: {words:?}");
+        let ranked = top(t, text, Signals::ALL);
+        assert_eq!(ranked[0], (3, false), "{ranked:?}");
+    }
+
+    #[test]
+    fn a_quoted_string_of_the_task_finds_the_line_holding_most_of_it() {
+        let text = "def greeting(name):\n    return \"Hello, \" + name\n\n\ndef farewell(name):\n    return \"Goodbye, \" + name\n";
+        let ranked = top("It must say \"Hello, Ann!\" for Ann.", text, Signals::ALL);
+        assert_eq!(ranked[0], (2, false), "{ranked:?}");
+    }
+
+    #[test]
+    fn the_tasks_code_fragments_are_read_out_of_its_prose() {
+        let f = |t: &str| -> Vec<String> { fragments(t).iter().map(|f| f.join(" ")).collect() };
+        assert_eq!(
+            f("In shop.py, with_discount adds it; it must subtract it (price - price * percent / 100)."),
+            vec!["shop . py", "( price - price * percent / 100 )"]
+        );
+        assert_eq!(f("last returns items[1]; it must return items[-1]."), vec![
+            "items [ 1 ]",
+            "return items [ - 1 ]"
+        ]);
+        assert_eq!(f("Use `a - b` instead"), vec!["a - b"]);
+        assert_eq!(f("it must return name."), vec!["return name"]);
+        assert!(f("Make the greeting friendlier").is_empty());
+    }
+
+    #[test]
+    fn a_task_that_adds_a_line_ranks_the_place_after_the_line_defining_what_it_uses() {
+        let text = "def full_name(first, last):\n    name = first + \" \" + last\n\n\ndef initials(first, last):\n    return first[0] + last[0]\n";
+        let t = "full_name builds the name but never returns it; it must return name.";
+        assert!(top(t, text, Signals::WORDS).iter().all(|s| !s.1), "no insertion before");
+        let ranked = top(t, text, Signals::ALL);
+        assert_eq!(ranked[0], (2, true), "{ranked:?}");
+        // A task that asks for no new line gets no insertion point.
+        let ranked = top("full_name must join with a dash: first + \"-\" + last", text, Signals::ALL);
+        assert!(ranked.iter().all(|s| !s.1), "{ranked:?}");
+    }
+
+    #[test]
+    fn the_line_a_task_says_to_add_after_is_the_first_insertion_point() {
+        let text = "DEFAULTS = {\n    \"host\": \"localhost\",\n    \"port\": 8080,\n}\n";
+        let ranked = top("DEFAULTS has no timeout; add the entry \"timeout\": 30, after the port.", text, Signals::ALL);
+        assert_eq!(ranked[0], (3, true), "{ranked:?}");
+        let text = "def collect(items):\n    seen = []\n    for item in items:\n        item = item.strip()\n    return seen\n";
+        let ranked = top("collect never keeps an item: after it strips the item it must add seen.append(item).", text, Signals::ALL);
+        assert_eq!(ranked[0], (4, true), "{ranked:?}");
+    }
+
+    #[test]
+    fn ranked_places_are_distinct_by_text() {
+        let text = "def best(s):\n    return min(s)\n\n\ndef worst(s):\n    return min(s)\n";
+        let ranked = rank(&task("best must return max(s), not min(s)"), &file(text), &Focus::new(), Signals::ALL, 5);
+        let texts: Vec<&str> = ranked.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(texts.iter().filter(|t| **t == "    return min(s)").count(), 1, "{texts:?}");
+        assert_eq!(ranked[0].line, 2);
+    }
+
+    #[test]
+    fn a_python_traceback_names_its_innermost_selected_frame_first() {
+        let out = "Traceback (most recent call last):\n  File \"/tmp/copy/test_geo.py\", line 2, in <module>\n    assert area(3, 4) == 12\n  File \"/tmp/copy/src/geo.py\", line 7, in area\n    return helper(w)\n  File \"/tmp/copy/src/geo.py\", line 3, in helper\n    return w / 0\n  File \"/usr/lib/python3/x.py\", line 9\nZeroDivisionError: division by zero\n";
+        assert_eq!(
+            named_lines(out, &["src/geo.py"]),
+            vec![("src/geo.py".to_string(), 3), ("src/geo.py".to_string(), 7)]
+        );
+        assert!(named_lines(out, &["o.py"]).is_empty(), "only whole path components match");
+    }
+
+    #[test]
+    fn compiler_and_pytest_file_lines_are_read_in_order() {
+        let out = "src/lib.rs:12:5: error[E0308]: mismatched types\nerror: aborting\ntests/t.py:40: AssertionError\nsrc/lib.rs:3:1: note\nsrc/lib.rs:12:5: again\nREADME:x: no\n";
+        assert_eq!(
+            named_lines(out, &["src/lib.rs", "tests/t.py"]),
+            vec![
+                ("src/lib.rs".to_string(), 12),
+                ("tests/t.py".to_string(), 40),
+                ("src/lib.rs".to_string(), 3)
+            ]
+        );
+        assert!(named_lines(out, &["other.rs"]).is_empty());
+    }
+
+    #[test]
+    fn a_line_of_the_edited_file_maps_back_to_the_line_it_stands_for() {
+        let pre = "a\nb\nc\nd\n";
+        let post = "a\nB1\nB2\nc\nd\n";
+        assert_eq!(line_before_edit(pre, post, 1), Some(1));
+        assert_eq!(line_before_edit(pre, post, 2), Some(2), "the replaced line");
+        assert_eq!(line_before_edit(pre, post, 3), Some(2));
+        assert_eq!(line_before_edit(pre, post, 4), Some(3), "after the edit, shifted");
+        assert_eq!(line_before_edit(pre, post, 5), Some(4));
+        assert_eq!(line_before_edit(pre, post, 6), None);
+        assert_eq!(line_before_edit(pre, "a\nb\nnew\nc\nd\n", 3), Some(2), "an insertion: the line before");
+    }
+
+    #[test]
+    fn the_repair_place_is_the_named_line_as_the_model_was_shown_it() {
+        let files = file("def f(x):\n    y = x\n    return y / 0\n");
+        let change = crate::patch::FileChange {
+            path: "m.py".into(),
+            pre: None,
+            post: b"def f(x):\n    y = x\n    z = 1\n    return y / 0\n".to_vec(),
+            mode: MODE_REGULAR,
+            hunks: vec![],
+            op: Default::default(),
+        };
+        let out = "  File \"/c/m.py\", line 4, in f\nZeroDivisionError\n";
+        let s = failing_place(out, &files, &Focus::new(), &[change]).unwrap();
+        assert_eq!((s.line, s.text.as_str(), s.insert), (3, "    return y / 0", false));
+        assert!(failing_place("  File \"/c/other.py\", line 1\n", &files, &Focus::new(), &[]).is_none());
+        let mut focus = Focus::new();
+        focus.insert("m.py".into(), vec![focus::LineRange { start: 1, end: 1 }]);
+        assert!(failing_place("m.py:3: x\n", &files, &focus, &[]).is_none(), "outside the ranges");
+        assert_eq!(failing_place("m.py:3: x\n", &files, &Focus::new(), &[]).unwrap().line, 3);
     }
 }

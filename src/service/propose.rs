@@ -17,6 +17,7 @@ use crate::confine;
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 use crate::ledger;
+use crate::locate;
 use crate::patch::{self, HunkReport, PreImage, reader::AnswerFormat};
 use crate::prompt;
 use crate::proposal::NewProposal;
@@ -327,14 +328,15 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
     let pinned = match (&schema, policy.candidates()) {
         (Some(_), k) if k > 1 => {
             let bounds = prompt::SchemaBounds::for_complexity(&req.task.complexity);
-            prompt::likely_lines(
+            locate::rank(
                 &req.task,
                 &selection.files,
                 &selection.focus,
+                locate::Signals::ALL,
                 k as usize - 1,
             )
             .iter()
-            .map(|(path, line)| prompt::pinned_schema(path, line, bounds))
+            .map(|s| prompt::pinned_schema(&s.path, &s.text, s.insert, bounds))
             .collect()
         }
         _ => Vec::new(),
@@ -652,8 +654,21 @@ fn repair(
     let msgs = prompt::repair_messages(&p.messages, &d.cand.patch_text, &report);
     d.repair_reason = Some(prompt::tail(&report, prompt::REPAIR_OUTPUT_BYTES));
     d.repair_spent = true;
+    let mut chat = p.chat(msgs);
+    // Pinned to the line the failing output names, when it names one in a selected file.
+    if p.schema.is_some()
+        && let Some(s) = locate::failing_place(
+            &report,
+            &p.selection.files,
+            &p.selection.focus,
+            &d.cand.changes,
+        )
+    {
+        let bounds = prompt::SchemaBounds::for_complexity(&p.task.complexity);
+        chat.json_schema = Some(prompt::pinned_schema(&s.path, &s.text, false, bounds));
+    }
     let mut scratch = ledger::Entry::new("propose", workspace_root, Instant::now());
-    let attempt = ask(&p.policy, provider, &p.chat(msgs), call, &mut scratch).and_then(|a| {
+    let attempt = ask(&p.policy, provider, &chat, call, &mut scratch).and_then(|a| {
         d.model_ms += a.ms;
         read(p, &a.completion.content, &call.watch).map(|c| (c, a.completion.model))
     });
