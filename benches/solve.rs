@@ -15,7 +15,7 @@
 //! made, model seconds and tokens, and seconds of model time per solved task.
 //!
 //! `cargo bench --locked --bench solve -- --localize` needs no model: for each set of ranking signals
-//! ([`local_llm_delegator::locate::Signals`], added one by one) it ranks each task's places and prints whether the
+//! ([`local_llm_delegator::locate_rank::Signals`], added one by one) it ranks each task's places and prints whether the
 //! task's true place (its `line`, or the place after it when the fix `adds` a line) is ranked first, and among the
 //! first three (the places candidates are pinned to). `SOLVE_VERBOSE=1` shows each task's first three.
 //!
@@ -246,12 +246,27 @@ fn one(
 
 /// The localization table: top-1 and top-3 of each task's true place, per set of signals.
 fn localize() {
-    use local_llm_delegator::locate::{self, Signals};
-    println!("solve --localize: is the true place ranked first / among the first three? (no model)");
+    use local_llm_delegator::locate_rank::{self as locate, Signals};
+    println!(
+        "solve --localize: is the true place ranked first / among the first three? (no model)"
+    );
     let rows = [
         ("shared rare words (before)", Signals::WORDS),
-        ("+ code fragments", Signals { fragments: true, ..Signals::WORDS }),
-        ("+ prose below code", Signals { fragments: true, prose_below_code: true, insertion: false }),
+        (
+            "+ code fragments",
+            Signals {
+                fragments: true,
+                ..Signals::WORDS
+            },
+        ),
+        (
+            "+ prose below code",
+            Signals {
+                fragments: true,
+                prose_below_code: true,
+                insertion: false,
+            },
+        ),
         ("+ insertion points", Signals::ALL),
     ];
     let verbose = std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1");
@@ -281,14 +296,24 @@ fn localize() {
             first += usize::from(at == Some(0));
             three += usize::from(at.is_some());
             if at != Some(0) {
-                missed.push(format!("{}{}", task.name, if at.is_some() { "" } else { "*" }));
+                missed.push(format!(
+                    "{}{}",
+                    task.name,
+                    if at.is_some() { "" } else { "*" }
+                ));
             }
             if verbose {
                 let shown: Vec<String> = ranked
                     .iter()
                     .map(|s| format!("{}{}", if s.insert { "after " } else { "" }, s.line))
                     .collect();
-                println!("    {:<15} true {}{:<3} ranked {}", task.name, if task.adds { "after " } else { "" }, task.line, shown.join(", "));
+                println!(
+                    "    {:<15} true {}{:<3} ranked {}",
+                    task.name,
+                    if task.adds { "after " } else { "" },
+                    task.line,
+                    shown.join(", ")
+                );
             }
         }
         let n = tasks::TASKS.len();
@@ -315,14 +340,21 @@ fn localize_by_model() -> Result<(), String> {
             .zip(&labels)
             .map(|((i, l), c)| (*c, i + 1, *l))
             .collect();
-        let listing: String = shown.iter().map(|(c, _, l)| format!("{c}| {l}\n")).collect();
+        let listing: String = shown
+            .iter()
+            .map(|(c, _, l)| format!("{c}| {l}\n"))
+            .collect();
         let prompt = format!(
             "File {}:\n{listing}\nTask: {}\nWhich line does the task change (or, to add a line, which line does the new one go after)? Answer with its letter only.\nAnswer:",
             task.file, task.task
         );
         let grammar = format!(
             "root ::= {}",
-            shown.iter().map(|(c, _, _)| format!("\"{c}\"")).collect::<Vec<_>>().join(" | ")
+            shown
+                .iter()
+                .map(|(c, _, _)| format!("\"{c}\""))
+                .collect::<Vec<_>>()
+                .join(" | ")
         );
         let body = json!({
             "model": "local",
@@ -339,17 +371,25 @@ fn localize_by_model() -> Result<(), String> {
             .body_mut()
             .read_json()
             .map_err(|e| e.to_string())?;
-        let answer = reply["choices"][0]["message"]["content"].as_str().unwrap_or("").trim().to_string();
-        let mut ranked: Vec<(f64, char)> = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| {
-                let tok = t["token"].as_str()?.trim();
-                let c = tok.chars().next().filter(|_| tok.chars().count() == 1)?;
-                shown.iter().any(|s| s.0 == c).then(|| (t["logprob"].as_f64().unwrap_or(f64::MIN), c))
-            })
-            .collect();
+        let answer = reply["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let mut ranked: Vec<(f64, char)> =
+            reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| {
+                    let tok = t["token"].as_str()?.trim();
+                    let c = tok.chars().next().filter(|_| tok.chars().count() == 1)?;
+                    shown
+                        .iter()
+                        .any(|s| s.0 == c)
+                        .then(|| (t["logprob"].as_f64().unwrap_or(f64::MIN), c))
+                })
+                .collect();
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
         let mut order: Vec<char> = answer.chars().take(1).collect();
         for (_, c) in ranked {
@@ -367,7 +407,12 @@ fn localize_by_model() -> Result<(), String> {
             .take(3)
             .filter_map(|c| shown.iter().find(|s| s.0 == *c).map(|s| s.1.to_string()))
             .collect();
-        println!("    {:<15} true {:<3} model {}", task.name, task.line, lines_of.join(", "));
+        println!(
+            "    {:<15} true {:<3} model {}",
+            task.name,
+            task.line,
+            lines_of.join(", ")
+        );
     }
     println!("  the model's own ranking      top-1 {first:>2}/{n}  top-3 {three:>2}/{n}");
     Ok(())

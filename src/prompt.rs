@@ -344,7 +344,7 @@ fn fence_for(text: &str) -> String {
 }
 
 /// The JSON schema of an answer pinned to one edit of `line` in `path` (a candidate's; see
-/// [`crate::locate::rank`]): replacing it, or with `insert` adding `new` after it (`{"path", "after", "new"}`, which
+/// [`crate::locate_rank::rank`]): replacing it, or with `insert` adding `new` after it (`{"path", "after", "new"}`, which
 /// the reader turns into the same canonical diff as a replacement that keeps the line).
 pub fn pinned_schema(path: &str, line: &str, insert: bool, bounds: SchemaBounds) -> Value {
     let at = if insert { "after" } else { "old" };
@@ -776,9 +776,17 @@ mod tests {
 
     #[test]
     fn a_pinned_schema_holds_the_answer_to_one_line_replaced_or_one_place_after_it() {
-        let s = pinned_schema("geo.py", "    return width * width", false, SchemaBounds::LOW);
+        let s = pinned_schema(
+            "geo.py",
+            "    return width * width",
+            false,
+            SchemaBounds::LOW,
+        );
         let item = &s["properties"]["edits"]["items"];
-        assert_eq!(item["properties"]["old"]["enum"], json!(["    return width * width"]));
+        assert_eq!(
+            item["properties"]["old"]["enum"],
+            json!(["    return width * width"])
+        );
         assert_eq!(item["required"], json!(["path", "old", "new"]));
         let s = pinned_schema("geo.py", "    x = 1", true, SchemaBounds::LOW);
         let item = &s["properties"]["edits"]["items"];

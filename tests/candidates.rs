@@ -545,7 +545,11 @@ fn a_task_that_adds_a_line_gets_a_candidate_pinned_to_insert_after_the_right_lin
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
     assert!(out.status.success(), "{}\n{v}", stderr(&out));
     let item = &schema_of(&s, 1)["properties"]["edits"]["items"];
-    assert_eq!(item["properties"]["after"]["enum"], serde_json::json!([anchor]), "{item}");
+    assert_eq!(
+        item["properties"]["after"]["enum"],
+        serde_json::json!([anchor]),
+        "{item}"
+    );
     assert!(item["properties"].get("old").is_none(), "{item}");
     assert!(
         schema_of(&s, 0)["properties"]["edits"]["items"]["properties"]["old"]["enum"].is_array(),

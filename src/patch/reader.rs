@@ -1482,8 +1482,14 @@ mod tests {
             ]
         );
         for (bad, why) in [
-            (r#"{"edits":[{"path":"a.py","old":"x","after":"x","new":"y"}]}"#, "both `old` and `after`"),
-            (r#"{"edits":[{"path":"a.py","new":"y"}]}"#, "neither `old` nor `after`"),
+            (
+                r#"{"edits":[{"path":"a.py","old":"x","after":"x","new":"y"}]}"#,
+                "both `old` and `after`",
+            ),
+            (
+                r#"{"edits":[{"path":"a.py","new":"y"}]}"#,
+                "neither `old` nor `after`",
+            ),
         ] {
             let err = read_answer(bad, AnswerFormat::Json, &["a.py"]).unwrap_err();
             assert!(err.to_string().contains(why), "{err}");

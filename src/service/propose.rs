@@ -17,7 +17,7 @@ use crate::confine;
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 use crate::ledger;
-use crate::locate;
+use crate::locate_rank;
 use crate::patch::{self, HunkReport, PreImage, reader::AnswerFormat};
 use crate::prompt;
 use crate::proposal::NewProposal;
@@ -328,11 +328,11 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
     let pinned = match (&schema, policy.candidates()) {
         (Some(_), k) if k > 1 => {
             let bounds = prompt::SchemaBounds::for_complexity(&req.task.complexity);
-            locate::rank(
+            locate_rank::rank(
                 &req.task,
                 &selection.files,
                 &selection.focus,
-                locate::Signals::ALL,
+                locate_rank::Signals::ALL,
                 k as usize - 1,
             )
             .iter()
@@ -657,7 +657,7 @@ fn repair(
     let mut chat = p.chat(msgs);
     // Pinned to the line the failing output names, when it names one in a selected file.
     if p.schema.is_some()
-        && let Some(s) = locate::failing_place(
+        && let Some(s) = locate_rank::failing_place(
             &report,
             &p.selection.files,
             &p.selection.focus,

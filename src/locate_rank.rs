@@ -171,10 +171,7 @@ fn asked_text(spec: &Task) -> String {
 }
 
 /// The distinct non-blank lines of a file inside `ranges` (all, without), with their 0-based index.
-fn shown_lines<'a>(
-    text: &'a str,
-    ranges: Option<&[focus::LineRange]>,
-) -> Vec<(usize, &'a str)> {
+fn shown_lines<'a>(text: &'a str, ranges: Option<&[focus::LineRange]>) -> Vec<(usize, &'a str)> {
     let mut seen = HashSet::new();
     text.lines()
         .enumerate()
@@ -295,12 +292,15 @@ const TWO_CHAR_OPS: &[&str] = &[
 
 /// Words that are code when next to code (`return name`, `not ratings`).
 const KEYWORDS: &[&str] = &[
-    "return", "not", "if", "in", "is", "and", "or", "None", "True", "False", "def", "for", "import", "lambda",
+    "return", "not", "if", "in", "is", "and", "or", "None", "True", "False", "def", "for",
+    "import", "lambda",
 ];
 
 /// Whether a token is a name (an identifier, not a number or a symbol).
 fn is_name(t: &str) -> bool {
-    t.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    t.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
         && !KEYWORDS.contains(&t)
 }
 
@@ -364,7 +364,7 @@ fn code_runs(prose: &str) -> Vec<String> {
     let codey = |w: &str| {
         operator(w)
             || w.chars()
-            .any(|c| (!c.is_alphanumeric() && c != '\'' && c != '-') || c.is_ascii_digit())
+                .any(|c| (!c.is_alphanumeric() && c != '\'' && c != '-') || c.is_ascii_digit())
             || w.contains('_')
             || (w.len() > 1 && w.chars().all(|c| c.is_uppercase() || c == '_'))
     };
@@ -379,9 +379,8 @@ fn code_runs(prose: &str) -> Vec<String> {
             let prev = k > 0 && now[k - 1] && !pieces[k - 1].1;
             let next = k + 1 < pieces.len() && now[k + 1] && !pieces[k].1;
             let keyword = KEYWORDS.contains(&pieces[k].0.as_str());
-            let after_keyword = k > 0
-                && KEYWORDS.contains(&pieces[k - 1].0.as_str())
-                && !pieces[k - 1].1;
+            let after_keyword =
+                k > 0 && KEYWORDS.contains(&pieces[k - 1].0.as_str()) && !pieces[k - 1].1;
             if (prev && operator(&pieces[k - 1].0))
                 || (next && (keyword || operator(&pieces[k + 1].0)))
                 || after_keyword
@@ -443,9 +442,18 @@ fn fragment_match(fragment: &[String], line: &[String]) -> f64 {
 /// Whether the task asks to add a line rather than change one.
 fn asks_to_add(task: &str) -> bool {
     let t = task.to_lowercase();
-    ["add ", "insert", "append", "never returns", "missing", "lacks", "has no ", "forgot"]
-        .iter()
-        .any(|w| t.contains(w))
+    [
+        "add ",
+        "insert",
+        "append",
+        "never returns",
+        "missing",
+        "lacks",
+        "has no ",
+        "forgot",
+    ]
+    .iter()
+    .any(|w| t.contains(w))
 }
 
 /// The words a task writes after "after" (up to the end of its sentence part): the line it wants a new one after.
@@ -552,7 +560,9 @@ pub fn named_lines(output: &str, selected: &[&str]) -> Vec<(String, usize)> {
         let p = p.trim();
         selected
             .iter()
-            .find(|s| p == **s || p.strip_prefix("./") == Some(**s) || p.ends_with(&format!("/{s}")))
+            .find(|s| {
+                p == **s || p.strip_prefix("./") == Some(**s) || p.ends_with(&format!("/{s}"))
+            })
             .map(|s| s.to_string())
     };
     let mut frames = Vec::new();
@@ -560,12 +570,18 @@ pub fn named_lines(output: &str, selected: &[&str]) -> Vec<(String, usize)> {
     for line in output.lines() {
         let t = line.trim_start();
         if let Some(rest) = t.strip_prefix("File \"") {
-            let Some((path, tail)) = rest.split_once('"') else { continue };
+            let Some((path, tail)) = rest.split_once('"') else {
+                continue;
+            };
             let n = tail
                 .trim_start_matches(',')
                 .trim_start()
                 .strip_prefix("line ")
-                .map(|n| n.chars().take_while(char::is_ascii_digit).collect::<String>());
+                .map(|n| {
+                    n.chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect::<String>()
+                });
             if let (Some(f), Some(Ok(n))) = (matches(path), n.map(|n| n.parse::<usize>())) {
                 frames.push((f, n));
             }
@@ -573,7 +589,9 @@ pub fn named_lines(output: &str, selected: &[&str]) -> Vec<(String, usize)> {
         }
         for word in t.split_whitespace() {
             let mut parts = word.splitn(3, ':');
-            let (Some(path), Some(n)) = (parts.next(), parts.next()) else { continue };
+            let (Some(path), Some(n)) = (parts.next(), parts.next()) else {
+                continue;
+            };
             if parts.next().is_none() && !word.ends_with(':') {
                 continue;
             }
@@ -637,22 +655,24 @@ pub fn failing_place(
         .filter(|(_, f)| f.is_some())
         .map(|(p, _)| p.as_str())
         .collect();
-    named_lines(output, &selected).into_iter().find_map(|(path, n)| {
-        let pre = files.get(&path)?.as_ref()?;
-        let n = match changes.iter().find(|c| c.path == path) {
-            Some(c) => line_before_edit(&pre.text, &String::from_utf8_lossy(&c.post), n)?,
-            None => n,
-        };
-        let text = pre.text.lines().nth(n - 1)?;
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        let inside = focus.get(&path).is_none_or(|r| focus::contains(r, n - 1));
-        (inside && !text.trim().is_empty()).then(|| Spot {
-            path: path.clone(),
-            line: n,
-            text: text.to_string(),
-            insert: false,
+    named_lines(output, &selected)
+        .into_iter()
+        .find_map(|(path, n)| {
+            let pre = files.get(&path)?.as_ref()?;
+            let n = match changes.iter().find(|c| c.path == path) {
+                Some(c) => line_before_edit(&pre.text, &String::from_utf8_lossy(&c.post), n)?,
+                None => n,
+            };
+            let text = pre.text.lines().nth(n - 1)?;
+            let text = text.strip_suffix('\r').unwrap_or(text);
+            let inside = focus.get(&path).is_none_or(|r| focus::contains(r, n - 1));
+            (inside && !text.trim().is_empty()).then(|| Spot {
+                path: path.clone(),
+                line: n,
+                text: text.to_string(),
+                insert: false,
+            })
         })
-    })
 }
 
 #[cfg(test)]
@@ -701,7 +721,11 @@ mod tests {
     fn a_docstring_repeating_the_task_ranks_below_the_code_line() {
         let text = "\"\"\"Shipping: the shipping fee is waived for orders over the free shipping limit.\"\"\"\n\nLIMIT = 50\n\n\ndef fee(total):\n    if total > LIMIT:\n        return 0\n    return 5\n";
         let t = "The shipping fee must also be waived for an order of exactly the free shipping limit: total >= LIMIT.";
-        assert_eq!(top(t, text, Signals::WORDS)[0], (1, false), "the docstring, before");
+        assert_eq!(
+            top(t, text, Signals::WORDS)[0],
+            (1, false),
+            "the docstring, before"
+        );
         let ranked = top(t, text, Signals::ALL);
         assert_eq!(ranked[0], (7, false), "{ranked:?}");
         // A comment too, and a docstring over several lines.
@@ -731,13 +755,15 @@ mod tests {
     fn the_tasks_code_fragments_are_read_out_of_its_prose() {
         let f = |t: &str| -> Vec<String> { fragments(t).iter().map(|f| f.join(" ")).collect() };
         assert_eq!(
-            f("In shop.py, with_discount adds it; it must subtract it (price - price * percent / 100)."),
+            f(
+                "In shop.py, with_discount adds it; it must subtract it (price - price * percent / 100)."
+            ),
             vec!["shop . py", "( price - price * percent / 100 )"]
         );
-        assert_eq!(f("last returns items[1]; it must return items[-1]."), vec![
-            "items [ 1 ]",
-            "return items [ - 1 ]"
-        ]);
+        assert_eq!(
+            f("last returns items[1]; it must return items[-1]."),
+            vec!["items [ 1 ]", "return items [ - 1 ]"]
+        );
         assert_eq!(f("Use `a - b` instead"), vec!["a - b"]);
         assert_eq!(f("it must return name."), vec!["return name"]);
         assert!(f("Make the greeting friendlier").is_empty());
@@ -747,30 +773,55 @@ mod tests {
     fn a_task_that_adds_a_line_ranks_the_place_after_the_line_defining_what_it_uses() {
         let text = "def full_name(first, last):\n    name = first + \" \" + last\n\n\ndef initials(first, last):\n    return first[0] + last[0]\n";
         let t = "full_name builds the name but never returns it; it must return name.";
-        assert!(top(t, text, Signals::WORDS).iter().all(|s| !s.1), "no insertion before");
+        assert!(
+            top(t, text, Signals::WORDS).iter().all(|s| !s.1),
+            "no insertion before"
+        );
         let ranked = top(t, text, Signals::ALL);
         assert_eq!(ranked[0], (2, true), "{ranked:?}");
         // A task that asks for no new line gets no insertion point.
-        let ranked = top("full_name must join with a dash: first + \"-\" + last", text, Signals::ALL);
+        let ranked = top(
+            "full_name must join with a dash: first + \"-\" + last",
+            text,
+            Signals::ALL,
+        );
         assert!(ranked.iter().all(|s| !s.1), "{ranked:?}");
     }
 
     #[test]
     fn the_line_a_task_says_to_add_after_is_the_first_insertion_point() {
         let text = "DEFAULTS = {\n    \"host\": \"localhost\",\n    \"port\": 8080,\n}\n";
-        let ranked = top("DEFAULTS has no timeout; add the entry \"timeout\": 30, after the port.", text, Signals::ALL);
+        let ranked = top(
+            "DEFAULTS has no timeout; add the entry \"timeout\": 30, after the port.",
+            text,
+            Signals::ALL,
+        );
         assert_eq!(ranked[0], (3, true), "{ranked:?}");
         let text = "def collect(items):\n    seen = []\n    for item in items:\n        item = item.strip()\n    return seen\n";
-        let ranked = top("collect never keeps an item: after it strips the item it must add seen.append(item).", text, Signals::ALL);
+        let ranked = top(
+            "collect never keeps an item: after it strips the item it must add seen.append(item).",
+            text,
+            Signals::ALL,
+        );
         assert_eq!(ranked[0], (4, true), "{ranked:?}");
     }
 
     #[test]
     fn ranked_places_are_distinct_by_text() {
         let text = "def best(s):\n    return min(s)\n\n\ndef worst(s):\n    return min(s)\n";
-        let ranked = rank(&task("best must return max(s), not min(s)"), &file(text), &Focus::new(), Signals::ALL, 5);
+        let ranked = rank(
+            &task("best must return max(s), not min(s)"),
+            &file(text),
+            &Focus::new(),
+            Signals::ALL,
+            5,
+        );
         let texts: Vec<&str> = ranked.iter().map(|s| s.text.as_str()).collect();
-        assert_eq!(texts.iter().filter(|t| **t == "    return min(s)").count(), 1, "{texts:?}");
+        assert_eq!(
+            texts.iter().filter(|t| **t == "    return min(s)").count(),
+            1,
+            "{texts:?}"
+        );
         assert_eq!(ranked[0].line, 2);
     }
 
@@ -781,7 +832,10 @@ mod tests {
             named_lines(out, &["src/geo.py"]),
             vec![("src/geo.py".to_string(), 3), ("src/geo.py".to_string(), 7)]
         );
-        assert!(named_lines(out, &["o.py"]).is_empty(), "only whole path components match");
+        assert!(
+            named_lines(out, &["o.py"]).is_empty(),
+            "only whole path components match"
+        );
     }
 
     #[test]
@@ -805,10 +859,18 @@ mod tests {
         assert_eq!(line_before_edit(pre, post, 1), Some(1));
         assert_eq!(line_before_edit(pre, post, 2), Some(2), "the replaced line");
         assert_eq!(line_before_edit(pre, post, 3), Some(2));
-        assert_eq!(line_before_edit(pre, post, 4), Some(3), "after the edit, shifted");
+        assert_eq!(
+            line_before_edit(pre, post, 4),
+            Some(3),
+            "after the edit, shifted"
+        );
         assert_eq!(line_before_edit(pre, post, 5), Some(4));
         assert_eq!(line_before_edit(pre, post, 6), None);
-        assert_eq!(line_before_edit(pre, "a\nb\nnew\nc\nd\n", 3), Some(2), "an insertion: the line before");
+        assert_eq!(
+            line_before_edit(pre, "a\nb\nnew\nc\nd\n", 3),
+            Some(2),
+            "an insertion: the line before"
+        );
     }
 
     #[test]
@@ -824,11 +886,30 @@ mod tests {
         };
         let out = "  File \"/c/m.py\", line 4, in f\nZeroDivisionError\n";
         let s = failing_place(out, &files, &Focus::new(), &[change]).unwrap();
-        assert_eq!((s.line, s.text.as_str(), s.insert), (3, "    return y / 0", false));
-        assert!(failing_place("  File \"/c/other.py\", line 1\n", &files, &Focus::new(), &[]).is_none());
+        assert_eq!(
+            (s.line, s.text.as_str(), s.insert),
+            (3, "    return y / 0", false)
+        );
+        assert!(
+            failing_place(
+                "  File \"/c/other.py\", line 1\n",
+                &files,
+                &Focus::new(),
+                &[]
+            )
+            .is_none()
+        );
         let mut focus = Focus::new();
         focus.insert("m.py".into(), vec![focus::LineRange { start: 1, end: 1 }]);
-        assert!(failing_place("m.py:3: x\n", &files, &focus, &[]).is_none(), "outside the ranges");
-        assert_eq!(failing_place("m.py:3: x\n", &files, &Focus::new(), &[]).unwrap().line, 3);
+        assert!(
+            failing_place("m.py:3: x\n", &files, &focus, &[]).is_none(),
+            "outside the ranges"
+        );
+        assert_eq!(
+            failing_place("m.py:3: x\n", &files, &Focus::new(), &[])
+                .unwrap()
+                .line,
+            3
+        );
     }
 }
