@@ -246,7 +246,7 @@ fn one(
 
 /// The localization table: top-1 and top-3 of each task's true place, per set of signals.
 fn localize() {
-    use local_llm_delegator::locate_rank::{self as locate, Signals};
+    use local_llm_delegator::locate_rank::Signals;
     println!(
         "solve --localize: is the true place ranked first / among the first three? (no model)"
     );
@@ -270,10 +270,29 @@ fn localize() {
         ("+ insertion points", Signals::ALL),
     ];
     let verbose = std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1");
-    for (label, signals) in rows {
+    for (set, tasks) in [
+        ("the bench's tasks", tasks::TASKS),
+        ("held out", tasks::HELD_OUT),
+    ] {
+        println!(" {set} ({} tasks)", tasks.len());
+        for (label, signals) in rows {
+            localize_row(label, signals, tasks, verbose);
+        }
+    }
+}
+
+/// One row of the localization table: how often the true place is ranked first / among the first three.
+fn localize_row(
+    label: &str,
+    signals: local_llm_delegator::locate_rank::Signals,
+    tasks: &[tasks::SolveTask],
+    verbose: bool,
+) {
+    use local_llm_delegator::locate_rank as locate;
+    {
         let (mut first, mut three) = (0, 0);
         let mut missed = Vec::new();
-        for task in tasks::TASKS {
+        for task in tasks {
             let spec: local_llm_delegator::task::Task = serde_json::from_value(json!({
                 "task": task.task,
                 "acceptance_criteria": [task.criterion],
@@ -316,7 +335,7 @@ fn localize() {
                 );
             }
         }
-        let n = tasks::TASKS.len();
+        let n = tasks.len();
         println!(
             "  {label:<28} top-1 {first:>2}/{n}  top-3 {three:>2}/{n}  not first: {} (*: not in the first three)",
             missed.join(" ")
