@@ -102,10 +102,16 @@ pub fn rank(
         let after = word_scores(&lines, &after_terms);
         let after_top = after.iter().copied().fold(0.0, f64::max);
         let prose = prose_lines(&pre.text);
+        let flow = if adds {
+            data_flow(&lines, &new_names)
+        } else {
+            Vec::new()
+        };
         for (k, (i, line)) in lines.iter().enumerate() {
             let tokens = tokens(line);
             let frag = fragments
                 .iter()
+                .filter(|f| !calls_the_function_defined(f, &tokens))
                 .map(|f| fragment_match(f, &tokens))
                 .fold(0.0, f64::max);
             let mut s = if signals.fragments {
@@ -127,19 +133,14 @@ pub fn rank(
                 scored.push((s, spot(false)));
             }
             if adds && !is_prose {
-                let defined = defines(&tokens);
-                let used = new_names.iter().filter(|n| defined.contains(*n)).count();
-                let flow = if new_names.is_empty() {
-                    0.0
-                } else {
-                    used as f64 / new_names.len() as f64
-                };
+                let flow = flow[k];
                 let named = after[k] / after_top.max(f64::MIN_POSITIVE);
                 // The line's own score too (a new line like it goes beside it), so that the place after a line
                 // ranks ahead of its replacement when the task asks to add one.
                 let s = s + DEFINES_WEIGHT * flow + AFTER_WEIGHT * named;
                 if s > 0.0 {
-                    scored.push((s + 0.5, spot(true)));
+                    // Among equals the later place: a new line like others goes after the last of them.
+                    scored.push((s + 0.5 + 1e-6 * *i as f64, spot(true)));
                 }
             }
         }
@@ -437,6 +438,38 @@ fn fragment_match(fragment: &[String], line: &[String]) -> f64 {
     let kept = (m.saturating_sub(best)) as f64 / m.max(4) as f64;
     // Squared: a line one token from the fragment says much more than one half of it away.
     kept * kept
+}
+
+/// Whether `fragment` is a call of the function (or class) the line `def`ines: the task names the function by a
+/// call (`tail(items, n)`), which says nothing about the `def` line itself.
+fn calls_the_function_defined(fragment: &[String], line: &[String]) -> bool {
+    matches!(line.first().map(String::as_str), Some("def" | "class"))
+        && line
+            .get(1)
+            .is_some_and(|name| fragment.first() == Some(name))
+        && fragment.get(1).is_some_and(|t| t == "(")
+}
+
+/// For each line, how much the place after it has what a new line using `names` needs: the share of those names
+/// defined on it or before it, counted whole for the last line defining any of them (a new line goes after the
+/// definitions it uses) and half for the earlier defining lines; 0 for lines defining none.
+fn data_flow(lines: &[(usize, &str)], names: &HashSet<String>) -> Vec<f64> {
+    let defined: Vec<HashSet<String>> = lines.iter().map(|(_, l)| defines(&tokens(l))).collect();
+    let uses = |d: &HashSet<String>| names.iter().any(|n| d.contains(n));
+    let last = defined.iter().rposition(uses);
+    let mut seen: HashSet<&String> = HashSet::new();
+    defined
+        .iter()
+        .enumerate()
+        .map(|(k, d)| {
+            seen.extend(names.iter().filter(|n| d.contains(*n)));
+            if !uses(d) {
+                return 0.0;
+            }
+            let share = seen.len() as f64 / names.len().max(1) as f64;
+            if Some(k) == last { share } else { share / 2.0 }
+        })
+        .collect()
 }
 
 /// Whether the task asks to add a line rather than change one.
@@ -800,6 +833,29 @@ mod tests {
         let text = "def collect(items):\n    seen = []\n    for item in items:\n        item = item.strip()\n    return seen\n";
         let ranked = top(
             "collect never keeps an item: after it strips the item it must add seen.append(item).",
+            text,
+            Signals::ALL,
+        );
+        assert_eq!(ranked[0], (4, true), "{ranked:?}");
+    }
+
+    #[test]
+    fn a_call_of_the_function_in_the_task_does_not_point_at_its_def_line() {
+        let text =
+            "def tail(items, n):\n    \"\"\"The last n items.\"\"\"\n    return items[-n - 1:]\n";
+        let ranked = top(
+            "tail(items, n) returns one item too many; it must return items[-n:].",
+            text,
+            Signals::ALL,
+        );
+        assert_eq!(ranked[0], (3, false), "{ranked:?}");
+    }
+
+    #[test]
+    fn a_new_line_goes_after_the_last_line_defining_what_it_uses() {
+        let text = "def squares(numbers):\n    result = []\n    for n in numbers:\n        value = n * n\n    return result\n";
+        let ranked = top(
+            "squares drops each value; add result.append(value) inside the loop.",
             text,
             Signals::ALL,
         );
