@@ -349,8 +349,7 @@ fn code_runs(prose: &str) -> Vec<String> {
         }
         let mut w = word.to_string();
         let mut ends = false;
-        while !in_string {
-            let Some(last) = w.chars().last() else { break };
+        while let Some(last) = w.chars().last().filter(|_| !in_string) {
             let splits = matches!(last, ';' | '?' | '!')
                 || (last == ':' && !w.ends_with("\":"))
                 || (matches!(last, '.' | ',') && depth == 0);
