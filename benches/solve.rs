@@ -17,6 +17,16 @@
 //! `SOLVE_SPEED=N` measures time instead (see [`speed`]): N proposals at the defaults (a policy that sets only its
 //! check: validation on propose where bubblewrap works, the repair round, 4 candidates for a local server)
 //! against N single unvalidated answers, on one ~20-line file with a failing test; the medians and their ratio.
+//!
+//! `cargo bench --locked --bench solve -- --localize` needs no model: for each set of ranking signals
+//! ([`local_llm_delegator::locate_rank::Signals`], added one by one) it ranks each task's places and prints whether the
+//! task's true place (its `line`, or the place after it when the fix `adds` a line) is ranked first, and among the
+//! first three (the places candidates are pinned to). `SOLVE_VERBOSE=1` shows each task's first three.
+//!
+//! `SOLVE_URL=... cargo bench --locked --bench solve -- --localize-model` measures the model's own ranking: one
+//! greedy request per task showing the file's lines labelled A, B, C..., its answer held by a grammar to one label,
+//! the labels ranked by the first token's `top_logprobs` (llama.cpp). A task's true place counts when its line's
+//! label is ranked first / among the first three (for a fix that adds a line: the line it goes after).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -56,6 +66,13 @@ struct Totals {
 }
 
 fn run() -> Result<(), String> {
+    if std::env::args().any(|a| a == "--localize") {
+        localize();
+        return Ok(());
+    }
+    if std::env::args().any(|a| a == "--localize-model") {
+        return localize_by_model();
+    }
     let url = std::env::var("SOLVE_URL").map_err(|_| {
         "SOLVE_URL is not set: start scripts/local-model.sh and pass its URL".to_string()
     })?;
@@ -237,4 +254,197 @@ fn one(
             line
         }
     })
+}
+
+/// The localization table: top-1 and top-3 of each task's true place, per set of signals.
+fn localize() {
+    use local_llm_delegator::locate_rank::Signals;
+    println!(
+        "solve --localize: is the true place ranked first / among the first three? (no model)"
+    );
+    let rows = [
+        ("shared rare words (before)", Signals::WORDS),
+        (
+            "+ code fragments",
+            Signals {
+                fragments: true,
+                ..Signals::WORDS
+            },
+        ),
+        (
+            "+ prose below code",
+            Signals {
+                fragments: true,
+                prose_below_code: true,
+                insertion: false,
+            },
+        ),
+        ("+ insertion points", Signals::ALL),
+    ];
+    let verbose = std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1");
+    for (set, tasks) in [
+        ("the bench's tasks", tasks::TASKS),
+        ("held out", tasks::HELD_OUT),
+    ] {
+        println!(" {set} ({} tasks)", tasks.len());
+        for (label, signals) in rows {
+            localize_row(label, signals, tasks, verbose);
+        }
+    }
+}
+
+/// One row of the localization table: how often the true place is ranked first / among the first three.
+fn localize_row(
+    label: &str,
+    signals: local_llm_delegator::locate_rank::Signals,
+    tasks: &[tasks::SolveTask],
+    verbose: bool,
+) {
+    use local_llm_delegator::locate_rank as locate;
+    {
+        let (mut first, mut three) = (0, 0);
+        let mut missed = Vec::new();
+        for task in tasks {
+            let spec: local_llm_delegator::task::Task = serde_json::from_value(json!({
+                "task": task.task,
+                "acceptance_criteria": [task.criterion],
+                "complexity": "low",
+                "files": [task.file],
+            }))
+            .expect("a task");
+            let files = [(
+                task.file.to_string(),
+                Some(local_llm_delegator::patch::PreImage {
+                    text: task.source.to_string(),
+                    mode: local_llm_delegator::patch::MODE_REGULAR,
+                }),
+            )]
+            .into();
+            let ranked = locate::rank(&spec, &files, &Default::default(), signals, 3);
+            let at = ranked
+                .iter()
+                .position(|s| s.line == task.line && s.insert == task.adds);
+            first += usize::from(at == Some(0));
+            three += usize::from(at.is_some());
+            if at != Some(0) {
+                missed.push(format!(
+                    "{}{}",
+                    task.name,
+                    if at.is_some() { "" } else { "*" }
+                ));
+            }
+            if verbose {
+                let shown: Vec<String> = ranked
+                    .iter()
+                    .map(|s| format!("{}{}", if s.insert { "after " } else { "" }, s.line))
+                    .collect();
+                println!(
+                    "    {:<15} true {}{:<3} ranked {}",
+                    task.name,
+                    if task.adds { "after " } else { "" },
+                    task.line,
+                    shown.join(", ")
+                );
+            }
+        }
+        let n = tasks.len();
+        println!(
+            "  {label:<28} top-1 {first:>2}/{n}  top-3 {three:>2}/{n}  not first: {} (*: not in the first three)",
+            missed.join(" ")
+        );
+    }
+}
+
+/// The model's own ranking of each task's lines: top-1 and top-3 of the true line.
+fn localize_by_model() -> Result<(), String> {
+    let url = std::env::var("SOLVE_URL").map_err(|_| "SOLVE_URL is not set".to_string())?;
+    let model = served_model(&url);
+    println!("solve --localize-model: the model's own ranking of the lines ({model} at {url})");
+    let labels: Vec<char> = ('A'..='Z').collect();
+    let (mut first, mut three, mut n) = (0, 0, 0);
+    for task in tasks::TASKS {
+        let lines: Vec<&str> = task.source.lines().collect();
+        let shown: Vec<(char, usize, &str)> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .zip(&labels)
+            .map(|((i, l), c)| (*c, i + 1, *l))
+            .collect();
+        let listing: String = shown
+            .iter()
+            .map(|(c, _, l)| format!("{c}| {l}\n"))
+            .collect();
+        let prompt = format!(
+            "File {}:\n{listing}\nTask: {}\nWhich line does the task change (or, to add a line, which line does the new one go after)? Answer with its letter only.\nAnswer:",
+            task.file, task.task
+        );
+        let grammar = format!(
+            "root ::= {}",
+            shown
+                .iter()
+                .map(|(c, _, _)| format!("\"{c}\""))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        let body = json!({
+            "model": "local",
+            "messages": [{"role": "user", "content": prompt}],
+            "max_tokens": 1,
+            "temperature": 0,
+            "grammar": grammar,
+            "logprobs": true,
+            "top_logprobs": 20,
+        });
+        let reply: Value = ureq::post(&format!("{}/chat/completions", url.trim_end_matches('/')))
+            .send_json(&body)
+            .map_err(|e| e.to_string())?
+            .body_mut()
+            .read_json()
+            .map_err(|e| e.to_string())?;
+        let answer = reply["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let mut ranked: Vec<(f64, char)> =
+            reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| {
+                    let tok = t["token"].as_str()?.trim();
+                    let c = tok.chars().next().filter(|_| tok.chars().count() == 1)?;
+                    shown
+                        .iter()
+                        .any(|s| s.0 == c)
+                        .then(|| (t["logprob"].as_f64().unwrap_or(f64::MIN), c))
+                })
+                .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut order: Vec<char> = answer.chars().take(1).collect();
+        for (_, c) in ranked {
+            if !order.contains(&c) {
+                order.push(c);
+            }
+        }
+        let truth = shown.iter().find(|s| s.1 == task.line).map(|s| s.0);
+        let at = truth.and_then(|t| order.iter().position(|c| *c == t));
+        n += 1;
+        first += usize::from(at == Some(0));
+        three += usize::from(at.is_some_and(|a| a < 3));
+        let lines_of: Vec<String> = order
+            .iter()
+            .take(3)
+            .filter_map(|c| shown.iter().find(|s| s.0 == *c).map(|s| s.1.to_string()))
+            .collect();
+        println!(
+            "    {:<15} true {:<3} model {}",
+            task.name,
+            task.line,
+            lines_of.join(", ")
+        );
+    }
+    println!("  the model's own ranking      top-1 {first:>2}/{n}  top-3 {three:>2}/{n}");
+    Ok(())
 }

@@ -36,7 +36,7 @@ LAYERS = [
     # What this machine can do to confine a check: bubblewrap found and probed, the launch it makes (imports only
     # the ground floor), so that the policy's machine-dependent defaults can ask it.
     ("machine", ["confine"]),
-    ("patch engine", ["patch"]),
+    ("patch engine", ["patch", "locate_rank"]),
     ("workspace/policy", ["workspace", "policy", "trust", "project"]),
     # The transaction, and what a request runs besides it: the checks (confined, in a sandbox copy) and the model.
     (

@@ -3,6 +3,7 @@
 //!
 //! The crate is split into a pure core and an imperative shell:
 //! - pure: [`patch`] (model output -> located edits -> canonical diff, and canonical diff -> post-images),
+//!   [`locate_rank`] (the places a task is about, ranked),
 //!   [`digest`], [`prompt`], [`secret`] (the key's spellings, found and redacted), [`screen`] (outside text as a
 //!   terminal may show it: control characters by code point), [`names`] (the rules about file names);
 //! - shell: [`workspace`] (its paths, its reads and the one file layer, `workspace::fs`), [`provider`] (talks to the model), [`txn`] (the ONLY code that writes to a
@@ -18,6 +19,7 @@ pub mod digest;
 pub mod doctor;
 pub mod error;
 pub mod ledger;
+pub mod locate_rank;
 pub mod mcp;
 pub mod names;
 pub mod patch;

@@ -343,136 +343,21 @@ fn fence_for(text: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
-/// The lines the task most likely means, best first, at most `max`: each distinct non-blank line of an existing
-/// selected file (inside its ranges, when narrowed) scored by the words and symbols it shares with the task, its
-/// acceptance criteria, plan and context, each shared word weighted by how rare it is among the file's lines (a word
-/// on every line says nothing). Lines sharing nothing are left out. For candidates beyond the first: each is pinned
-/// to one of these lines, so a model that cannot tell which line to change still gets one answer per likely line,
-/// and validation decides.
-pub fn likely_lines(
-    spec: &Task,
-    files: &BTreeMap<String, Option<PreImage>>,
-    focus: &Focus,
-    max: usize,
-) -> Vec<(String, String)> {
-    let mut asked = spec.task.clone();
-    for t in spec
-        .acceptance_criteria
-        .iter()
-        .chain(&spec.plan)
-        .chain(spec.context.iter())
-    {
-        asked.push('\n');
-        asked.push_str(t);
-    }
-    let asked = Terms::of(&asked);
-    let mut scored: Vec<(f64, String, String)> = Vec::new();
-    for (path, pre) in files {
-        let Some(pre) = pre else { continue };
-        let ranges = focus.get(path);
-        let mut seen = HashSet::new();
-        let lines: Vec<&str> = pre
-            .text
-            .lines()
-            .enumerate()
-            .filter(|(i, _)| ranges.is_none_or(|r| focus::contains(r, *i)))
-            .map(|(_, l)| l.strip_suffix('\r').unwrap_or(l))
-            .filter(|l| !l.trim().is_empty() && seen.insert(*l))
-            .collect();
-        let terms: Vec<Terms> = lines.iter().map(|l| Terms::of(l)).collect();
-        // How many lines hold each term (counted once, not per line scored): the rarer, the more it says.
-        let mut lines_with: std::collections::HashMap<&str, usize> =
-            std::collections::HashMap::new();
-        for t in &terms {
-            for term in t.words.iter().chain(&t.pairs) {
-                *lines_with.entry(term.as_str()).or_default() += 1;
-            }
-        }
-        let rarity =
-            |t: &String| 1.0 / lines_with.get(t.as_str()).copied().unwrap_or(1).max(1) as f64;
-        for (line, t) in lines.iter().zip(&terms) {
-            let words: f64 = t
-                .words
-                .iter()
-                .filter(|w| asked.words.contains(*w))
-                .map(rarity)
-                .sum();
-            // A run of two terms the task also writes side by side (`width * width`) counts double.
-            let pairs: f64 = t
-                .pairs
-                .iter()
-                .filter(|p| asked.pairs.contains(*p))
-                .map(|p| 2.0 * rarity(p))
-                .sum();
-            if words + pairs > 0.0 {
-                scored.push((words + pairs, path.clone(), line.to_string()));
-            }
-        }
-    }
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    scored
-        .into_iter()
-        .take(max)
-        .map(|(_, p, l)| (p, l))
-        .collect()
-}
-
-/// The terms of a text, for [`likely_lines`]: its words (lower case, a plural `s` dropped) and symbols, and each pair
-/// of neighbouring terms.
-struct Terms {
-    words: HashSet<String>,
-    pairs: HashSet<String>,
-}
-
-impl Terms {
-    fn of(text: &str) -> Terms {
-        let mut seq: Vec<String> = Vec::new();
-        let mut cur = String::new();
-        let push = |w: &mut String, seq: &mut Vec<String>| {
-            if !w.is_empty() {
-                let mut t = w.to_lowercase();
-                if t.len() > 3 && t.ends_with('s') && !t.ends_with("ss") {
-                    t.pop();
-                }
-                seq.push(t);
-                w.clear();
-            }
-        };
-        for c in text.chars() {
-            if c.is_alphanumeric() || c == '_' {
-                cur.push(c);
-                continue;
-            }
-            push(&mut cur, &mut seq);
-            if !c.is_whitespace()
-                && !matches!(c, '.' | ',' | ';' | ':' | '"' | '\'' | '`' | '(' | ')')
-            {
-                seq.push(c.to_string());
-            }
-        }
-        push(&mut cur, &mut seq);
-        Terms {
-            pairs: seq
-                .windows(2)
-                .map(|w| format!("{} {}", w[0], w[1]))
-                .collect(),
-            words: seq.into_iter().collect(),
-        }
-    }
-}
-
-/// The JSON schema of an answer pinned to one edit of `line` in `path` (a candidate's; see [`likely_lines`]).
-pub fn pinned_schema(path: &str, line: &str, bounds: SchemaBounds) -> Value {
+/// The JSON schema of an answer pinned to one edit of `line` in `path` (a candidate's; see
+/// [`crate::locate_rank::rank`]): replacing it, or with `insert` adding `new` after it (`{"path", "after", "new"}`, which
+/// the reader turns into the same canonical diff as a replacement that keeps the line).
+pub fn pinned_schema(path: &str, line: &str, insert: bool, bounds: SchemaBounds) -> Value {
+    let at = if insert { "after" } else { "old" };
     json!({
         "type": "object",
         "properties": {"edits": {"type": "array", "minItems": 1, "maxItems": 1, "items": {
             "type": "object",
             "properties": {
                 "path": {"type": "string", "enum": [path]},
-                "old": {"type": "string", "enum": [line]},
+                at: {"type": "string", "enum": [line]},
                 "new": {"type": "string", "maxLength": bounds.max_text_chars},
             },
-            "required": ["path", "old", "new"],
+            "required": ["path", at, "new"],
             "additionalProperties": false,
         }}},
         "required": ["edits"],
@@ -890,33 +775,25 @@ mod tests {
     }
 
     #[test]
-    fn the_likely_lines_are_those_that_share_the_tasks_rare_words() {
-        let text = "def area(width, height):\n    return width * width\n\n\ndef perimeter(width, height):\n    return 2 * (width + height)\n";
-        let files: BTreeMap<String, Option<PreImage>> = [(
-            "geo.py".to_string(),
-            Some(PreImage {
-                text: text.into(),
-                mode: MODE_REGULAR,
-            }),
-        )]
-        .into();
-        let task = Task {
-            task: "area returns width * width; it must return width * height.".into(),
-            ..Task::default()
-        };
-        let lines = likely_lines(&task, &files, &Focus::new(), 3);
-        assert_eq!(lines[0].1, "    return width * width", "{lines:?}");
-        assert_eq!(lines.len(), 3);
-        let none = Task {
-            task: "Make it better".into(),
-            ..Task::default()
-        };
-        assert!(likely_lines(&none, &files, &Focus::new(), 3).is_empty());
-        let s = pinned_schema("geo.py", &lines[0].1, SchemaBounds::LOW);
+    fn a_pinned_schema_holds_the_answer_to_one_line_replaced_or_one_place_after_it() {
+        let s = pinned_schema(
+            "geo.py",
+            "    return width * width",
+            false,
+            SchemaBounds::LOW,
+        );
+        let item = &s["properties"]["edits"]["items"];
         assert_eq!(
-            s["properties"]["edits"]["items"]["properties"]["old"]["enum"],
+            item["properties"]["old"]["enum"],
             json!(["    return width * width"])
         );
+        assert_eq!(item["required"], json!(["path", "old", "new"]));
+        let s = pinned_schema("geo.py", "    x = 1", true, SchemaBounds::LOW);
+        let item = &s["properties"]["edits"]["items"];
+        assert_eq!(item["properties"]["after"]["enum"], json!(["    x = 1"]));
+        assert!(item["properties"].get("old").is_none());
+        assert_eq!(item["required"], json!(["path", "after", "new"]));
+        assert_eq!(s["properties"]["edits"]["maxItems"], json!(1));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The solve bench's own tasks: routine one-to-two-line Python fixes, each with the test that fails before the fix
 //! and passes after it (the proposal's validation command). Written for this bench; kept small and varied in kind
-//! (operator, constant, comparison, string, index, argument order, missing return, default value, condition).
+//! (operator, constant, comparison, string, index, argument order, missing return, default value, condition), and
+//! some that add a line, some whose module docstring repeats the task's words, one whose function name is rare.
 
 /// One task: the file the model sees and edits, the test the fix must pass, and the request a primary would write.
 pub struct SolveTask {
@@ -16,6 +17,10 @@ pub struct SolveTask {
     pub task: &'static str,
     /// Its acceptance criterion.
     pub criterion: &'static str,
+    /// Where the fix goes (1-based): the line it changes, or with `adds` the line after which it inserts.
+    pub line: usize,
+    /// Whether the fix adds a line (after `line`) rather than changing one.
+    pub adds: bool,
 }
 
 /// Every task of the bench.
@@ -27,6 +32,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from geometry import area, perimeter\nassert area(3, 4) == 12\nassert perimeter(3, 4) == 14\n",
         task: "In geometry.py, area returns width * width; it must return width * height.",
         criterion: "area(3, 4) returns 12",
+        line: 3,
+        adds: false,
     },
     SolveTask {
         name: "discount",
@@ -35,6 +42,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from shop import with_discount, with_tax\nassert with_discount(200, 10) == 180\nassert abs(with_tax(100) - 120) < 1e-9\n",
         task: "In shop.py, with_discount adds the discount to the price; it must subtract it (price - price * percent / 100).",
         criterion: "with_discount(200, 10) returns 180",
+        line: 5,
+        adds: false,
     },
     SolveTask {
         name: "retries",
@@ -43,6 +52,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "import settings\nassert settings.MAX_RETRIES == 5\nassert settings.PORT == 8080\n",
         task: "In settings.py, raise MAX_RETRIES from 3 to 5.",
         criterion: "MAX_RETRIES is 5",
+        line: 3,
+        adds: false,
     },
     SolveTask {
         name: "adult",
@@ -51,6 +62,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from people import is_adult, is_child\nassert is_adult(18)\nassert not is_adult(17)\nassert is_child(5)\n",
         task: "In people.py, is_adult(18) returns False; an 18-year-old is an adult, so the comparison must be age >= 18.",
         criterion: "is_adult(18) returns True",
+        line: 2,
+        adds: false,
     },
     SolveTask {
         name: "greeting",
@@ -59,6 +72,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from greet import greeting, farewell\nassert greeting(\"Ann\") == \"Hello, Ann!\"\nassert farewell(\"Ann\") == \"Goodbye, Ann\"\n",
         task: "In greet.py, greeting must end with an exclamation mark: greeting(\"Ann\") returns \"Hello, Ann!\".",
         criterion: "greeting(\"Ann\") == \"Hello, Ann!\"",
+        line: 2,
+        adds: false,
     },
     SolveTask {
         name: "last",
@@ -67,6 +82,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from lists import first, last\nassert last([1, 2, 3]) == 3\nassert first([1, 2, 3]) == 1\n",
         task: "In lists.py, last returns items[1]; it must return the last item, items[-1].",
         criterion: "last([1, 2, 3]) returns 3",
+        line: 6,
+        adds: false,
     },
     SolveTask {
         name: "average",
@@ -75,6 +92,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from stats import average, total\nassert average([2, 4, 6]) == 4\nassert total([1, 2]) == 3\n",
         task: "In stats.py, average divides by 2; it must divide by the number of values, len(values).",
         criterion: "average([2, 4, 6]) returns 4",
+        line: 6,
+        adds: false,
     },
     SolveTask {
         name: "celsius",
@@ -83,6 +102,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from temperature import to_fahrenheit, to_celsius\nassert to_fahrenheit(100) == 212\nassert to_celsius(212) == 100\n",
         task: "In temperature.py, to_fahrenheit adds 23; the formula adds 32: celsius * 9 / 5 + 32.",
         criterion: "to_fahrenheit(100) returns 212",
+        line: 2,
+        adds: false,
     },
     SolveTask {
         name: "even",
@@ -91,6 +112,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from parity import is_even, square\nassert is_even(4)\nassert not is_even(3)\nassert square(3) == 9\n",
         task: "In parity.py, is_even tests n % 2 == 1, which is odd; it must test n % 2 == 0.",
         criterion: "is_even(4) is True and is_even(3) is False",
+        line: 2,
+        adds: false,
     },
     SolveTask {
         name: "power",
@@ -99,6 +122,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from mathutil import power, double\nassert power(2, 3) == 8\nassert double(4) == 8\n",
         task: "In mathutil.py, power has its operands swapped: it must return base ** exponent.",
         criterion: "power(2, 3) returns 8",
+        line: 2,
+        adds: false,
     },
     SolveTask {
         name: "missing-return",
@@ -107,6 +132,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from names import full_name, initials\nassert full_name(\"Ada\", \"Lovelace\") == \"Ada Lovelace\"\nassert initials(\"Ada\", \"Lovelace\") == \"AL\"\n",
         task: "In names.py, full_name builds the name but never returns it; it must return name.",
         criterion: "full_name(\"Ada\", \"Lovelace\") returns \"Ada Lovelace\"",
+        line: 2,
+        adds: true,
     },
     SolveTask {
         name: "default",
@@ -115,6 +142,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from paging import page, pages\nassert page(list(range(50))) == list(range(10))\nassert pages(list(range(25))) == 3\n",
         task: "In paging.py, page's default size is 100; it must be 10, like pages.",
         criterion: "page(items) returns the first 10 items",
+        line: 1,
+        adds: false,
     },
     SolveTask {
         name: "upper",
@@ -123,6 +152,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from text import shout, whisper\nassert shout(\"hey\") == \"HEY!\"\nassert whisper(\"HEY\") == \"hey...\"\n",
         task: "In text.py, shout lowercases its message; it must uppercase it (message.upper()).",
         criterion: "shout(\"hey\") returns \"HEY!\"",
+        line: 2,
+        adds: false,
     },
     SolveTask {
         name: "range",
@@ -131,6 +162,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from counting import count_to, count_down\nassert count_to(3) == [1, 2, 3]\nassert count_down(3) == [3, 2, 1]\n",
         task: "In counting.py, count_to(3) stops at 2; it must include n: range(1, n + 1).",
         criterion: "count_to(3) returns [1, 2, 3]",
+        line: 2,
+        adds: false,
     },
     SolveTask {
         name: "empty",
@@ -139,6 +172,8 @@ pub const TASKS: &[SolveTask] = &[
         test: "from validate import is_blank, has_digits\nassert is_blank(\"\")\nassert not is_blank(\"a\")\nassert has_digits(\"a1\")\n",
         task: "In validate.py, is_blank tests len(text) == 1; a blank text has length 0, so it must test len(text) == 0.",
         criterion: "is_blank(\"\") is True and is_blank(\"a\") is False",
+        line: 2,
+        adds: false,
     },
     SolveTask {
         name: "max",
@@ -147,5 +182,152 @@ pub const TASKS: &[SolveTask] = &[
         test: "from scores import best, worst\nassert best([3, 9, 4]) == 9\nassert worst([3, 9, 4]) == 3\n",
         task: "In scores.py, best returns min(scores); the best score is the highest, so it must return max(scores).",
         criterion: "best([3, 9, 4]) returns 9",
+        line: 2,
+        adds: false,
+    },
+    SolveTask {
+        name: "shipping",
+        file: "shipping.py",
+        source: "\"\"\"Shipping costs: the shipping fee is waived for orders over the free shipping limit.\"\"\"\n\nFREE_SHIPPING_LIMIT = 50\n\n\ndef shipping_fee(total):\n    if total > FREE_SHIPPING_LIMIT:\n        return 0\n    return 5\n",
+        test: "from shipping import shipping_fee\nassert shipping_fee(50) == 0\nassert shipping_fee(49) == 5\nassert shipping_fee(80) == 0\n",
+        task: "In shipping.py, the shipping fee must also be waived for an order of exactly the free shipping limit: the test must be total >= FREE_SHIPPING_LIMIT.",
+        criterion: "shipping_fee(50) returns 0",
+        line: 7,
+        adds: false,
+    },
+    SolveTask {
+        name: "clamp",
+        file: "bounds.py",
+        source: "\"\"\"Clamp a value between a lower and an upper bound.\"\"\"\n\n\ndef clamp(value, lower, upper):\n    \"\"\"The value, but never below lower and never above upper.\"\"\"\n    return max(lower, min(value, lower))\n",
+        test: "from bounds import clamp\nassert clamp(5, 0, 10) == 5\nassert clamp(-1, 0, 10) == 0\nassert clamp(11, 0, 10) == 10\n",
+        task: "In bounds.py, clamp never uses the upper bound: it must return max(lower, min(value, upper)).",
+        criterion: "clamp(5, 0, 10) returns 5",
+        line: 6,
+        adds: false,
+    },
+    SolveTask {
+        name: "semver",
+        file: "semver.py",
+        source: "def parse_semver_triplet(version):\n    major, minor, patch = version.split(\".\")\n    return int(major), int(minor), int(minor)\n",
+        test: "from semver import parse_semver_triplet\nassert parse_semver_triplet(\"1.2.3\") == (1, 2, 3)\n",
+        task: "In semver.py, parse_semver_triplet returns the minor number twice; parse_semver_triplet must return int(major), int(minor), int(patch).",
+        criterion: "parse_semver_triplet(\"1.2.3\") returns (1, 2, 3)",
+        line: 3,
+        adds: false,
+    },
+    SolveTask {
+        name: "guard",
+        file: "ratings.py",
+        source: "def average_rating(ratings):\n    return sum(ratings) / len(ratings)\n",
+        test: "from ratings import average_rating\nassert average_rating([]) == 0\nassert average_rating([2, 4]) == 3\n",
+        task: "In ratings.py, average_rating fails on an empty list; add a first line to it that returns 0 for an empty list: if not ratings: return 0",
+        criterion: "average_rating([]) returns 0",
+        line: 1,
+        adds: true,
+    },
+    SolveTask {
+        name: "timeout",
+        file: "defaults.py",
+        source: "DEFAULTS = {\n    \"host\": \"localhost\",\n    \"port\": 8080,\n}\n",
+        test: "from defaults import DEFAULTS\nassert DEFAULTS[\"timeout\"] == 30\nassert DEFAULTS[\"port\"] == 8080\n",
+        task: "In defaults.py, DEFAULTS has no timeout; add the entry \"timeout\": 30, after the port.",
+        criterion: "DEFAULTS[\"timeout\"] is 30",
+        line: 3,
+        adds: true,
+    },
+    SolveTask {
+        name: "collect",
+        file: "collect.py",
+        source: "def collect(items):\n    seen = []\n    for item in items:\n        item = item.strip()\n    return seen\n",
+        test: "from collect import collect\nassert collect([\" a\", \"b \"]) == [\"a\", \"b\"]\n",
+        task: "In collect.py, collect strips each item but never keeps it: after it strips the item it must add seen.append(item).",
+        criterion: "collect([\" a\", \"b \"]) returns [\"a\", \"b\"]",
+        line: 4,
+        adds: true,
+    },
+];
+
+/// Tasks written after the ranking's signals and weights were set, and measured once (`--localize` only; never
+/// tuned on): how the ranking does on phrasings it was not shaped by.
+pub const HELD_OUT: &[SolveTask] = &[
+    SolveTask {
+        name: "cap",
+        file: "pricing.py",
+        source: "MAX_DISCOUNT = 50\n\n\ndef discount(percent):\n    \"\"\"The discount in percent, capped at MAX_DISCOUNT.\"\"\"\n    return max(percent, MAX_DISCOUNT)\n",
+        test: "from pricing import discount\nassert discount(70) == 50\nassert discount(20) == 20\n",
+        task: "In pricing.py, discount must cap the percent at MAX_DISCOUNT: use min instead of max.",
+        criterion: "discount(70) returns 50",
+        line: 6,
+        adds: false,
+    },
+    SolveTask {
+        name: "separator",
+        file: "csvout.py",
+        source: "def csv_line(values):\n    return \";\".join(str(v) for v in values)\n",
+        test: "from csvout import csv_line\nassert csv_line([1, 2]) == \"1,2\"\n",
+        task: "In csvout.py, csv_line must separate values with commas, not semicolons.",
+        criterion: "csv_line([1, 2]) returns \"1,2\"",
+        line: 2,
+        adds: false,
+    },
+    SolveTask {
+        name: "tail",
+        file: "seqs.py",
+        source: "def tail(items, n):\n    \"\"\"The last n items.\"\"\"\n    return items[-n - 1:]\n",
+        test: "from seqs import tail\nassert tail([1, 2, 3], 2) == [2, 3]\n",
+        task: "In seqs.py, tail(items, n) returns one item too many; it must return items[-n:].",
+        criterion: "tail([1, 2, 3], 2) returns [2, 3]",
+        line: 3,
+        adds: false,
+    },
+    SolveTask {
+        name: "vowels",
+        file: "vowels.py",
+        source: "def count_vowels(text):\n    count = 0\n    for ch in text.lower():\n        if ch in \"aeiou\":\n            pass\n    return count\n",
+        test: "from vowels import count_vowels\nassert count_vowels(\"Banana\") == 3\n",
+        task: "In vowels.py, count_vowels never counts: replace pass with count += 1.",
+        criterion: "count_vowels(\"Banana\") returns 3",
+        line: 5,
+        adds: false,
+    },
+    SolveTask {
+        name: "squares",
+        file: "squares.py",
+        source: "def squares(numbers):\n    result = []\n    for n in numbers:\n        value = n * n\n    return result\n",
+        test: "from squares import squares\nassert squares([1, 2, 3]) == [1, 4, 9]\n",
+        task: "In squares.py, squares computes each value but drops it; add result.append(value) inside the loop.",
+        criterion: "squares([1, 2, 3]) returns [1, 4, 9]",
+        line: 4,
+        adds: true,
+    },
+    SolveTask {
+        name: "debug-flag",
+        file: "flags.py",
+        source: "import os\n\nDEBUG = os.environ.get(\"APP_DEBUG\", \"1\") == \"1\"\nVERBOSE = False\n",
+        test: "import os\nos.environ.pop(\"APP_DEBUG\", None)\nimport flags\nassert flags.DEBUG is False\n",
+        task: "In flags.py, debugging must be off unless APP_DEBUG is set: its default must be \"0\".",
+        criterion: "DEBUG is False without APP_DEBUG",
+        line: 3,
+        adds: false,
+    },
+    SolveTask {
+        name: "minutes",
+        file: "timer.py",
+        source: "# Converts the elapsed seconds of a timer to whole minutes.\ndef elapsed_seconds_to_minutes(seconds):\n    return seconds // 100\n",
+        test: "from timer import elapsed_seconds_to_minutes\nassert elapsed_seconds_to_minutes(120) == 2\n",
+        task: "In timer.py, elapsed_seconds_to_minutes divides the seconds by 100; a minute has 60 seconds.",
+        criterion: "elapsed_seconds_to_minutes(120) returns 2",
+        line: 3,
+        adds: false,
+    },
+    SolveTask {
+        name: "blue",
+        file: "colors.py",
+        source: "COLORS = {\n    \"red\": \"#ff0000\",\n    \"green\": \"#00ff00\",\n}\n",
+        test: "from colors import COLORS\nassert COLORS[\"blue\"] == \"#0000ff\"\n",
+        task: "In colors.py, COLORS lacks blue: add \"blue\": \"#0000ff\" as the last entry.",
+        criterion: "COLORS[\"blue\"] is \"#0000ff\"",
+        line: 3,
+        adds: true,
     },
 ];

@@ -912,8 +912,34 @@ struct JsonAnswer {
 #[derive(serde::Deserialize)]
 struct JsonEdit {
     path: String,
-    old: String,
+    /// The line replaced; or
+    #[serde(default)]
+    old: Option<String>,
+    /// the line after which `new` is inserted (the insertion form of a pinned candidate).
+    #[serde(default)]
+    after: Option<String>,
     new: String,
+}
+
+impl JsonEdit {
+    /// The lines the edit finds and the lines they become: `old` and `new`, or `after` and `after` then `new`.
+    fn old_and_new(self, n: usize, answer: &str) -> Result<(String, String, String)> {
+        match (self.old, self.after) {
+            (Some(old), None) => Ok((self.path, old, self.new)),
+            (None, Some(after)) => {
+                let new = format!("{after}\n{}", self.new);
+                Ok((self.path, after, new))
+            }
+            (Some(_), Some(_)) => Err(no_edit(
+                &format!("edit {n} has both `old` and `after`, so its place is unclear"),
+                answer,
+            )),
+            (None, None) => Err(no_edit(
+                &format!("edit {n} has neither `old` nor `after`, so its place is unknown"),
+                answer,
+            )),
+        }
+    }
 }
 
 /// Reads a JSON edit list (optionally inside a code fence or after prose).
@@ -943,11 +969,12 @@ fn read_json_lines(answer: &str, selected: &[&str], cancel: Cancel<'_>) -> Resul
     let mut seen: HashSet<(String, String, String)> = Default::default();
     for (n, edit) in parsed.edits.into_iter().enumerate() {
         cancel.check()?;
+        let (path, old, new) = edit.old_and_new(n + 1, answer)?;
         // Small models often repeat the same edit; an identical repeat carries no second intent.
-        if !seen.insert((edit.path.clone(), edit.old.clone(), edit.new.clone())) {
+        if !seen.insert((path.clone(), old.clone(), new.clone())) {
             continue;
         }
-        if edit.old.trim().is_empty() {
+        if old.trim().is_empty() {
             return Err(no_edit(
                 &format!("edit {} has an empty `old`, so its place is unknown", n + 1),
                 answer,
@@ -967,9 +994,9 @@ fn read_json_lines(answer: &str, selected: &[&str], cancel: Cancel<'_>) -> Resul
             old_start_hint: None,
             maybe_cut_off: false,
             anchor: Default::default(),
-            lines: replacement_hunk(split(&edit.old), split(&edit.new)),
+            lines: replacement_hunk(split(&old), split(&new)),
         };
-        files.add(resolve_path(&edit.path, selected), false, vec![hunk])?;
+        files.add(resolve_path(&path, selected), false, vec![hunk])?;
     }
     if files.edits.is_empty() {
         return Err(no_edit("the JSON edit list is empty", answer));
@@ -1441,6 +1468,32 @@ mod tests {
                 HunkLine::Add("    return 2".into())
             ]
         );
+    }
+
+    #[test]
+    fn a_json_edit_after_a_line_inserts_its_new_lines_below_it() {
+        let a = r#"{"edits":[{"path":"a.py","after":"    name = first","new":"    return name"}]}"#;
+        let files = read_answer(a, AnswerFormat::Json, &["a.py"]).unwrap();
+        assert_eq!(
+            files[0].hunks[0].lines,
+            vec![
+                HunkLine::Context("    name = first".into()),
+                HunkLine::Add("    return name".into())
+            ]
+        );
+        for (bad, why) in [
+            (
+                r#"{"edits":[{"path":"a.py","old":"x","after":"x","new":"y"}]}"#,
+                "both `old` and `after`",
+            ),
+            (
+                r#"{"edits":[{"path":"a.py","new":"y"}]}"#,
+                "neither `old` nor `after`",
+            ),
+        ] {
+            let err = read_answer(bad, AnswerFormat::Json, &["a.py"]).unwrap_err();
+            assert!(err.to_string().contains(why), "{err}");
+        }
     }
 
     #[test]

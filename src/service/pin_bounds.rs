@@ -3,7 +3,7 @@
 //! can take, not `[limits] max_output_tokens`. A model that rambles inside the string is stopped by the schema's
 //! grammar after a few dozen characters instead of a thousand.
 //!
-//! Not here: which lines are pinned (`prompt::likely_lines`) or the schema's shape (`prompt::pinned_schema`); a
+//! Not here: which lines are pinned (`locate_rank::rank`) or the schema's shape (`prompt::pinned_schema`); a
 //! schema of another shape is left as it is, with the policy's answer budget.
 
 use serde_json::Value;
@@ -29,7 +29,11 @@ pub(super) fn bound(mut schema: Value, max_output_tokens: u32) -> (Value, u32) {
     };
     let (Some(path), Some(old), Some(limit)) = (
         edit["path"]["enum"][0].as_str().map(str::len),
-        edit["old"]["enum"][0].as_str().map(|s| s.chars().count()),
+        // The line replaced (`old`), or the line a new one goes after (`after`).
+        edit["old"]["enum"][0]
+            .as_str()
+            .or_else(|| edit["after"]["enum"][0].as_str())
+            .map(|s| s.chars().count()),
         edit["new"]["maxLength"].as_u64(),
     ) else {
         return (schema, max_output_tokens);
@@ -52,7 +56,7 @@ mod tests {
     #[test]
     fn a_pinned_one_line_answer_is_bounded_tightly() {
         let line = "    return width * width";
-        let (schema, tokens) = bound(pinned_schema("geometry.py", line, SchemaBounds::LOW), 4096);
+        let (schema, tokens) = bound(pinned_schema("geometry.py", line, false, SchemaBounds::LOW), 4096);
         let new = &schema["properties"]["edits"]["items"]["properties"]["new"];
         assert_eq!(new["maxLength"], 2 * 24 + 40);
         assert!(tokens < 400, "{tokens}");
@@ -61,9 +65,18 @@ mod tests {
         assert!(longest.to_string().len() as u32 <= tokens);
         // Never above the policy's budget.
         assert_eq!(
-            bound(pinned_schema("a.py", line, SchemaBounds::LOW), 100).1,
+            bound(pinned_schema("a.py", line, false, SchemaBounds::LOW), 100).1,
             100
         );
+    }
+
+    #[test]
+    fn an_insertion_pin_is_bounded_by_the_line_it_goes_after() {
+        let line = "    total = 0";
+        let (schema, tokens) = bound(pinned_schema("shop.py", line, true, SchemaBounds::LOW), 4096);
+        let new = &schema["properties"]["edits"]["items"]["properties"]["new"];
+        assert_eq!(new["maxLength"], 80);
+        assert!(tokens < 4096, "{tokens}");
     }
 
     #[test]

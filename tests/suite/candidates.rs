@@ -804,3 +804,78 @@ fn with_several_answers_each_alternative_is_a_candidate_of_its_own() {
     assert!(warnings(&v).contains("alternative 2 of 2"), "{v}");
     assert!(empty(sandboxes.path()), "a sandbox was left behind");
 }
+
+/// The JSON schema the `i`th request recorded by the scripted server was held to.
+fn schema_of(s: &Scripted, i: usize) -> Value {
+    s.requests.lock().unwrap()[i]["response_format"]["json_schema"]["schema"].clone()
+}
+
+#[test]
+fn a_task_that_adds_a_line_gets_a_candidate_pinned_to_insert_after_the_right_line() {
+    // Scripted: the first (free) answer changes the wrong line; the second candidate's request is pinned to
+    // insert after the line defining `name`, and its scripted answer uses that form.
+    let anchor = "    name = first + \" \" + last";
+    let s = scripted(vec![
+        Reply::chat(
+            r#"{"edits":[{"path":"names.py","old":"def full_name(first, last):","new":"def full_name(first, last=\"\"):"}]}"#,
+        ),
+        Reply::chat(&format!(
+            r#"{{"edits":[{{"path":"names.py","after":{},"new":"    return name"}}]}}"#,
+            serde_json::to_string(anchor).unwrap()
+        )),
+    ]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[validation]\ncommands = [\"python3 test_names.py\"]\non_propose = true\ntimeout_secs = 30\n\n\
+         [sampling]\ncandidates = 2\nparallel = 1\n",
+    );
+    ws.write(
+        "names.py",
+        &format!("def full_name(first, last):\n{anchor}\n\n\ndef initials(first, last):\n    return first[0] + last[0]\n"),
+    );
+    ws.write(
+        "test_names.py",
+        "from names import full_name\nassert full_name(\"Ada\", \"Lovelace\") == \"Ada Lovelace\"\n",
+    );
+    let sandboxes = tempfile::tempdir().unwrap();
+    let before = ws.snapshot();
+    let out = worker(sandboxes.path())
+        .args([
+            "propose",
+            "--workspace-root",
+            &ws.root_str(),
+            "--task",
+            "In names.py, full_name builds the name but never returns it; it must return name.",
+            "--accept",
+            "full_name(\"Ada\", \"Lovelace\") returns \"Ada Lovelace\"",
+            "--complexity",
+            "low",
+            "--file",
+            "names.py",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
+    assert!(out.status.success(), "{}\n{v}", stderr(&out));
+    let item = &schema_of(&s, 1)["properties"]["edits"]["items"];
+    assert_eq!(
+        item["properties"]["after"]["enum"],
+        serde_json::json!([anchor]),
+        "{item}"
+    );
+    assert!(item["properties"].get("old").is_none(), "{item}");
+    assert!(
+        schema_of(&s, 0)["properties"]["edits"]["items"]["properties"]["old"]["enum"].is_array(),
+        "the first answer is free to pick its line"
+    );
+    assert_eq!(v["validation_passed"], true, "{v}");
+    assert_eq!(v["candidates"]["chosen"], 2, "{v}");
+    let patch = v["patch"].as_str().unwrap();
+    assert!(
+        patch.contains(&format!(" {anchor}\n+    return name\n")),
+        "{patch}"
+    );
+    assert_eq!(ws.snapshot(), before, "propose wrote to the workspace");
+    assert!(empty(sandboxes.path()), "a sandbox was left behind");
+}

@@ -1139,3 +1139,61 @@ fn the_sandbox_copy_leaves_out_denied_and_policy_files_unless_included() {
     );
     sb.assert_empty();
 }
+
+#[test]
+fn the_repair_round_is_pinned_to_the_line_the_failing_traceback_names() {
+    // Scripted: the first answer edits the `def` line and leaves the bug; the real check's Python traceback names
+    // line 3 of calc.py; the repair request recorded by the scripted server is held to that one line.
+    let s = scripted(vec![
+        Reply::chat(
+            r#"{"edits":[{"path":"calc.py","old":"def half(x):","new":"def half(x, unused=None):"}]}"#,
+        ),
+        Reply::chat(
+            r#"{"edits":[{"path":"calc.py","old":"    return x / factor","new":"    return x / 2"}]}"#,
+        ),
+    ]);
+    let ws = Ws::new(&s.base_url, &policy(&["python3 test_calc.py"], true, 1, 60));
+    ws.write(
+        "calc.py",
+        "def half(x):\n    factor = 0\n    return x / factor\n",
+    );
+    ws.write(
+        "test_calc.py",
+        "from calc import half\nassert half(4) == 2\n",
+    );
+    let sb = SandboxDir::new();
+    let before = ws.snapshot();
+    let (out, v) = propose_json(&ws, "calc.py", &sb);
+    ok(&out);
+    assert_eq!(requests(&s), 2, "one repair call");
+    assert_eq!(v["repaired"], true, "{v}");
+    assert_eq!(v["validation_passed"], true, "{v}");
+    assert!(
+        v["repair_reason"].as_str().unwrap().contains("line 3"),
+        "{v}"
+    );
+    let schema = |i: usize| {
+        s.requests.lock().unwrap()[i]["response_format"]["json_schema"]["schema"]["properties"]["edits"].clone()
+    };
+    assert_eq!(
+        schema(1)["items"]["properties"]["old"]["enum"],
+        serde_json::json!(["    return x / factor"]),
+        "{}",
+        schema(1)
+    );
+    assert_eq!(schema(1)["maxItems"], 1);
+    assert_eq!(
+        schema(0)["items"]["properties"]["old"]["enum"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3,
+        "the first answer could pick any line"
+    );
+    assert!(
+        v["patch"].as_str().unwrap().contains("+    return x / 2"),
+        "{v}"
+    );
+    assert_eq!(ws.snapshot(), before);
+    sb.assert_empty();
+}

@@ -28,7 +28,9 @@ use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 use crate::ledger;
 use crate::patch::{self, HunkReport};
+use crate::locate_rank;
 use crate::prompt;
+use crate::service::pin_bounds;
 use crate::proposal::NewProposal;
 use crate::provider::window::ContextWindow;
 use crate::provider::{self, Provider, Usage};
@@ -254,8 +256,26 @@ fn repair(
     let msgs = prompt::repair_messages(&p.messages, &d.cand.patch_text, &report);
     d.repair_reason = Some(prompt::tail(&report, prompt::REPAIR_OUTPUT_BYTES));
     d.repair_spent = true;
+    let mut chat = p.chat(msgs);
+    // Pinned to the line the failing output names, when it names one in a selected file.
+    if p.schema.is_some()
+        && let Some(s) = locate_rank::failing_place(
+            &report,
+            &p.selection.files,
+            &p.selection.focus,
+            &d.cand.changes,
+        )
+    {
+        let bounds = prompt::SchemaBounds::for_complexity(&p.task.complexity);
+        let (schema, max_tokens) = pin_bounds::bound(
+            prompt::pinned_schema(&s.path, &s.text, false, bounds),
+            p.policy.limits.max_output_tokens,
+        );
+        chat.json_schema = Some(schema);
+        chat.max_tokens = max_tokens;
+    }
     let mut scratch = ledger::Entry::new("propose", workspace_root, Instant::now());
-    let attempt = ask(&p.policy, provider, &p.chat(msgs), call, &mut scratch).and_then(|a| {
+    let attempt = ask(&p.policy, provider, &chat, call, &mut scratch).and_then(|a| {
         d.model_ms += a.ms;
         alternatives::read_and_choose(p, &a.completion.content, &call.watch, true)
             .map(|c| (c, a.completion.model))

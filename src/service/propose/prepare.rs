@@ -8,6 +8,7 @@ use crate::policy;
 use crate::confine;
 use crate::error::Result;
 use crate::patch::reader::AnswerFormat;
+use crate::locate_rank;
 use crate::prompt;
 use crate::provider::window::{self, ContextWindow};
 use crate::provider::{ChatRequest, Message};
@@ -130,16 +131,17 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
     let pinned = match (&schema, policy.candidates()) {
         (Some(_), k) if k > 1 => {
             let bounds = prompt::SchemaBounds::for_complexity(&req.task.complexity);
-            prompt::likely_lines(
+            locate_rank::rank(
                 &req.task,
                 &selection.files,
                 &selection.focus,
+                locate_rank::Signals::ALL,
                 k as usize - 1,
             )
             .iter()
-            .map(|(path, line)| {
+            .map(|s| {
                 pin_bounds::bound(
-                    prompt::pinned_schema(path, line, bounds),
+                    prompt::pinned_schema(&s.path, &s.text, s.insert, bounds),
                     policy.limits.max_output_tokens,
                 )
             })

@@ -1,0 +1,970 @@
+//! Where a task is about: the lines of the selected files, and the places after them for a task that adds a line,
+//! ranked best first. Pure.
+//!
+//! Each signal is measured on its own (the solve bench's `--localize` mode, BENCHMARKS.md section 15) and can be
+//! switched off ([`Signals`]) so that it can be:
+//! - shared rare words: the words and symbols a line shares with the task, each weighted by how rare it is among
+//!   the file's lines, a run of two counted double (the ranking before the others were added);
+//! - code fragments: how small an edit (in tokens) turns part of a line into a code fragment the task writes out
+//!   (`width * height`, `items[-1]`, `"Hello, Ann!"`): a task quotes the line it is about, or the line it wants;
+//! - prose below code: a comment or docstring that merely repeats the task's words ranks below the code;
+//! - insertion points: a task that asks to add a line ranks the places after lines, best where a line defines what
+//!   the new code uses (`name = ...` before `return name`) or where the task says "after ...".
+//!
+//! For the repair round [`named_lines`] reads the places a failing check's output names (Python tracebacks,
+//! `file:line:col` of compilers, pytest's `file:line:`), restricted to the selected files.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::patch::PreImage;
+use crate::patch::focus::{self, Focus};
+use crate::task::Task;
+
+/// Which signals [`rank`] combines. [`Signals::ALL`] is what proposals use; the others are for measuring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signals {
+    /// Score lines by the code fragments the task writes out.
+    pub fragments: bool,
+    /// Rank comments and docstrings below code.
+    pub prose_below_code: bool,
+    /// Rank the places after lines for a task that adds a line.
+    pub insertion: bool,
+}
+
+impl Signals {
+    /// Shared rare words only: the ranking before the other signals.
+    pub const WORDS: Signals = Signals {
+        fragments: false,
+        prose_below_code: false,
+        insertion: false,
+    };
+    /// Every signal.
+    pub const ALL: Signals = Signals {
+        fragments: true,
+        prose_below_code: true,
+        insertion: true,
+    };
+}
+
+/// One ranked place: a line of a selected file to change, or (`insert`) the place after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spot {
+    /// The selected file.
+    pub path: String,
+    /// 1-based line number in the file.
+    pub line: usize,
+    /// The line's text (without its line ending).
+    pub text: String,
+    /// The edit goes after this line instead of replacing it.
+    pub insert: bool,
+}
+
+/// How much a line's best fragment match weighs against its (normalised) shared words.
+const FRAGMENT_WEIGHT: f64 = 2.0;
+/// A comment's or docstring's score is multiplied by this.
+const PROSE_FACTOR: f64 = 0.25;
+/// What a line that defines every name the new code uses adds to an insertion point after it.
+const DEFINES_WEIGHT: f64 = 1.5;
+/// What the words the task writes after "after" add to the insertion point after a line holding them.
+const AFTER_WEIGHT: f64 = 1.0;
+
+/// The places the task most likely means, best first, at most `max`, distinct by file, text and kind (a place is
+/// pinned by its text). Each existing selected file's non-blank lines (inside its ranges, when narrowed) are
+/// scored; places that score nothing are left out.
+pub fn rank(
+    spec: &Task,
+    files: &BTreeMap<String, Option<PreImage>>,
+    focus: &Focus,
+    signals: Signals,
+    max: usize,
+) -> Vec<Spot> {
+    let asked = asked_text(spec);
+    let asked_terms = Terms::of(&asked);
+    let fragments = if signals.fragments {
+        fragments(&spec.task)
+    } else {
+        Vec::new()
+    };
+    let adds = signals.insertion && asks_to_add(&spec.task);
+    let new_names: HashSet<String> = fragments
+        .iter()
+        .flatten()
+        .filter(|t| is_name(t))
+        .cloned()
+        .collect();
+    let after_terms = Terms::of(&after_phrase(&spec.task));
+    let mut scored: Vec<(f64, Spot)> = Vec::new();
+    for (path, pre) in files {
+        let Some(pre) = pre else { continue };
+        let lines = shown_lines(&pre.text, focus.get(path).map(Vec::as_slice));
+        let words = word_scores(&lines, &asked_terms);
+        let top = words.iter().copied().fold(0.0, f64::max);
+        let after = word_scores(&lines, &after_terms);
+        let after_top = after.iter().copied().fold(0.0, f64::max);
+        let prose = prose_lines(&pre.text);
+        let flow = if adds {
+            data_flow(&lines, &new_names)
+        } else {
+            Vec::new()
+        };
+        for (k, (i, line)) in lines.iter().enumerate() {
+            let tokens = tokens(line);
+            let frag = fragments
+                .iter()
+                .filter(|f| !calls_the_function_defined(f, &tokens))
+                .map(|f| fragment_match(f, &tokens))
+                .fold(0.0, f64::max);
+            let mut s = if signals.fragments {
+                words[k] / top.max(f64::MIN_POSITIVE) + FRAGMENT_WEIGHT * frag
+            } else {
+                words[k]
+            };
+            let is_prose = prose.get(*i).copied().unwrap_or(false);
+            if signals.prose_below_code && is_prose {
+                s *= PROSE_FACTOR;
+            }
+            let spot = |insert| Spot {
+                path: path.clone(),
+                line: i + 1,
+                text: line.to_string(),
+                insert,
+            };
+            if s > 0.0 {
+                scored.push((s, spot(false)));
+            }
+            if adds && !is_prose {
+                let flow = flow[k];
+                let named = after[k] / after_top.max(f64::MIN_POSITIVE);
+                // The line's own score too (a new line like it goes beside it), so that the place after a line
+                // ranks ahead of its replacement when the task asks to add one.
+                let s = s + DEFINES_WEIGHT * flow + AFTER_WEIGHT * named;
+                if s > 0.0 {
+                    // Among equals the later place: a new line like others goes after the last of them.
+                    scored.push((s + 0.5 + 1e-6 * *i as f64, spot(true)));
+                }
+            }
+        }
+    }
+    // Best first; among equals the earlier line (stable over the files' order).
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut seen = HashSet::new();
+    scored
+        .into_iter()
+        .map(|(_, s)| s)
+        .filter(|s| seen.insert((s.path.clone(), s.text.clone(), s.insert)))
+        .take(max)
+        .collect()
+}
+
+/// The task, its acceptance criteria, plan and context: the text the shared words are taken from.
+fn asked_text(spec: &Task) -> String {
+    let mut asked = spec.task.clone();
+    for t in spec
+        .acceptance_criteria
+        .iter()
+        .chain(&spec.plan)
+        .chain(spec.context.iter())
+    {
+        asked.push('\n');
+        asked.push_str(t);
+    }
+    asked
+}
+
+/// The distinct non-blank lines of a file inside `ranges` (all, without), with their 0-based index.
+fn shown_lines<'a>(text: &'a str, ranges: Option<&[focus::LineRange]>) -> Vec<(usize, &'a str)> {
+    let mut seen = HashSet::new();
+    text.lines()
+        .enumerate()
+        .filter(|(i, _)| ranges.is_none_or(|r| focus::contains(r, *i)))
+        .map(|(i, l)| (i, l.strip_suffix('\r').unwrap_or(l)))
+        .filter(|(_, l)| !l.trim().is_empty() && seen.insert(*l))
+        .collect()
+}
+
+/// Each line's shared-word score: the rarity (1 / lines holding it) of each word it shares with the task, and
+/// twice that of each pair of neighbouring terms the task also writes side by side.
+fn word_scores(lines: &[(usize, &str)], asked: &Terms) -> Vec<f64> {
+    let terms: Vec<Terms> = lines.iter().map(|(_, l)| Terms::of(l)).collect();
+    let mut lines_with: HashMap<&str, usize> = HashMap::new();
+    for t in &terms {
+        for term in t.words.iter().chain(&t.pairs) {
+            *lines_with.entry(term.as_str()).or_default() += 1;
+        }
+    }
+    let rarity = |t: &String| 1.0 / lines_with.get(t.as_str()).copied().unwrap_or(1).max(1) as f64;
+    terms
+        .iter()
+        .map(|t| {
+            let words: f64 = t
+                .words
+                .iter()
+                .filter(|w| asked.words.contains(*w))
+                .map(rarity)
+                .sum();
+            let pairs: f64 = t
+                .pairs
+                .iter()
+                .filter(|p| asked.pairs.contains(*p))
+                .map(|p| 2.0 * rarity(p))
+                .sum();
+            words + pairs
+        })
+        .collect()
+}
+
+/// The terms of a text: its words (lower case, a plural `s` dropped) and symbols, and each pair of neighbouring
+/// terms.
+struct Terms {
+    words: HashSet<String>,
+    pairs: HashSet<String>,
+}
+
+impl Terms {
+    fn of(text: &str) -> Terms {
+        let mut seq: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        let push = |w: &mut String, seq: &mut Vec<String>| {
+            if !w.is_empty() {
+                let mut t = w.to_lowercase();
+                if t.len() > 3 && t.ends_with('s') && !t.ends_with("ss") {
+                    t.pop();
+                }
+                seq.push(t);
+                w.clear();
+            }
+        };
+        for c in text.chars() {
+            if c.is_alphanumeric() || c == '_' {
+                cur.push(c);
+                continue;
+            }
+            push(&mut cur, &mut seq);
+            if !c.is_whitespace()
+                && !matches!(c, '.' | ',' | ';' | ':' | '"' | '\'' | '`' | '(' | ')')
+            {
+                seq.push(c.to_string());
+            }
+        }
+        push(&mut cur, &mut seq);
+        Terms {
+            pairs: seq
+                .windows(2)
+                .map(|w| format!("{} {}", w[0], w[1]))
+                .collect(),
+            words: seq.into_iter().collect(),
+        }
+    }
+}
+
+/// A text's code tokens: names and numbers, string quotes, and operators (two-character ones such as `>=`, `**`,
+/// `+=` kept whole); whitespace dropped.
+fn tokens(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.push(chars[start..i].iter().collect());
+            continue;
+        }
+        if !c.is_whitespace() {
+            let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
+            if TWO_CHAR_OPS.contains(&two.as_str()) {
+                out.push(two);
+                i += 2;
+                continue;
+            }
+            out.push(c.to_string());
+        }
+        i += 1;
+    }
+    out
+}
+
+const TWO_CHAR_OPS: &[&str] = &[
+    ">=", "<=", "==", "!=", "**", "//", "+=", "-=", "*=", "/=", "->", "&&", "||", "::", "<<", ">>",
+];
+
+/// Words that are code when next to code (`return name`, `not ratings`).
+const KEYWORDS: &[&str] = &[
+    "return", "not", "if", "in", "is", "and", "or", "None", "True", "False", "def", "for",
+    "import", "lambda",
+];
+
+/// Whether a token is a name (an identifier, not a number or a symbol).
+fn is_name(t: &str) -> bool {
+    t.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && !KEYWORDS.contains(&t)
+}
+
+/// The code fragments a task writes out, each as its tokens: its backtick spans, and runs of code among its prose
+/// (operators, brackets, numbers, quoted strings, names joined to them, `snake_case` or `CAPS` names, and code
+/// keywords before them). A fragment of one token only counts when it is a quoted string.
+pub(crate) fn fragments(task: &str) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut prose = String::new();
+    for (k, part) in task.split('`').enumerate() {
+        if k % 2 == 1 {
+            out.push(tokens(part));
+        } else {
+            prose.push_str(part);
+            prose.push(' ');
+        }
+    }
+    for run in code_runs(&prose) {
+        let t = tokens(&run);
+        let one_string = t.len() >= 3 && t[0] == "\"";
+        if t.len() >= 2 || one_string {
+            out.push(t);
+        }
+    }
+    out.retain(|f| !f.is_empty());
+    out
+}
+
+/// The runs of code in prose: words and symbols split where a sentence's punctuation (`;`, `:` before a space, a
+/// `.` or `,` outside brackets before a space) or a plain word stands; a plain word next to an operator, a bracket or
+/// a code keyword joins the run.
+fn code_runs(prose: &str) -> Vec<String> {
+    // Words separated by spaces; punctuation that ends a sentence part splits too.
+    let mut pieces: Vec<(String, bool)> = Vec::new(); // (piece, ends a part)
+    let mut depth = 0i32;
+    let mut in_string = false;
+    for word in prose.split_whitespace() {
+        for c in word.chars() {
+            match c {
+                '"' => in_string = !in_string,
+                '(' | '[' | '{' if !in_string => depth += 1,
+                ')' | ']' | '}' if !in_string => depth = (depth - 1).max(0),
+                _ => {}
+            }
+        }
+        let mut w = word.to_string();
+        let mut ends = false;
+        while let Some(last) = w.chars().last().filter(|_| !in_string) {
+            let splits = matches!(last, ';' | '?' | '!')
+                || (last == ':' && !w.ends_with("\":"))
+                || (matches!(last, '.' | ',') && depth == 0);
+            if !splits {
+                break;
+            }
+            w.pop();
+            ends = true;
+        }
+        pieces.push((w, ends));
+    }
+    let codey = |w: &str| {
+        operator(w)
+            || w.chars()
+                .any(|c| (!c.is_alphanumeric() && c != '\'' && c != '-') || c.is_ascii_digit())
+            || w.contains('_')
+            || (w.len() > 1 && w.chars().all(|c| c.is_uppercase() || c == '_'))
+    };
+    let mut inside: Vec<bool> = pieces.iter().map(|(w, _)| codey(w)).collect();
+    // A keyword or a plain name next to code joins it (twice: `return name`, `if not ratings`).
+    for _ in 0..2 {
+        let now = inside.clone();
+        for k in 0..pieces.len() {
+            if now[k] || pieces[k].0.is_empty() {
+                continue;
+            }
+            let prev = k > 0 && now[k - 1] && !pieces[k - 1].1;
+            let next = k + 1 < pieces.len() && now[k + 1] && !pieces[k].1;
+            let keyword = KEYWORDS.contains(&pieces[k].0.as_str());
+            let after_keyword =
+                k > 0 && KEYWORDS.contains(&pieces[k - 1].0.as_str()) && !pieces[k - 1].1;
+            if (prev && operator(&pieces[k - 1].0))
+                || (next && (keyword || operator(&pieces[k + 1].0)))
+                || after_keyword
+            {
+                inside[k] = true;
+            }
+        }
+    }
+    let mut runs = Vec::new();
+    let mut cur: Vec<&str> = Vec::new();
+    for (k, (w, ends)) in pieces.iter().enumerate() {
+        if inside[k] && !w.is_empty() {
+            cur.push(w);
+        } else if !cur.is_empty() {
+            runs.push(cur.join(" "));
+            cur.clear();
+        }
+        if *ends && !cur.is_empty() {
+            runs.push(cur.join(" "));
+            cur.clear();
+        }
+    }
+    if !cur.is_empty() {
+        runs.push(cur.join(" "));
+    }
+    runs
+}
+
+/// Whether a piece of prose is an operator on its own (`*`, `>=`, `+`).
+fn operator(w: &str) -> bool {
+    !w.is_empty() && w.chars().all(|c| "+-*/%<>=!&|^~".contains(c))
+}
+
+/// How well the line's tokens hold the fragment: the square of 1 - (the fewest token edits that turn some run of the
+/// line into the fragment) / the fragment's length (at least 4, so a short fragment says less), never below 0.
+fn fragment_match(fragment: &[String], line: &[String]) -> f64 {
+    let m = fragment.len();
+    if m == 0 || line.is_empty() {
+        return 0.0;
+    }
+    // Semi-global alignment: the fragment whole, against any run of the line.
+    let mut prev: Vec<usize> = vec![0; line.len() + 1];
+    for (i, f) in fragment.iter().enumerate() {
+        let mut cur = vec![i + 1; line.len() + 1];
+        for (j, l) in line.iter().enumerate() {
+            let same = f.eq_ignore_ascii_case(l);
+            cur[j + 1] = (prev[j] + usize::from(!same))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    let best = prev.iter().copied().min().unwrap_or(m);
+    let kept = (m.saturating_sub(best)) as f64 / m.max(4) as f64;
+    // Squared: a line one token from the fragment says much more than one half of it away.
+    kept * kept
+}
+
+/// Whether `fragment` is a call of the function (or class) the line `def`ines: the task names the function by a
+/// call (`tail(items, n)`), which says nothing about the `def` line itself.
+fn calls_the_function_defined(fragment: &[String], line: &[String]) -> bool {
+    matches!(line.first().map(String::as_str), Some("def" | "class"))
+        && line
+            .get(1)
+            .is_some_and(|name| fragment.first() == Some(name))
+        && fragment.get(1).is_some_and(|t| t == "(")
+}
+
+/// For each line, how much the place after it has what a new line using `names` needs: the share of those names
+/// defined on it or before it, counted whole for the last line defining any of them (a new line goes after the
+/// definitions it uses) and half for the earlier defining lines; 0 for lines defining none.
+fn data_flow(lines: &[(usize, &str)], names: &HashSet<String>) -> Vec<f64> {
+    let defined: Vec<HashSet<String>> = lines.iter().map(|(_, l)| defines(&tokens(l))).collect();
+    let uses = |d: &HashSet<String>| names.iter().any(|n| d.contains(n));
+    let last = defined.iter().rposition(uses);
+    let mut seen: HashSet<&String> = HashSet::new();
+    defined
+        .iter()
+        .enumerate()
+        .map(|(k, d)| {
+            seen.extend(names.iter().filter(|n| d.contains(*n)));
+            if !uses(d) {
+                return 0.0;
+            }
+            let share = seen.len() as f64 / names.len().max(1) as f64;
+            if Some(k) == last { share } else { share / 2.0 }
+        })
+        .collect()
+}
+
+/// Whether the task asks to add a line rather than change one.
+fn asks_to_add(task: &str) -> bool {
+    let t = task.to_lowercase();
+    [
+        "add ",
+        "insert",
+        "append",
+        "never returns",
+        "missing",
+        "lacks",
+        "has no ",
+        "forgot",
+    ]
+    .iter()
+    .any(|w| t.contains(w))
+}
+
+/// The words a task writes after "after" (up to the end of its sentence part): the line it wants a new one after.
+fn after_phrase(task: &str) -> String {
+    let lower = task.to_lowercase();
+    let mut out = String::new();
+    let mut rest = lower.as_str();
+    while let Some(at) = rest.find("after ") {
+        let tail = &rest[at + 6..];
+        let end = tail.find([';', ':', '\n']).unwrap_or(tail.len());
+        out.push_str(&tail[..end]);
+        out.push(' ');
+        rest = &tail[end..];
+    }
+    out
+}
+
+/// The names a line of code defines: those assigned (`a, b = ...`, `n += 1`), a `for` loop's, a `def`'s parameters,
+/// `import` and `as` names.
+fn defines(tokens: &[String]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let first = tokens.first().map(String::as_str);
+    if first == Some("def") {
+        let open = tokens.iter().position(|t| t == "(");
+        for t in tokens.iter().skip(open.map_or(tokens.len(), |o| o + 1)) {
+            if t == ")" {
+                break;
+            }
+            if is_name(t) {
+                out.insert(t.clone());
+            }
+        }
+        return out;
+    }
+    if first == Some("for") {
+        for t in tokens.iter().skip(1).take_while(|t| *t != "in") {
+            if is_name(t) {
+                out.insert(t.clone());
+            }
+        }
+        return out;
+    }
+    if let Some(eq) = tokens
+        .iter()
+        .position(|t| matches!(t.as_str(), "=" | "+=" | "-=" | "*=" | "/="))
+    {
+        let mut depth = 0i32;
+        for t in &tokens[..eq] {
+            match t.as_str() {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                _ if depth == 0 && is_name(t) => {
+                    out.insert(t.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+    for w in tokens.windows(2) {
+        if (w[0] == "import" || w[0] == "as") && is_name(&w[1]) {
+            out.insert(w[1].clone());
+        }
+    }
+    out
+}
+
+/// For each line of a text (0-based), whether it is prose rather than code: a comment (`#`, `//`, `/*`, `*`), or a
+/// line of a docstring or other string standing alone (`"""..."""`, a triple-quoted block).
+fn prose_lines(text: &str) -> Vec<bool> {
+    let mut out = Vec::new();
+    let mut open: Option<&str> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(q) = open {
+            out.push(true);
+            if t.contains(q) {
+                open = None;
+            }
+            continue;
+        }
+        let comment = t.starts_with('#')
+            || t.starts_with("//")
+            || t.starts_with("/*")
+            || (t.starts_with('*') && !t.starts_with("**"));
+        let quote = ["\"\"\"", "'''"].into_iter().find(|q| t.starts_with(q));
+        if let Some(q) = quote {
+            if t.len() < 2 * q.len() || !t[q.len()..].contains(q) {
+                open = Some(q);
+            }
+            out.push(true);
+            continue;
+        }
+        out.push(comment);
+    }
+    out
+}
+
+/// The places of the selected files a failing check's output names, most telling first: the frames of Python
+/// tracebacks (`File "PATH", line N`), innermost first, then `PATH:N:` (compilers' `PATH:N:M`, pytest's `PATH:N:`)
+/// in the order written. A path matches a selected file when it is the file's path or ends with `/` and it (the
+/// check ran in a copy of the workspace). Each place once.
+pub fn named_lines(output: &str, selected: &[&str]) -> Vec<(String, usize)> {
+    let matches = |p: &str| -> Option<String> {
+        let p = p.trim();
+        selected
+            .iter()
+            .find(|s| {
+                p == **s || p.strip_prefix("./") == Some(**s) || p.ends_with(&format!("/{s}"))
+            })
+            .map(|s| s.to_string())
+    };
+    let mut frames = Vec::new();
+    let mut located = Vec::new();
+    for line in output.lines() {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("File \"") {
+            let Some((path, tail)) = rest.split_once('"') else {
+                continue;
+            };
+            let n = tail
+                .trim_start_matches(',')
+                .trim_start()
+                .strip_prefix("line ")
+                .map(|n| {
+                    n.chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect::<String>()
+                });
+            if let (Some(f), Some(Ok(n))) = (matches(path), n.map(|n| n.parse::<usize>())) {
+                frames.push((f, n));
+            }
+            continue;
+        }
+        for word in t.split_whitespace() {
+            let mut parts = word.splitn(3, ':');
+            let (Some(path), Some(n)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            if parts.next().is_none() && !word.ends_with(':') {
+                continue;
+            }
+            if let (Some(f), Ok(n)) = (matches(path), n.parse::<usize>()) {
+                located.push((f, n));
+            }
+        }
+    }
+    frames.reverse();
+    let mut seen = HashSet::new();
+    frames
+        .into_iter()
+        .chain(located)
+        .filter(|p| p.1 > 0 && seen.insert(p.clone()))
+        .collect()
+}
+
+/// The line of `pre` that line `n` (1-based) of `post` stands for, when `post` is `pre` with one region changed (the
+/// lines they share at the start and the end kept): a line of the shared start or end maps to itself; a line in the
+/// changed region to the region's first line in `pre` (the line the edit replaced), or, when the edit only added
+/// lines, to the line before them.
+pub fn line_before_edit(pre: &str, post: &str, n: usize) -> Option<usize> {
+    let a: Vec<&str> = pre.lines().collect();
+    let b: Vec<&str> = post.lines().collect();
+    if n == 0 || n > b.len() {
+        return None;
+    }
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let i = n - 1;
+    if i < prefix {
+        return Some(n);
+    }
+    if i >= b.len() - suffix {
+        return Some(i + a.len() - b.len() + 1);
+    }
+    if a.len() - suffix > prefix {
+        Some(prefix + 1)
+    } else {
+        (prefix > 0).then_some(prefix)
+    }
+}
+
+/// The place a repair round is pinned to: the first place in a selected file that the failing check's output names
+/// ([`named_lines`]; the check ran on the files with the previous edit in `changes`, so its line numbers are mapped
+/// back to the files as the model is shown them, [`line_before_edit`]), when that line is a non-blank line the
+/// model may edit (inside the file's ranges, when narrowed). `None` when the output names no such place.
+pub fn failing_place(
+    output: &str,
+    files: &BTreeMap<String, Option<PreImage>>,
+    focus: &Focus,
+    changes: &[crate::patch::FileChange],
+) -> Option<Spot> {
+    let selected: Vec<&str> = files
+        .iter()
+        .filter(|(_, f)| f.is_some())
+        .map(|(p, _)| p.as_str())
+        .collect();
+    named_lines(output, &selected)
+        .into_iter()
+        .find_map(|(path, n)| {
+            let pre = files.get(&path)?.as_ref()?;
+            let n = match changes.iter().find(|c| c.path == path) {
+                Some(c) => line_before_edit(&pre.text, &String::from_utf8_lossy(&c.post), n)?,
+                None => n,
+            };
+            let text = pre.text.lines().nth(n - 1)?;
+            let text = text.strip_suffix('\r').unwrap_or(text);
+            let inside = focus.get(&path).is_none_or(|r| focus::contains(r, n - 1));
+            (inside && !text.trim().is_empty()).then(|| Spot {
+                path: path.clone(),
+                line: n,
+                text: text.to_string(),
+                insert: false,
+            })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::MODE_REGULAR;
+
+    fn file(text: &str) -> BTreeMap<String, Option<PreImage>> {
+        [(
+            "m.py".to_string(),
+            Some(PreImage {
+                text: text.into(),
+                mode: MODE_REGULAR,
+            }),
+        )]
+        .into()
+    }
+
+    fn task(t: &str) -> Task {
+        Task {
+            task: t.into(),
+            ..Task::default()
+        }
+    }
+
+    fn top(t: &str, text: &str, signals: Signals) -> Vec<(usize, bool)> {
+        rank(&task(t), &file(text), &Focus::new(), signals, 3)
+            .iter()
+            .map(|s| (s.line, s.insert))
+            .collect()
+    }
+
+    #[test]
+    fn the_lines_sharing_the_tasks_rare_words_rank_first_and_lines_sharing_nothing_are_left_out() {
+        let text = "def area(width, height):\n    return width * width\n\n\ndef perimeter(width, height):\n    return 2 * (width + height)\n";
+        let t = "area returns width * width; it must return width * height.";
+        for signals in [Signals::WORDS, Signals::ALL] {
+            let ranked = top(t, text, signals);
+            assert_eq!(ranked[0], (2, false), "{signals:?}: {ranked:?}");
+            assert_eq!(ranked.len(), 3);
+        }
+        assert!(top("Make it better", text, Signals::ALL).is_empty());
+    }
+
+    #[test]
+    fn a_docstring_repeating_the_task_ranks_below_the_code_line() {
+        let text = "\"\"\"Shipping: the shipping fee is waived for orders over the free shipping limit.\"\"\"\n\nLIMIT = 50\n\n\ndef fee(total):\n    if total > LIMIT:\n        return 0\n    return 5\n";
+        let t = "The shipping fee must also be waived for an order of exactly the free shipping limit: total >= LIMIT.";
+        assert_eq!(
+            top(t, text, Signals::WORDS)[0],
+            (1, false),
+            "the docstring, before"
+        );
+        let ranked = top(t, text, Signals::ALL);
+        assert_eq!(ranked[0], (7, false), "{ranked:?}");
+        // A comment too, and a docstring over several lines.
+        let text = "def fee(total):\n    # the shipping fee is waived over the free shipping limit\n    \"\"\"Fee.\n    The shipping fee is waived for orders over the free shipping limit.\n    \"\"\"\n    if total > LIMIT:\n        return 0\n";
+        let ranked = top(t, text, Signals::ALL);
+        assert_eq!(ranked[0], (6, false), "{ranked:?}");
+    }
+
+    #[test]
+    fn the_line_one_small_edit_from_the_tasks_code_fragment_ranks_above_a_rare_function_name() {
+        let text = "def normalize_email_address(value, domain):\n    value = value.strip(\" \")\n    return value.upper()\n";
+        let t = "normalize_email_address must lowercase the address: value.lower().";
+        let words = top(t, text, Signals::WORDS);
+        assert_eq!(words[0], (1, false), "the rare name, before: {words:?}");
+        let ranked = top(t, text, Signals::ALL);
+        assert_eq!(ranked[0], (3, false), "{ranked:?}");
+    }
+
+    #[test]
+    fn a_quoted_string_of_the_task_finds_the_line_holding_most_of_it() {
+        let text = "def greeting(name):\n    return \"Hello, \" + name\n\n\ndef farewell(name):\n    return \"Goodbye, \" + name\n";
+        let ranked = top("It must say \"Hello, Ann!\" for Ann.", text, Signals::ALL);
+        assert_eq!(ranked[0], (2, false), "{ranked:?}");
+    }
+
+    #[test]
+    fn the_tasks_code_fragments_are_read_out_of_its_prose() {
+        let f = |t: &str| -> Vec<String> { fragments(t).iter().map(|f| f.join(" ")).collect() };
+        assert_eq!(
+            f(
+                "In shop.py, with_discount adds it; it must subtract it (price - price * percent / 100)."
+            ),
+            vec!["shop . py", "( price - price * percent / 100 )"]
+        );
+        assert_eq!(
+            f("last returns items[1]; it must return items[-1]."),
+            vec!["items [ 1 ]", "return items [ - 1 ]"]
+        );
+        assert_eq!(f("Use `a - b` instead"), vec!["a - b"]);
+        assert_eq!(f("it must return name."), vec!["return name"]);
+        assert!(f("Make the greeting friendlier").is_empty());
+    }
+
+    #[test]
+    fn a_task_that_adds_a_line_ranks_the_place_after_the_line_defining_what_it_uses() {
+        let text = "def full_name(first, last):\n    name = first + \" \" + last\n\n\ndef initials(first, last):\n    return first[0] + last[0]\n";
+        let t = "full_name builds the name but never returns it; it must return name.";
+        assert!(
+            top(t, text, Signals::WORDS).iter().all(|s| !s.1),
+            "no insertion before"
+        );
+        let ranked = top(t, text, Signals::ALL);
+        assert_eq!(ranked[0], (2, true), "{ranked:?}");
+        // A task that asks for no new line gets no insertion point.
+        let ranked = top(
+            "full_name must join with a dash: first + \"-\" + last",
+            text,
+            Signals::ALL,
+        );
+        assert!(ranked.iter().all(|s| !s.1), "{ranked:?}");
+    }
+
+    #[test]
+    fn the_line_a_task_says_to_add_after_is_the_first_insertion_point() {
+        let text = "DEFAULTS = {\n    \"host\": \"localhost\",\n    \"port\": 8080,\n}\n";
+        let ranked = top(
+            "DEFAULTS has no timeout; add the entry \"timeout\": 30, after the port.",
+            text,
+            Signals::ALL,
+        );
+        assert_eq!(ranked[0], (3, true), "{ranked:?}");
+        let text = "def collect(items):\n    seen = []\n    for item in items:\n        item = item.strip()\n    return seen\n";
+        let ranked = top(
+            "collect never keeps an item: after it strips the item it must add seen.append(item).",
+            text,
+            Signals::ALL,
+        );
+        assert_eq!(ranked[0], (4, true), "{ranked:?}");
+    }
+
+    #[test]
+    fn a_call_of_the_function_in_the_task_does_not_point_at_its_def_line() {
+        let text =
+            "def tail(items, n):\n    \"\"\"The last n items.\"\"\"\n    return items[-n - 1:]\n";
+        let ranked = top(
+            "tail(items, n) returns one item too many; it must return items[-n:].",
+            text,
+            Signals::ALL,
+        );
+        assert_eq!(ranked[0], (3, false), "{ranked:?}");
+    }
+
+    #[test]
+    fn a_new_line_goes_after_the_last_line_defining_what_it_uses() {
+        let text = "def squares(numbers):\n    result = []\n    for n in numbers:\n        value = n * n\n    return result\n";
+        let ranked = top(
+            "squares drops each value; add result.append(value) inside the loop.",
+            text,
+            Signals::ALL,
+        );
+        assert_eq!(ranked[0], (4, true), "{ranked:?}");
+    }
+
+    #[test]
+    fn ranked_places_are_distinct_by_text() {
+        let text = "def best(s):\n    return min(s)\n\n\ndef worst(s):\n    return min(s)\n";
+        let ranked = rank(
+            &task("best must return max(s), not min(s)"),
+            &file(text),
+            &Focus::new(),
+            Signals::ALL,
+            5,
+        );
+        let texts: Vec<&str> = ranked.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(
+            texts.iter().filter(|t| **t == "    return min(s)").count(),
+            1,
+            "{texts:?}"
+        );
+        assert_eq!(ranked[0].line, 2);
+    }
+
+    #[test]
+    fn a_python_traceback_names_its_innermost_selected_frame_first() {
+        let out = "Traceback (most recent call last):\n  File \"/tmp/copy/test_geo.py\", line 2, in <module>\n    assert area(3, 4) == 12\n  File \"/tmp/copy/src/geo.py\", line 7, in area\n    return helper(w)\n  File \"/tmp/copy/src/geo.py\", line 3, in helper\n    return w / 0\n  File \"/usr/lib/python3/x.py\", line 9\nZeroDivisionError: division by zero\n";
+        assert_eq!(
+            named_lines(out, &["src/geo.py"]),
+            vec![("src/geo.py".to_string(), 3), ("src/geo.py".to_string(), 7)]
+        );
+        assert!(
+            named_lines(out, &["o.py"]).is_empty(),
+            "only whole path components match"
+        );
+    }
+
+    #[test]
+    fn compiler_and_pytest_file_lines_are_read_in_order() {
+        let out = "src/lib.rs:12:5: error[E0308]: mismatched types\nerror: aborting\ntests/t.py:40: AssertionError\nsrc/lib.rs:3:1: note\nsrc/lib.rs:12:5: again\nREADME:x: no\n";
+        assert_eq!(
+            named_lines(out, &["src/lib.rs", "tests/t.py"]),
+            vec![
+                ("src/lib.rs".to_string(), 12),
+                ("tests/t.py".to_string(), 40),
+                ("src/lib.rs".to_string(), 3)
+            ]
+        );
+        assert!(named_lines(out, &["other.rs"]).is_empty());
+    }
+
+    #[test]
+    fn a_line_of_the_edited_file_maps_back_to_the_line_it_stands_for() {
+        let pre = "a\nb\nc\nd\n";
+        let post = "a\nB1\nB2\nc\nd\n";
+        assert_eq!(line_before_edit(pre, post, 1), Some(1));
+        assert_eq!(line_before_edit(pre, post, 2), Some(2), "the replaced line");
+        assert_eq!(line_before_edit(pre, post, 3), Some(2));
+        assert_eq!(
+            line_before_edit(pre, post, 4),
+            Some(3),
+            "after the edit, shifted"
+        );
+        assert_eq!(line_before_edit(pre, post, 5), Some(4));
+        assert_eq!(line_before_edit(pre, post, 6), None);
+        assert_eq!(
+            line_before_edit(pre, "a\nb\nnew\nc\nd\n", 3),
+            Some(2),
+            "an insertion: the line before"
+        );
+    }
+
+    #[test]
+    fn the_repair_place_is_the_named_line_as_the_model_was_shown_it() {
+        let files = file("def f(x):\n    y = x\n    return y / 0\n");
+        let change = crate::patch::FileChange {
+            path: "m.py".into(),
+            pre: None,
+            post: b"def f(x):\n    y = x\n    z = 1\n    return y / 0\n".to_vec(),
+            mode: MODE_REGULAR,
+            hunks: vec![],
+            op: Default::default(),
+        };
+        let out = "  File \"/c/m.py\", line 4, in f\nZeroDivisionError\n";
+        let s = failing_place(out, &files, &Focus::new(), &[change]).unwrap();
+        assert_eq!(
+            (s.line, s.text.as_str(), s.insert),
+            (3, "    return y / 0", false)
+        );
+        assert!(
+            failing_place(
+                "  File \"/c/other.py\", line 1\n",
+                &files,
+                &Focus::new(),
+                &[]
+            )
+            .is_none()
+        );
+        let mut focus = Focus::new();
+        focus.insert("m.py".into(), vec![focus::LineRange { start: 1, end: 1 }]);
+        assert!(
+            failing_place("m.py:3: x\n", &files, &focus, &[]).is_none(),
+            "outside the ranges"
+        );
+        assert_eq!(
+            failing_place("m.py:3: x\n", &files, &Focus::new(), &[])
+                .unwrap()
+                .line,
+            3
+        );
+    }
+}
