@@ -36,13 +36,13 @@ LAYERS = [
     # What this machine can do to confine a check: bubblewrap found and probed, the launch it makes (imports only
     # the ground floor), so that the policy's machine-dependent defaults can ask it.
     ("machine", ["confine"]),
-    ("patch engine", ["patch", "locate_rank"]),
+    ("patch engine", ["patch"]),
     ("workspace/policy", ["workspace", "policy", "trust", "project"]),
     # The transaction, and what a request runs besides it: the checks (confined, in a sandbox copy) and the model.
     (
         "txn",
         ["txn", "checks", "sandbox"]
-        + ["prompt", "provider", "task", "proposal", "ledger", "spill", "payoff"],
+        + ["prompt", "locate_rank", "provider", "task", "proposal", "ledger", "spill", "payoff"],
     ),
     ("service", ["service", "calibrate", "doctor"]),
     ("mcp/cli", ["mcp", "main", "lib", "render"]),

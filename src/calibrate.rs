@@ -27,7 +27,6 @@ use crate::task::{Complexity, Task};
 use crate::workspace;
 use crate::workspace::fs::{self as fsat, Dir, Found};
 
-
 /// One routine edit of the suite: a file, what to do to it, and the exact bytes it must hold afterwards.
 #[derive(Debug, Clone, Copy)]
 pub struct Case {

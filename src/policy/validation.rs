@@ -133,9 +133,11 @@ impl Policy {
                 return Err("[validation] commands holds an empty command; remove it".into());
             }
         }
-        crate::workspace::glob::sandbox_include(&self.validation.sandbox_include).map_err(|e| match e {
-            Error::Policy(m) => m,
-            other => other.to_string(),
+        crate::workspace::glob::sandbox_include(&self.validation.sandbox_include).map_err(|e| {
+            match e {
+                Error::Policy(m) => m,
+                other => other.to_string(),
+            }
         })?;
         for s in &self.validation.sandbox_skip {
             let t = s.trim().trim_end_matches('/');

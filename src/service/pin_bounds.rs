@@ -56,7 +56,10 @@ mod tests {
     #[test]
     fn a_pinned_one_line_answer_is_bounded_tightly() {
         let line = "    return width * width";
-        let (schema, tokens) = bound(pinned_schema("geometry.py", line, false, SchemaBounds::LOW), 4096);
+        let (schema, tokens) = bound(
+            pinned_schema("geometry.py", line, false, SchemaBounds::LOW),
+            4096,
+        );
         let new = &schema["properties"]["edits"]["items"]["properties"]["new"];
         assert_eq!(new["maxLength"], 2 * 24 + 40);
         assert!(tokens < 400, "{tokens}");
@@ -73,7 +76,10 @@ mod tests {
     #[test]
     fn an_insertion_pin_is_bounded_by_the_line_it_goes_after() {
         let line = "    total = 0";
-        let (schema, tokens) = bound(pinned_schema("shop.py", line, true, SchemaBounds::LOW), 4096);
+        let (schema, tokens) = bound(
+            pinned_schema("shop.py", line, true, SchemaBounds::LOW),
+            4096,
+        );
         let new = &schema["properties"]["edits"]["items"]["properties"]["new"];
         assert_eq!(new["maxLength"], 80);
         assert!(tokens < 4096, "{tokens}");

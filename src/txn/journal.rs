@@ -5,7 +5,6 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-
 use crate::error::{Error, Result};
 use crate::workspace::fs::OFlags;
 
@@ -15,7 +14,6 @@ use super::journal_v1::version_1_journal_of;
 use super::lock::workspace_key;
 use super::plan::Planned;
 use super::recover::recovery_problems;
-
 
 /// A workspace's journal file, opened by an apply that holds the workspace's lock.
 pub(super) struct Journal {

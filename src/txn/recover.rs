@@ -18,12 +18,12 @@ use crate::workspace::Workspace;
 
 use super::TEMP_PREFIX;
 use super::apply::{PutBack, put_back, put_back_removed, remove_created};
-use super::plan::split_rel;
 use super::fsat;
 use super::journal_doc::{FoundJournal, JOURNAL_VERSION, JournalDoc, parse_journal};
 use super::journal_v1::read_journal_v1;
 use super::lock::{WorkspaceLock, workspace_key};
 use super::plan::permission_bits;
+use super::plan::split_rel;
 use crate::error::{Error, Result};
 
 /// How an interrupted apply ended after recovery.

@@ -37,12 +37,12 @@ use std::path::{Path, PathBuf};
 
 use globset::GlobSet;
 
-use crate::policy::Paths;
 use crate::error::{Error, Result};
 use crate::names::{
     ALWAYS_DENIED, POLICY_FILE, SECRET_DENIED, code_point, escaped, lookalike, shown_glob, unseen,
 };
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR};
+use crate::policy::Paths;
 
 use glob::{BUILT_IN, compile_list};
 pub use glob::{PathList, pattern_globs, sandbox_include};

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::policy::Limits;
 use crate::error::{Error, IoContext, Result};
 use crate::patch::focus::{self, Focus};
 use crate::patch::{MODE_EXECUTABLE, MODE_REGULAR, PreImage};
+use crate::policy::Limits;
 
 use super::{OnDisk, Workspace, fs};
 

@@ -2,8 +2,8 @@
 
 use super::glob::check_paths;
 use super::*;
-use crate::policy::Paths;
 use crate::names::{ALWAYS_DENIED, POLICY_FILE, escaped};
+use crate::policy::Paths;
 
 fn ws(allowed: &[&str], denied: &[&str]) -> Workspace {
     let paths = Paths {

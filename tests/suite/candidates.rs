@@ -839,23 +839,13 @@ fn a_task_that_adds_a_line_gets_a_candidate_pinned_to_insert_after_the_right_lin
     );
     let sandboxes = tempfile::tempdir().unwrap();
     let before = ws.snapshot();
-    let out = worker(sandboxes.path())
-        .args([
-            "propose",
-            "--workspace-root",
-            &ws.root_str(),
-            "--task",
-            "In names.py, full_name builds the name but never returns it; it must return name.",
-            "--accept",
-            "full_name(\"Ada\", \"Lovelace\") returns \"Ada Lovelace\"",
-            "--complexity",
-            "low",
-            "--file",
-            "names.py",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = Cli::propose(ws.root())
+        .task("In names.py, full_name builds the name but never returns it; it must return name.")
+        .accept(&["full_name(\"Ada\", \"Lovelace\") returns \"Ada Lovelace\""])
+        .file("names.py")
+        .arg("--json")
+        .env("LOCAL_LLM_SANDBOX_DIR", sandboxes.path())
+        .run();
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
     assert!(out.status.success(), "{}\n{v}", stderr(&out));
     let item = &schema_of(&s, 1)["properties"]["edits"]["items"];

@@ -88,8 +88,15 @@ fn init_project_templates_for_a_python_project_with_pytest_and_a_venv() {
 #[test]
 fn init_project_template_without_bubblewrap_leaves_validation_on_propose_off_and_says_why() {
     let project = Project::of(ProjectKind::Python);
-    let text = template_with(ProviderKind::Llamacpp, &project, Err("bwrap is not on PATH".into()));
-    assert!(text.contains("# Off: the checks cannot be confined here (bwrap is not on PATH)."), "{text}");
+    let text = template_with(
+        ProviderKind::Llamacpp,
+        &project,
+        Err("bwrap is not on PATH".into()),
+    );
+    assert!(
+        text.contains("# Off: the checks cannot be confined here (bwrap is not on PATH)."),
+        "{text}"
+    );
     assert!(text.contains("on_propose = false"), "{text}");
     assert!(text.contains("attempts = 0"), "{text}");
 }

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::prepare::Prepared;
 use super::alternatives;
+use super::prepare::Prepared;
 use super::read::Candidate;
 use super::validate::Validator;
 use crate::checks::CheckResult;

@@ -23,21 +23,21 @@ pub use prepare::ProposeRequest;
 pub(crate) use validate::check_copy;
 
 use crate::checks::{self, CheckResult};
-use crate::policy;
 use crate::digest::sha256_hex;
 use crate::error::{Error, Result};
 use crate::ledger;
-use crate::patch::{self, HunkReport};
 use crate::locate_rank;
+use crate::patch::{self, HunkReport};
+use crate::policy;
 use crate::prompt;
-use crate::service::pin_bounds;
 use crate::proposal::NewProposal;
 use crate::provider::window::ContextWindow;
 use crate::provider::{self, Provider, Usage};
+use crate::service::pin_bounds;
 use crate::service::{Answer, Call, Service, add_usage, ask, logged};
-use prepare::{Prepared, prepare};
 #[cfg(test)]
 use alternatives::read;
+use prepare::{Prepared, prepare};
 use read::Candidate;
 #[cfg(test)]
 use validate::validate;

@@ -4,19 +4,19 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::policy;
 use crate::confine;
 use crate::error::Result;
-use crate::patch::reader::AnswerFormat;
 use crate::locate_rank;
+use crate::patch::reader::AnswerFormat;
+use crate::policy;
 use crate::prompt;
 use crate::provider::window::{self, ContextWindow};
 use crate::provider::{ChatRequest, Message};
-use crate::workspace::{Selection, Workspace};
 use crate::service::pin_bounds;
 use crate::service::verdicts::Verdicts;
 use crate::service::{Call, invalid, open_workspace};
 use crate::task::{Task, UnknownFields};
+use crate::workspace::{Selection, Workspace};
 
 /// Input of `propose_patch` / `local-llm-worker propose`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

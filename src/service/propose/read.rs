@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 
 use super::prepare::Prepared;
-use crate::policy;
 use crate::error::{Error, Result};
 use crate::patch::canonical::CanonicalFile;
 use crate::patch::{self, PreImage};
+use crate::policy;
 use crate::prompt;
-use crate::workspace::Workspace;
 use crate::service::patch_limits;
+use crate::workspace::Workspace;
 
 /// One model answer turned into a checked, dry-run canonical patch.
 pub(super) struct Candidate {

@@ -6,15 +6,15 @@ use std::time::Duration;
 use super::prepare::Prepared;
 use super::read::Candidate;
 use crate::checks::{self, CheckResult};
-use crate::policy;
 use crate::confine;
 use crate::error::{Error, Result, ValidationFailure};
 use crate::ledger;
+use crate::policy;
 use crate::provider::Watch;
 use crate::sandbox;
-use crate::workspace::Workspace;
 use crate::service::patch_limits;
 use crate::txn;
+use crate::workspace::Workspace;
 
 /// Stage 4, validation on propose: copy the workspace into a [`sandbox`], put the selected files there exactly as the
 /// patch was made against them, apply the patch there through the same transaction as a real apply, and run the
