@@ -399,7 +399,9 @@ async fn the_repair_proposal_of_a_failed_apply_is_read_from_structured_content()
     let ws = sample(
         &s.base_url,
         &format!(
-            "\n[validation]\ncommands = [{command:?}]\n\n[repair]\nattempts = 1\n\n[sampling]\ncandidates = 1\n"
+            // Not validated on propose (the default where bubblewrap works): the broken patch must reach the apply.
+            "\n[validation]\ncommands = [{command:?}]\non_propose = false\n\n[repair]\nattempts = 1\n\n\
+             [sampling]\ncandidates = 1\n"
         ),
     );
     let c = client().await;
