@@ -28,7 +28,7 @@ pub const MODE_REGULAR: u32 = 0o100644;
 pub const MODE_EXECUTABLE: u32 = 0o100755;
 
 /// One line of a hunk as the model wrote it (without its line terminator).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum HunkLine {
     /// A line kept as it is (` ` in a diff).
     Context(String),
