@@ -16,7 +16,7 @@ use crate::checks;
 use crate::patch::PreImage;
 use crate::patch::focus::{self, Focus, LineRange};
 use crate::patch::reader::AnswerFormat;
-use crate::provider::Message;
+use crate::provider::{Message, Prefill};
 use crate::task::Task;
 
 /// Above this many distinct candidate lines, `old` is left a free string (the schema would be too large).
@@ -363,6 +363,30 @@ pub fn pinned_schema(path: &str, line: &str, insert: bool, bounds: SchemaBounds)
         "required": ["edits"],
         "additionalProperties": false,
     })
+}
+
+/// The answer a pinned `schema` allows, up to the opening quote of `new`, and the grammar of the rest: a JSON
+/// string's characters (an escape counts as one, as in the schema's `maxLength`), then the closing `"}]}`.
+/// `None` for a schema of another shape.
+pub fn pinned_prefill(schema: &Value) -> Option<Prefill> {
+    let edit = schema.pointer("/properties/edits/items/properties")?;
+    let path = edit["path"]["enum"][0].as_str()?;
+    let (at, line) = match edit["old"]["enum"][0].as_str() {
+        Some(l) => ("old", l),
+        None => ("after", edit["after"]["enum"][0].as_str()?),
+    };
+    let max = edit["new"]["maxLength"].as_u64()?;
+    let text = format!(
+        r#"{{"edits":[{{"path":{},"{at}":{},"new":""#,
+        Value::from(path),
+        Value::from(line)
+    );
+    let grammar = format!(
+        r#"root ::= char{{0,{max}}} "\"}}]}}"
+char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\/bfnrt] | "u" [0-9a-fA-F]{{4}})
+"#
+    );
+    Some(Prefill { text, grammar })
 }
 
 /// The distinct non-blank lines of each file, sorted, when there are at most [`MAX_ENUM_LINES`] of them in all

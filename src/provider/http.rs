@@ -181,6 +181,31 @@ impl Endpoint {
         model: &str,
         watch: &Watch,
     ) -> Result<Answer> {
+        self.send(path, body, model, watch, None)?
+            .ok_or_else(|| Error::Provider(format!("{}/{path} gave no answer", self.base_url)))
+    }
+
+    /// As [`Endpoint::post`], but `None` when the server answers HTTP `status` (a request it refuses as it is,
+    /// which the caller can send in another form).
+    pub fn post_unless(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        model: &str,
+        watch: &Watch,
+        status: u16,
+    ) -> Result<Option<Answer>> {
+        self.send(path, body, model, watch, Some(status))
+    }
+
+    fn send(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        model: &str,
+        watch: &Watch,
+        give_back: Option<u16>,
+    ) -> Result<Option<Answer>> {
         let url = format!("{}/{path}", self.base_url);
         let mut attempt = 0;
         loop {
@@ -213,7 +238,7 @@ impl Endpoint {
                     .into_with_config()
                     .limit(MAX_RESPONSE_BYTES)
                     .reader();
-                return Ok(Answer {
+                return Ok(Some(Answer {
                     url,
                     body: Box::new(Watched {
                         body,
@@ -221,7 +246,10 @@ impl Endpoint {
                     }),
                     is_event_stream,
                     cancelled: watch.cancelled.clone(),
-                });
+                }));
+            }
+            if give_back == Some(status) {
+                return Ok(None);
             }
             let retry_after = resp
                 .headers()

@@ -50,6 +50,19 @@ pub struct ChatRequest {
     pub json_schema: Option<serde_json::Value>,
     /// When set, the sampling seed (chat completions servers; candidates get their own).
     pub seed: Option<u64>,
+    /// When set, the start of the answer, written for the model: a server that continues an assistant message
+    /// (llama.cpp) generates only the rest, under [`Prefill::grammar`], in place of `json_schema`; the completion's
+    /// content is the whole answer, the start included. Other servers get `json_schema`.
+    pub prefill: Option<Prefill>,
+}
+
+/// The start of an answer and the grammar of its rest (see [`ChatRequest::prefill`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prefill {
+    /// The answer's first bytes, sent as an assistant message the server continues.
+    pub text: String,
+    /// A GBNF grammar (llama.cpp's) that the rest of the answer must match.
+    pub grammar: String,
 }
 
 /// Token usage, normalised across providers.

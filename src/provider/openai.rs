@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::http::{Answer, Endpoint};
-use super::{ChatRequest, Completion, Provider, Usage, Watch};
+use super::{ChatRequest, Completion, Message, Prefill, Provider, Usage, Watch};
 use crate::error::{Error, Result, excerpt};
 use crate::policy::{Effort, Policy, ProviderKind};
 
@@ -36,9 +36,29 @@ impl OpenAiChat {
 
     /// The exact request body (tests pin it).
     pub fn body(&self, req: &ChatRequest) -> Value {
+        self.body_for(req, self.prefill_of(req))
+    }
+
+    /// The request's prefill, where this server continues an assistant message: llama.cpp (verified with its
+    /// server: a streamed answer holds only the rest, a whole one the prefill too).
+    fn prefill_of<'r>(&self, req: &'r ChatRequest) -> Option<&'r Prefill> {
+        req.prefill
+            .as_ref()
+            .filter(|_| self.kind == ProviderKind::Llamacpp)
+    }
+
+    /// The body of `req`, with `prefill` as the answer's start and its grammar in place of the schema.
+    fn body_for(&self, req: &ChatRequest, prefill: Option<&Prefill>) -> Value {
+        let mut messages = req.messages.clone();
+        if let Some(p) = prefill {
+            messages.push(Message {
+                role: "assistant",
+                content: p.text.clone(),
+            });
+        }
         let mut body = json!({
             "model": req.model,
-            "messages": req.messages,
+            "messages": messages,
             "max_tokens": req.max_tokens,
             "temperature": req.temperature,
             "stream": true,
@@ -70,6 +90,10 @@ impl OpenAiChat {
         // candidates of one proposal and its repair round share every prompt byte but their tail.
         if self.kind == ProviderKind::Llamacpp {
             body["cache_prompt"] = json!(true);
+        }
+        if let Some(p) = prefill {
+            body["grammar"] = json!(p.grammar);
+            return body;
         }
         match (self.kind, &req.json_schema) {
             (_, None) => {}
@@ -158,13 +182,50 @@ impl Provider for OpenAiChat {
     }
 
     fn complete(&self, req: &ChatRequest, watch: &Watch) -> Result<Completion> {
-        let mut answer =
-            self.endpoint
-                .post("chat/completions", &self.body(req), &req.model, watch)?;
-        if answer.is_event_stream {
-            return self.read_stream(&mut answer, req, watch);
+        let path = "chat/completions";
+        let (mut answer, prefill) = match self.prefill_of(req) {
+            Some(p) => match self.endpoint.post_unless(
+                path,
+                &self.body_for(req, Some(p)),
+                &req.model,
+                watch,
+                400,
+            )? {
+                Some(answer) => (answer, Some(p)),
+                // A server or chat template that will not continue an assistant message (llama.cpp with thinking
+                // on refuses a prefill with HTTP 400): the same request with its schema instead.
+                None => (
+                    self.endpoint
+                        .post(path, &self.body_for(req, None), &req.model, watch)?,
+                    None,
+                ),
+            },
+            None => (
+                self.endpoint
+                    .post(path, &self.body_for(req, None), &req.model, watch)?,
+                None,
+            ),
+        };
+        let mut completion = self.read_answer(&mut answer, req, watch)?;
+        if let Some(p) = prefill {
+            completion.content = whole_answer(&p.text, completion.content);
         }
-        let text = self.endpoint.read_all(&mut answer)?;
+        Ok(completion)
+    }
+}
+
+impl OpenAiChat {
+    /// The completion of an answer, streamed or whole.
+    fn read_answer(
+        &self,
+        answer: &mut Answer,
+        req: &ChatRequest,
+        watch: &Watch,
+    ) -> Result<Completion> {
+        if answer.is_event_stream {
+            return self.read_stream(answer, req, watch);
+        }
+        let text = self.endpoint.read_all(answer)?;
         let parsed: ChatResponse =
             serde_json::from_str(&text).map_err(|e| self.not_chat(&answer.url, &e, &text))?;
         let usage = parsed
@@ -287,6 +348,21 @@ impl OpenAiChat {
     }
 }
 
+/// The whole answer to a request with a prefill: llama.cpp streams only what it generated (the prefill goes in
+/// front), and answers a request that is not streamed with the prefill included; a server that ignored the prefill
+/// and wrote a whole JSON answer of its own is taken at its word.
+fn whole_answer(prefill: &str, content: String) -> String {
+    if content.starts_with(prefill) {
+        return content;
+    }
+    let joined = format!("{prefill}{content}");
+    let parses = |t: &str| serde_json::from_str::<Value>(t).is_ok();
+    if !parses(&joined) && parses(&content) {
+        return content;
+    }
+    joined
+}
+
 /// The longest model name taken from a server; a longer one is replaced by the requested name.
 const MAX_MODEL_NAME: usize = 200;
 
@@ -301,4 +377,81 @@ pub fn reported_model(reported: Option<String>, requested: &str) -> String {
                 && !m.chars().any(char::is_control)
         })
         .unwrap_or_else(|| requested.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn chat(kind: &str) -> OpenAiChat {
+        let text = format!("[provider]\nkind = \"{kind}\"\nbase_url = \"http://127.0.0.1:9/v1\"\n");
+        OpenAiChat::from_policy(&crate::policy::parse(&text, Path::new("p.toml")).unwrap()).unwrap()
+    }
+
+    fn pinned_request() -> ChatRequest {
+        ChatRequest {
+            model: "m".into(),
+            messages: vec![Message {
+                role: "user",
+                content: "fix it".into(),
+            }],
+            max_tokens: 100,
+            temperature: 0.5,
+            reasoning: Effort::None,
+            json_schema: Some(json!({"type": "object"})),
+            seed: None,
+            prefill: Some(Prefill {
+                text: r#"{"edits":[{"path":"a.py","old":"x = 1","new":""#.into(),
+                grammar: "root ::= \"x\"\n".into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn llamacpp_continues_the_prefill_under_its_grammar_and_others_get_the_schema() {
+        let b = chat("llamacpp").body(&pinned_request());
+        let messages = b["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 2, "{b}");
+        assert_eq!(messages[1]["role"], "assistant");
+        assert_eq!(
+            messages[1]["content"],
+            r#"{"edits":[{"path":"a.py","old":"x = 1","new":""#
+        );
+        assert_eq!(b["grammar"], "root ::= \"x\"\n");
+        assert!(b.get("response_format").is_none(), "{b}");
+        for kind in ["openai", "ollama", "lmstudio"] {
+            let b = chat(kind).body(&pinned_request());
+            assert_eq!(b["messages"].as_array().unwrap().len(), 1, "{kind}: {b}");
+            assert!(b.get("grammar").is_none(), "{kind}: {b}");
+            assert_eq!(
+                b["response_format"]["json_schema"]["schema"],
+                json!({"type": "object"})
+            );
+        }
+    }
+
+    #[test]
+    fn the_whole_answer_is_the_prefill_and_its_rest_whatever_the_server_sent_back() {
+        let prefill = r#"{"edits":[{"path":"a.py","old":"x = 1","new":""#;
+        let whole = r#"{"edits":[{"path":"a.py","old":"x = 1","new":"x = 2"}]}"#;
+        // Streamed: only what was generated.
+        assert_eq!(whole_answer(prefill, r#"x = 2"}]}"#.into()), whole);
+        // Not streamed: llama.cpp includes the prefill.
+        assert_eq!(whole_answer(prefill, whole.into()), whole);
+        // A server that ignored the prefill and wrote its own whole answer.
+        let own = r#"{"edits":[{"path":"a.py","old":"x = 1","new":"x = 3"}]}"#;
+        assert_eq!(whole_answer(prefill, own.into()), own);
+        // A rest that does not finish the JSON is still joined: the reader refuses it as cut off.
+        assert_eq!(
+            whole_answer(prefill, "x = ".into()),
+            format!("{prefill}x = ")
+        );
+        // A rest that starts like an object is part of `new`, not an answer of its own.
+        assert_eq!(
+            whole_answer(prefill, r#"{"}]}"#.into()),
+            format!(r#"{prefill}{{"}}]}}"#)
+        );
+    }
 }

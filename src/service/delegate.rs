@@ -146,6 +146,7 @@ fn delegate_checked(
             && policy.provider.kind.schema_field().is_some())
         .then(prompt::bounded_json_schema),
         seed: None,
+        prefill: None,
     };
     entry.bytes_read = selection.bytes_shown();
     let provider = provider::for_policy(policy)?;

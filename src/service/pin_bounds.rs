@@ -3,10 +3,35 @@
 //! can take, not `[limits] max_output_tokens`. A model that rambles inside the string is stopped by the schema's
 //! grammar after a few dozen characters instead of a thousand.
 //!
+//! A pinned answer is also written as a prefill ([`crate::prompt::pinned_prefill`]): its frame, path and line are given, so a server that
+//! continues an assistant message (llama.cpp) generates only `new` and the closing brackets, not the forty to a
+//! hundred tokens of the frame, the path and the line again (BENCHMARKS.md section 15).
+//!
 //! Not here: which lines are pinned (`locate_rank::rank`) or the schema's shape (`prompt::pinned_schema`); a
-//! schema of another shape is left as it is, with the policy's answer budget.
+//! schema of another shape is left as it is, with the policy's answer budget and no prefill.
 
 use serde_json::Value;
+
+use crate::provider::Prefill;
+
+/// What a pinned candidate's request carries: its schema bounded, its answer budget, and its prefill.
+#[derive(Debug, Clone)]
+pub(super) struct Pin {
+    pub(super) schema: Value,
+    pub(super) max_tokens: u32,
+    pub(super) prefill: Option<Prefill>,
+}
+
+/// The request parts of an answer pinned by `schema` (see [`bound`] and [`crate::prompt::pinned_prefill`]).
+pub(super) fn pin(schema: Value, max_output_tokens: u32) -> Pin {
+    let (schema, max_tokens) = bound(schema, max_output_tokens);
+    let prefill = crate::prompt::pinned_prefill(&schema);
+    Pin {
+        schema,
+        max_tokens,
+        prefill,
+    }
+}
 
 /// The longest `new` of a pinned edit of a line of `old_chars` characters: twice the line and room for one more
 /// short line, never under [`MIN_NEW_CHARS`].
@@ -88,6 +113,34 @@ mod tests {
     #[test]
     fn a_schema_of_another_shape_keeps_the_policys_budget() {
         let other = serde_json::json!({"type": "object"});
-        assert_eq!(bound(other.clone(), 4096), (other, 4096));
+        assert_eq!(bound(other.clone(), 4096), (other.clone(), 4096));
+        assert_eq!(pin(other, 4096).prefill, None);
+    }
+
+    #[test]
+    fn a_pinned_answer_is_prefilled_up_to_its_new_text_and_the_rest_is_held_to_the_bound() {
+        let line = "    label = \"a\\b\"";
+        for (insert, key) in [(false, "old"), (true, "after")] {
+            let p = pin(
+                pinned_schema("src/q.py", line, insert, SchemaBounds::LOW),
+                4096,
+            );
+            let prefill = p.prefill.expect("a prefill");
+            // The prefill and a rest the grammar allows make the answer the schema allows.
+            let answer = format!("{}{}", prefill.text, r#"    label = \"c\""}]}"#);
+            let v: serde_json::Value = serde_json::from_str(&answer).expect(&answer);
+            assert_eq!(v["edits"][0]["path"], "src/q.py");
+            assert_eq!(v["edits"][0][key], line, "{answer}");
+            assert_eq!(v["edits"][0]["new"], "    label = \"c\"");
+            // The rest: at most the bounded `new` (80 characters here), then the closing brackets.
+            assert!(
+                prefill
+                    .grammar
+                    .starts_with("root ::= char{0,80} \"\\\"}]}\"\n"),
+                "{}",
+                prefill.grammar
+            );
+            assert!(prefill.grammar.contains("char ::= "), "{}", prefill.grammar);
+        }
     }
 }

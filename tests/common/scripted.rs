@@ -133,6 +133,32 @@ pub struct Scripted {
     pub max_in_flight: Arc<AtomicUsize>,
 }
 
+impl Scripted {
+    /// The one edit request `i` pinned its answer to: read from the answer's start the request wrote for the model
+    /// (llama.cpp continues it: an assistant message ending at `"new":"`), else from its schema's enums.
+    pub fn pinned_edit(&self, i: usize) -> serde_json::Value {
+        let req = self.requests.lock().unwrap()[i].clone();
+        let messages = req["messages"].as_array().cloned().unwrap_or_default();
+        if let Some(last) = messages.last().filter(|m| m["role"] == "assistant") {
+            let start = last["content"].as_str().unwrap_or_default();
+            let edit: serde_json::Value = serde_json::from_str(&format!("{start}\"}}]}}"))
+                .unwrap_or_else(|e| panic!("the prefill {start:?} is not an edit's start: {e}"));
+            let mut edit = edit["edits"][0].clone();
+            edit.as_object_mut().map(|e| e.remove("new"));
+            return edit;
+        }
+        let props = &req["response_format"]["json_schema"]["schema"]["properties"]["edits"]["items"]
+            ["properties"];
+        let mut edit = serde_json::Map::new();
+        for key in ["path", "old", "after"] {
+            if let Some(v) = props[key]["enum"].as_array().filter(|a| a.len() == 1) {
+                edit.insert(key.into(), v[0].clone());
+            }
+        }
+        edit.into()
+    }
+}
+
 /// How an endpoint serves.
 struct Script {
     replies: Vec<Reply>,

@@ -597,22 +597,67 @@ fn every_candidate_asks_llamacpp_to_reuse_the_same_prompt_prefix() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let reqs = s.requests.lock().unwrap().clone();
     assert_eq!(reqs.len(), 4, "{v}");
+    let prompt = reqs[0]["messages"].as_array().unwrap();
     for r in &reqs {
         assert_eq!(r["cache_prompt"], true, "{r}");
-        // The same prompt bytes: only the sampling and the pinned schema (not part of the prompt) differ.
-        assert_eq!(r["messages"], reqs[0]["messages"], "{r}");
+        // The same prompt bytes: only the sampling and, for a pinned candidate, the start of its answer (an
+        // assistant message after the prompt) differ.
+        let messages = r["messages"].as_array().unwrap();
+        assert_eq!(&messages[..prompt.len()], &prompt[..], "{r}");
     }
-    // Each pinned answer (after the first) is bounded tightly: a one-line edit needs a few hundred tokens at most.
-    // The second candidate is pinned to the file's one line, with a tight bound on its `new` and its answer.
+    // Each pinned answer (after the first) is written up to its `new` text (the prefill), so that the server
+    // generates only that text, held by a grammar to a tight bound; its answer budget is tight too.
     let first = reqs[0]["max_tokens"].as_u64().unwrap();
     let pinned = &reqs[1];
-    let new = &pinned["response_format"]["json_schema"]["schema"]["properties"]["edits"]["items"]["properties"]
-        ["new"];
-    assert_eq!(new["maxLength"], 80, "{pinned}");
+    let messages = pinned["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), prompt.len() + 1, "{pinned}");
+    assert_eq!(messages[prompt.len()]["role"], "assistant", "{pinned}");
+    let start = messages[prompt.len()]["content"].as_str().unwrap();
+    assert!(
+        start.starts_with(r#"{"edits":[{"path":"v.py","old":"#) && start.ends_with(r#","new":""#),
+        "{start}"
+    );
+    let grammar = pinned["grammar"].as_str().unwrap();
+    assert!(grammar.starts_with("root ::= char{0,80} "), "{grammar}");
+    assert!(pinned.get("response_format").is_none(), "{pinned}");
     assert!(
         pinned["max_tokens"].as_u64().unwrap() < first.min(500),
         "{pinned}"
     );
+}
+
+#[test]
+fn a_server_that_refuses_the_prefill_gets_the_pinned_schema_instead() {
+    // Scripted endpoint: a server (a chat template with thinking on, in llama.cpp) that answers a request ending in an
+    // assistant message with HTTP 400. The pinned candidate is asked again with its schema, and validated.
+    let s = scripted(vec![
+        Reply::chat(&edit(4)),
+        Reply::status(
+            400,
+            r#"{"error":{"code":400,"message":"Assistant response prefill is incompatible with enable_thinking."}}"#,
+        ),
+        Reply::chat(&edit(3)),
+    ]);
+    let ws = workspace(
+        &s.base_url,
+        3,
+        "candidates = 2\nparallel = 1\n\n[repair]\nattempts = 0",
+    );
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["validation_passed"], true, "{v}");
+    let reqs = s.requests.lock().unwrap().clone();
+    assert_eq!(reqs.len(), 3, "{v}");
+    assert!(reqs[1].get("grammar").is_some(), "{}", reqs[1]);
+    assert!(reqs[2].get("grammar").is_none(), "{}", reqs[2]);
+    assert_eq!(
+        reqs[2]["messages"], reqs[0]["messages"],
+        "the retry sends the prompt without the prefill"
+    );
+    let new = &reqs[2]["response_format"]["json_schema"]["schema"]["properties"]["edits"]["items"]
+        ["properties"]["new"];
+    assert_eq!(new["maxLength"], 80, "{}", reqs[2]);
 }
 
 #[test]
@@ -848,13 +893,10 @@ fn a_task_that_adds_a_line_gets_a_candidate_pinned_to_insert_after_the_right_lin
         .run();
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
     assert!(out.status.success(), "{}\n{v}", stderr(&out));
-    let item = &schema_of(&s, 1)["properties"]["edits"]["items"];
     assert_eq!(
-        item["properties"]["after"]["enum"],
-        serde_json::json!([anchor]),
-        "{item}"
+        s.pinned_edit(1),
+        serde_json::json!({"path": "names.py", "after": anchor}),
     );
-    assert!(item["properties"].get("old").is_none(), "{item}");
     assert!(
         schema_of(&s, 0)["properties"]["edits"]["items"]["properties"]["old"]["enum"].is_array(),
         "the first answer is free to pick its line"

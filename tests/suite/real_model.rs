@@ -510,3 +510,64 @@ fn the_real_server_reports_its_slots_and_candidates_at_once_keep_to_them() {
     let (at_once, _) = local_llm_delegator::service::at_once(&policy, "local");
     assert_eq!(at_once as u64, slots.slots.min(4), "{slots:?}");
 }
+
+#[test]
+fn the_real_server_continues_a_pinned_answer_from_its_prefill_and_writes_only_the_new_text() {
+    use local_llm_delegator::prompt::{SchemaBounds, pinned_prefill, pinned_schema};
+    use local_llm_delegator::provider::{
+        ChatRequest, Message, Provider, Watch, openai::OpenAiChat,
+    };
+    let Some(url) = real_url("the real-model test") else {
+        return;
+    };
+    let policy = local_llm_delegator::policy::parse(
+        &format!("[provider]\nkind = \"llamacpp\"\nbase_url = \"{url}\"\n"),
+        std::path::Path::new("local-llm-worker.toml"),
+    )
+    .unwrap();
+    let line = "    cost += PRICES[name] + count";
+    let schema = pinned_schema("shop.py", line, false, SchemaBounds::LOW);
+    let max_new = schema["properties"]["edits"]["items"]["properties"]["new"]["maxLength"]
+        .as_u64()
+        .unwrap();
+    let prefill = pinned_prefill(&schema).unwrap();
+    let req = ChatRequest {
+        model: "local".into(),
+        messages: vec![
+            Message {
+                role: "system",
+                content: "You fix code. Answer with one JSON edit.".into(),
+            },
+            Message {
+                role: "user",
+                content: format!(
+                    "In shop.py, total adds each price to its count; it must multiply them.\n\n{line}\n"
+                ),
+            },
+        ],
+        max_tokens: 200,
+        temperature: 0.0,
+        reasoning: local_llm_delegator::policy::Effort::None,
+        json_schema: Some(schema),
+        seed: Some(1),
+        prefill: Some(prefill.clone()),
+    };
+    let c = OpenAiChat::from_policy(&policy)
+        .unwrap()
+        .complete(&req, &Watch::default())
+        .unwrap();
+    // The whole answer: the start the worker wrote, then the new text and the closing brackets the grammar holds.
+    assert!(c.content.starts_with(&prefill.text), "{:?}", c.content);
+    let v: serde_json::Value = serde_json::from_str(&c.content).expect(&c.content);
+    assert_eq!(v["edits"][0]["path"], "shop.py", "{v}");
+    assert_eq!(v["edits"][0]["old"], line, "{v}");
+    let new = v["edits"][0]["new"].as_str().unwrap();
+    assert!(new.chars().count() as u64 <= max_new, "{new:?}");
+    // Only the new text was generated: at most a token per character of it and the closing `"}]}`, never the
+    // path and the line again.
+    assert!(
+        c.usage.output_tokens <= new.chars().count() as u64 + 8,
+        "{} tokens for {new:?}",
+        c.usage.output_tokens
+    );
+}

@@ -267,12 +267,13 @@ fn repair(
         )
     {
         let bounds = prompt::SchemaBounds::for_complexity(&p.task.complexity);
-        let (schema, max_tokens) = pin_bounds::bound(
+        let pin = pin_bounds::pin(
             prompt::pinned_schema(&s.path, &s.text, false, bounds),
             p.policy.limits.max_output_tokens,
         );
-        chat.json_schema = Some(schema);
-        chat.max_tokens = max_tokens;
+        chat.json_schema = Some(pin.schema);
+        chat.max_tokens = pin.max_tokens;
+        chat.prefill = pin.prefill;
     }
     let mut scratch = ledger::Entry::new("propose", workspace_root, Instant::now());
     let attempt = ask(&p.policy, provider, &chat, call, &mut scratch).and_then(|a| {

@@ -53,7 +53,7 @@ pub(super) struct Prepared {
     pub(super) schema: Option<serde_json::Value>,
     /// For candidates after the first (JSON edits only): schemas pinned each to one likely line, each with its
     /// tight answer budget ([`pin_bounds`]).
-    pub(super) pinned: Vec<(serde_json::Value, u32)>,
+    pub(super) pinned: Vec<pin_bounds::Pin>,
     /// The patches known to fail validation, with their results: never validated twice.
     pub(super) verdicts: Verdicts,
     pub(super) messages: Vec<Message>,
@@ -83,7 +83,7 @@ impl Prepared {
             messages,
             max_tokens: match n {
                 0 => None,
-                n => self.pinned.get(n - 1).map(|p| p.1),
+                n => self.pinned.get(n - 1).map(|p| p.max_tokens),
             }
             .unwrap_or(self.policy.limits.max_output_tokens),
             temperature,
@@ -93,10 +93,14 @@ impl Prepared {
                 n => self
                     .pinned
                     .get(n - 1)
-                    .map(|p| p.0.clone())
+                    .map(|p| p.schema.clone())
                     .or_else(|| self.schema.clone()),
             },
             seed,
+            prefill: match n {
+                0 => None,
+                n => self.pinned.get(n - 1).and_then(|p| p.prefill.clone()),
+            },
         }
     }
 
@@ -140,7 +144,7 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
             )
             .iter()
             .map(|s| {
-                pin_bounds::bound(
+                pin_bounds::pin(
                     prompt::pinned_schema(&s.path, &s.text, s.insert, bounds),
                     policy.limits.max_output_tokens,
                 )
