@@ -34,6 +34,8 @@
 )]
 
 mod common;
+#[path = "solve/fresh.rs"]
+mod fresh;
 #[path = "solve/speed.rs"]
 mod speed;
 #[path = "solve/tasks.rs"]
@@ -276,15 +278,32 @@ fn localize() {
             Signals {
                 fragments: true,
                 prose_below_code: true,
-                insertion: false,
+                ..Signals::WORDS
             },
         ),
-        ("+ insertion points", Signals::ALL),
+        (
+            "+ insertion points",
+            Signals {
+                fragments: true,
+                prose_below_code: true,
+                insertion: true,
+                ..Signals::WORDS
+            },
+        ),
+        (
+            "+ the definition named",
+            Signals {
+                operator_words: false,
+                ..Signals::ALL
+            },
+        ),
+        ("+ words for operators", Signals::ALL),
     ];
     let verbose = std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1");
     for (set, tasks) in [
         ("the bench's tasks", tasks::TASKS),
         ("held out", tasks::HELD_OUT),
+        ("held out, second set", fresh::FRESH),
     ] {
         println!(" {set} ({} tasks)", tasks.len());
         for (label, signals) in rows {

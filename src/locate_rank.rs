@@ -9,7 +9,13 @@
 //!   (`width * height`, `items[-1]`, `"Hello, Ann!"`): a task quotes the line it is about, or the line it wants;
 //! - prose below code: a comment or docstring that merely repeats the task's words ranks below the code;
 //! - insertion points: a task that asks to add a line ranks the places after lines, best where a line defines what
-//!   the new code uses (`name = ...` before `return name`) or where the task says "after ...".
+//!   the new code uses (`name = ...` before `return name`) or where the task says "after ...";
+//! - the definition the task names: the body of a function or class whose name the task writes (`total`,
+//!   `strip_trailing`, or its parts in order: "long enough" for `long_enough`) ranks above lines elsewhere, its
+//!   `def` line by half (a default or a parameter may be the fix);
+//! - words for operators: a task that says what is wrong in words ("subtracting", "exactly 70", "the wrong way
+//!   round") is read for the operators they stand for (`-`, `<` and `>`, a call's commas), and English function
+//!   words ("a", "the", "must") are not shared words (the article "a" matched a line's `"A"`).
 //!
 //! For the repair round [`named_lines`] reads the places a failing check's output names (Python tracebacks,
 //! `file:line:col` of compilers, pytest's `file:line:`), restricted to the selected files.
@@ -29,6 +35,10 @@ pub struct Signals {
     pub prose_below_code: bool,
     /// Rank the places after lines for a task that adds a line.
     pub insertion: bool,
+    /// Rank the body of a definition the task names above other lines.
+    pub scope: bool,
+    /// Read words for operators, and leave English function words out of the shared words.
+    pub operator_words: bool,
 }
 
 impl Signals {
@@ -37,12 +47,16 @@ impl Signals {
         fragments: false,
         prose_below_code: false,
         insertion: false,
+        scope: false,
+        operator_words: false,
     };
     /// Every signal.
     pub const ALL: Signals = Signals {
         fragments: true,
         prose_below_code: true,
         insertion: true,
+        scope: true,
+        operator_words: true,
     };
 }
 
@@ -67,6 +81,8 @@ const PROSE_FACTOR: f64 = 0.25;
 const DEFINES_WEIGHT: f64 = 1.5;
 /// What the words the task writes after "after" add to the insertion point after a line holding them.
 const AFTER_WEIGHT: f64 = 1.0;
+/// What being in the body of a definition the task names adds to a line (its `def` line: half).
+const SCOPE_WEIGHT: f64 = 1.0;
 
 /// The places the task most likely means, best first, at most `max`, distinct by file, text and kind (a place is
 /// pinned by its text). Each existing selected file's non-blank lines (inside its ranges, when narrowed) are
@@ -78,10 +94,10 @@ pub fn rank(
     signals: Signals,
     max: usize,
 ) -> Vec<Spot> {
-    let asked = asked_text(spec);
-    let asked_terms = Terms::of(&asked);
+    let (task, asked_terms) = asked(spec, files, signals);
+    let task_words = words_of(&spec.task);
     let fragments = if signals.fragments {
-        fragments(&spec.task)
+        fragments(&task)
     } else {
         Vec::new()
     };
@@ -102,6 +118,11 @@ pub fn rank(
         let after = word_scores(&lines, &after_terms);
         let after_top = after.iter().copied().fold(0.0, f64::max);
         let prose = prose_lines(&pre.text);
+        let scopes = if signals.scope {
+            named_scopes(&pre.text, &task_words)
+        } else {
+            Vec::new()
+        };
         let flow = if adds {
             data_flow(&lines, &new_names)
         } else {
@@ -119,6 +140,7 @@ pub fn rank(
             } else {
                 words[k]
             };
+            s += SCOPE_WEIGHT * scopes.get(*i).copied().unwrap_or(0.0);
             let is_prose = prose.get(*i).copied().unwrap_or(false);
             if signals.prose_below_code && is_prose {
                 s *= PROSE_FACTOR;
@@ -156,6 +178,21 @@ pub fn rank(
         .collect()
 }
 
+/// The task as read for code fragments, and the terms of what was asked (see [`asked_text`]): with
+/// [`Signals::operator_words`], the file names left out and the words for operators read.
+fn asked(
+    spec: &Task,
+    files: &BTreeMap<String, Option<PreImage>>,
+    signals: Signals,
+) -> (String, Terms) {
+    if !signals.operator_words {
+        return (spec.task.clone(), Terms::of(&asked_text(spec)));
+    }
+    let mut terms = Terms::of(&without_file_mentions(&asked_text(spec), files.keys()));
+    terms.read_as_code(&spec.task);
+    (without_file_mentions(&spec.task, files.keys()), terms)
+}
+
 /// The task, its acceptance criteria, plan and context: the text the shared words are taken from.
 fn asked_text(spec: &Task) -> String {
     let mut asked = spec.task.clone();
@@ -169,6 +206,24 @@ fn asked_text(spec: &Task) -> String {
         asked.push_str(t);
     }
     asked
+}
+
+/// `text` without the selected files' names and the "in" before them: "In invoice.py, ..." says which file, not
+/// which line (its "in" matched every line holding Python's `in`).
+fn without_file_mentions<'a>(text: &str, paths: impl Iterator<Item = &'a String>) -> String {
+    let mut out = text.to_string();
+    for path in paths {
+        let base = path.rsplit('/').next().unwrap_or(path);
+        for name in [path.as_str(), base] {
+            let needle = name.to_ascii_lowercase();
+            while let Some(at) = out.to_ascii_lowercase().find(&needle) {
+                let before = out[..at].to_ascii_lowercase();
+                let start = if before.ends_with("in ") { at - 3 } else { at };
+                out.replace_range(start..at + needle.len(), " ");
+            }
+        }
+    }
+    out
 }
 
 /// The distinct non-blank lines of a file inside `ranges` (all, without), with their 0-based index.
@@ -255,6 +310,192 @@ impl Terms {
             words: seq.into_iter().collect(),
         }
     }
+}
+
+impl Terms {
+    /// The terms a task's words stand for, added (the operators of "subtracting", "exactly", "the wrong way round"),
+    /// and its English function words taken out.
+    fn read_as_code(&mut self, task: &str) {
+        let lower = task.to_lowercase();
+        for (words, ops) in OPERATOR_WORDS {
+            if words.iter().any(|w| lower.contains(w)) {
+                self.words.extend(ops.iter().map(|o| o.to_string()));
+            }
+        }
+        self.words.retain(|w| !FUNCTION_WORDS.contains(&w.as_str()));
+    }
+}
+
+/// Words of a task and the operator terms they stand for (a term is a word or one symbol, as [`Terms::of`] splits
+/// a line: `>=` is `>` and `=`).
+const OPERATOR_WORDS: &[(&[&str], &[&str])] = &[
+    (&["subtract", "minus", "deduct"], &["-"]),
+    (&["adding", "plus", " sum "], &["+"]),
+    (&["multipl", "times", "product"], &["*"]),
+    (&["divide", "dividing", "quotient"], &["/"]),
+    (&["remainder", "modulo"], &["%"]),
+    (
+        &[
+            "exactly",
+            "inclusive",
+            "include",
+            "at least",
+            "at most",
+            "or equal",
+            "off by one",
+            "one too",
+        ],
+        &["<", ">", "range"],
+    ),
+    (
+        &["greater", "more than", "larger", "above", "exceed"],
+        &[">"],
+    ),
+    (&["less than", "fewer", "smaller", "below"], &["<"]),
+    (
+        &["wrong way round", "wrong order", "swapped", "swap "],
+        &[","],
+    ),
+    (
+        &["inverse", "invert", "instead of the", "opposite"],
+        &["not", "!"],
+    ),
+    (
+        &["stub", "does nothing", "placeholder", "not implemented"],
+        &["pass"],
+    ),
+];
+
+/// English words that say nothing of a line (a task's "a" is not a line's `"A"`); code keywords are not among them.
+const FUNCTION_WORDS: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "of",
+    "to",
+    "it",
+    "its",
+    "be",
+    "must",
+    "should",
+    "so",
+    "that",
+    "this",
+    "by",
+    "at",
+    "on",
+    "which",
+    "than",
+    "then",
+    "now",
+    "right",
+    "currently",
+    "there",
+    "their",
+    "they",
+    "we",
+    "our",
+    "you",
+    "your",
+    "has",
+    "have",
+    "does",
+    "do",
+    "was",
+    "were",
+    "are",
+    "been",
+    "also",
+    "just",
+    "only",
+    "still",
+    "instead",
+    "make",
+];
+
+/// The words of a text, lower case, in order (names whole: `strip_trailing` is one word).
+fn words_of(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The parts of a name, lower case: split at `_` and where a lower-case letter meets an upper-case one
+/// (`long_enough`, `longEnough`: `long`, `enough`).
+fn name_parts(name: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if (c == '_' || (c.is_uppercase() && prev_lower)) && !cur.is_empty() {
+            parts.push(std::mem::take(&mut cur));
+        }
+        if c != '_' {
+            cur.extend(c.to_lowercase());
+        }
+        prev_lower = c.is_lowercase();
+    }
+    if !cur.is_empty() {
+        parts.push(cur);
+    }
+    parts
+}
+
+/// Whether the task (its `words`, in order) names `name`: as a word (names of three characters or more), or by its
+/// parts in order (`long enough` for `long_enough`).
+fn names(words: &[String], name: &str) -> bool {
+    let lower = name.to_lowercase();
+    if lower.chars().count() >= 3 && words.contains(&lower) {
+        return true;
+    }
+    let parts = name_parts(name);
+    parts.len() >= 2 && words.windows(parts.len()).any(|w| w == parts.as_slice())
+}
+
+/// The name a line of code defines as a function or class (`def total(`, `async def f(`, `pub fn run(`,
+/// `function draw(`, `class User`), if it does.
+fn definition(tokens: &[String]) -> Option<&str> {
+    let mut t = tokens.iter().map(String::as_str).skip_while(|t| {
+        matches!(
+            *t,
+            "pub" | "async" | "export" | "static" | "public" | "private"
+        )
+    });
+    match t.next()? {
+        "def" | "fn" | "function" | "class" | "func" => t.next().filter(|n| is_name(n)),
+        _ => None,
+    }
+}
+
+/// For each line of a text (0-based), how far it is inside a definition the task names: 1 for the lines of its
+/// body (the lines after the definition indented deeper than it, up to the first that is not), 0.5 for the
+/// definition's own line, 0 elsewhere.
+fn named_scopes(text: &str, task_words: &[String]) -> Vec<f64> {
+    let lines: Vec<&str> = text.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut out = vec![0.0; lines.len()];
+    for (d, line) in lines.iter().enumerate() {
+        let toks = tokens(line);
+        let Some(name) = definition(&toks) else {
+            continue;
+        };
+        if !names(task_words, name) {
+            continue;
+        }
+        out[d] = f64::max(out[d], 0.5);
+        let depth = indent(line);
+        for (b, body) in lines.iter().enumerate().skip(d + 1) {
+            if body.trim().is_empty() {
+                continue;
+            }
+            if indent(body) <= depth {
+                break;
+            }
+            out[b] = 1.0;
+        }
+    }
+    out
 }
 
 /// A text's code tokens: names and numbers, string quotes, and operators (two-character ones such as `>=`, `**`,
@@ -471,11 +712,15 @@ fn data_flow(lines: &[(usize, &str)], names: &HashSet<String>) -> Vec<f64> {
         .collect()
 }
 
-/// Whether the task asks to add a line rather than change one.
+/// Whether the task asks to add a line rather than change one. "add" alone, in a task that also says "instead of"
+/// or "rather than", is arithmetic ("must add the tax instead of subtracting it"), not a new line.
 fn asks_to_add(task: &str) -> bool {
     let t = task.to_lowercase();
+    let replaces = t.contains("instead of") || t.contains("rather than");
+    if t.contains("add ") && !replaces {
+        return true;
+    }
     [
-        "add ",
         "insert",
         "append",
         "never returns",
@@ -848,6 +1093,80 @@ mod tests {
             Signals::ALL,
         );
         assert_eq!(ranked[0], (3, false), "{ranked:?}");
+    }
+
+    #[test]
+    fn the_body_of_the_function_the_task_names_ranks_above_lines_elsewhere() {
+        // Neither line shares a word with the task but `host`; the one inside `dsn` is the place.
+        let text = "def banner(host):\n    return f\"welcome to {host}\"\n\n\ndef dsn(settings):\n    host = settings[\"hostname\"]\n    return host\n";
+        let t = "dsn raises KeyError because it reads the host under the wrong key.";
+        let before = Signals {
+            scope: false,
+            ..Signals::ALL
+        };
+        // Whether line `a` is ranked, above line `b` or with `b` not ranked.
+        let above = |ranked: &[(usize, bool)], a, b| {
+            let at = |line| ranked.iter().position(|r: &(usize, bool)| r.0 == line);
+            at(a).is_some_and(|x| at(b).is_none_or(|y| x < y))
+        };
+        let ranked = top(t, text, before);
+        assert!(above(&ranked, 2, 6), "before: {ranked:?}");
+        let ranked = top(t, text, Signals::ALL);
+        assert!(above(&ranked, 6, 2), "{ranked:?}");
+        // Named by its parts in order: "long enough" is `long_enough`.
+        let text = "MIN = 8\n\n\ndef long_enough(pw):\n    return len(pw) > MIN\n\n\ndef clip(pw):\n    return pw[:MIN]\n";
+        let ranked = top(
+            "a password of exactly MIN characters must count as long enough",
+            text,
+            Signals::ALL,
+        );
+        assert_eq!(ranked[0], (5, false), "{ranked:?}");
+    }
+
+    #[test]
+    fn words_for_operators_find_the_line_and_function_words_and_the_file_name_match_nothing() {
+        let text = "\"\"\"Totals.\"\"\"\n\n\ndef subtotal(items):\n    return sum(p for p in items)\n\n\ndef total(items):\n    base = subtotal(items)\n    return base - base * 0.2\n";
+        // "In" (the file clause) matched Python's `in`; "subtracting" is the `-` of the line to fix. And "add ... instead
+        // of" is arithmetic, not a new line.
+        let t = "In totals.py, `total` must add the tax to the subtotal instead of subtracting it.";
+        let ranked = rank(
+            &task(t),
+            &[(
+                "totals.py".to_string(),
+                Some(PreImage {
+                    text: text.into(),
+                    mode: MODE_REGULAR,
+                }),
+            )]
+            .into(),
+            &Focus::new(),
+            Signals::ALL,
+            3,
+        );
+        assert_eq!(
+            (ranked[0].line, ranked[0].insert),
+            (10, false),
+            "{ranked:?}"
+        );
+        // A stub is its `pass`.
+        let text =
+            "def split(text):\n    return text.split()\n\n\ndef join_tags(tags):\n    pass\n";
+        let t = "join_tags is still a stub: make it return them joined with commas";
+        let without = Signals {
+            operator_words: false,
+            ..Signals::ALL
+        };
+        assert_eq!(top(t, text, without)[0], (5, false), "before: the def line");
+        let ranked = top(t, text, Signals::ALL);
+        assert_eq!(ranked[0], (6, false), "{ranked:?}");
+        // The article "a" is not the string "A".
+        let text = "def letter(score):\n    if score >= 90:\n        return \"A\"\n    if score > 70:\n        return \"C\"\n";
+        let ranked = top(
+            "letter must give a C for a score of exactly 70",
+            text,
+            Signals::ALL,
+        );
+        assert_eq!(ranked[0], (4, false), "{ranked:?}");
     }
 
     #[test]
