@@ -10,7 +10,8 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
+//! only those; `SOLVE_SET=held-out` or `fresh` runs a set written for `--localize` instead of the bench's own
+//! tasks; `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
 //! made, model seconds and tokens, and seconds of model time per solved task.
 //!
@@ -112,10 +113,17 @@ fn run() -> Result<(), String> {
             format!(", {}", extra.replace('\n', " "))
         }
     );
+    // `SOLVE_SET=held-out` or `fresh`: one of the sets written for `--localize` instead of the bench's own.
+    let set = match std::env::var("SOLVE_SET").as_deref() {
+        Ok("held-out") => tasks::HELD_OUT,
+        Ok("fresh") => fresh::FRESH,
+        Ok("") | Err(_) => tasks::TASKS,
+        Ok(other) => return Err(format!("SOLVE_SET={other}: use held-out or fresh")),
+    };
     let mut t = Totals::default();
     let started = Instant::now();
     for round in 0..rounds {
-        for task in tasks::TASKS {
+        for task in set {
             if !only.is_empty() && !only.iter().any(|o| o == task.name) {
                 continue;
             }

@@ -377,12 +377,12 @@ pub fn pinned_prefill(schema: &Value) -> Option<Prefill> {
     };
     let max = edit["new"]["maxLength"].as_u64()?;
     let text = format!(
-        r#"{{"edits":[{{"path":{},"{at}":{},"new":""#,
+        r#"{{"edits": [{{"path": {}, "{at}": {}, "new":"#,
         Value::from(path),
         Value::from(line)
     );
     let grammar = format!(
-        r#"root ::= char{{0,{max}}} "\"}}]}}"
+        r#"root ::= " "? "\"" char{{0,{max}}} "\"}}]}}"
 char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\/bfnrt] | "u" [0-9a-fA-F]{{4}})
 "#
     );

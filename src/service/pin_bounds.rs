@@ -127,16 +127,17 @@ mod tests {
             );
             let prefill = p.prefill.expect("a prefill");
             // The prefill and a rest the grammar allows make the answer the schema allows.
-            let answer = format!("{}{}", prefill.text, r#"    label = \"c\""}]}"#);
+            let answer = format!("{}{}", prefill.text, r#" "    label = \"c\""}]}"#);
             let v: serde_json::Value = serde_json::from_str(&answer).expect(&answer);
             assert_eq!(v["edits"][0]["path"], "src/q.py");
             assert_eq!(v["edits"][0][key], line, "{answer}");
             assert_eq!(v["edits"][0]["new"], "    label = \"c\"");
-            // The rest: at most the bounded `new` (80 characters here), then the closing brackets.
+            // The rest: `new` in full, its opening quote too (the model writes its own first token, so the
+            // prefill does not end inside one), at most the bound (80 characters here), then the closing brackets.
             assert!(
                 prefill
                     .grammar
-                    .starts_with("root ::= char{0,80} \"\\\"}]}\"\n"),
+                    .starts_with("root ::= \" \"? \"\\\"\" char{0,80} \"\\\"}]}\"\n"),
                 "{}",
                 prefill.grammar
             );

@@ -141,7 +141,7 @@ impl Scripted {
         let messages = req["messages"].as_array().cloned().unwrap_or_default();
         if let Some(last) = messages.last().filter(|m| m["role"] == "assistant") {
             let start = last["content"].as_str().unwrap_or_default();
-            let edit: serde_json::Value = serde_json::from_str(&format!("{start}\"}}]}}"))
+            let edit: serde_json::Value = serde_json::from_str(&format!("{start} \"\"}}]}}"))
                 .unwrap_or_else(|e| panic!("the prefill {start:?} is not an edit's start: {e}"));
             let mut edit = edit["edits"][0].clone();
             edit.as_object_mut().map(|e| e.remove("new"));

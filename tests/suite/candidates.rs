@@ -614,11 +614,12 @@ fn every_candidate_asks_llamacpp_to_reuse_the_same_prompt_prefix() {
     assert_eq!(messages[prompt.len()]["role"], "assistant", "{pinned}");
     let start = messages[prompt.len()]["content"].as_str().unwrap();
     assert!(
-        start.starts_with(r#"{"edits":[{"path":"v.py","old":"#) && start.ends_with(r#","new":""#),
+        start.starts_with(r#"{"edits": [{"path": "v.py", "old": "#)
+            && start.ends_with(r#", "new":"#),
         "{start}"
     );
     let grammar = pinned["grammar"].as_str().unwrap();
-    assert!(grammar.starts_with("root ::= char{0,80} "), "{grammar}");
+    assert!(grammar.contains(" char{0,80} "), "{grammar}");
     assert!(pinned.get("response_format").is_none(), "{pinned}");
     assert!(
         pinned["max_tokens"].as_u64().unwrap() < first.min(500),

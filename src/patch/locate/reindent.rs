@@ -59,6 +59,9 @@ impl Reindent {
         tier: MatchTier,
         file_unit: usize,
     ) -> Option<Reindent> {
+        if matches!(tier, MatchTier::Exact | MatchTier::TrailingWhitespace) {
+            return Reindent::lost_on_added(hunk, matched, file_unit);
+        }
         if !matches!(tier, MatchTier::Indentation | MatchTier::UnicodeFolded) {
             return None;
         }
@@ -116,6 +119,39 @@ impl Reindent {
             model_unit: if model_unit == 0 { 4 } else { model_unit },
             file_unit: file_unit.max(1),
             use_tabs,
+        })
+    }
+
+    /// The mapping for a hunk of removed and added lines only (a JSON edit's, a search/replace block's), matched
+    /// with its indentation, whose first removed line is indented and whose added lines start at column 0: the
+    /// model wrote the new text without the indentation of the line it replaces (`"old": "    return a + b"`,
+    /// `"new": "return a - b"`), which leaves a line outside its block in any language that reads indentation.
+    /// The added lines are shifted by that removed line's indentation, their own levels kept. `None` otherwise: a
+    /// hunk with context lines says where its added lines go, and one whose added lines are indented at all is
+    /// kept as written.
+    fn lost_on_added(hunk: &Hunk, matched: &[&str], file_unit: usize) -> Option<Reindent> {
+        if hunk.lines.iter().any(|l| matches!(l, HunkLine::Context(_))) {
+            return None;
+        }
+        let first_removed = matched.iter().find(|l| !l.trim().is_empty())?;
+        let indent = leading_ws(first_removed);
+        let added: Vec<usize> = hunk
+            .lines
+            .iter()
+            .filter_map(|l| match l {
+                HunkLine::Add(s) if !s.trim().is_empty() => Some(width(leading_ws(s), 4)),
+                _ => None,
+            })
+            .collect();
+        if indent.is_empty() || added.first() != Some(&0) {
+            return None;
+        }
+        let model_unit = added.iter().copied().fold(0, gcd);
+        Some(Reindent {
+            pairs: vec![(0, indent.to_string())],
+            model_unit: if model_unit == 0 { 4 } else { model_unit },
+            file_unit: file_unit.max(1),
+            use_tabs: indent.contains('\t'),
         })
     }
 
@@ -192,6 +228,61 @@ mod tests {
             String::from_utf8(c.post).unwrap(),
             "def f():\n  x = 2\n  if x:\n    y()\n"
         );
+    }
+
+    #[test]
+    fn new_text_written_without_the_indentation_of_the_line_it_replaces_is_shifted_to_it() {
+        // A JSON edit's hunk: the old line exact, the new one at column 0.
+        let e = edit(
+            "a",
+            vec![R("    return a + b".into()), Add("return a - b".into())],
+        );
+        let c = locate_file(&e, Some(&pre("def f(a, b):\n    return a + b\n"))).unwrap();
+        assert_eq!(
+            String::from_utf8(c.post).unwrap(),
+            "def f(a, b):\n    return a - b\n"
+        );
+        assert_eq!(c.hunks[0].tier, MatchTier::Exact);
+        // Its own levels kept, in tabs where the file has them.
+        let e = edit(
+            "a",
+            vec![
+                R("\treturn 1".into()),
+                Add("if x:".into()),
+                Add("    return 2".into()),
+            ],
+        );
+        let c = locate_file(&e, Some(&pre("def f():\n\treturn 1\n"))).unwrap();
+        assert_eq!(
+            String::from_utf8(c.post).unwrap(),
+            "def f():\n\tif x:\n\t\treturn 2\n"
+        );
+        // Kept as written: a hunk with context says where its lines go, and an added line indented at all is the
+        // model's choice; a line at column 0 replacing one at column 0 has nothing lost.
+        for (lines, file, post) in [
+            (
+                vec![
+                    C("def f():".into()),
+                    R("    x = 1".into()),
+                    Add("x = 1".into()),
+                ],
+                "def f():\n    x = 1\n",
+                "def f():\nx = 1\n",
+            ),
+            (
+                vec![R("    x = 1".into()), Add("  x = 2".into())],
+                "def f():\n    x = 1\n",
+                "def f():\n  x = 2\n",
+            ),
+            (
+                vec![R("x = 1".into()), Add("x = 2".into())],
+                "x = 1\n",
+                "x = 2\n",
+            ),
+        ] {
+            let c = locate_file(&edit("a", lines), Some(&pre(file))).unwrap();
+            assert_eq!(String::from_utf8(c.post).unwrap(), post);
+        }
     }
 
     #[test]
