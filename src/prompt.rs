@@ -365,9 +365,10 @@ pub fn pinned_schema(path: &str, line: &str, insert: bool, bounds: SchemaBounds)
     })
 }
 
-/// The answer a pinned `schema` allows, up to the opening quote of `new`, and the grammar of the rest: a JSON
-/// string's characters (an escape counts as one, as in the schema's `maxLength`), then the closing `"}]}`.
-/// `None` for a schema of another shape.
+/// The answer a pinned `schema` allows, spaced like the prompt's example, up to `"new":` (the model writes the
+/// string's opening quote itself, so that the prefill does not end inside a token it would have written), and the
+/// grammar of the rest: an optional space, the quote, a JSON string's characters (an escape counts as one, as in
+/// the schema's `maxLength`), then the closing `"}]}`. `None` for a schema of another shape.
 pub fn pinned_prefill(schema: &Value) -> Option<Prefill> {
     let edit = schema.pointer("/properties/edits/items/properties")?;
     let path = edit["path"]["enum"][0].as_str()?;
