@@ -183,28 +183,23 @@ impl Provider for OpenAiChat {
 
     fn complete(&self, req: &ChatRequest, watch: &Watch) -> Result<Completion> {
         let path = "chat/completions";
-        let (mut answer, prefill) = match self.prefill_of(req) {
-            Some(p) => match self.endpoint.post_unless(
-                path,
-                &self.body_for(req, Some(p)),
-                &req.model,
-                watch,
-                400,
-            )? {
-                Some(answer) => (answer, Some(p)),
-                // A server or chat template that will not continue an assistant message (llama.cpp with thinking
-                // on refuses a prefill with HTTP 400): the same request with its schema instead.
-                None => (
-                    self.endpoint
-                        .post(path, &self.body_for(req, None), &req.model, watch)?,
-                    None,
-                ),
-            },
-            None => (
+        let prefill = self.prefill_of(req);
+        let prefilled = match prefill {
+            Some(p) => {
+                let body = self.body_for(req, Some(p));
                 self.endpoint
-                    .post(path, &self.body_for(req, None), &req.model, watch)?,
-                None,
-            ),
+                    .post_unless(path, &body, &req.model, watch, 400)?
+            }
+            None => None,
+        };
+        let (mut answer, prefill) = match prefilled {
+            Some(answer) => (answer, prefill),
+            // No prefill asked, or a server or chat template that will not continue an assistant message
+            // (llama.cpp with thinking on refuses a prefill with HTTP 400): the request with its schema.
+            None => {
+                let body = self.body_for(req, None);
+                (self.endpoint.post(path, &body, &req.model, watch)?, None)
+            }
         };
         let mut completion = self.read_answer(&mut answer, req, watch)?;
         if let Some(p) = prefill {

@@ -8,32 +8,35 @@
 
 use crate::common::*;
 
+/// Routine one-line edits for the real model: (file, its text, the task, its criterion).
+const EDITS: &[(&str, &str, &str, &str)] = &[
+    (
+        "greeting.py",
+        "GREETING = \"Hello\"\nprint(GREETING + \", world!\")\n",
+        "Change the value of GREETING from \"Hello\" to \"Hi\".",
+        "GREETING is \"Hi\"",
+    ),
+    (
+        "config.py",
+        "PORT = 8000\nDEBUG = False\n",
+        "Set PORT to 9000.",
+        "PORT is 9000",
+    ),
+    (
+        "util.py",
+        "def add(a, b):\n    return a - b\n",
+        "Fix add so that it returns the sum of a and b.",
+        "add returns a + b",
+    ),
+];
+
 #[test]
 fn the_real_model_yields_a_valid_patch_or_a_clear_refusal() {
     let Some(url) = real_url("the real-model test") else {
         return;
     };
     let mut outcomes = Vec::new();
-    for (file, text, task, criterion) in [
-        (
-            "greeting.py",
-            "GREETING = \"Hello\"\nprint(GREETING + \", world!\")\n",
-            "Change the value of GREETING from \"Hello\" to \"Hi\".",
-            "GREETING is \"Hi\"",
-        ),
-        (
-            "config.py",
-            "PORT = 8000\nDEBUG = False\n",
-            "Set PORT to 9000.",
-            "PORT is 9000",
-        ),
-        (
-            "util.py",
-            "def add(a, b):\n    return a - b\n",
-            "Fix add so that it returns the sum of a and b.",
-            "add returns a + b",
-        ),
-    ] {
+    for &(file, text, task, criterion) in EDITS {
         let ws = Ws::new(
             &url,
             "[validation]\ncommands = [\"python3 -m py_compile *.py\"]\non_propose = false\n",
@@ -107,20 +110,7 @@ fn the_real_model_asked_for_apply_patch_yields_a_canonical_patch_or_a_clear_refu
         return;
     };
     let mut outcomes = Vec::new();
-    for (file, text, task, criterion) in [
-        (
-            "greeting.py",
-            "GREETING = \"Hello\"\nprint(GREETING + \", world!\")\n",
-            "Change the value of GREETING from \"Hello\" to \"Hi\".",
-            "GREETING is \"Hi\"",
-        ),
-        (
-            "config.py",
-            "PORT = 8000\nDEBUG = False\n",
-            "Set PORT to 9000.",
-            "PORT is 9000",
-        ),
-    ] {
+    for &(file, text, task, criterion) in &EDITS[..2] {
         let ws = Ws::new(&url, "[edit]\nformat = \"apply_patch\"\n");
         ws.write(file, text);
         git(&ws.root(), &["init", "-q"]);
