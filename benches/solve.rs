@@ -10,7 +10,7 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_SET=held-out` or `fresh` runs a set written for `--localize` instead of the bench's own
+//! only those; `SOLVE_SET=held-out`, `fresh` or `third` runs a set written for `--localize` instead of the bench's own
 //! tasks; `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
 //! made, model seconds and tokens, and seconds of model time per solved task.
@@ -41,6 +41,8 @@ mod fresh;
 mod speed;
 #[path = "solve/tasks.rs"]
 mod tasks;
+#[path = "solve/third.rs"]
+mod third;
 
 use std::time::Instant;
 
@@ -113,12 +115,13 @@ fn run() -> Result<(), String> {
             format!(", {}", extra.replace('\n', " "))
         }
     );
-    // `SOLVE_SET=held-out` or `fresh`: one of the sets written for `--localize` instead of the bench's own.
+    // `SOLVE_SET=held-out`, `fresh` or `third`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
         Ok("fresh") => fresh::FRESH,
+        Ok("third") => third::THIRD,
         Ok("") | Err(_) => tasks::TASKS,
-        Ok(other) => return Err(format!("SOLVE_SET={other}: use held-out or fresh")),
+        Ok(other) => return Err(format!("SOLVE_SET={other}: use held-out, fresh or third")),
     };
     let mut t = Totals::default();
     let started = Instant::now();
@@ -302,22 +305,65 @@ fn localize() {
             "+ the definition named",
             Signals {
                 operator_words: false,
+                check: false,
+                implied: false,
                 ..Signals::ALL
             },
         ),
-        ("+ words for operators", Signals::ALL),
+        (
+            "+ words for operators",
+            Signals {
+                check: false,
+                implied: false,
+                ..Signals::ALL
+            },
+        ),
+        (
+            "+ the failing check's output",
+            Signals {
+                implied: false,
+                ..Signals::ALL
+            },
+        ),
+        ("+ implied missing lines", Signals::ALL),
     ];
     let verbose = std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1");
     for (set, tasks) in [
         ("the bench's tasks", tasks::TASKS),
         ("held out", tasks::HELD_OUT),
         ("held out, second set", fresh::FRESH),
+        ("held out, third set", third::THIRD),
     ] {
         println!(" {set} ({} tasks)", tasks.len());
+        let failing: Vec<_> = tasks.iter().map(failing_before).collect();
         for (label, signals) in rows {
-            localize_row(label, signals, tasks, verbose);
+            localize_row(label, signals, tasks, &failing, verbose);
         }
     }
+}
+
+/// What the task's test says before its fix, as validation on propose reads it before asking for pinned
+/// candidates: the test run with `python3` in a scratch folder holding the file and the test (removed after).
+fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::Failing {
+    let dir = tempfile::tempdir().expect("a scratch folder");
+    let test_file = format!("test_{}.py", task.file.trim_end_matches(".py"));
+    std::fs::write(dir.path().join(task.file), task.source).expect("the file");
+    std::fs::write(dir.path().join(&test_file), task.test).expect("the test");
+    let out = std::process::Command::new("python3")
+        .arg(&test_file)
+        .current_dir(dir.path())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("python3 runs");
+    if out.status.success() {
+        return Default::default();
+    }
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    local_llm_delegator::locate_rank::Failing::read(&text, &[task.file])
 }
 
 /// One row of the localization table: how often the true place is ranked first / among the first three.
@@ -325,13 +371,14 @@ fn localize_row(
     label: &str,
     signals: local_llm_delegator::locate_rank::Signals,
     tasks: &[tasks::SolveTask],
+    failing: &[local_llm_delegator::locate_rank::Failing],
     verbose: bool,
 ) {
     use local_llm_delegator::locate_rank as locate;
     {
         let (mut first, mut three) = (0, 0);
         let mut missed = Vec::new();
-        for task in tasks {
+        for (task, failing) in tasks.iter().zip(failing) {
             let spec: local_llm_delegator::task::Task = serde_json::from_value(json!({
                 "task": task.task,
                 "acceptance_criteria": [task.criterion],
@@ -347,7 +394,7 @@ fn localize_row(
                 }),
             )]
             .into();
-            let ranked = locate::rank(&spec, &files, &Default::default(), signals, 3);
+            let ranked = locate::rank(&spec, &files, &Default::default(), failing, signals, 3);
             let at = ranked
                 .iter()
                 .position(|s| s.line == task.line && s.insert == task.adds);

@@ -912,3 +912,68 @@ fn a_task_that_adds_a_line_gets_a_candidate_pinned_to_insert_after_the_right_lin
     assert_eq!(ws.snapshot(), before, "propose wrote to the workspace");
     assert!(empty(sandboxes.path()), "a sandbox was left behind");
 }
+
+#[test]
+fn the_checks_run_before_any_edit_and_a_pinned_candidate_goes_to_the_line_their_failure_names() {
+    // Scripted: the first (free) answer edits the line the task's words point at; the task shares no word with the
+    // line that raises, so only the traceback of the check run before any edit can pin the second candidate there.
+    let raising = "    return settings[\"hostname\"]";
+    let s = scripted(vec![
+        Reply::chat(
+            r#"{"edits":[{"path":"settings.py","old":"DEFAULTS = {\"host\": \"localhost\", \"port\": 5432}","new":"DEFAULTS = {\"host\": \"127.0.0.1\", \"port\": 5432}"}]}"#,
+        ),
+        Reply::chat(&format!(
+            r#"{{"edits":[{{"path":"settings.py","old":{},"new":"    return settings.get(\"host\", DEFAULTS[\"host\"])"}}]}}"#,
+            serde_json::to_string(raising).unwrap()
+        )),
+    ]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[validation]\ncommands = [\"python3 test_settings.py\"]\non_propose = true\ntimeout_secs = 30\n\n\
+         [sampling]\ncandidates = 2\nparallel = 1\n",
+    );
+    ws.write(
+        "settings.py",
+        &format!(
+            "\"\"\"Database settings: host and port, with defaults.\"\"\"\n\nDEFAULTS = {{\"host\": \"localhost\", \"port\": 5432}}\n\n\n\
+             def port(settings):\n    return int(settings.get(\"port\", DEFAULTS[\"port\"]))\n\n\ndef host(settings):\n{raising}\n"
+        ),
+    );
+    ws.write(
+        "test_settings.py",
+        "from settings import host\nassert host({}) == \"localhost\"\nassert host({\"host\": \"db\"}) == \"db\"\n",
+    );
+    let sandboxes = tempfile::tempdir().unwrap();
+    let before = ws.snapshot();
+    let out = Cli::propose(ws.root())
+        .task("Fall back to the default when no host is given.")
+        .accept(&["host({}) is \"localhost\""])
+        .file("settings.py")
+        .arg("--json")
+        .env("LOCAL_LLM_SANDBOX_DIR", sandboxes.path())
+        .run();
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
+    assert!(out.status.success(), "{}\n{v}", stderr(&out));
+    assert_eq!(
+        s.pinned_edit(1),
+        serde_json::json!({"path": "settings.py", "old": raising}),
+    );
+    assert_eq!(v["candidates"]["passed_before"], false, "{v}");
+    assert_eq!(v["validation_passed"], true, "{v}");
+    assert_eq!(v["candidates"]["chosen"], 2, "{v}");
+    assert_eq!(ws.snapshot(), before, "propose wrote to the workspace");
+    assert!(empty(sandboxes.path()), "a sandbox was left behind");
+}
+
+#[test]
+fn checks_that_pass_before_any_edit_are_reported_as_such() {
+    // Scripted: VALUE = 1 already passes the check; both answers change it.
+    let s = scripted(vec![Reply::chat(&edit(2)), Reply::chat(&edit(3))]);
+    let ws = workspace(&s.base_url, 1, "candidates = 2\nparallel = 1");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(!out.status.success(), "neither candidate passes: {v}");
+    assert_eq!(v["candidates"]["passed_before"], true, "{v}");
+    assert_eq!(v["validation_passed"], false, "{v}");
+    assert!(empty(sandboxes.path()), "a sandbox was left behind");
+}

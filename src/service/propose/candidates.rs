@@ -27,6 +27,7 @@ use super::validate::Validator;
 use crate::checks::CheckResult;
 use crate::error::{Error, Result};
 use crate::ledger;
+use crate::locate_rank::Failing;
 use crate::provider::window::{self, SlotCount};
 use crate::provider::{Message, Provider, Usage, Watch};
 use crate::service::{Answer, Call, add_usage, ask, prompt_estimate};
@@ -46,6 +47,11 @@ pub struct CandidatesReport {
     pub validated: usize,
     /// Of those, how many passed.
     pub passed: usize,
+    /// Whether the validation commands passed on the files before any edit: they run once, beside the first
+    /// request, so that the pinned candidates go to the lines their failure names. A pass there means a candidate's
+    /// pass shows little: the checks do not exercise the task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed_before: Option<bool>,
     /// Which answer the returned patch came from (1: the first asked).
     pub chosen: usize,
     /// Answers that gave exactly the returned patch.
@@ -206,7 +212,9 @@ fn most_tokens(chat: &crate::provider::ChatRequest) -> u64 {
 const MAX_REFUSALS_SHOWN: usize = 8;
 
 /// Ask for `wanted` candidates with the chat `messages`, read each, validate the distinct ones when `validates`,
-/// and choose. `entry` gets the first answer's provider and model and every candidate's tokens.
+/// and choose. With `check_first` (and `validates`), the checks run on the files before any edit while the first
+/// request is out, and the pinned candidates wait for what they say. `entry` gets the first answer's provider and
+/// model and every candidate's tokens.
 pub(super) fn gather(
     p: &Prepared,
     provider: &dyn Provider,
@@ -214,6 +222,7 @@ pub(super) fn gather(
     call: &Call,
     entry: &mut ledger::Entry,
     validates: bool,
+    check_first: bool,
 ) -> Result<Gathered> {
     let wanted = p.policy.candidates() as usize;
     let (parallel, server_slots) = at_once(&p.policy, &p.model);
@@ -265,6 +274,7 @@ pub(super) fn gather(
     let (tx, rx) = mpsc::channel::<Sent>();
     let mut state = State {
         validates,
+        check_first: validates && check_first && p.schema.is_some(),
         ..State::default()
     };
     std::thread::scope(|scope| {
@@ -357,6 +367,10 @@ impl Asking<'_> {
                     self.deadline.as_secs()
                 ));
             }
+            if n > 0 {
+                // Pinned: the places are ranked once the checks before any edit have spoken (always set).
+                self.p.pinned.wait();
+            }
             let chat = self.p.chat_for(self.messages.to_vec(), n);
             let most = most_tokens(&chat);
             match self.budget.reserve(most, stop) {
@@ -408,10 +422,15 @@ struct State {
     first_entry: Option<ledger::Entry>,
     /// Whether distinct patches are validated.
     validates: bool,
+    /// Whether the checks run on the files before any edit, to pin the candidates after the first.
+    check_first: bool,
+    /// Whether the checks passed before any edit, when they ran then.
+    passed_before: Option<bool>,
 }
 
 impl State {
-    /// Take the answers as they come, until every worker is done: read each, merge identical patches, validate the
+    /// First, the pins (with `check_first`: once the checks before any edit have run). Then take the answers as
+    /// they come, until every worker is done: read each, merge identical patches, validate the
     /// new ones (one copy for all), and stop everything once one passes or the caller cancels. A worker's slot is
     /// given back once its answer is dealt with.
     fn receive(
@@ -424,7 +443,12 @@ impl State {
         received: &AtomicU64,
     ) {
         let stop = &*watch.cancelled;
-        let mut validator: Option<Validator<'_>> = None;
+        let mut validator = if self.check_first {
+            self.run_checks_first(p, watch)
+        } else {
+            p.pin(&Failing::default());
+            None
+        };
         loop {
             match rx.recv_timeout(Duration::from_millis(20)) {
                 Ok((n, answer, usage, scratch)) => {
@@ -447,6 +471,38 @@ impl State {
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    /// Make the sandbox copy and run the checks there on the files before any edit, then pin the candidates after
+    /// the first to the places ranked with what a failure says. The pins are set whatever happens (a failure of
+    /// the copy ends the proposal as fatal; a cancellation stops it), so no request waits for them forever.
+    fn run_checks_first<'p>(&mut self, p: &'p Prepared, watch: &Watch) -> Option<Validator<'p>> {
+        let checked = Validator::new(p, watch).and_then(|v| v.check_before(watch).map(|r| (v, r)));
+        match checked {
+            Ok((v, results)) => {
+                let failed = results.iter().find(|r| !r.passed);
+                self.passed_before = Some(failed.is_none() && !results.is_empty());
+                let selected: Vec<&str> = p
+                    .selection
+                    .files
+                    .iter()
+                    .filter(|(_, f)| f.is_some())
+                    .map(|(path, _)| path.as_str())
+                    .collect();
+                p.pin(
+                    &failed.map_or_else(Failing::default, |r| Failing::read(&r.output, &selected)),
+                );
+                Some(v)
+            }
+            Err(e) => {
+                p.pin(&Failing::default());
+                watch.cancelled.store(true, Ordering::Relaxed);
+                if !matches!(e, Error::Cancelled) {
+                    self.fatal.get_or_insert(e);
+                }
+                None
             }
         }
     }
@@ -597,6 +653,7 @@ impl State {
             validated,
             passed,
             checks_ms,
+            passed_before: self.passed_before,
             at_once: 0,
             slots: None,
             chosen: chosen.first + 1,

@@ -389,7 +389,16 @@ impl Service {
         };
         let provider = provider::for_policy(&p.policy)?;
         let mut d = if p.policy.candidates() > 1 {
-            let g = candidates::gather(&p, &*provider, &first, call, entry, p.validates())?;
+            let check_first = matches!(opening, Opening::Task);
+            let g = candidates::gather(
+                &p,
+                &*provider,
+                &first,
+                call,
+                entry,
+                p.validates(),
+                check_first,
+            )?;
             Draft::chosen(g)
         } else {
             let answer = ask(&p.policy, &*provider, &p.chat(first), call, entry)?;

@@ -52,8 +52,9 @@ pub(super) struct Prepared {
     pub(super) format: AnswerFormat,
     pub(super) schema: Option<serde_json::Value>,
     /// For candidates after the first (JSON edits only): schemas pinned each to one likely line, each with its
-    /// tight answer budget ([`pin_bounds`]).
-    pub(super) pinned: Vec<pin_bounds::Pin>,
+    /// tight answer budget ([`pin_bounds`]). Set once, before the first pinned request ([`Prepared::pin`]): at once,
+    /// or once the checks have run on the files before any edit, from what their failure names.
+    pub(super) pinned: std::sync::OnceLock<Vec<pin_bounds::Pin>>,
     /// The patches known to fail validation, with their results: never validated twice.
     pub(super) verdicts: Verdicts,
     pub(super) messages: Vec<Message>,
@@ -83,7 +84,7 @@ impl Prepared {
             messages,
             max_tokens: match n {
                 0 => None,
-                n => self.pinned.get(n - 1).map(|p| p.max_tokens),
+                n => self.pins().get(n - 1).map(|p| p.max_tokens),
             }
             .unwrap_or(self.policy.limits.max_output_tokens),
             temperature,
@@ -91,7 +92,7 @@ impl Prepared {
             json_schema: match n {
                 0 => self.schema.clone(),
                 n => self
-                    .pinned
+                    .pins()
                     .get(n - 1)
                     .map(|p| p.schema.clone())
                     .or_else(|| self.schema.clone()),
@@ -99,9 +100,45 @@ impl Prepared {
             seed,
             prefill: match n {
                 0 => None,
-                n => self.pinned.get(n - 1).and_then(|p| p.prefill.clone()),
+                n => self.pins().get(n - 1).and_then(|p| p.prefill.clone()),
             },
         }
+    }
+
+    /// The pinned schemas, once set (none before).
+    pub(super) fn pins(&self) -> &[pin_bounds::Pin] {
+        self.pinned.get().map_or(&[], Vec::as_slice)
+    }
+
+    /// Set the pinned schemas of candidates after the first: each pinned to one of the places
+    /// [`locate_rank::rank`] ranks first, with `failing` what the checks said before any edit (empty when they did
+    /// not run). Only the first call sets them; none without a JSON schema or with one candidate.
+    pub(super) fn pin(&self, failing: &locate_rank::Failing) {
+        let k = self.policy.candidates() as usize;
+        let pins = match &self.schema {
+            Some(_) if k > 1 => {
+                let bounds = prompt::SchemaBounds::for_complexity(&self.task.complexity);
+                locate_rank::rank(
+                    &self.task,
+                    &self.selection.files,
+                    &self.selection.focus,
+                    failing,
+                    locate_rank::Signals::ALL,
+                    k - 1,
+                )
+                .iter()
+                .map(|s| {
+                    pin_bounds::pin(
+                        prompt::pinned_schema(&s.path, &s.text, s.insert, bounds),
+                        self.policy.limits.max_output_tokens,
+                    )
+                })
+                .collect()
+            }
+            _ => Vec::new(),
+        };
+        // A second call finds them set and changes nothing.
+        let _ = self.pinned.set(pins);
     }
 
     /// Whether proposals are validated in a sandbox copy before they are returned.
@@ -132,27 +169,6 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
         ws.read_selection_creating(&req.task.files, &req.task.create, &policy.limits)?;
     let (format, schema) = answer_format(&policy, &selection, &req.task.complexity);
     let messages = prompt::messages(&req.task, &selection.files, &selection.focus, format);
-    let pinned = match (&schema, policy.candidates()) {
-        (Some(_), k) if k > 1 => {
-            let bounds = prompt::SchemaBounds::for_complexity(&req.task.complexity);
-            locate_rank::rank(
-                &req.task,
-                &selection.files,
-                &selection.focus,
-                locate_rank::Signals::ALL,
-                k as usize - 1,
-            )
-            .iter()
-            .map(|s| {
-                pin_bounds::pin(
-                    prompt::pinned_schema(&s.path, &s.text, s.insert, bounds),
-                    policy.limits.max_output_tokens,
-                )
-            })
-            .collect()
-        }
-        _ => Vec::new(),
-    };
     let context_window = window::for_model(&policy, &model);
     Ok(Prepared {
         ws,
@@ -162,7 +178,7 @@ pub(super) fn prepare(req: &ProposeRequest, call: &Call) -> Result<Prepared> {
         selection,
         format,
         schema,
-        pinned,
+        pinned: std::sync::OnceLock::new(),
         verdicts: Verdicts::default(),
         messages,
         context_window,

@@ -54,6 +54,28 @@ impl<'p> Validator<'p> {
         })
     }
 
+    /// Run the validation commands on the selected files as the model is shown them, before any edit: what they
+    /// say points the ranking at the lines a failing test exercises ([`crate::locate_rank::Failing`]).
+    pub(super) fn check_before(&self, watch: &Watch) -> Result<Vec<CheckResult>> {
+        let policy = &self.p.policy;
+        sandbox::stage_pre_images(&self.sws, &self.p.selection.files)?;
+        if let Some(uid) = self.owner {
+            let touched: Vec<&str> = self.p.selection.files.keys().map(String::as_str).collect();
+            sandbox::hand_over(self.sws.root(), &touched, uid);
+        }
+        let secret = policy.secret();
+        let run = checks::Run {
+            launch: &self.launch,
+            timeout: Duration::from_secs(policy.validation.timeout_secs),
+            secret: &secret,
+        };
+        let results = checks::run_all(&policy.validation.commands, self.sws.root(), &run, watch);
+        if watch.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        Ok(results)
+    }
+
     /// Run the validation commands on `cand` in the copy: the selected files are first put back as the model saw
     /// them (the copy may lack one or hold newer bytes, and a previous candidate may have changed them).
     pub(super) fn check(&self, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {

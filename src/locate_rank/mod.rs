@@ -20,7 +20,12 @@
 //! For the repair round [`named_lines`] reads the places a failing check's output names (Python tracebacks,
 //! `file:line:col` of compilers, pytest's `file:line:`), restricted to the selected files.
 
+mod failing;
+mod implied;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+pub use failing::{Failing, failing_place, line_before_edit, named_lines};
 
 use crate::patch::PreImage;
 use crate::patch::focus::{self, Focus};
@@ -39,6 +44,10 @@ pub struct Signals {
     pub scope: bool,
     /// Read words for operators, and leave English function words out of the shared words.
     pub operator_words: bool,
+    /// Rank the places a failing check's output names, and the bodies of the definitions it calls, above others.
+    pub check: bool,
+    /// Rank the places of lines a task implies are missing (an import, a last `return`, a guard clause).
+    pub implied: bool,
 }
 
 impl Signals {
@@ -49,6 +58,8 @@ impl Signals {
         insertion: false,
         scope: false,
         operator_words: false,
+        check: false,
+        implied: false,
     };
     /// Every signal.
     pub const ALL: Signals = Signals {
@@ -57,6 +68,8 @@ impl Signals {
         insertion: true,
         scope: true,
         operator_words: true,
+        check: true,
+        implied: true,
     };
 }
 
@@ -83,31 +96,25 @@ const DEFINES_WEIGHT: f64 = 1.5;
 const AFTER_WEIGHT: f64 = 1.0;
 /// What being in the body of a definition the task names adds to a line (its `def` line: half).
 const SCOPE_WEIGHT: f64 = 1.0;
+/// What being the first place a failing check's output names adds to a line (the other places it names: half).
+const CHECK_WEIGHT: f64 = 2.0;
 
 /// The places the task most likely means, best first, at most `max`, distinct by file, text and kind (a place is
 /// pinned by its text). Each existing selected file's non-blank lines (inside its ranges, when narrowed) are
-/// scored; places that score nothing are left out.
+/// scored; places that score nothing are left out. `failing`: what the project's checks said before any edit
+/// (empty when they passed or did not run).
 pub fn rank(
     spec: &Task,
     files: &BTreeMap<String, Option<PreImage>>,
     focus: &Focus,
+    failing: &Failing,
     signals: Signals,
     max: usize,
 ) -> Vec<Spot> {
     let (task, asked_terms) = asked(spec, files, signals);
     let task_words = words_of(&spec.task);
-    let fragments = if signals.fragments {
-        fragments(&task)
-    } else {
-        Vec::new()
-    };
+    let (fragments, new_names) = fragments_and_names(&task, signals);
     let adds = signals.insertion && asks_to_add(&spec.task);
-    let new_names: HashSet<String> = fragments
-        .iter()
-        .flatten()
-        .filter(|t| is_name(t))
-        .cloned()
-        .collect();
     let after_terms = Terms::of(&after_phrase(&spec.task));
     let mut scored: Vec<(f64, Spot)> = Vec::new();
     for (path, pre) in files {
@@ -118,11 +125,7 @@ pub fn rank(
         let after = word_scores(&lines, &after_terms);
         let after_top = after.iter().copied().fold(0.0, f64::max);
         let prose = prose_lines(&pre.text);
-        let scopes = if signals.scope {
-            named_scopes(&pre.text, &task_words)
-        } else {
-            Vec::new()
-        };
+        let (scopes, checked) = named_evidence(path, &pre.text, &task_words, failing, signals);
         let flow = if adds {
             data_flow(&lines, &new_names)
         } else {
@@ -141,6 +144,8 @@ pub fn rank(
                 words[k]
             };
             s += SCOPE_WEIGHT * scopes.get(*i).copied().unwrap_or(0.0);
+            let crashed = CHECK_WEIGHT * checked.get(*i).copied().unwrap_or(0.0);
+            s += crashed;
             let is_prose = prose.get(*i).copied().unwrap_or(false);
             if signals.prose_below_code && is_prose {
                 s *= PROSE_FACTOR;
@@ -159,12 +164,28 @@ pub fn rank(
                 let named = after[k] / after_top.max(f64::MIN_POSITIVE);
                 // The line's own score too (a new line like it goes beside it), so that the place after a line
                 // ranks ahead of its replacement when the task asks to add one.
-                let s = s + DEFINES_WEIGHT * flow + AFTER_WEIGHT * named;
+                // A line a failing check names needs what goes BEFORE it (a guard, an import): the place after a
+                // line counts the next line's naming instead of its own.
+                let next = lines.get(k + 1).map_or(0.0, |(n, _)| {
+                    CHECK_WEIGHT * checked.get(*n).copied().unwrap_or(0.0)
+                });
+                let s = s - crashed + next + DEFINES_WEIGHT * flow + AFTER_WEIGHT * named;
                 if s > 0.0 {
                     // Among equals the later place: a new line like others goes after the last of them.
                     scored.push((s + 0.5 + 1e-6 * *i as f64, spot(true)));
                 }
             }
+        }
+        if signals.implied {
+            scored.extend(implied_spots(
+                spec,
+                path,
+                &pre.text,
+                &lines,
+                &task_words,
+                failing,
+                signals,
+            ));
         }
     }
     // Best first; among equals the earlier line (stable over the files' order).
@@ -175,6 +196,71 @@ pub fn rank(
         .map(|(_, s)| s)
         .filter(|s| seen.insert((s.path.clone(), s.text.clone(), s.insert)))
         .take(max)
+        .collect()
+}
+
+/// The code fragments the task writes out (with [`Signals::fragments`]), and the names in them: what a new line
+/// uses.
+fn fragments_and_names(task: &str, signals: Signals) -> (Vec<Vec<String>>, HashSet<String>) {
+    if !signals.fragments {
+        return (Vec::new(), HashSet::new());
+    }
+    let f = fragments(task);
+    let names = f.iter().flatten().filter(|t| is_name(t)).cloned().collect();
+    (f, names)
+}
+
+/// Per line of the file `path` (0-based): how far it is inside a definition the task names (or, when it names none
+/// there, within the reach of what the failing check calls), and how strongly the check's output names it.
+fn named_evidence(
+    path: &str,
+    text: &str,
+    task_words: &[String],
+    failing: &Failing,
+    signals: Signals,
+) -> (Vec<f64>, Vec<f64>) {
+    let mut scopes = if signals.scope {
+        named_scopes(text, |name| names(task_words, name))
+    } else {
+        Vec::new()
+    };
+    let mut checked = Vec::new();
+    if signals.check && !failing.is_empty() {
+        // What the failing test exercises stands in for a definition the task does not name.
+        if scopes.iter().all(|s| *s == 0.0) {
+            scopes = failing.reach(text);
+        }
+        checked = failing.place_scores(path, text.lines().count());
+    }
+    (scopes, checked)
+}
+
+/// The places after lines of the file `path` where the task implies a missing line ([`implied::places`]), among
+/// its shown `lines`.
+fn implied_spots(
+    spec: &Task,
+    path: &str,
+    text: &str,
+    lines: &[(usize, &str)],
+    task_words: &[String],
+    failing: &Failing,
+    signals: Signals,
+) -> Vec<(f64, Spot)> {
+    let named = |name: &str| {
+        (signals.scope && names(task_words, name)) || (signals.check && failing.said(name))
+    };
+    implied::places(&spec.task.to_lowercase(), text, &named, &failing.words)
+        .into_iter()
+        .filter_map(|(i, w)| {
+            let (_, line) = lines.iter().find(|(n, _)| *n == i)?;
+            let spot = Spot {
+                path: path.to_string(),
+                line: i + 1,
+                text: line.to_string(),
+                insert: true,
+            };
+            Some((w, spot))
+        })
         .collect()
 }
 
@@ -468,10 +554,10 @@ fn definition(tokens: &[String]) -> Option<&str> {
     }
 }
 
-/// For each line of a text (0-based), how far it is inside a definition the task names: 1 for the lines of its
-/// body (the lines after the definition indented deeper than it, up to the first that is not), 0.5 for the
+/// For each line of a text (0-based), how far it is inside a definition whose name is `named`: 1 for the lines of
+/// its body (the lines after the definition indented deeper than it, up to the first that is not), 0.5 for the
 /// definition's own line, 0 elsewhere.
-fn named_scopes(text: &str, task_words: &[String]) -> Vec<f64> {
+fn named_scopes(text: &str, named: impl Fn(&str) -> bool) -> Vec<f64> {
     let lines: Vec<&str> = text.lines().collect();
     let indent = |l: &str| l.len() - l.trim_start().len();
     let mut out = vec![0.0; lines.len()];
@@ -480,7 +566,7 @@ fn named_scopes(text: &str, task_words: &[String]) -> Vec<f64> {
         let Some(name) = definition(&toks) else {
             continue;
         };
-        if !names(task_words, name) {
+        if !named(name) {
             continue;
         }
         out[d] = f64::max(out[d], 0.5);
@@ -828,130 +914,6 @@ fn prose_lines(text: &str) -> Vec<bool> {
     out
 }
 
-/// The places of the selected files a failing check's output names, most telling first: the frames of Python
-/// tracebacks (`File "PATH", line N`), innermost first, then `PATH:N:` (compilers' `PATH:N:M`, pytest's `PATH:N:`)
-/// in the order written. A path matches a selected file when it is the file's path or ends with `/` and it (the
-/// check ran in a copy of the workspace). Each place once.
-pub fn named_lines(output: &str, selected: &[&str]) -> Vec<(String, usize)> {
-    let matches = |p: &str| -> Option<String> {
-        let p = p.trim();
-        selected
-            .iter()
-            .find(|s| {
-                p == **s || p.strip_prefix("./") == Some(**s) || p.ends_with(&format!("/{s}"))
-            })
-            .map(|s| s.to_string())
-    };
-    let mut frames = Vec::new();
-    let mut located = Vec::new();
-    for line in output.lines() {
-        let t = line.trim_start();
-        if let Some(rest) = t.strip_prefix("File \"") {
-            let Some((path, tail)) = rest.split_once('"') else {
-                continue;
-            };
-            let n = tail
-                .trim_start_matches(',')
-                .trim_start()
-                .strip_prefix("line ")
-                .map(|n| {
-                    n.chars()
-                        .take_while(char::is_ascii_digit)
-                        .collect::<String>()
-                });
-            if let (Some(f), Some(Ok(n))) = (matches(path), n.map(|n| n.parse::<usize>())) {
-                frames.push((f, n));
-            }
-            continue;
-        }
-        for word in t.split_whitespace() {
-            let mut parts = word.splitn(3, ':');
-            let (Some(path), Some(n)) = (parts.next(), parts.next()) else {
-                continue;
-            };
-            if parts.next().is_none() && !word.ends_with(':') {
-                continue;
-            }
-            if let (Some(f), Ok(n)) = (matches(path), n.parse::<usize>()) {
-                located.push((f, n));
-            }
-        }
-    }
-    frames.reverse();
-    let mut seen = HashSet::new();
-    frames
-        .into_iter()
-        .chain(located)
-        .filter(|p| p.1 > 0 && seen.insert(p.clone()))
-        .collect()
-}
-
-/// The line of `pre` that line `n` (1-based) of `post` stands for, when `post` is `pre` with one region changed (the
-/// lines they share at the start and the end kept): a line of the shared start or end maps to itself; a line in the
-/// changed region to the region's first line in `pre` (the line the edit replaced), or, when the edit only added
-/// lines, to the line before them.
-pub fn line_before_edit(pre: &str, post: &str, n: usize) -> Option<usize> {
-    let a: Vec<&str> = pre.lines().collect();
-    let b: Vec<&str> = post.lines().collect();
-    if n == 0 || n > b.len() {
-        return None;
-    }
-    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..]
-        .iter()
-        .rev()
-        .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let i = n - 1;
-    if i < prefix {
-        return Some(n);
-    }
-    if i >= b.len() - suffix {
-        return Some(i + a.len() - b.len() + 1);
-    }
-    if a.len() - suffix > prefix {
-        Some(prefix + 1)
-    } else {
-        (prefix > 0).then_some(prefix)
-    }
-}
-
-/// The place a repair round is pinned to: the first place in a selected file that the failing check's output names
-/// ([`named_lines`]; the check ran on the files with the previous edit in `changes`, so its line numbers are mapped
-/// back to the files as the model is shown them, [`line_before_edit`]), when that line is a non-blank line the
-/// model may edit (inside the file's ranges, when narrowed). `None` when the output names no such place.
-pub fn failing_place(
-    output: &str,
-    files: &BTreeMap<String, Option<PreImage>>,
-    focus: &Focus,
-    changes: &[crate::patch::FileChange],
-) -> Option<Spot> {
-    let selected: Vec<&str> = files
-        .iter()
-        .filter(|(_, f)| f.is_some())
-        .map(|(p, _)| p.as_str())
-        .collect();
-    named_lines(output, &selected)
-        .into_iter()
-        .find_map(|(path, n)| {
-            let pre = files.get(&path)?.as_ref()?;
-            let n = match changes.iter().find(|c| c.path == path) {
-                Some(c) => line_before_edit(&pre.text, &String::from_utf8_lossy(&c.post), n)?,
-                None => n,
-            };
-            let text = pre.text.lines().nth(n - 1)?;
-            let text = text.strip_suffix('\r').unwrap_or(text);
-            let inside = focus.get(&path).is_none_or(|r| focus::contains(r, n - 1));
-            (inside && !text.trim().is_empty()).then(|| Spot {
-                path: path.clone(),
-                line: n,
-                text: text.to_string(),
-                insert: false,
-            })
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -976,10 +938,17 @@ mod tests {
     }
 
     fn top(t: &str, text: &str, signals: Signals) -> Vec<(usize, bool)> {
-        rank(&task(t), &file(text), &Focus::new(), signals, 3)
-            .iter()
-            .map(|s| (s.line, s.insert))
-            .collect()
+        rank(
+            &task(t),
+            &file(text),
+            &Focus::new(),
+            &Failing::default(),
+            signals,
+            3,
+        )
+        .iter()
+        .map(|s| (s.line, s.insert))
+        .collect()
     }
 
     #[test]
@@ -1140,6 +1109,7 @@ mod tests {
             )]
             .into(),
             &Focus::new(),
+            &Failing::default(),
             Signals::ALL,
             3,
         );
@@ -1187,6 +1157,7 @@ mod tests {
             &task("best must return max(s), not min(s)"),
             &file(text),
             &Focus::new(),
+            &Failing::default(),
             Signals::ALL,
             5,
         );

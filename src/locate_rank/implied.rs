@@ -1,0 +1,195 @@
+//! Lines a task implies are missing without asking to add one: an import ("math is never imported", a failing
+//! check's `NameError`), a function's last `return` ("median returns None for ..."), a guard clause ("... for an
+//! empty list"). Each gives the place after the line where such a line goes, scored. Pure.
+
+use std::collections::HashSet;
+
+use super::{defines, definition, is_name, prose_lines, tokens};
+
+/// What an implied place adds to the place after its line: above a line the task's words merely share.
+const IMPLIED_WEIGHT: f64 = 3.0;
+/// A guard clause: an edge case the task names is often, not always, a first line of its own.
+const GUARD_WEIGHT: f64 = 2.0;
+/// A missing import the task or the check names: above the line that uses the name (which a `NameError` names).
+const IMPORT_WEIGHT: f64 = 5.0;
+
+/// Words saying a function gives nothing back.
+const NO_RETURN: &[&str] = &[
+    "returns none",
+    "return none",
+    "returns nothing",
+    "never returns",
+    "doesn't return",
+    "does not return",
+    "forgets to return",
+    "forgot to return",
+    "without returning",
+    "missing return",
+    "no return",
+];
+
+/// Words naming an edge case a guard clause handles.
+const EDGE_CASES: &[&str] = &[
+    "empty",
+    "is none",
+    "none input",
+    "given none",
+    "passed none",
+    "no items",
+    "zero",
+    "negative",
+    "blank",
+];
+
+/// The places after lines of `text` (0-based index of the line) where the `task` (lower case) implies a missing
+/// line, each with its score: after the last import (or the module docstring) for a name used but never imported
+/// that the task or the check's `words` name; after the last line of a `named` function's body that does not end
+/// in a `return`; after a `named` function's `def` line (and its docstring) for an edge case.
+pub(super) fn places(
+    task: &str,
+    text: &str,
+    named: &dyn Fn(&str) -> bool,
+    words: &[String],
+) -> Vec<(usize, f64)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let prose = prose_lines(text);
+    let mut out = Vec::new();
+    if let Some(i) = import_place(task, &lines, &prose, words) {
+        out.push((i, IMPORT_WEIGHT));
+    }
+    let no_return = NO_RETURN.iter().any(|w| task.contains(w));
+    let edge = EDGE_CASES.iter().any(|w| task.contains(w));
+    if !no_return && !edge {
+        return out;
+    }
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    for (d, line) in lines.iter().enumerate() {
+        let toks = tokens(line);
+        let Some(name) = definition(&toks) else {
+            continue;
+        };
+        if toks.first().is_some_and(|t| t == "class") || !named(name) {
+            continue;
+        }
+        let depth = indent(line);
+        let body: Vec<usize> = (d + 1..lines.len())
+            .take_while(|&b| lines[b].trim().is_empty() || indent(lines[b]) > depth)
+            .filter(|&b| !lines[b].trim().is_empty())
+            .collect();
+        let Some(&last) = body.last() else { continue };
+        if no_return {
+            let ends = tokens(lines[last]);
+            if !matches!(
+                ends.first().map(String::as_str),
+                Some("return" | "raise" | "yield")
+            ) {
+                out.push((last, IMPLIED_WEIGHT));
+            }
+        }
+        if edge && line.trim_end().ends_with(':') {
+            // After the docstring, when the body opens with one.
+            let after = body
+                .iter()
+                .take_while(|&&b| prose.get(b).copied().unwrap_or(false))
+                .last()
+                .copied()
+                .unwrap_or(d);
+            out.push((after, GUARD_WEIGHT));
+        }
+    }
+    out
+}
+
+/// The place of a missing import: after the last top-level `import` / `from` line, else after the module
+/// docstring, when the task speaks of importing (or the check says `NameError`) or a name the task or the check
+/// writes is used as a module (`math.sqrt`) and defined nowhere in the file.
+fn import_place(task: &str, lines: &[&str], prose: &[bool], words: &[String]) -> Option<usize> {
+    let said_import = task.contains("import")
+        || task.contains("not defined")
+        || task.contains("nameerror")
+        || words.iter().any(|w| w == "nameerror");
+    let defined: HashSet<String> = lines.iter().flat_map(|l| defines(&tokens(l))).collect();
+    let said: HashSet<&str> = words.iter().map(String::as_str).collect();
+    let missing = lines.iter().zip(prose).any(|(l, is_prose)| {
+        let toks = tokens(l);
+        !is_prose
+            && toks.windows(3).any(|w| {
+                w[1] == "."
+                    && is_name(&w[0])
+                    && is_name(&w[2])
+                    && !defined.contains(&w[0])
+                    && (said.contains(w[0].to_lowercase().as_str())
+                        || task
+                            .split(|c: char| !c.is_alphanumeric() && c != '_')
+                            .any(|t| t == w[0]))
+            })
+    });
+    if !said_import && !missing {
+        return None;
+    }
+    let top_import = lines.iter().rposition(|l| {
+        let t = l.trim_end();
+        (t.starts_with("import ") || t.starts_with("from ")) && !l.starts_with([' ', '\t'])
+    });
+    if top_import.is_some() {
+        return top_import;
+    }
+    // The module docstring: the prose lines the file opens with.
+    let docstring_end = prose.iter().take_while(|p| **p).count();
+    (docstring_end > 0).then(|| docstring_end - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(n: &str) -> bool {
+        ["median", "batches"].contains(&n)
+    }
+
+    #[test]
+    fn a_name_used_as_a_module_and_never_imported_goes_after_the_last_import() {
+        let text = "\"\"\"Distances.\"\"\"\n\nfrom collections import namedtuple\n\nP = namedtuple(\"P\", \"x y\")\n\n\ndef d(p):\n    return math.sqrt(p.x)\n";
+        assert_eq!(
+            places("d fails: math is never imported.", text, &named, &[]),
+            vec![(2, IMPORT_WEIGHT)]
+        );
+        // The check's NameError says so when the task does not.
+        let words = vec!["nameerror".to_string(), "math".to_string()];
+        assert_eq!(
+            places("d is broken", text, &named, &words),
+            vec![(2, IMPORT_WEIGHT)]
+        );
+        // No imports: after the module docstring.
+        let text = "\"\"\"Distances.\"\"\"\n\n\ndef d(p):\n    return math.sqrt(p.x)\n";
+        assert_eq!(
+            places("import math in it", text, &named, &[]),
+            vec![(0, IMPORT_WEIGHT)]
+        );
+        // A name the file defines is not missing, and a task that says nothing of it points nowhere.
+        let text = "import math\n\n\ndef d(p):\n    return p.x\n";
+        assert!(places("d must return p.y", text, &named, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_named_function_that_returns_none_gets_the_place_after_its_last_line() {
+        let text = "def median(xs):\n    s = sorted(xs)\n    if len(s) % 2:\n        return s[0]\n    value = s[0] + s[1]\n\n\ndef spread(xs):\n    return 1\n";
+        assert_eq!(
+            places("median returns none for even lengths", text, &named, &[]),
+            vec![(4, IMPLIED_WEIGHT)]
+        );
+        // A function that ends in its return is not missing one.
+        let text = "def median(xs):\n    return xs[0]\n";
+        assert!(places("median returns none for []", text, &named, &[]).is_empty());
+    }
+
+    #[test]
+    fn an_edge_case_gets_the_place_after_the_def_line_and_its_docstring() {
+        let text =
+            "def batches(items):\n    \"\"\"Split.\"\"\"\n    out = [items[:3]]\n    return out\n";
+        assert_eq!(
+            places("batches must return [] for empty input", text, &named, &[]),
+            vec![(1, GUARD_WEIGHT)]
+        );
+    }
+}
