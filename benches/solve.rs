@@ -11,7 +11,8 @@
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
 //! only those; `SOLVE_SET=held-out`, `fresh` or `third` runs a set written for `--localize` instead of the bench's own
-//! tasks; `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
+//! tasks; `SOLVE_HANDED=1` hands each task's true line as the file's range (`PATH:N-N`) instead of the whole file
+//! (what the model solves when handed the right line); `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
 //! made, model seconds and tokens, and seconds of model time per solved task.
 //!
@@ -115,6 +116,9 @@ fn run() -> Result<(), String> {
             format!(", {}", extra.replace('\n', " "))
         }
     );
+    if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
+        println!("  files    each task's true line only, as its range (SOLVE_HANDED=1)");
+    }
     // `SOLVE_SET=held-out`, `fresh` or `third`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
@@ -198,12 +202,19 @@ fn one(
     std::fs::write(root.join(task.file), task.source).map_err(|e| e.to_string())?;
     std::fs::write(root.join(&test_file), task.test).map_err(|e| e.to_string())?;
     t.runs += 1;
+    // `SOLVE_HANDED=1`: the primary hands the true line as the file's range (`PATH:N-N`), as the skill's "locate,
+    // don't read" has it do: what the model solves when it is handed the right line, through the product.
+    let file = if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
+        format!("{}:{}-{}", task.file, task.line, task.line)
+    } else {
+        task.file.to_string()
+    };
     let req: ProposeRequest = serde_json::from_value(json!({
         "workspace_root": root.to_string_lossy(),
         "task": task.task,
         "acceptance_criteria": [task.criterion],
         "complexity": "low",
-        "files": [task.file],
+        "files": [file],
     }))
     .map_err(|e| e.to_string())?;
     let svc = Service::new();

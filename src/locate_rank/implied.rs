@@ -26,6 +26,11 @@ const NO_RETURN: &[&str] = &[
     "without returning",
     "missing return",
     "no return",
+    "never hands",
+    "never gives",
+    "hands back",
+    "gives back",
+    "hand back",
 ];
 
 /// Words naming an edge case a guard clause handles.
@@ -56,6 +61,9 @@ pub(super) fn places(
     let mut out = Vec::new();
     if let Some(i) = import_place(task, &lines, &prose, words) {
         out.push((i, IMPORT_WEIGHT));
+    }
+    if let Some(i) = init_place(task, &lines, words) {
+        out.push((i, IMPLIED_WEIGHT));
     }
     let no_return = NO_RETURN.iter().any(|w| task.contains(w));
     let edge = EDGE_CASES.iter().any(|w| task.contains(w));
@@ -100,6 +108,48 @@ pub(super) fn places(
     out
 }
 
+/// The place of a missing attribute: after the last line of the first `__init__` (of a class the task names, else
+/// any), when the task or the check speaks of an attribute missing (`AttributeError`, "no attribute", "initialise
+/// ... in the constructor").
+fn init_place(task: &str, lines: &[&str], words: &[String]) -> Option<usize> {
+    let said = task.contains("no attribute")
+        || task.contains("attributeerror")
+        || task.contains("constructor")
+        || task.contains("__init__")
+        || task.contains("initialis")
+        || task.contains("initializ")
+        || words.iter().any(|w| w == "attributeerror");
+    if !said {
+        return None;
+    }
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut inits = Vec::new();
+    let mut class: Option<String> = None;
+    for (d, line) in lines.iter().enumerate() {
+        let toks = tokens(line);
+        if toks.first().is_some_and(|t| t == "class") {
+            class = toks.get(1).map(|n| n.to_lowercase());
+            continue;
+        }
+        if definition(&toks) != Some("__init__") {
+            continue;
+        }
+        let depth = indent(line);
+        let last = (d + 1..lines.len())
+            .take_while(|&b| lines[b].trim().is_empty() || indent(lines[b]) > depth)
+            .filter(|&b| !lines[b].trim().is_empty())
+            .last()
+            .unwrap_or(d);
+        let named = class.as_ref().is_some_and(|c| task.contains(c.as_str()));
+        inits.push((named, last));
+    }
+    inits
+        .iter()
+        .find(|(named, _)| *named)
+        .or(inits.first())
+        .map(|(_, last)| *last)
+}
+
 /// The place of a missing import: after the last top-level `import` / `from` line, else after the module
 /// docstring, when the task speaks of importing (or the check says `NameError`) or a name the task or the check
 /// writes is used as a module (`math.sqrt`) and defined nowhere in the file.
@@ -111,17 +161,20 @@ fn import_place(task: &str, lines: &[&str], prose: &[bool], words: &[String]) ->
     let defined: HashSet<String> = lines.iter().flat_map(|l| defines(&tokens(l))).collect();
     let said: HashSet<&str> = words.iter().map(String::as_str).collect();
     let missing = lines.iter().zip(prose).any(|(l, is_prose)| {
-        let toks = tokens(l);
+        let toks = tokens(&without_strings(l));
         !is_prose
-            && toks.windows(3).any(|w| {
-                w[1] == "."
-                    && is_name(&w[0])
-                    && is_name(&w[2])
-                    && !defined.contains(&w[0])
-                    && (said.contains(w[0].to_lowercase().as_str())
+            && (0..toks.len().saturating_sub(2)).any(|k| {
+                let name = &toks[k];
+                // `math.sqrt`, not the `laps` of `self.laps.append`.
+                (k == 0 || toks[k - 1] != ".")
+                    && toks[k + 1] == "."
+                    && is_name(name)
+                    && is_name(&toks[k + 2])
+                    && !defined.contains(name)
+                    && (said.contains(name.to_lowercase().as_str())
                         || task
                             .split(|c: char| !c.is_alphanumeric() && c != '_')
-                            .any(|t| t == w[0]))
+                            .any(|t| t == name))
             })
     });
     if !said_import && !missing {
@@ -137,6 +190,36 @@ fn import_place(task: &str, lines: &[&str], prose: &[bool], words: &[String]) ->
     // The module docstring: the prose lines the file opens with.
     let docstring_end = prose.iter().take_while(|p| **p).count();
     (docstring_end > 0).then(|| docstring_end - 1)
+}
+
+/// A line of code with the text of its string literals blanked (`"gmail.com"` is not a module's attribute).
+fn without_strings(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in line.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                    out.push(c);
+                    continue;
+                }
+                out.push(' ');
+            }
+            None => {
+                if c == '"' || c == '\'' {
+                    quote = Some(c);
+                }
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -166,6 +249,10 @@ mod tests {
             places("import math in it", text, &named, &[]),
             vec![(0, IMPORT_WEIGHT)]
         );
+        // A string's text is not code: "gmail.com" uses no module `gmail`.
+        let text = "\"\"\"Mail.\"\"\"\n\nDOMAINS = {\"gmail.com\"}\n";
+        let words = vec!["gmail".to_string()];
+        assert!(places("normalize lower-cases", text, &named, &words).is_empty());
         // A name the file defines is not missing, and a task that says nothing of it points nowhere.
         let text = "import math\n\n\ndef d(p):\n    return p.x\n";
         assert!(places("d must return p.y", text, &named, &[]).is_empty());
@@ -181,6 +268,26 @@ mod tests {
         // A function that ends in its return is not missing one.
         let text = "def median(xs):\n    return xs[0]\n";
         assert!(places("median returns none for []", text, &named, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_missing_attribute_goes_after_the_last_line_of_the_constructor() {
+        let text = "class Timer:\n    def __init__(self):\n        self.start = 0\n\n    def lap(self):\n        self.laps.append(1)\n";
+        assert_eq!(
+            places(
+                "lap() raises attributeerror: 'timer' object has no attribute 'laps'",
+                text,
+                &named,
+                &[]
+            ),
+            vec![(2, IMPLIED_WEIGHT)]
+        );
+        let words = vec!["attributeerror".to_string()];
+        assert_eq!(
+            places("lap is broken", text, &named, &words),
+            vec![(2, IMPLIED_WEIGHT)]
+        );
+        assert!(places("lap must count", text, &named, &[]).is_empty());
     }
 
     #[test]

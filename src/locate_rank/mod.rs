@@ -224,6 +224,12 @@ fn named_evidence(
     } else {
         Vec::new()
     };
+    if signals.operator_words && speaks_of_defaults(task_words) {
+        // A default lives on the `def` line: it counts more than the body.
+        for v in scopes.iter_mut().filter(|v| **v == 0.5) {
+            *v = 1.5;
+        }
+    }
     let mut checked = Vec::new();
     if signals.check && !failing.is_empty() {
         // What the failing test exercises stands in for a definition the task does not name.
@@ -412,6 +418,16 @@ impl Terms {
     }
 }
 
+/// Whether the task's words say a parameter's default is what is wrong ("by default", "when n is not given").
+fn speaks_of_defaults(words: &[String]) -> bool {
+    const ONE: &[&str] = &["default", "defaults", "omitted", "optional"];
+    const TWO: &[[&str; 2]] = &[["not", "given"], ["not", "passed"], ["left", "out"]];
+    words.iter().any(|w| ONE.contains(&w.as_str()))
+        || words
+            .windows(2)
+            .any(|w| TWO.contains(&[w[0].as_str(), w[1].as_str()]))
+}
+
 /// Words of a task and the operator terms they stand for (a term is a word or one symbol, as [`Terms::of`] splits
 /// a line: `>=` is `>` and `=`).
 const OPERATOR_WORDS: &[(&[&str], &[&str])] = &[
@@ -420,6 +436,11 @@ const OPERATOR_WORDS: &[(&[&str], &[&str])] = &[
     (&["multipl", "times", "product"], &["*"]),
     (&["divide", "dividing", "quotient"], &["/"]),
     (&["remainder", "modulo"], &["%"]),
+    (&["upside down", "reciprocal", "inverted"], &["/"]),
+    (
+        &["minimum", "maximum", " cap ", "capped", "clamp"],
+        &["min", "max"],
+    ),
     (
         &[
             "exactly",
@@ -430,6 +451,8 @@ const OPERATOR_WORDS: &[(&[&str], &[&str])] = &[
             "or equal",
             "off by one",
             "one too",
+            "equal to",
+            "exclusive",
         ],
         &["<", ">", "range"],
     ),
@@ -798,13 +821,18 @@ fn data_flow(lines: &[(usize, &str)], names: &HashSet<String>) -> Vec<f64> {
         .collect()
 }
 
-/// Whether the task asks to add a line rather than change one. "add" alone, in a task that also says "instead of"
-/// or "rather than", is arithmetic ("must add the tax instead of subtracting it"), not a new line.
+/// Whether the task asks to add a line rather than change one. "add" alone, in a task that also says "instead of",
+/// "rather than" or "replace", is arithmetic ("must add the tax instead of subtracting it"), not a new line; so is a
+/// statement that "never" runs in a task that says what to replace.
 fn asks_to_add(task: &str) -> bool {
     let t = task.to_lowercase();
-    let replaces = t.contains("instead of") || t.contains("rather than");
+    let replaces = t.contains("instead of") || t.contains("rather than") || t.contains("replace");
     if t.contains("add ") && !replaces {
         return true;
+    }
+    if missing_a_token(&t) {
+        // "missing a `not`": a line lacks a word or a sign, not a line.
+        return false;
     }
     [
         "insert",
@@ -816,7 +844,63 @@ fn asks_to_add(task: &str) -> bool {
         "forgot",
     ]
     .iter()
+    .chain(NEVER_DOES.iter().filter(|_| !replaces))
     .any(|w| t.contains(w))
+}
+
+/// Words saying a statement never runs because it is not there ("never increments the counter").
+const NEVER_DOES: &[&str] = &[
+    "never increments",
+    "never appends",
+    "never adds",
+    "never updates",
+    "never sets",
+    "never stores",
+    "never records",
+    "never counts",
+    "never calls",
+    "never initiali",
+    "never hands",
+    "never gives",
+    "never closes",
+    "never resets",
+    "never saves",
+];
+
+/// Whether what the task (lower case) says is "missing" is a word or a sign of a line (`not`, a minus, a comma),
+/// not a line of its own.
+fn missing_a_token(t: &str) -> bool {
+    const TOKENS: &[&str] = &[
+        "not",
+        "-",
+        "!",
+        "minus",
+        "sign",
+        "negation",
+        "comma",
+        "colon",
+        "parenthesis",
+        "parentheses",
+        "bracket",
+        "quote",
+        "=",
+        "+",
+        "*",
+        "self",
+        "argument",
+        "keyword",
+    ];
+    t.match_indices("missing ").any(|(at, m)| {
+        let after = t[at + m.len()..]
+            .split_whitespace()
+            .map(|w| {
+                w.trim_matches(|c: char| {
+                    matches!(c, '`' | '\'' | '"' | ',' | '.' | ';' | ':' | '(' | ')')
+                })
+            })
+            .find(|w| !matches!(*w, "a" | "an" | "the" | "its" | "one"));
+        after.is_some_and(|w| TOKENS.contains(&w))
+    })
 }
 
 /// The words a task writes after "after" (up to the end of its sentence part): the line it wants a new one after.
@@ -1148,6 +1232,31 @@ mod tests {
             Signals::ALL,
         );
         assert_eq!(ranked[0], (4, true), "{ranked:?}");
+    }
+
+    #[test]
+    fn what_is_missing_may_be_a_word_of_a_line_and_a_default_is_on_the_def_line() {
+        assert!(!asks_to_add(
+            "active_skus returns the wrong ones: it's missing a `not`."
+        ));
+        assert!(asks_to_add("the guard is missing from load"));
+        assert!(asks_to_add("count_words never increments the counter"));
+        // "minimum" and "maximum" are `min` and `max`.
+        let text = "FINE = 5\nMAX_FINE = 20\n\n\ndef fine(days):\n    late = days * FINE\n    return max(late, MAX_FINE)\n";
+        let ranked = top(
+            "fines come out as the full cap: it acts as a minimum instead of a maximum",
+            text,
+            Signals::ALL,
+        );
+        assert_eq!(ranked[0], (7, false), "{ranked:?}");
+        // A default: the named function's `def` line.
+        let text = "SHOWN = 3\n\n\ndef top(scores, n=1):\n    return sorted(scores)[:n]\n";
+        let ranked = top(
+            "top should return SHOWN names when n is not given",
+            text,
+            Signals::ALL,
+        );
+        assert_eq!(ranked[0], (4, false), "{ranked:?}");
     }
 
     #[test]
