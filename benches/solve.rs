@@ -10,7 +10,7 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_SET=held-out`, `fresh` or `third` runs a set written for `--localize` instead of the bench's own
+//! only those; `SOLVE_SET=held-out`, `fresh`, `third` or `fourth` runs a set written for `--localize` instead of the bench's own
 //! tasks; `SOLVE_HANDED=1` hands each task's true line as the file's range (`PATH:N-N`) instead of the whole file
 //! (what the model solves when handed the right line); `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
@@ -36,6 +36,8 @@
 )]
 
 mod common;
+#[path = "solve/fourth.rs"]
+mod fourth;
 #[path = "solve/fresh.rs"]
 mod fresh;
 #[path = "solve/speed.rs"]
@@ -119,13 +121,14 @@ fn run() -> Result<(), String> {
     if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
         println!("  files    each task's true line only, as its range (SOLVE_HANDED=1)");
     }
-    // `SOLVE_SET=held-out`, `fresh` or `third`: one of the sets written for `--localize` instead of the bench's own.
+    // `SOLVE_SET=held-out`, `fresh`, `third` or `fourth`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
         Ok("fresh") => fresh::FRESH,
         Ok("third") => third::THIRD,
+        Ok("fourth") => fourth::FOURTH,
         Ok("") | Err(_) => tasks::TASKS,
-        Ok(other) => return Err(format!("SOLVE_SET={other}: use held-out, fresh or third")),
+        Ok(other) => return Err(format!("SOLVE_SET={other}: use held-out, fresh, third or fourth")),
     };
     let mut t = Totals::default();
     let started = Instant::now();
@@ -344,6 +347,7 @@ fn localize() {
         ("held out", tasks::HELD_OUT),
         ("held out, second set", fresh::FRESH),
         ("held out, third set", third::THIRD),
+        ("held out, fourth set", fourth::FOURTH),
     ] {
         println!(" {set} ({} tasks)", tasks.len());
         let failing: Vec<_> = tasks.iter().map(failing_before).collect();
