@@ -128,7 +128,11 @@ fn run() -> Result<(), String> {
         Ok("third") => third::THIRD,
         Ok("fourth") => fourth::FOURTH,
         Ok("") | Err(_) => tasks::TASKS,
-        Ok(other) => return Err(format!("SOLVE_SET={other}: use held-out, fresh, third or fourth")),
+        Ok(other) => {
+            return Err(format!(
+                "SOLVE_SET={other}: use held-out, fresh, third or fourth"
+            ));
+        }
     };
     let mut t = Totals::default();
     let started = Instant::now();
@@ -352,8 +356,60 @@ fn localize() {
         println!(" {set} ({} tasks)", tasks.len());
         let failing: Vec<_> = tasks.iter().map(failing_before).collect();
         for (label, signals) in rows {
-            localize_row(label, signals, tasks, &failing, verbose);
+            localize_row(label, signals, tasks, &failing, false, verbose);
         }
+        localize_row(
+            "every signal, in its def only",
+            Signals::ALL,
+            tasks,
+            &failing,
+            true,
+            verbose,
+        );
+    }
+}
+
+/// The lines a primary hands for a place at `line` (1-based): the innermost `def` holding it (the line itself when
+/// it is one) down to the end of its body; for a line outside any definition, the run of non-blank lines around it.
+fn enclosing(source: &str, line: usize) -> local_llm_delegator::patch::focus::LineRange {
+    let lines: Vec<&str> = source.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let is_def = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with("def ") || t.starts_with("async def ")
+    };
+    let i = line - 1;
+    let start = if is_def(lines[i]) {
+        Some(i)
+    } else {
+        (0..i)
+            .rev()
+            .find(|&k| is_def(lines[k]) && indent(lines[k]) < indent(lines[i]))
+    };
+    let Some(start) = start else {
+        let first = (0..=i)
+            .rev()
+            .take_while(|&k| !lines[k].trim().is_empty())
+            .last()
+            .unwrap_or(i);
+        let last = (i..lines.len())
+            .take_while(|&k| !lines[k].trim().is_empty())
+            .last()
+            .unwrap_or(i);
+        return local_llm_delegator::patch::focus::LineRange {
+            start: first + 1,
+            end: last + 1,
+        };
+    };
+    let depth = indent(lines[start]);
+    let end = (start + 1..lines.len())
+        .take_while(|&k| lines[k].trim().is_empty() || indent(lines[k]) > depth)
+        .filter(|&k| !lines[k].trim().is_empty())
+        .last()
+        .unwrap_or(start);
+    local_llm_delegator::patch::focus::LineRange {
+        start: start + 1,
+        end: end + 1,
     }
 }
 
@@ -387,6 +443,7 @@ fn localize_row(
     signals: local_llm_delegator::locate_rank::Signals,
     tasks: &[tasks::SolveTask],
     failing: &[local_llm_delegator::locate_rank::Failing],
+    in_def: bool,
     verbose: bool,
 ) {
     use local_llm_delegator::locate_rank as locate;
@@ -409,7 +466,18 @@ fn localize_row(
                 }),
             )]
             .into();
-            let ranked = locate::rank(&spec, &files, &Default::default(), failing, signals, 3);
+            // `in_def`: the file narrowed to the definition holding the true place, as a primary that found it
+            // with its search tool hands it (`PATH:START-END`).
+            let focus: local_llm_delegator::patch::focus::Focus = if in_def {
+                [(
+                    task.file.to_string(),
+                    vec![enclosing(task.source, task.line)],
+                )]
+                .into()
+            } else {
+                Default::default()
+            };
+            let ranked = locate::rank(&spec, &files, &focus, failing, signals, 3);
             let at = ranked
                 .iter()
                 .position(|s| s.line == task.line && s.insert == task.adds);
