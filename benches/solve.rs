@@ -434,7 +434,9 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    local_llm_delegator::locate_rank::Failing::read(&text, &[task.file])
+    let root = dir.path().canonicalize().expect("the scratch folder");
+    let roots = [dir.path(), root.as_path()].map(|p| p.to_string_lossy().into_owned());
+    local_llm_delegator::locate_rank::Failing::read(&text, &[task.file], &roots)
 }
 
 /// One row of the localization table: how often the true place is ranked first / among the first three.

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::{Spot, defines, definition, is_name, named_scopes, tokens, words_of};
+use super::{Spot, defines, definition, is_name, named_scopes, tokens, without_strings, words_of};
 use crate::patch::PreImage;
 use crate::patch::focus::{self, Focus};
 
@@ -24,8 +24,10 @@ pub struct Failing {
 }
 
 impl Failing {
-    /// Read a failing check's `output` for the `selected` files (their paths as the workspace names them).
-    pub fn read(output: &str, selected: &[&str]) -> Failing {
+    /// Read a failing check's `output` for the `selected` files (their paths as the workspace names them), the
+    /// check having run in the folder `root` (the sandbox copy, under every name it has): an absolute path names a
+    /// selected file only under it (a frame of an installed library's `utils.py` is not the selected `utils.py`).
+    pub fn read(output: &str, selected: &[&str], roots: &[String]) -> Failing {
         let mut end = MAX_READ.min(output.len());
         while !output.is_char_boundary(end) {
             end -= 1;
@@ -34,14 +36,15 @@ impl Failing {
         let mut words = Vec::new();
         for line in output.lines() {
             let t = line.trim_start();
-            // A frame or a location names a place, not the code: its path's words ("invoice") are not names.
-            if t.starts_with("File \"") || locates(t) {
+            // A frame or a location names a place, not the code: its path's words ("invoice") are not names; nor
+            // are a traceback's header and a test runner's session lines.
+            if t.starts_with("File \"") || locates(t) || boilerplate(t) {
                 continue;
             }
             words.extend(words_of(t));
         }
         Failing {
-            places: named_lines(output, selected),
+            places: named_lines_under(output, selected, Some(roots)),
             words,
         }
     }
@@ -90,7 +93,7 @@ impl Failing {
         let helpers = named_scopes(text, |name| used.contains(name));
         let mut open = 0i32; // brackets a top-level definition used there leaves open (`UNITS = {` ... `}`)
         for (k, line) in lines.iter().enumerate() {
-            let toks = tokens(line);
+            let toks = tokens(&without_strings(line));
             let depth: i32 = toks
                 .iter()
                 .map(|t| match t.as_str() {
@@ -118,6 +121,26 @@ impl Failing {
     }
 }
 
+/// Whether a line of output is a traceback's header or a test runner's session line, which name no code.
+fn boilerplate(line: &str) -> bool {
+    line.starts_with("Traceback (most recent call last)")
+        || line.starts_with("During handling of the above exception")
+        || line.starts_with("The above exception was the direct cause")
+        || line.starts_with("====")
+        || line.starts_with("----")
+        || [
+            "platform ",
+            "rootdir:",
+            "plugins:",
+            "cachedir:",
+            "configfile:",
+            "collected ",
+            "collecting ",
+        ]
+        .iter()
+        .any(|p| line.starts_with(p))
+}
+
 /// Whether a line of output starts with a `PATH:N:` location (a compiler's message, pytest's short summary).
 fn locates(line: &str) -> bool {
     let first = line.split_whitespace().next().unwrap_or_default();
@@ -133,12 +156,28 @@ fn locates(line: &str) -> bool {
 /// in the order written. A path matches a selected file when it is the file's path or ends with `/` and it (the
 /// check ran in a copy of the workspace). Each place once.
 pub fn named_lines(output: &str, selected: &[&str]) -> Vec<(String, usize)> {
+    named_lines_under(output, selected, None)
+}
+
+/// [`named_lines`], with the folders the check ran in when known: an absolute path then matches only under one.
+fn named_lines_under(
+    output: &str,
+    selected: &[&str],
+    roots: Option<&[String]>,
+) -> Vec<(String, usize)> {
     let matches = |p: &str| -> Option<String> {
         let p = p.trim();
         selected
             .iter()
             .find(|s| {
-                p == **s || p.strip_prefix("./") == Some(**s) || p.ends_with(&format!("/{s}"))
+                p == **s
+                    || p.strip_prefix("./") == Some(**s)
+                    || match roots {
+                        Some(roots) => roots
+                            .iter()
+                            .any(|r| p == format!("{}/{s}", r.trim_end_matches('/'))),
+                        None => p.ends_with(&format!("/{s}")),
+                    }
             })
             .map(|s| s.to_string())
     };
@@ -263,6 +302,32 @@ mod tests {
 
     const TRACEBACK: &str = "Traceback (most recent call last):\n  File \"/tmp/sbx/test_settings.py\", line 2, in <module>\n    assert host({}) == \"localhost\"\n           ^^^^^^^^\n  File \"/tmp/sbx/settings.py\", line 11, in host\n    return settings[\"hostname\"]\n           ~~~~~~~~^^^^^^^^^^^^\nKeyError: 'hostname'\n";
 
+    fn roots() -> Vec<String> {
+        vec!["/tmp/sbx".to_string(), "/s/".to_string()]
+    }
+
+    #[test]
+    fn a_frame_outside_the_folder_the_check_ran_in_is_not_a_selected_file() {
+        let out = "Traceback (most recent call last):\n  File \"/tmp/sbx/settings.py\", line 2, in call\n    return last(x)\n  File \"/usr/lib/python3/dist-packages/lib/settings.py\", line 5, in last\n    raise ValueError\nValueError\n";
+        let f = Failing::read(out, &["settings.py"], &roots());
+        assert_eq!(f.places, vec![("settings.py".to_string(), 2)]);
+        assert!(
+            !f.words.iter().any(|w| w == "most" || w == "recent"),
+            "the header is not code: {:?}",
+            f.words
+        );
+    }
+
+    #[test]
+    fn a_bracket_in_a_string_does_not_open_a_definition() {
+        let text = "OPEN = \"(\"\nOTHER = 1\n\n\ndef wrap(s):\n    return OPEN + s\n\n\ndef other():\n    return 2\n";
+        let out = "  File \"t.py\", line 2, in <module>\n    assert wrap(\"x\") == \"(x)\"\nAssertionError\n";
+        let reach = Failing::read(out, &["settings.py"], &roots()).reach(text);
+        assert_eq!(reach[0], 1.0, "the table it reads");
+        assert_eq!(reach[1], 0.0, "{reach:?}");
+        assert_eq!(reach[9], 0.0, "{reach:?}");
+    }
+
     fn ranked(t: &str, text: &str, failing: &Failing) -> Vec<(usize, bool)> {
         let files = [(
             "settings.py".to_string(),
@@ -284,7 +349,7 @@ mod tests {
 
     #[test]
     fn a_traceback_gives_its_places_innermost_first_and_the_words_of_its_code_not_of_its_paths() {
-        let f = Failing::read(TRACEBACK, &["settings.py"]);
+        let f = Failing::read(TRACEBACK, &["settings.py"], &roots());
         assert_eq!(f.places, vec![("settings.py".to_string(), 11)]);
         assert!(f.words.contains(&"host".to_string()), "{:?}", f.words);
         assert!(f.words.contains(&"keyerror".to_string()), "{:?}", f.words);
@@ -294,12 +359,16 @@ mod tests {
             f.words
         );
         // pytest's location lines are places, not words.
-        let f = Failing::read("settings.py:11: KeyError\n", &["settings.py"]);
+        let f = Failing::read("settings.py:11: KeyError\n", &["settings.py"], &roots());
         assert_eq!(f.places, vec![("settings.py".to_string(), 11)]);
         assert!(f.words.is_empty(), "{:?}", f.words);
         // Only the first MAX_READ bytes are read, cut at a character's boundary.
         let huge = format!("{}é{}", "x".repeat(MAX_READ - 1), "\nsettings.py:3: late\n");
-        assert!(Failing::read(&huge, &["settings.py"]).places.is_empty());
+        assert!(
+            Failing::read(&huge, &["settings.py"], &roots())
+                .places
+                .is_empty()
+        );
     }
 
     #[test]
@@ -307,7 +376,11 @@ mod tests {
         let t = "Fall back to the default when no host is given.";
         let before = ranked(t, SETTINGS, &Failing::default());
         assert_ne!(before.first(), Some(&(11, false)), "before: {before:?}");
-        let after = ranked(t, SETTINGS, &Failing::read(TRACEBACK, &["settings.py"]));
+        let after = ranked(
+            t,
+            SETTINGS,
+            &Failing::read(TRACEBACK, &["settings.py"], &roots()),
+        );
         assert_eq!(after.first(), Some(&(11, false)), "{after:?}");
     }
 
@@ -316,7 +389,7 @@ mod tests {
         // The test calls `level_name`; the fix is in the table it reads, not in its body.
         let text = "\"\"\"Names for levels.\"\"\"\n\nLEVELS = {\n    10: \"DEBUG\",\n    30: \"WARN\",\n}\nOTHER = {30: \"x\"}\n\n\ndef level_name(n):\n    return LEVELS.get(n, \"UNKNOWN\")\n\n\ndef shout(n):\n    return str(n).upper()\n";
         let out = "Traceback (most recent call last):\n  File \"t.py\", line 2, in <module>\n    assert level_name(30) == \"WARNING\"\nAssertionError\n";
-        let f = Failing::read(out, &["settings.py"]);
+        let f = Failing::read(out, &["settings.py"], &roots());
         let reach = f.reach(text);
         let at = |n: usize| reach[n - 1];
         assert_eq!((at(10), at(11)), (0.5, 1.0), "the def line and its body");
@@ -338,7 +411,7 @@ mod tests {
         let ranked = ranked(
             "average fails on an empty list; add a guard that returns 0 for it",
             text,
-            &Failing::read(out, &["settings.py"]),
+            &Failing::read(out, &["settings.py"], &roots()),
         );
         assert_eq!(ranked.first(), Some(&(1, true)), "{ranked:?}");
     }

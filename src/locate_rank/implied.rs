@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::{defines, definition, is_name, prose_lines, tokens};
+use super::{defines, definition, is_name, prose_lines, tokens, without_strings};
 
 /// What an implied place adds to the place after its line: above a line the task's words merely share.
 const IMPLIED_WEIGHT: f64 = 3.0;
@@ -154,9 +154,15 @@ fn init_place(task: &str, lines: &[&str], words: &[String]) -> Option<usize> {
 /// docstring, when the task speaks of importing (or the check says `NameError`) or a name the task or the check
 /// writes is used as a module (`math.sqrt`) and defined nowhere in the file.
 fn import_place(task: &str, lines: &[&str], prose: &[bool], words: &[String]) -> Option<usize> {
-    let said_import = task.contains("import")
-        || task.contains("not defined")
-        || task.contains("nameerror")
+    let task_words: Vec<&str> = task
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .collect();
+    let said_import = task_words.iter().any(|w| {
+        matches!(
+            *w,
+            "import" | "imported" | "imports" | "importing" | "nameerror"
+        )
+    }) || task.contains("not defined")
         || words.iter().any(|w| w == "nameerror");
     let defined: HashSet<String> = lines.iter().flat_map(|l| defines(&tokens(l))).collect();
     let said: HashSet<&str> = words.iter().map(String::as_str).collect();
@@ -172,9 +178,7 @@ fn import_place(task: &str, lines: &[&str], prose: &[bool], words: &[String]) ->
                     && is_name(&toks[k + 2])
                     && !defined.contains(name)
                     && (said.contains(name.to_lowercase().as_str())
-                        || task
-                            .split(|c: char| !c.is_alphanumeric() && c != '_')
-                            .any(|t| t == name))
+                        || task_words.contains(&name.as_str()))
             })
     });
     if !said_import && !missing {
@@ -184,42 +188,22 @@ fn import_place(task: &str, lines: &[&str], prose: &[bool], words: &[String]) ->
         let t = l.trim_end();
         (t.starts_with("import ") || t.starts_with("from ")) && !l.starts_with([' ', '\t'])
     });
-    if top_import.is_some() {
-        return top_import;
+    if let Some(i) = top_import {
+        // Past the end of the statement: `from typing import (` ... `)`, or lines ended by `\`.
+        let mut end = i;
+        if without_strings(lines[i]).contains('(') && !without_strings(lines[i]).contains(')') {
+            while end + 1 < lines.len() && !lines[end].contains(')') {
+                end += 1;
+            }
+        }
+        while lines[end].trim_end().ends_with('\\') && end + 1 < lines.len() {
+            end += 1;
+        }
+        return Some(end);
     }
     // The module docstring: the prose lines the file opens with.
     let docstring_end = prose.iter().take_while(|p| **p).count();
     (docstring_end > 0).then(|| docstring_end - 1)
-}
-
-/// A line of code with the text of its string literals blanked (`"gmail.com"` is not a module's attribute).
-fn without_strings(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for c in line.chars() {
-        match quote {
-            Some(q) => {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == q {
-                    quote = None;
-                    out.push(c);
-                    continue;
-                }
-                out.push(' ');
-            }
-            None => {
-                if c == '"' || c == '\'' {
-                    quote = Some(c);
-                }
-                out.push(c);
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -253,6 +237,13 @@ mod tests {
         let text = "\"\"\"Mail.\"\"\"\n\nDOMAINS = {\"gmail.com\"}\n";
         let words = vec!["gmail".to_string()];
         assert!(places("normalize lower-cases", text, &named, &words).is_empty());
+        // "important" is not "import"; a statement over several lines is passed whole.
+        let text = "from typing import (\n    List,\n    Dict,\n)\n\n\ndef d(p):\n    return math.sqrt(p)\n";
+        assert!(places("it is important that d rounds", text, &named, &[]).is_empty());
+        assert_eq!(
+            places("math is never imported", text, &named, &[]),
+            vec![(3, IMPORT_WEIGHT)]
+        );
         // A name the file defines is not missing, and a task that says nothing of it points nowhere.
         let text = "import math\n\n\ndef d(p):\n    return p.x\n";
         assert!(places("d must return p.y", text, &named, &[]).is_empty());

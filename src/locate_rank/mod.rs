@@ -607,6 +607,36 @@ fn named_scopes(text: &str, named: impl Fn(&str) -> bool) -> Vec<f64> {
     out
 }
 
+/// A line of code with the text of its string literals blanked (`"gmail.com"` is not a module's attribute).
+pub(super) fn without_strings(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in line.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                    out.push(c);
+                    continue;
+                }
+                out.push(' ');
+            }
+            None => {
+                if c == '"' || c == '\'' {
+                    quote = Some(c);
+                }
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
 /// A text's code tokens: names and numbers, string quotes, and operators (two-character ones such as `>=`, `**`,
 /// `+=` kept whole); whitespace dropped.
 fn tokens(text: &str) -> Vec<String> {

@@ -977,3 +977,78 @@ fn checks_that_pass_before_any_edit_are_reported_as_such() {
     assert_eq!(v["validation_passed"], false, "{v}");
     assert!(empty(sandboxes.path()), "a sandbox was left behind");
 }
+
+#[tokio::test]
+async fn cancelling_while_the_checks_run_before_any_edit_stops_them_and_the_request() {
+    // Scripted: one slow answer (20 s); the check run before any edit takes 20 s too, so the pinned requests wait
+    // and the cancellation arrives while the check runs.
+    let pieces: Vec<String> = (0..100).map(|_| " ".to_string()).collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let s = scripted(vec![Reply::streamed(&pieces, 200)]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[validation]\ncommands = [\"sleep 20; grep -q 'VALUE = 3' v.py\"]\non_propose = true\ntimeout_secs = 60\n\n\
+         [sampling]\ncandidates = 4\nparallel = 4\n",
+    );
+    ws.write("v.py", "VALUE = 1\n");
+    let sandboxes = tempfile::tempdir().unwrap();
+    let ledger = tempfile::NamedTempFile::new().unwrap();
+    let before = ws.snapshot();
+    let (sb, led) = (sandboxes.path().to_path_buf(), ledger.path().to_path_buf());
+    let c = Cli::mcp()
+        .ledger(&led)
+        .env("LOCAL_LLM_SANDBOX_DIR", &sb)
+        .serve()
+        .await;
+    let serde_json::Value::Object(args) = serde_json::json!({
+        "workspace_root": ws.root_str(), "task": "Set VALUE", "acceptance_criteria": ["the check passes"],
+        "complexity": "low", "files": ["v.py"]
+    }) else {
+        unreachable!()
+    };
+    let handle = c
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(
+                CallToolRequestParams::new("propose_patch").with_arguments(args),
+            )),
+            PeerRequestOptions::default(),
+        )
+        .await
+        .unwrap();
+    let start = Instant::now();
+    while s.requests.lock().unwrap().is_empty() && start.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The check is running: give it a moment, then cancel.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        s.requests.lock().unwrap().len(),
+        1,
+        "the pinned requests wait for the check"
+    );
+    let cancelled = Instant::now();
+    handle.cancel(Some("changed my mind".into())).await.unwrap();
+    let mut recorded = String::new();
+    while cancelled.elapsed() < Duration::from_secs(10) {
+        recorded = std::fs::read_to_string(ledger.path()).unwrap_or_default();
+        if recorded.contains("refused:cancelled") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(recorded.contains("refused:cancelled"), "{recorded:?}");
+    assert!(
+        cancelled.elapsed() < Duration::from_secs(3),
+        "cancelling took {:?}: the check ran on",
+        cancelled.elapsed()
+    );
+    assert_eq!(
+        s.requests.lock().unwrap().len(),
+        1,
+        "a pinned request started after the cancellation"
+    );
+    assert!(empty(sandboxes.path()), "a sandbox was left behind");
+    assert_eq!(ws.snapshot(), before);
+    c.cancel().await.unwrap();
+}

@@ -47,9 +47,10 @@ pub struct CandidatesReport {
     pub validated: usize,
     /// Of those, how many passed.
     pub passed: usize,
-    /// Whether the validation commands passed on the files before any edit: they run once, beside the first
-    /// request, so that the pinned candidates go to the lines their failure names. A pass there means a candidate's
-    /// pass shows little: the checks do not exercise the task.
+    /// Whether the validation commands passed on the files before any edit: with JSON edits they run once, beside
+    /// the first request, so that the pinned candidates go to the lines their failure names (absent otherwise, and in
+    /// the apply-time repair round). A pass there means a candidate's pass shows little: the checks do not exercise
+    /// the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passed_before: Option<bool>,
     /// Which answer the returned patch came from (1: the first asked).
@@ -227,17 +228,7 @@ pub(super) fn gather(
     let wanted = p.policy.candidates() as usize;
     let (parallel, server_slots) = at_once(&p.policy, &p.model);
     let budget = Budget::new(p.policy.sampling.max_total_tokens);
-    if let Some(limit) = budget.limit {
-        let first = most_tokens(&p.chat_for(messages.to_vec(), 0));
-        if first > limit {
-            return Err(Error::Policy(format!(
-                "[sampling] max_total_tokens = {limit} leaves no room for one request, which may take {first} \
-                 tokens (its prompt's estimate and [limits] max_output_tokens = {}); raise max_total_tokens, \
-                 lower max_output_tokens or select less",
-                p.policy.limits.max_output_tokens
-            )));
-        }
-    }
+    room_for_one(p, messages, &budget)?;
     let deadline = Duration::from_secs(p.policy.limits.request_timeout_secs);
     // The candidates' own watch: cancelled by the caller, or once a candidate passes.
     let stop = Arc::new(AtomicBool::new(false));
@@ -277,6 +268,7 @@ pub(super) fn gather(
         check_first: validates && check_first && p.schema.is_some(),
         ..State::default()
     };
+    let received_all = AtomicBool::new(false);
     std::thread::scope(|scope| {
         for _ in 0..parallel {
             let tx = tx.clone();
@@ -284,7 +276,17 @@ pub(super) fn gather(
             scope.spawn(move || asking.ask_in_turn(&tx));
         }
         drop(tx);
-        state.receive(p, &rx, &parent, &watch, &asking.slots, &received);
+        let (parent, stop, received_all) = (&parent, &stop, &received_all);
+        scope.spawn(move || relay_cancellation(parent, stop, received_all));
+        // Whatever happens on this thread (a panic too), the relay ends and no worker waits for pins.
+        let _done = Finally(|| {
+            received_all.store(true, Ordering::Relaxed);
+            if p.pinned.get().is_none() {
+                stop.store(true, Ordering::Relaxed);
+                p.pin(&Failing::default());
+            }
+        });
+        state.receive(p, &rx, parent, &watch, &asking.slots, &received);
     });
     state.asked = asking.sent.load(Ordering::SeqCst);
     if let Some(first) = state.first_entry.take() {
@@ -307,6 +309,43 @@ pub(super) fn gather(
     gathered.report.at_once = parallel;
     gathered.report.slots = server_slots;
     Ok(gathered)
+}
+
+/// Refused before asking: a token budget too small for the first request alone.
+fn room_for_one(p: &Prepared, messages: &[Message], budget: &Budget) -> Result<()> {
+    let Some(limit) = budget.limit else {
+        return Ok(());
+    };
+    let first = most_tokens(&p.chat_for(messages.to_vec(), 0));
+    if first > limit {
+        return Err(Error::Policy(format!(
+            "[sampling] max_total_tokens = {limit} leaves no room for one request, which may take {first} \
+             tokens (its prompt's estimate and [limits] max_output_tokens = {}); raise max_total_tokens, \
+             lower max_output_tokens or select less",
+            p.policy.limits.max_output_tokens
+        )));
+    }
+    Ok(())
+}
+
+/// Carry the caller's cancellation (`parent`) to the candidates' own `stop` every 10 ms until `done`: while the
+/// main thread makes the copy and runs the checks before any edit, it reads no answers and sees no cancellation.
+fn relay_cancellation(parent: &Watch, stop: &AtomicBool, done: &AtomicBool) {
+    while !done.load(Ordering::Relaxed) {
+        if parent.is_cancelled() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Runs its closure when dropped, unwinding included.
+struct Finally<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for Finally<F> {
+    fn drop(&mut self) {
+        (self.0)();
+    }
 }
 
 /// How many candidates for `model` are asked at once: `[sampling] parallel` (at most the candidates), never more
@@ -361,15 +400,21 @@ impl Asking<'_> {
                 self.slots.give_back();
                 return;
             }
-            if n > 0 && self.started.elapsed() >= self.deadline {
-                return self.stop_asking(format!(
-                    "the time: [limits] request_timeout_secs = {} had passed",
-                    self.deadline.as_secs()
-                ));
-            }
             if n > 0 {
-                // Pinned: the places are ranked once the checks before any edit have spoken (always set).
-                self.p.pinned.wait();
+                // Pinned: the places are ranked once the checks before any edit have spoken.
+                while self.p.pinned.get().is_none() {
+                    if stop.load(Ordering::Relaxed) {
+                        self.slots.give_back();
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                if self.started.elapsed() >= self.deadline {
+                    return self.stop_asking(format!(
+                        "the time: [limits] request_timeout_secs = {} had passed",
+                        self.deadline.as_secs()
+                    ));
+                }
             }
             let chat = self.p.chat_for(self.messages.to_vec(), n);
             let most = most_tokens(&chat);
@@ -476,8 +521,9 @@ impl State {
     }
 
     /// Make the sandbox copy and run the checks there on the files before any edit, then pin the candidates after
-    /// the first to the places ranked with what a failure says. The pins are set whatever happens (a failure of
-    /// the copy ends the proposal as fatal; a cancellation stops it), so no request waits for them forever.
+    /// the first to the places ranked with what a failure says. The pins are set on every return (a failure of the
+    /// copy ends the proposal as fatal; a cancellation stops it), and [`gather`] sets them on a panic too, so no
+    /// request waits for them forever.
     fn run_checks_first<'p>(&mut self, p: &'p Prepared, watch: &Watch) -> Option<Validator<'p>> {
         let checked = Validator::new(p, watch).and_then(|v| v.check_before(watch).map(|r| (v, r)));
         match checked {
@@ -491,14 +537,15 @@ impl State {
                     .filter(|(_, f)| f.is_some())
                     .map(|(path, _)| path.as_str())
                     .collect();
-                p.pin(
-                    &failed.map_or_else(Failing::default, |r| Failing::read(&r.output, &selected)),
-                );
+                let roots = v.roots();
+                p.pin(&failed.map_or_else(Failing::default, |r| {
+                    Failing::read(&r.output, &selected, &roots)
+                }));
                 Some(v)
             }
             Err(e) => {
-                p.pin(&Failing::default());
                 watch.cancelled.store(true, Ordering::Relaxed);
+                p.pin(&Failing::default());
                 if !matches!(e, Error::Cancelled) {
                     self.fatal.get_or_insert(e);
                 }

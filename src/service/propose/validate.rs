@@ -54,6 +54,19 @@ impl<'p> Validator<'p> {
         })
     }
 
+    /// The names of the copy's folder, as the checks may print it in paths: as made and as resolved.
+    pub(super) fn roots(&self) -> Vec<String> {
+        let root = self.sws.root();
+        let mut out = vec![root.to_string_lossy().into_owned()];
+        if let Ok(real) = root.canonicalize() {
+            let real = real.to_string_lossy().into_owned();
+            if !out.contains(&real) {
+                out.push(real);
+            }
+        }
+        out
+    }
+
     /// Run the validation commands on the selected files as the model is shown them, before any edit: what they
     /// say points the ranking at the lines a failing test exercises ([`crate::locate_rank::Failing`]).
     pub(super) fn check_before(&self, watch: &Watch) -> Result<Vec<CheckResult>> {
