@@ -252,3 +252,30 @@ fn record_holds_one_entry_with_the_repair_budget() {
             .is_ok()
     );
 }
+
+#[test]
+fn the_pins_go_to_the_first_place_but_one_in_four_to_the_next_places_once_each() {
+    let spot = |line: usize| crate::locate_rank::Spot {
+        path: "m.py".into(),
+        line,
+        text: format!("line {line}"),
+        insert: false,
+    };
+    let lines = |n: usize, ranked: &[usize]| -> Vec<usize> {
+        let spots: Vec<_> = ranked.iter().map(|&l| spot(l)).collect();
+        super::prepare::spread(&spots, n)
+            .iter()
+            .map(|s| s.line)
+            .collect()
+    };
+    assert_eq!(
+        lines(3, &[7, 2, 9]),
+        vec![7, 7, 7],
+        "the default 4 candidates"
+    );
+    assert_eq!(lines(1, &[7, 2, 9]), vec![7]);
+    assert_eq!(lines(4, &[7, 2, 9, 4]), vec![7, 7, 7, 2]);
+    assert_eq!(lines(7, &[7, 2, 9, 4, 5, 6, 8]), vec![7, 7, 7, 7, 7, 7, 2]);
+    assert_eq!(lines(3, &[7]), vec![7, 7, 7], "one place takes every pin");
+    assert!(lines(3, &[]).is_empty());
+}
