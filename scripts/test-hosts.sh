@@ -86,15 +86,16 @@ done
 PATHBIN=$RUN/pathbin; mkdir -p "$PATHBIN"; cp "$BUILT" "$PATHBIN/local-llm-worker"
 
 # host WORLD [VAR=VALUE...] CMD...: run a host CLI in the throwaway world named WORLD (its own HOME and CODEX_HOME),
-# bounded in time, without stdin, with none of the caller's credentials.
+# bounded in time, without stdin, with none of the caller's credentials, its temporary files in the world too.
 host() {
   local world=$1; shift
-  mkdir -p "$RUN/$world/home" "$RUN/$world/codex"
+  mkdir -p "$RUN/$world/home" "$RUN/$world/codex" "$RUN/$world/tmp"
   timeout "$LIMIT" env -u ANTHROPIC_API_KEY -u ANTHROPIC_AUTH_TOKEN -u ANTHROPIC_BASE_URL -u OPENAI_API_KEY \
     -u OPENAI_BASE_URL -u CODEX_API_KEY -u CLAUDE_CODE_OAUTH_TOKEN \
     -u LOCAL_LLM_WORKER_BIN -u LOCAL_LLM_CONFIG -u LOCAL_LLM_ALLOWED_ROOTS \
     HOME="$RUN/$world/home" CODEX_HOME="$RUN/$world/codex" XDG_CONFIG_HOME="$RUN/$world/home/.config" \
     XDG_CACHE_HOME="$RUN/$world/home/.cache" XDG_DATA_HOME="$RUN/$world/home/.local/share" \
+    TMPDIR="$RUN/$world/tmp" \
     PATH="${EXTRA_PATH:+$EXTRA_PATH:}$HOST_PATH" \
     DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 \
     "$@" <"${HOST_STDIN:-/dev/null}"
