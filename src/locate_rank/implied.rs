@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::{defines, definition, is_name, prose_lines, tokens, without_strings};
+use super::{body_lines, defines, definition, is_name, prose_lines, tokens, without_strings};
 
 /// What an implied place adds to the place after its line: above a line the task's words merely share.
 const IMPLIED_WEIGHT: f64 = 3.0;
@@ -70,7 +70,6 @@ pub(super) fn places(
     if !no_return && !edge {
         return out;
     }
-    let indent = |l: &str| l.len() - l.trim_start().len();
     for (d, line) in lines.iter().enumerate() {
         let toks = tokens(line);
         let Some(name) = definition(&toks) else {
@@ -79,11 +78,7 @@ pub(super) fn places(
         if toks.first().is_some_and(|t| t == "class") || !named(name) {
             continue;
         }
-        let depth = indent(line);
-        let body: Vec<usize> = (d + 1..lines.len())
-            .take_while(|&b| lines[b].trim().is_empty() || indent(lines[b]) > depth)
-            .filter(|&b| !lines[b].trim().is_empty())
-            .collect();
+        let body = body_lines(&lines, d);
         let Some(&last) = body.last() else { continue };
         if no_return {
             let ends = tokens(lines[last]);
@@ -122,7 +117,6 @@ fn init_place(task: &str, lines: &[&str], words: &[String]) -> Option<usize> {
     if !said {
         return None;
     }
-    let indent = |l: &str| l.len() - l.trim_start().len();
     let mut inits = Vec::new();
     let mut class: Option<String> = None;
     for (d, line) in lines.iter().enumerate() {
@@ -134,12 +128,7 @@ fn init_place(task: &str, lines: &[&str], words: &[String]) -> Option<usize> {
         if definition(&toks) != Some("__init__") {
             continue;
         }
-        let depth = indent(line);
-        let last = (d + 1..lines.len())
-            .take_while(|&b| lines[b].trim().is_empty() || indent(lines[b]) > depth)
-            .filter(|&b| !lines[b].trim().is_empty())
-            .last()
-            .unwrap_or(d);
+        let last = body_lines(lines, d).last().copied().unwrap_or(d);
         let named = class.as_ref().is_some_and(|c| task.contains(c.as_str()));
         inits.push((named, last));
     }

@@ -577,12 +577,22 @@ fn definition(tokens: &[String]) -> Option<&str> {
     }
 }
 
+/// The non-blank lines (0-based) of the body of the definition on line `d`: those after it indented deeper than it,
+/// up to the first non-blank line that is not.
+fn body_lines(lines: &[&str], d: usize) -> Vec<usize> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let depth = indent(lines[d]);
+    (d + 1..lines.len())
+        .take_while(|&b| lines[b].trim().is_empty() || indent(lines[b]) > depth)
+        .filter(|&b| !lines[b].trim().is_empty())
+        .collect()
+}
+
 /// For each line of a text (0-based), how far it is inside a definition whose name is `named`: 1 for the lines of
 /// its body (the lines after the definition indented deeper than it, up to the first that is not), 0.5 for the
 /// definition's own line, 0 elsewhere.
 fn named_scopes(text: &str, named: impl Fn(&str) -> bool) -> Vec<f64> {
     let lines: Vec<&str> = text.lines().collect();
-    let indent = |l: &str| l.len() - l.trim_start().len();
     let mut out = vec![0.0; lines.len()];
     for (d, line) in lines.iter().enumerate() {
         let toks = tokens(line);
@@ -593,14 +603,7 @@ fn named_scopes(text: &str, named: impl Fn(&str) -> bool) -> Vec<f64> {
             continue;
         }
         out[d] = f64::max(out[d], 0.5);
-        let depth = indent(line);
-        for (b, body) in lines.iter().enumerate().skip(d + 1) {
-            if body.trim().is_empty() {
-                continue;
-            }
-            if indent(body) <= depth {
-                break;
-            }
+        for b in body_lines(&lines, d) {
             out[b] = 1.0;
         }
     }

@@ -305,6 +305,31 @@ fn no_usable_answer_among_k_is_one_refusal_that_lists_each() {
     assert!(empty(sandboxes.path()));
 }
 
+/// The MCP call of `propose_patch` on `v.py` of `ws` ("Set VALUE").
+fn set_value_call(ws: &Ws) -> ClientRequest {
+    let serde_json::Value::Object(args) = serde_json::json!({
+        "workspace_root": ws.root_str(), "task": "Set VALUE", "acceptance_criteria": ["the check passes"],
+        "complexity": "low", "files": ["v.py"]
+    }) else {
+        unreachable!()
+    };
+    ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("propose_patch").with_arguments(args),
+    ))
+}
+
+/// The ledger's text once it records a cancelled call, or as it is after `within`.
+async fn ledger_once_cancelled(ledger: &Path, within: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        let recorded = std::fs::read_to_string(ledger).unwrap_or_default();
+        if recorded.contains("refused:cancelled") || start.elapsed() >= within {
+            return recorded;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn cancelling_mid_way_leaves_no_request_and_no_sandbox() {
     // Four slow answers asked at once (each would take 20 s); the call is cancelled after the requests are open.
@@ -321,20 +346,9 @@ async fn cancelling_mid_way_leaves_no_request_and_no_sandbox() {
         .env("LOCAL_LLM_SANDBOX_DIR", &sb)
         .serve()
         .await;
-    let serde_json::Value::Object(args) = serde_json::json!({
-        "workspace_root": ws.root_str(), "task": "Set VALUE", "acceptance_criteria": ["the check passes"],
-        "complexity": "low", "files": ["v.py"]
-    }) else {
-        unreachable!()
-    };
     let handle = c
         .peer()
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(CallToolRequest::new(
-                CallToolRequestParams::new("propose_patch").with_arguments(args),
-            )),
-            PeerRequestOptions::default(),
-        )
+        .send_cancellable_request(set_value_call(&ws), PeerRequestOptions::default())
         .await
         .unwrap();
     let start = Instant::now();
@@ -349,14 +363,7 @@ async fn cancelling_mid_way_leaves_no_request_and_no_sandbox() {
     let cancelled = Instant::now();
     handle.cancel(Some("changed my mind".into())).await.unwrap();
     // Every stream is hung up on: the scripted endpoint sees each write fail.
-    let mut recorded = String::new();
-    while cancelled.elapsed() < Duration::from_secs(5) {
-        recorded = std::fs::read_to_string(ledger.path()).unwrap_or_default();
-        if recorded.contains("refused:cancelled") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let recorded = ledger_once_cancelled(ledger.path(), Duration::from_secs(5)).await;
     assert!(recorded.contains("refused:cancelled"), "{recorded:?}");
     assert!(
         cancelled.elapsed() < Duration::from_secs(3),
@@ -1000,20 +1007,9 @@ async fn cancelling_while_the_checks_run_before_any_edit_stops_them_and_the_requ
         .env("LOCAL_LLM_SANDBOX_DIR", &sb)
         .serve()
         .await;
-    let serde_json::Value::Object(args) = serde_json::json!({
-        "workspace_root": ws.root_str(), "task": "Set VALUE", "acceptance_criteria": ["the check passes"],
-        "complexity": "low", "files": ["v.py"]
-    }) else {
-        unreachable!()
-    };
     let handle = c
         .peer()
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(CallToolRequest::new(
-                CallToolRequestParams::new("propose_patch").with_arguments(args),
-            )),
-            PeerRequestOptions::default(),
-        )
+        .send_cancellable_request(set_value_call(&ws), PeerRequestOptions::default())
         .await
         .unwrap();
     let start = Instant::now();
@@ -1029,14 +1025,7 @@ async fn cancelling_while_the_checks_run_before_any_edit_stops_them_and_the_requ
     );
     let cancelled = Instant::now();
     handle.cancel(Some("changed my mind".into())).await.unwrap();
-    let mut recorded = String::new();
-    while cancelled.elapsed() < Duration::from_secs(10) {
-        recorded = std::fs::read_to_string(ledger.path()).unwrap_or_default();
-        if recorded.contains("refused:cancelled") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let recorded = ledger_once_cancelled(ledger.path(), Duration::from_secs(10)).await;
     assert!(recorded.contains("refused:cancelled"), "{recorded:?}");
     assert!(
         cancelled.elapsed() < Duration::from_secs(3),
