@@ -36,6 +36,8 @@
 )]
 
 mod common;
+#[path = "solve/fifth.rs"]
+mod fifth;
 #[path = "solve/fourth.rs"]
 mod fourth;
 #[path = "solve/fresh.rs"]
@@ -127,10 +129,11 @@ fn run() -> Result<(), String> {
         Ok("fresh") => fresh::FRESH,
         Ok("third") => third::THIRD,
         Ok("fourth") => fourth::FOURTH,
+        Ok("fifth") => fifth::FIFTH,
         Ok("") | Err(_) => tasks::TASKS,
         Ok(other) => {
             return Err(format!(
-                "SOLVE_SET={other}: use held-out, fresh, third or fourth"
+                "SOLVE_SET={other}: use held-out, fresh, third, fourth or fifth"
             ));
         }
     };
@@ -325,6 +328,7 @@ fn localize() {
                 operator_words: false,
                 check: false,
                 implied: false,
+                executed: false,
                 ..Signals::ALL
             },
         ),
@@ -333,6 +337,7 @@ fn localize() {
             Signals {
                 check: false,
                 implied: false,
+                executed: false,
                 ..Signals::ALL
             },
         ),
@@ -340,19 +345,33 @@ fn localize() {
             "+ the failing check's output",
             Signals {
                 implied: false,
+                executed: false,
                 ..Signals::ALL
             },
         ),
-        ("+ implied missing lines", Signals::ALL),
+        (
+            "+ implied missing lines",
+            Signals {
+                executed: false,
+                ..Signals::ALL
+            },
+        ),
+        ("+ the lines the failing test ran", Signals::ALL),
     ];
     let verbose = std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1");
-    for (set, tasks) in [
-        ("the bench's tasks", tasks::TASKS),
-        ("held out", tasks::HELD_OUT),
-        ("held out, second set", fresh::FRESH),
-        ("held out, third set", third::THIRD),
-        ("held out, fourth set", fourth::FOURTH),
+    // `SOLVE_SET` picks one set (`bench` for the bench's own tasks); without it, every set.
+    let only = std::env::var("SOLVE_SET").unwrap_or_default();
+    for (key, set, tasks) in [
+        ("bench", "the bench's tasks", tasks::TASKS),
+        ("held-out", "held out", tasks::HELD_OUT),
+        ("fresh", "held out, second set", fresh::FRESH),
+        ("third", "held out, third set", third::THIRD),
+        ("fourth", "held out, fourth set", fourth::FOURTH),
+        ("fifth", "held out, fifth set", fifth::FIFTH),
     ] {
+        if !only.is_empty() && only != key {
+            continue;
+        }
         println!(" {set} ({} tasks)", tasks.len());
         let failing: Vec<_> = tasks.iter().map(failing_before).collect();
         for (label, signals) in rows {
@@ -414,18 +433,27 @@ fn enclosing(source: &str, line: usize) -> local_llm_delegator::patch::focus::Li
 }
 
 /// What the task's test says before its fix, as validation on propose reads it before asking for pinned
-/// candidates: the test run with `python3` in a scratch folder holding the file and the test (removed after).
+/// candidates: the test run with `python3` in a scratch folder holding the file and the test (removed after), with
+/// the product's tracer staged as it is in a sandbox copy.
 fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::Failing {
+    use local_llm_delegator::locate_rank::{Failing, executed};
     let dir = tempfile::tempdir().expect("a scratch folder");
+    let root = dir.path().canonicalize().expect("the scratch folder");
     let test_file = format!("test_{}.py", task.file.trim_end_matches(".py"));
-    std::fs::write(dir.path().join(task.file), task.source).expect("the file");
-    std::fs::write(dir.path().join(&test_file), task.test).expect("the test");
+    std::fs::write(root.join(task.file), task.source).expect("the file");
+    std::fs::write(root.join(&test_file), task.test).expect("the test");
+    let tracer = local_llm_delegator::sandbox::Tracer::stage(&root, None)
+        .expect("the tracer")
+        .expect("no entry of its name");
+    let vars = executed::environment(&root, tracer.folder(), &[task.file], None);
     let out = std::process::Command::new("python3")
         .arg(&test_file)
-        .current_dir(dir.path())
+        .current_dir(&root)
         .env("PYTHONDONTWRITEBYTECODE", "1")
+        .envs(vars)
         .output()
         .expect("python3 runs");
+    let traces = tracer.take();
     if out.status.success() {
         return Default::default();
     }
@@ -434,9 +462,11 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let root = dir.path().canonicalize().expect("the scratch folder");
     let roots = [dir.path(), root.as_path()].map(|p| p.to_string_lossy().into_owned());
-    local_llm_delegator::locate_rank::Failing::read(&text, &[task.file], &roots)
+    Failing {
+        ran: executed::Executed::read(&traces, &[task.file]),
+        ..Failing::read(&text, &[task.file], &roots)
+    }
 }
 
 /// One row of the localization table: how often the true place is ranked first / among the first three.

@@ -610,6 +610,96 @@ pub fn stage_pre_images(
     Ok(())
 }
 
+/// The tracer in a sandbox copy ([`crate::locate_rank::executed`]): staged for the one run of the checks before
+/// any edit in the folder [`TRACE_FOLDER`](crate::locate_rank::executed::TRACE_FOLDER) at the copy's top, read
+/// and removed right after it (and removed when dropped, whatever happened), so that no later check sees it.
+pub struct Tracer {
+    folder: PathBuf,
+}
+
+impl Tracer {
+    /// Put the tracer into the copy at `root`, writable by `owner` (the user confined checks run as, if not this
+    /// one). `None` when the copy already has an entry of that name: the project's own is left alone.
+    pub fn stage(root: &Path, owner: Option<u32>) -> Result<Option<Tracer>> {
+        use crate::error::IoContext;
+        use crate::locate_rank::executed::{TRACE_FOLDER, TRACER};
+        let folder = root.join(TRACE_FOLDER);
+        if fs::symlink_metadata(&folder).is_ok() {
+            return Ok(None);
+        }
+        let place = format!("validation sandbox: {TRACE_FOLDER}");
+        fs::create_dir(&folder).at("cannot create", &place)?;
+        let tracer = Tracer { folder };
+        fs::write(tracer.folder.join("sitecustomize.py"), TRACER).at("cannot write", &place)?;
+        if let Some(uid) = owner {
+            hand_over(
+                root,
+                &[TRACE_FOLDER, &format!("{TRACE_FOLDER}/sitecustomize.py")],
+                uid,
+            );
+        }
+        Ok(Some(tracer))
+    }
+
+    /// The folder the tracer is in and writes into.
+    pub fn folder(&self) -> &Path {
+        &self.folder
+    }
+
+    /// What the run's Python processes wrote (`trace-<pid>.txt`), each at most
+    /// [`MAX_TRACE`](crate::locate_rank::executed::MAX_TRACE) bytes, at most
+    /// [`MAX_TRACES`](crate::locate_rank::executed::MAX_TRACES) of them; the folder is removed. A check may have put
+    /// anything there: the folder and each file are opened without following a symlink and without blocking, and
+    /// only regular files are read.
+    pub fn take(self) -> Vec<String> {
+        use crate::locate_rank::executed::{MAX_TRACE, MAX_TRACES};
+        use rustix::fs::{Mode, OFlags};
+        use std::io::Read;
+        let mut out = Vec::new();
+        let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let Ok(dir) = rustix::fs::open(&self.folder, dir_flags, Mode::empty()) else {
+            return out;
+        };
+        let Ok(entries) = rustix::fs::Dir::read_from(&dir) else {
+            return out;
+        };
+        let file_flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        for entry in entries.flatten() {
+            if out.len() >= MAX_TRACES {
+                break;
+            }
+            let name = entry.file_name().to_string_lossy();
+            if !(name.starts_with("trace-") && name.ends_with(".txt")) {
+                continue;
+            }
+            let Ok(fd) = rustix::fs::openat(&dir, entry.file_name(), file_flags, Mode::empty())
+            else {
+                continue;
+            };
+            if !rustix::fs::fstat(&fd).is_ok_and(|st| {
+                rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+            }) {
+                continue;
+            }
+            let mut bytes = Vec::new();
+            if std::fs::File::from(fd)
+                .take(MAX_TRACE as u64)
+                .read_to_end(&mut bytes)
+                .is_ok()
+            {
+                out.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        out
+    }
+}
+
+impl Drop for Tracer {
+    fn drop(&mut self) {
+        remove_tree(&self.folder);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -826,5 +916,105 @@ mod tests {
         let path = sb.root().to_path_buf();
         drop(sb);
         assert!(!path.exists());
+    }
+
+    /// Run `python3 -c code` in `root` with the tracer in `t` on for the selected `files`, and `path` as the
+    /// project's own PYTHONPATH.
+    fn traced_python(root: &Path, t: &Tracer, files: &[&str], path: &Path, code: &str) -> String {
+        use crate::locate_rank::executed;
+        let vars = executed::environment(root, t.folder(), files, Some(path.as_os_str()));
+        let out = std::process::Command::new("python3")
+            .args(["-c", code])
+            .current_dir(root)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .envs(vars)
+            .output()
+            .expect("python3 runs");
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    }
+
+    #[test]
+    fn the_tracer_records_the_failing_call_hands_over_to_the_projects_sitecustomize_and_is_then_gone()
+     {
+        let (_d, root) = ws();
+        write(
+            &root,
+            "scale.py",
+            "def ounces(g):\n    return g / 28.35\n\n\ndef grams(oz):\n    return oz / 28.35\n",
+        );
+        write(&root, "lib/sitecustomize.py", "print('theirs ran')\n");
+        let t = Tracer::stage(&root, None)
+            .unwrap()
+            .expect("no entry of its name");
+        let said = traced_python(
+            &root,
+            &t,
+            &["scale.py"],
+            &root.join("lib"),
+            "import sys, scale\nscale.ounces(1)\nprint(any('local-llm-trace' in p for p in sys.path))\n\
+             v = scale.grams(2)\nassert v == 56.7",
+        );
+        assert!(said.contains("theirs ran"), "{said}");
+        assert!(
+            said.contains("False"),
+            "the tracer's folder stays on sys.path: {said}"
+        );
+        assert!(said.contains("AssertionError"), "{said}");
+        let folder = t.folder().to_path_buf();
+        let traces = t.take();
+        assert!(!folder.exists(), "the tracer's folder is left in the copy");
+        assert_eq!(traces.len(), 1, "{traces:?}");
+        let e = crate::locate_rank::executed::Executed::read(&traces, &["scale.py"]);
+        let ran = &e.files["scale.py"];
+        assert_eq!(ran.body.iter().copied().collect::<Vec<_>>(), [2, 6]);
+        assert_eq!(ran.module.iter().copied().collect::<Vec<_>>(), [1, 5]);
+        assert_eq!(
+            ran.failing.iter().copied().collect::<Vec<_>>(),
+            [6],
+            "grams' call failed"
+        );
+        assert!(ran.failing_before.is_empty());
+    }
+
+    #[test]
+    fn the_tracer_leaves_a_projects_own_entry_alone_and_reads_nothing_a_check_swapped_in() {
+        let (_d, root) = ws();
+        write(&root, ".local-llm-trace/keep.txt", "theirs");
+        assert!(Tracer::stage(&root, None).unwrap().is_none());
+        assert_eq!(
+            fs::read_to_string(root.join(".local-llm-trace/keep.txt")).unwrap(),
+            "theirs"
+        );
+        fs::remove_dir_all(root.join(".local-llm-trace")).unwrap();
+
+        let t = Tracer::stage(&root, None).unwrap().unwrap();
+        write(&root, "secret.txt", "local-llm-trace 1\nhit 0 1 1 body\n");
+        symlink(root.join("secret.txt"), t.folder().join("trace-1.txt")).unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            t.folder().join("trace-2.txt"),
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
+        write(
+            &root,
+            ".local-llm-trace/trace-3.txt",
+            "local-llm-trace 1\nhit 0 2 1 body\n",
+        );
+        let traces = t.take();
+        assert_eq!(
+            traces,
+            ["local-llm-trace 1\nhit 0 2 1 body\n"],
+            "only the regular file is read"
+        );
+        assert!(!root.join(".local-llm-trace").exists());
+        assert!(
+            root.join("secret.txt").exists(),
+            "removing the folder followed a symlink"
+        );
     }
 }

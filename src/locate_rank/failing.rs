@@ -21,6 +21,8 @@ pub struct Failing {
     pub places: Vec<(String, usize)>,
     /// The words of the output's lines other than its frames and `file:line` locations, lower case, in order.
     pub words: Vec<String>,
+    /// The lines of the selected files the checks ran, where a tracer could see them ([`super::executed`]).
+    pub ran: super::executed::Executed,
 }
 
 impl Failing {
@@ -46,12 +48,13 @@ impl Failing {
         Failing {
             places: named_lines_under(output, selected, Some(roots)),
             words,
+            ran: Default::default(),
         }
     }
 
     /// Whether there is nothing to go on.
     pub fn is_empty(&self) -> bool {
-        self.places.is_empty() && self.words.is_empty()
+        self.places.is_empty() && self.words.is_empty() && self.ran.is_empty()
     }
 
     /// For each line of the selected file `path` (0-based), how strongly the output points at it: 1 for the first

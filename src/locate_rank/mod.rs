@@ -20,6 +20,7 @@
 //! For the repair round [`named_lines`] reads the places a failing check's output names (Python tracebacks,
 //! `file:line:col` of compilers, pytest's `file:line:`), restricted to the selected files.
 
+pub mod executed;
 mod failing;
 mod implied;
 
@@ -48,6 +49,9 @@ pub struct Signals {
     pub check: bool,
     /// Rank the places of lines a task implies are missing (an import, a last `return`, a guard clause).
     pub implied: bool,
+    /// Rank the lines the failing check ran in the call it failed on above others, and a function's lines it never
+    /// reached below them ([`executed`]).
+    pub executed: bool,
 }
 
 impl Signals {
@@ -60,6 +64,7 @@ impl Signals {
         operator_words: false,
         check: false,
         implied: false,
+        executed: false,
     };
     /// Every signal.
     pub const ALL: Signals = Signals {
@@ -70,6 +75,7 @@ impl Signals {
         operator_words: true,
         check: true,
         implied: true,
+        executed: true,
     };
 }
 
@@ -98,6 +104,10 @@ const AFTER_WEIGHT: f64 = 1.0;
 const SCOPE_WEIGHT: f64 = 1.0;
 /// What being the first place a failing check's output names adds to a line (the other places it names: half).
 const CHECK_WEIGHT: f64 = 2.0;
+/// What running in the call the failing assertion checked adds to a line ([`Signals::executed`]).
+const FAILING_CALL_WEIGHT: f64 = 1.0;
+/// What never running scales a function's statement by ([`Signals::executed`]).
+const NOT_RUN_FACTOR: f64 = 0.2;
 
 /// The places the task most likely means, best first, at most `max`, distinct by file, text and kind (a place is
 /// pinned by its text). Each existing selected file's non-blank lines (inside its ranges, when narrowed) are
@@ -131,6 +141,11 @@ pub fn rank(
         } else {
             Vec::new()
         };
+        let reach = failing
+            .ran
+            .lines(path, &pre.text)
+            .filter(|_| signals.executed);
+        let traced = |s: f64, line: usize, insert| by_trace(s, reach.as_deref(), line, insert);
         for (k, (i, line)) in lines.iter().enumerate() {
             let tokens = tokens(line);
             let frag = fragments
@@ -156,8 +171,9 @@ pub fn rank(
                 text: line.to_string(),
                 insert,
             };
-            if s > 0.0 {
-                scored.push((s, spot(false)));
+            let changed = traced(s, *i, false);
+            if changed > 0.0 {
+                scored.push((changed, spot(false)));
             }
             if adds && !is_prose {
                 let flow = flow[k];
@@ -169,7 +185,8 @@ pub fn rank(
                 let next = lines.get(k + 1).map_or(0.0, |(n, _)| {
                     CHECK_WEIGHT * checked.get(*n).copied().unwrap_or(0.0)
                 });
-                let s = s - crashed + next + DEFINES_WEIGHT * flow + AFTER_WEIGHT * named;
+                let s = place_after(s - crashed, next, flow, named, &tokens);
+                let s = traced(s, *i, true);
                 if s > 0.0 {
                     // Among equals the later place: a new line like others goes after the last of them.
                     scored.push((s + 0.5 + 1e-6 * *i as f64, spot(true)));
@@ -177,15 +194,13 @@ pub fn rank(
             }
         }
         if signals.implied {
-            scored.extend(implied_spots(
-                spec,
-                path,
-                &pre.text,
-                &lines,
-                &task_words,
-                failing,
-                signals,
-            ));
+            let implied =
+                implied_spots(spec, path, &pre.text, &lines, &task_words, failing, signals);
+            scored.extend(
+                implied
+                    .into_iter()
+                    .map(|(s, spot)| (traced(s, spot.line - 1, spot.insert), spot)),
+            );
         }
     }
     // Best first; among equals the earlier line (stable over the files' order).
@@ -197,6 +212,61 @@ pub fn rank(
         .filter(|s| seen.insert((s.path.clone(), s.text.clone(), s.insert)))
         .take(max)
         .collect()
+}
+
+/// A place's score `s` moved by what the failing check ran ([`executed`]), for the line `line` (0-based) or, with
+/// `insert`, the place after it (where a new line runs when the line before or after it does): up by
+/// [`FAILING_CALL_WEIGHT`] when it ran in the call the failing assertion checked, down by [`NOT_RUN_FACTOR`] when it
+/// is a function's statement the checks never reached.
+fn by_trace(s: f64, reach: Option<&[executed::Reach]>, line: usize, insert: bool) -> f64 {
+    use executed::Reach;
+    let Some(reach) = reach else { return s };
+    let at = |k: usize| reach.get(k).copied().unwrap_or(Reach::Neutral);
+    let r = if insert {
+        // The next line that says anything: a docstring or a blank line after a `def` says nothing.
+        let next = (line + 1..reach.len())
+            .map(at)
+            .find(|r| *r != Reach::Neutral)
+            .unwrap_or(Reach::Neutral);
+        match (at(line), next) {
+            (Reach::Failing, _) | (_, Reach::Failing) => Reach::Failing,
+            (Reach::FailingAndBefore, _) | (_, Reach::FailingAndBefore) => Reach::FailingAndBefore,
+            (Reach::NotRun, Reach::NotRun) => Reach::NotRun,
+            (Reach::Ran, _) | (_, Reach::Ran) => Reach::Ran,
+            _ => Reach::Neutral,
+        }
+    } else {
+        at(line)
+    };
+    match r {
+        Reach::Failing => s + FAILING_CALL_WEIGHT,
+        // An earlier call ran it too and its result passed: less telling.
+        Reach::FailingAndBefore => s + FAILING_CALL_WEIGHT / 2.0,
+        Reach::NotRun => s * NOT_RUN_FACTOR,
+        Reach::Ran | Reach::Neutral => s,
+    }
+}
+
+/// The score of the place after a line whose own score (less what a failing check's naming of it added) is `own`:
+/// plus the next line's naming `next`, how far the line defines the names a new line uses (`flow`) and how far it
+/// holds the words the task writes after "after" (`named`); low after a line that leaves its block.
+fn place_after(own: f64, next: f64, flow: f64, named: f64, tokens: &[String]) -> f64 {
+    let s = own + next + DEFINES_WEIGHT * flow + AFTER_WEIGHT * named;
+    if ends_its_block(tokens) {
+        // What follows a `return` in its block never runs.
+        s * PROSE_FACTOR
+    } else {
+        s
+    }
+}
+
+/// Whether a line with these tokens leaves its block (`return`, `raise`, `break`, `continue`): a line added after
+/// it in that block would never run.
+fn ends_its_block(tokens: &[String]) -> bool {
+    matches!(
+        tokens.first().map(String::as_str),
+        Some("return" | "raise" | "break" | "continue")
+    )
 }
 
 /// The code fragments the task writes out (with [`Signals::fragments`]), and the names in them: what a new line
@@ -1066,6 +1136,42 @@ mod tests {
         .iter()
         .map(|s| (s.line, s.insert))
         .collect()
+    }
+
+    #[test]
+    fn the_line_the_failing_call_ran_ranks_first_and_a_line_no_test_reached_ranks_last() {
+        // Both returns share the task's words ("limit"); the test called `capped` and failed on it, and never
+        // reached the `raise` (which shares them most).
+        let text = "def capped(n, limit):\n    if n < 0:\n        raise ValueError(\"a capped value over the limit\")\n    return max(n, limit)\n\n\ndef floor(n, limit):\n    return max(n, limit)\n";
+        let trace = "local-llm-trace 1\nhit 0 1 1 module\nhit 0 7 1 module\nhit 0 2 1 body\nhit 0 4 1 body\n\
+                     hit 0 8 1 body\nfailing 0 2 only\nfailing 0 4 only\n";
+        let failing = Failing {
+            ran: executed::Executed::read(&[trace.to_string()], &["m.py"]),
+            ..Failing::default()
+        };
+        let t = "A capped value goes over the limit.";
+        let ranked = |signals| -> Vec<usize> {
+            rank(&task(t), &file(text), &Focus::new(), &failing, signals, 8)
+                .iter()
+                .filter(|s| !s.insert)
+                .map(|s| s.line)
+                .collect()
+        };
+        let without = ranked(Signals {
+            executed: false,
+            ..Signals::ALL
+        });
+        let with = ranked(Signals::ALL);
+        let at = |v: &[usize], n: usize| v.iter().position(|l| *l == n);
+        assert_eq!(with[0], 4, "{with:?}");
+        assert!(
+            at(&with, 3) > at(&with, 2),
+            "the unreached raise ranks below the lines that ran: {with:?}"
+        );
+        assert_eq!(
+            without[0], 3,
+            "without the trace the words decide: {without:?}"
+        );
     }
 
     #[test]

@@ -950,12 +950,74 @@ fn the_checks_run_before_any_edit_and_a_pinned_candidate_goes_to_the_line_their_
         "test_settings.py",
         "from settings import host\nassert host({}) == \"localhost\"\nassert host({\"host\": \"db\"}) == \"db\"\n",
     );
+    second_candidate_pinned_and_passed(
+        &s,
+        &ws,
+        "Fall back to the default when no host is given.",
+        "host({}) is \"localhost\"",
+        "settings.py",
+        raising,
+    );
+}
+
+#[test]
+fn a_pinned_candidate_goes_to_the_line_the_failing_test_ran_when_no_traceback_names_one() {
+    // Scripted: the first (free) answer changes the constant. The task names neither function, the failing
+    // assertion quotes neither (`value`), and the two `return` lines differ only in their names: only the tracer in
+    // the check run before any edit, which saw `grams` run in the failing call, can pin the second candidate there.
+    // The check also passes only when the tracer's folder is gone from the copy.
+    let wrong = "    return oz / GRAMS_PER_OUNCE";
+    let s = scripted(vec![
+        Reply::chat(
+            r#"{"edits":[{"path":"scale.py","old":"GRAMS_PER_OUNCE = 28.35","new":"GRAMS_PER_OUNCE = 28.3495"}]}"#,
+        ),
+        Reply::chat(&format!(
+            r#"{{"edits":[{{"path":"scale.py","old":{},"new":"    return oz * GRAMS_PER_OUNCE"}}]}}"#,
+            serde_json::to_string(wrong).unwrap()
+        )),
+    ]);
+    let ws = Ws::new(
+        &s.base_url,
+        "[validation]\ncommands = [\"python3 test_scale.py && test ! -e .local-llm-trace\"]\non_propose = true\n\
+         timeout_secs = 30\n\n[sampling]\ncandidates = 2\nparallel = 1\n",
+    );
+    ws.write(
+        "scale.py",
+        &format!(
+            "\"\"\"The kitchen scale's readings.\"\"\"\n\nGRAMS_PER_OUNCE = 28.35\n\n\n\
+             def ounces(g):\n    return g / GRAMS_PER_OUNCE\n\n\ndef grams(oz):\n{wrong}\n"
+        ),
+    );
+    ws.write(
+        "test_scale.py",
+        "import scale\nassert round(scale.ounces(56.7), 2) == 2.0\nvalue = scale.grams(2)\nassert round(value, 2) == 56.7\n",
+    );
+    second_candidate_pinned_and_passed(
+        &s,
+        &ws,
+        "The scale shows a wrong weight for a reading in the other unit; fix the conversion.",
+        "the test passes",
+        "scale.py",
+        wrong,
+    );
+}
+
+/// Propose `task` on `file` of `ws` and check that the second candidate, pinned to the line `old`, passed while the
+/// checks failed before any edit, and that nothing was written or left behind.
+fn second_candidate_pinned_and_passed(
+    s: &Scripted,
+    ws: &Ws,
+    task: &str,
+    accept: &str,
+    file: &str,
+    old: &str,
+) {
     let sandboxes = tempfile::tempdir().unwrap();
     let before = ws.snapshot();
     let out = Cli::propose(ws.root())
-        .task("Fall back to the default when no host is given.")
-        .accept(&["host({}) is \"localhost\""])
-        .file("settings.py")
+        .task(task)
+        .accept(&[accept])
+        .file(file)
         .arg("--json")
         .env("LOCAL_LLM_SANDBOX_DIR", sandboxes.path())
         .run();
@@ -963,7 +1025,7 @@ fn the_checks_run_before_any_edit_and_a_pinned_candidate_goes_to_the_line_their_
     assert!(out.status.success(), "{}\n{v}", stderr(&out));
     assert_eq!(
         s.pinned_edit(1),
-        serde_json::json!({"path": "settings.py", "old": raising}),
+        serde_json::json!({"path": file, "old": old}),
     );
     assert_eq!(v["candidates"]["passed_before"], false, "{v}");
     assert_eq!(v["validation_passed"], true, "{v}");

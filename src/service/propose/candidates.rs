@@ -28,6 +28,7 @@ use crate::checks::CheckResult;
 use crate::error::{Error, Result};
 use crate::ledger;
 use crate::locate_rank::Failing;
+use crate::locate_rank::executed::Executed;
 use crate::provider::window::{self, SlotCount};
 use crate::provider::{Message, Provider, Usage, Watch};
 use crate::service::{Answer, Call, add_usage, ask, prompt_estimate};
@@ -527,19 +528,14 @@ impl State {
     fn run_checks_first<'p>(&mut self, p: &'p Prepared, watch: &Watch) -> Option<Validator<'p>> {
         let checked = Validator::new(p, watch).and_then(|v| v.check_before(watch).map(|r| (v, r)));
         match checked {
-            Ok((v, results)) => {
-                let failed = results.iter().find(|r| !r.passed);
-                self.passed_before = Some(failed.is_none() && !results.is_empty());
-                let selected: Vec<&str> = p
-                    .selection
-                    .files
-                    .iter()
-                    .filter(|(_, f)| f.is_some())
-                    .map(|(path, _)| path.as_str())
-                    .collect();
+            Ok((v, before)) => {
+                let failed = before.results.iter().find(|r| !r.passed);
+                self.passed_before = Some(failed.is_none() && !before.results.is_empty());
+                let selected = v.selected();
                 let roots = v.roots();
-                p.pin(&failed.map_or_else(Failing::default, |r| {
-                    Failing::read(&r.output, &selected, &roots)
+                p.pin(&failed.map_or_else(Failing::default, |r| Failing {
+                    ran: Executed::read(&before.traces, &selected),
+                    ..Failing::read(&r.output, &selected, &roots)
                 }));
                 Some(v)
             }

@@ -9,6 +9,7 @@ use crate::checks::{self, CheckResult};
 use crate::confine;
 use crate::error::{Error, Result, ValidationFailure};
 use crate::ledger;
+use crate::locate_rank;
 use crate::policy;
 use crate::provider::Watch;
 use crate::sandbox;
@@ -27,6 +28,13 @@ pub(super) fn validate(p: &Prepared, cand: &Candidate, watch: &Watch) -> Result<
         return Ok(known);
     }
     Validator::new(p, watch)?.check(cand, watch)
+}
+
+/// What the checks said before any edit: their results, and what the tracer wrote (nothing when no selected file is
+/// Python or the copy has its own entry of the tracer's name).
+pub(super) struct Before {
+    pub results: Vec<CheckResult>,
+    pub traces: Vec<String>,
 }
 
 /// One sandbox copy for every candidate of a proposal: made once, and between two candidates reset by putting
@@ -68,25 +76,64 @@ impl<'p> Validator<'p> {
     }
 
     /// Run the validation commands on the selected files as the model is shown them, before any edit: what they
-    /// say points the ranking at the lines a failing test exercises ([`crate::locate_rank::Failing`]).
-    pub(super) fn check_before(&self, watch: &Watch) -> Result<Vec<CheckResult>> {
+    /// say points the ranking at the lines a failing test exercises ([`crate::locate_rank::Failing`]). When a
+    /// selected file is Python, the run gets the tracer ([`crate::locate_rank::executed`]) and what it wrote comes
+    /// back as `traces`, for the selected files in the order of [`Validator::selected`]. The tracer is gone from
+    /// the copy when this returns.
+    pub(super) fn check_before(&self, watch: &Watch) -> Result<Before> {
         let policy = &self.p.policy;
         sandbox::stage_pre_images(&self.sws, &self.p.selection.files)?;
         if let Some(uid) = self.owner {
             let touched: Vec<&str> = self.p.selection.files.keys().map(String::as_str).collect();
             sandbox::hand_over(self.sws.root(), &touched, uid);
         }
+        let selected = self.selected();
+        let tracer = if selected.iter().any(|f| f.ends_with(".py")) {
+            sandbox::Tracer::stage(self.sws.root(), self.owner)?
+        } else {
+            None
+        };
+        let mut launch = self.launch.clone();
+        if let Some(t) = &tracer {
+            let python_path = launch
+                .env
+                .iter()
+                .find(|(k, _)| k == "PYTHONPATH")
+                .map(|(_, v)| v.clone());
+            let vars = locate_rank::executed::environment(
+                self.sws.root(),
+                t.folder(),
+                &selected,
+                python_path.as_deref(),
+            );
+            launch
+                .env
+                .retain(|(k, _)| !vars.iter().any(|(n, _)| n == k));
+            launch.env.extend(vars);
+        }
         let secret = policy.secret();
         let run = checks::Run {
-            launch: &self.launch,
+            launch: &launch,
             timeout: Duration::from_secs(policy.validation.timeout_secs),
             secret: &secret,
         };
         let results = checks::run_all(&policy.validation.commands, self.sws.root(), &run, watch);
+        let traces = tracer.map(sandbox::Tracer::take).unwrap_or_default();
         if watch.is_cancelled() {
             return Err(Error::Cancelled);
         }
-        Ok(results)
+        Ok(Before { results, traces })
+    }
+
+    /// The selected files that exist, as the workspace names them, in order.
+    pub(super) fn selected(&self) -> Vec<&'p str> {
+        self.p
+            .selection
+            .files
+            .iter()
+            .filter(|(_, f)| f.is_some())
+            .map(|(path, _)| path.as_str())
+            .collect()
     }
 
     /// Run the validation commands on `cand` in the copy: the selected files are first put back as the model saw
