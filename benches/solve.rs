@@ -10,7 +10,7 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_SET=held-out`, `fresh`, `third` or `fourth` runs a set written for `--localize` instead of the bench's own
+//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth` or `seventh` runs a set written for `--localize` instead of the bench's own
 //! tasks; `SOLVE_HANDED=1` hands each task's true line as the file's range (`PATH:N-N`) instead of the whole file
 //! (what the model solves when handed the right line); `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
@@ -42,6 +42,10 @@ mod fifth;
 mod fourth;
 #[path = "solve/fresh.rs"]
 mod fresh;
+#[path = "solve/seventh.rs"]
+mod seventh;
+#[path = "solve/sixth.rs"]
+mod sixth;
 #[path = "solve/speed.rs"]
 mod speed;
 #[path = "solve/tasks.rs"]
@@ -55,6 +59,17 @@ use local_llm_delegator::service::{ApplyRequest, Call, ProposeRequest, Service};
 use serde_json::{Value, json};
 
 fn main() -> std::process::ExitCode {
+    // The worker's state (its ledger, journals and locks) goes to a folder of this run, removed at its end: the bench
+    // never writes to the user's ledger.
+    let Ok(state) = tempfile::tempdir() else {
+        eprintln!("error: no scratch folder for the worker's state");
+        return std::process::ExitCode::FAILURE;
+    };
+    // SAFETY: set before any thread starts, and nothing reads the environment concurrently.
+    unsafe {
+        std::env::set_var("LOCAL_LLM_STATE_DIR", state.path());
+        std::env::remove_var("LOCAL_LLM_LEDGER");
+    }
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -123,17 +138,19 @@ fn run() -> Result<(), String> {
     if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
         println!("  files    each task's true line only, as its range (SOLVE_HANDED=1)");
     }
-    // `SOLVE_SET=held-out`, `fresh`, `third` or `fourth`: one of the sets written for `--localize` instead of the bench's own.
+    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth` or `seventh`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
         Ok("fresh") => fresh::FRESH,
         Ok("third") => third::THIRD,
         Ok("fourth") => fourth::FOURTH,
         Ok("fifth") => fifth::FIFTH,
+        Ok("sixth") => sixth::SIXTH,
+        Ok("seventh") => seventh::SEVENTH,
         Ok("") | Err(_) => tasks::TASKS,
         Ok(other) => {
             return Err(format!(
-                "SOLVE_SET={other}: use held-out, fresh, third, fourth or fifth"
+                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth or seventh"
             ));
         }
     };
@@ -356,7 +373,14 @@ fn localize() {
                 ..Signals::ALL
             },
         ),
-        ("+ the lines the failing test ran", Signals::ALL),
+        (
+            "+ the lines the failing test ran",
+            Signals {
+                mutants: false,
+                ..Signals::ALL
+            },
+        ),
+        ("+ mutants that pass the check", Signals::ALL),
     ];
     let verbose = std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1");
     // `SOLVE_SET` picks one set (`bench` for the bench's own tasks); without it, every set.
@@ -368,6 +392,8 @@ fn localize() {
         ("third", "held out, third set", third::THIRD),
         ("fourth", "held out, fourth set", fourth::FOURTH),
         ("fifth", "held out, fifth set", fifth::FIFTH),
+        ("sixth", "held out, sixth set", sixth::SIXTH),
+        ("seventh", "held out, seventh set", seventh::SEVENTH),
     ] {
         if !only.is_empty() && only != key {
             continue;
@@ -463,10 +489,68 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
         String::from_utf8_lossy(&out.stderr)
     );
     let roots = [dir.path(), root.as_path()].map(|p| p.to_string_lossy().into_owned());
-    Failing {
+    let failing = Failing {
         ran: executed::Executed::read(&traces, &[task.file]),
         ..Failing::read(&text, &[task.file], &roots)
+    };
+    // The mutation probe, as validation on propose runs it (there: confined, within its time budget).
+    let spec = task_spec(task);
+    let files = task_files(task);
+    let mut runs = 0;
+    let mut check = |path: &str, text: &str| {
+        runs += 1;
+        std::fs::write(root.join(path), text).ok()?;
+        let out = std::process::Command::new("timeout")
+            .args(["5", "python3", &test_file])
+            .current_dir(&root)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .ok()?;
+        Some(out.status.success())
+    };
+    let fixed = local_llm_delegator::locate_rank::mutants::probe(
+        &spec,
+        &files,
+        &Default::default(),
+        &failing,
+        PROBE_RUNS,
+        &mut check,
+    );
+    if std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1") {
+        println!(
+            "    {:<15} probe: {runs} mutants, passed at {fixed:?}",
+            task.name
+        );
     }
+    Failing { fixed, ..failing }
+}
+
+/// The most mutants the bench's probe tries per task, as validation on propose does.
+const PROBE_RUNS: usize = local_llm_delegator::service::PROBE_RUNS;
+
+/// A task as the primary hands it to `propose_patch`.
+fn task_spec(task: &tasks::SolveTask) -> local_llm_delegator::task::Task {
+    serde_json::from_value(json!({
+        "task": task.task,
+        "acceptance_criteria": [task.criterion],
+        "complexity": "low",
+        "files": [task.file],
+    }))
+    .expect("a task")
+}
+
+/// A task's one selected file, as the model is shown it.
+fn task_files(
+    task: &tasks::SolveTask,
+) -> std::collections::BTreeMap<String, Option<local_llm_delegator::patch::PreImage>> {
+    [(
+        task.file.to_string(),
+        Some(local_llm_delegator::patch::PreImage {
+            text: task.source.to_string(),
+            mode: local_llm_delegator::patch::MODE_REGULAR,
+        }),
+    )]
+    .into()
 }
 
 /// One row of the localization table: how often the true place is ranked first / among the first three.
@@ -483,21 +567,8 @@ fn localize_row(
         let (mut first, mut three) = (0, 0);
         let mut missed = Vec::new();
         for (task, failing) in tasks.iter().zip(failing) {
-            let spec: local_llm_delegator::task::Task = serde_json::from_value(json!({
-                "task": task.task,
-                "acceptance_criteria": [task.criterion],
-                "complexity": "low",
-                "files": [task.file],
-            }))
-            .expect("a task");
-            let files = [(
-                task.file.to_string(),
-                Some(local_llm_delegator::patch::PreImage {
-                    text: task.source.to_string(),
-                    mode: local_llm_delegator::patch::MODE_REGULAR,
-                }),
-            )]
-            .into();
+            let spec = task_spec(task);
+            let files = task_files(task);
             // `in_def`: the file narrowed to the definition holding the true place, as a primary that found it
             // with its search tool hands it (`PATH:START-END`).
             let focus: local_llm_delegator::patch::focus::Focus = if in_def {

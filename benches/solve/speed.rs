@@ -38,7 +38,9 @@ def in_stock(stock, name):
     return stock.get(name, 0) > 0
 "#;
 
-const TEST: &str = "from shop import total, cheapest, in_stock\nassert total({\"apple\": 2, \"pear\": 1}) == 10\n\
+// The basket tells the operators apart (3 * 3 + 4 * 1 = 13, where 3 + 3 + 4 + 1 = 11); the one it had before (2
+// apples and a pear: 10 both ways) passed on the file as it is, so a candidate "passed" by breaking nothing.
+const TEST: &str = "from shop import total, cheapest, in_stock\nassert total({\"apple\": 3, \"pear\": 1}) == 13\n\
                     assert cheapest() == \"plum\"\nassert in_stock({\"pear\": 1}, \"pear\")\n";
 
 const TASK: &str =

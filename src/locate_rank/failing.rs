@@ -23,6 +23,8 @@ pub struct Failing {
     pub words: Vec<String>,
     /// The lines of the selected files the checks ran, where a tracer could see them ([`super::executed`]).
     pub ran: super::executed::Executed,
+    /// (selected file, 1-based line) where a mutation made the failing check pass ([`super::mutants::probe`]).
+    pub fixed: Vec<(String, usize)>,
 }
 
 impl Failing {
@@ -49,12 +51,16 @@ impl Failing {
             places: named_lines_under(output, selected, Some(roots)),
             words,
             ran: Default::default(),
+            fixed: Vec::new(),
         }
     }
 
     /// Whether there is nothing to go on.
     pub fn is_empty(&self) -> bool {
-        self.places.is_empty() && self.words.is_empty() && self.ran.is_empty()
+        self.places.is_empty()
+            && self.words.is_empty()
+            && self.ran.is_empty()
+            && self.fixed.is_empty()
     }
 
     /// For each line of the selected file `path` (0-based), how strongly the output points at it: 1 for the first

@@ -23,6 +23,7 @@
 pub mod executed;
 mod failing;
 mod implied;
+pub mod mutants;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -52,6 +53,8 @@ pub struct Signals {
     /// Rank the lines the failing check ran in the call it failed on above others, and a function's lines it never
     /// reached below them ([`executed`]).
     pub executed: bool,
+    /// Rank first the lines where a small mutation made the failing check pass ([`mutants`]).
+    pub mutants: bool,
 }
 
 impl Signals {
@@ -65,6 +68,7 @@ impl Signals {
         check: false,
         implied: false,
         executed: false,
+        mutants: false,
     };
     /// Every signal.
     pub const ALL: Signals = Signals {
@@ -76,6 +80,7 @@ impl Signals {
         check: true,
         implied: true,
         executed: true,
+        mutants: true,
     };
 }
 
@@ -108,6 +113,9 @@ const CHECK_WEIGHT: f64 = 2.0;
 const FAILING_CALL_WEIGHT: f64 = 1.0;
 /// What never running scales a function's statement by ([`Signals::executed`]).
 const NOT_RUN_FACTOR: f64 = 0.2;
+/// What a mutation that made the failing check pass adds to its line ([`Signals::mutants`]): more than every other
+/// signal together, since such a line almost always holds the slip.
+const MUTANT_WEIGHT: f64 = 4.0;
 
 /// The places the task most likely means, best first, at most `max`, distinct by file, text and kind (a place is
 /// pinned by its text). Each existing selected file's non-blank lines (inside its ranges, when narrowed) are
@@ -141,11 +149,8 @@ pub fn rank(
         } else {
             Vec::new()
         };
-        let reach = failing
-            .ran
-            .lines(path, &pre.text)
-            .filter(|_| signals.executed);
-        let traced = |s: f64, line: usize, insert| by_trace(s, reach.as_deref(), line, insert);
+        let ran = Evidence::of(failing, path, &pre.text, signals);
+        let traced = |s: f64, line: usize, insert: bool| ran.moved(s, line, insert);
         for (k, (i, line)) in lines.iter().enumerate() {
             let tokens = tokens(line);
             let frag = fragments
@@ -165,15 +170,16 @@ pub fn rank(
             if signals.prose_below_code && is_prose {
                 s *= PROSE_FACTOR;
             }
-            let spot = |insert| Spot {
+            let spot = |insert, at: usize| Spot {
                 path: path.clone(),
-                line: i + 1,
+                line: at + 1,
                 text: line.to_string(),
                 insert,
             };
-            let changed = traced(s, *i, false);
+            let at = ran.stands_for(*i, line);
+            let changed = traced(s, at, false);
             if changed > 0.0 {
-                scored.push((changed, spot(false)));
+                scored.push((changed, spot(false, at)));
             }
             if adds && !is_prose {
                 let flow = flow[k];
@@ -189,7 +195,7 @@ pub fn rank(
                 let s = traced(s, *i, true);
                 if s > 0.0 {
                     // Among equals the later place: a new line like others goes after the last of them.
-                    scored.push((s + 0.5 + 1e-6 * *i as f64, spot(true)));
+                    scored.push((s + 0.5 + 1e-6 * *i as f64, spot(true, *i)));
                 }
             }
         }
@@ -212,6 +218,52 @@ pub fn rank(
         .filter(|s| seen.insert((s.path.clone(), s.text.clone(), s.insert)))
         .take(max)
         .collect()
+}
+
+/// What the checks before any edit say of one file's lines: which ran ([`Signals::executed`]), and where a mutant
+/// made the failing check pass ([`Signals::mutants`]).
+struct Evidence<'t> {
+    reach: Option<Vec<executed::Reach>>,
+    /// The lines (0-based) where a mutant passed, with their texts.
+    fixed: Vec<(usize, &'t str)>,
+}
+
+impl<'t> Evidence<'t> {
+    fn of(failing: &Failing, path: &str, text: &'t str, signals: Signals) -> Evidence<'t> {
+        let reach = failing.ran.lines(path, text).filter(|_| signals.executed);
+        let fixed: Vec<usize> = failing
+            .fixed
+            .iter()
+            .filter(|(p, _)| p == path && signals.mutants)
+            .map(|(_, n)| *n)
+            .collect();
+        let line = |l: &'t str| l.strip_suffix('\r').unwrap_or(l);
+        let fixed = if fixed.is_empty() {
+            Vec::new()
+        } else {
+            let lines = text.lines().enumerate();
+            lines
+                .filter(|(k, _)| fixed.contains(&(k + 1)))
+                .map(|(k, l)| (k, line(l)))
+                .collect()
+        };
+        Evidence { reach, fixed }
+    }
+
+    /// The score `s` of the line `line` (0-based) or, with `insert`, the place after it, moved by this evidence.
+    fn moved(&self, s: f64, line: usize, insert: bool) -> f64 {
+        let mutated = !insert && self.fixed.iter().any(|(n, _)| *n == line);
+        by_trace(s, self.reach.as_deref(), line, insert) + if mutated { MUTANT_WEIGHT } else { 0.0 }
+    }
+
+    /// The line (0-based) the shown line `i` with the text `line` stands for: the ranking shows a text once, at its
+    /// first line, and it stands for a later line of it where a mutant passed.
+    fn stands_for(&self, i: usize, line: &str) -> usize {
+        self.fixed
+            .iter()
+            .find(|(_, t)| *t == line)
+            .map_or(i, |(n, _)| *n)
+    }
 }
 
 /// A place's score `s` moved by what the failing check ran ([`executed`]), for the line `line` (0-based) or, with

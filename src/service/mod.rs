@@ -25,7 +25,7 @@ use std::time::Instant;
 
 pub use apply::{ApplyRequest, ApplyResult, apply_bytes, apply_bytes_watched};
 pub use delegate::{DelegateRequest, DelegateResult, MAX_DELEGATE_OUTPUT_TOKENS};
-pub use propose::{CandidatesReport, at_once};
+pub use propose::{CandidatesReport, PROBE_RUNS, at_once};
 pub use propose::{FileStatus, FileSummary, ProposeRequest, ProposeResult};
 
 use crate::error::{Error, Result};

@@ -14,12 +14,14 @@ use serde_json::Value;
 
 use crate::provider::Prefill;
 
-/// What a pinned candidate's request carries: its schema bounded, its answer budget, and its prefill.
+/// What a pinned candidate's request carries: its schema bounded, its answer budget, its prefill, and the prompt
+/// it is shown (none: the proposal's own).
 #[derive(Debug, Clone)]
 pub(super) struct Pin {
     pub(super) schema: Value,
     pub(super) max_tokens: u32,
     pub(super) prefill: Option<Prefill>,
+    pub(super) messages: Option<Vec<crate::provider::Message>>,
 }
 
 /// The request parts of an answer pinned by `schema` (see [`bound`] and [`crate::prompt::pinned_prefill`]).
@@ -30,6 +32,7 @@ pub(super) fn pin(schema: Value, max_output_tokens: u32) -> Pin {
         schema,
         max_tokens,
         prefill,
+        messages: None,
     }
 }
 

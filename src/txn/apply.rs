@@ -448,8 +448,12 @@ pub(super) fn put_back(
                 )));
             }
             // Rewritten in place, like the apply wrote it: same inode, owner, mode and hard links.
+            let was = file.metadata().and_then(|m| m.modified()).ok();
             fsat::rewrite(&file, pre)?;
             file.sync_data()?;
+            if let Some(was) = was {
+                drop_stale_bytecode(&dir, &name, (was, bytes.len()), &file, pre.len());
+            }
             read_back(&dir, &name, pre)
         }
         // Gone: created again beside, then renamed into place.
@@ -461,6 +465,53 @@ pub(super) fn put_back(
             }
             dir.sync()?;
             read_back(&dir, &name, pre)
+        }
+    }
+}
+
+/// After the Python file `name` was put back: remove the bytecode Python cached from the bytes it held (`held`: when
+/// they were written and their size), when the file put back has the same size and its mtime the same whole second,
+/// since Python checks only these two and would run that bytecode for the restored source. Best effort: a cache that
+/// cannot be read or removed is left as it is; a hash-checked one is never stale.
+fn drop_stale_bytecode(
+    dir: &fsat::Dir,
+    name: &str,
+    held: (std::time::SystemTime, usize),
+    file: &fs::File,
+    size: usize,
+) {
+    let secs = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_secs())
+    };
+    let now = file
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(secs);
+    let (Some(stem), Some(was)) = (name.strip_suffix(".py"), secs(held.0)) else {
+        return;
+    };
+    if size != held.1 || now != Some(was) {
+        return;
+    }
+    let Ok(cache) = dir.open_sub("__pycache__") else {
+        return;
+    };
+    let prefix = format!("{stem}.");
+    for n in cache.names().unwrap_or_default() {
+        if !n.starts_with(&prefix) || !n.ends_with(".pyc") {
+            continue;
+        }
+        let Ok(Some(b)) = cache.read_file(&n) else {
+            continue;
+        };
+        // The header: magic (4 bytes), flags (4; 0 when checked by mtime and size), the source's mtime and size (4
+        // each, little-endian, both cut to 32 bits).
+        let recorded = |at: usize, v: u64| b.get(at..at + 4) == Some(&(v as u32).to_le_bytes()[..]);
+        if b.get(4..8) == Some(&[0u8; 4][..]) && recorded(8, was) && recorded(12, held.1 as u64) {
+            let _ = cache.unlink(&n);
         }
     }
 }

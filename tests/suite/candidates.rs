@@ -635,6 +635,38 @@ fn every_candidate_asks_llamacpp_to_reuse_the_same_prompt_prefix() {
 }
 
 #[test]
+fn a_pinned_candidate_is_shown_its_file_around_its_line_after_the_same_instructions() {
+    // Scripted endpoint, which records each request's body. The file is longer than the window a pin shows (its line
+    // and three each side): the free candidate sees it whole, the pinned ones only around VALUE = 1, after the same
+    // instructions and example.
+    let s = scripted(vec![Reply::chat(&edit(2)), Reply::chat(&edit(3))]);
+    let ws = workspace(
+        &s.base_url,
+        3,
+        "candidates = 2\nparallel = 1\n\n[repair]\nattempts = 0",
+    );
+    let far: String = (1..=12).map(|n| format!("# note {n}\n")).collect();
+    ws.write("v.py", &format!("VALUE = 1\n{far}"));
+    let sandboxes = tempfile::tempdir().unwrap();
+    let (out, v) = propose_json(&ws, sandboxes.path());
+    assert!(out.status.success(), "{}\n{v}", stderr(&out));
+    let reqs = s.requests.lock().unwrap().clone();
+    assert_eq!(reqs.len(), 2, "{v}");
+    let user = |r: &Value| r["messages"][1]["content"].as_str().unwrap().to_string();
+    let (free, pinned) = (user(&reqs[0]), user(&reqs[1]));
+    assert!(free.contains("# note 12"), "{free}");
+    assert!(
+        pinned.contains("VALUE = 1") && pinned.contains("# note 3\n"),
+        "{pinned}"
+    );
+    assert!(!pinned.contains("# note 4\n"), "{pinned}");
+    let instructions = free.split("Now the real task.").next().unwrap();
+    assert!(pinned.starts_with(instructions), "{pinned}");
+    assert_eq!(reqs[0]["messages"][0], reqs[1]["messages"][0]);
+    assert_eq!(v["candidates"]["chosen"], 2, "{v}");
+}
+
+#[test]
 fn a_server_that_refuses_the_prefill_gets_the_pinned_schema_instead() {
     // Scripted endpoint: a server (a chat template with thinking on, in llama.cpp) that answers a request ending in an
     // assistant message with HTTP 400. The pinned candidate is asked again with its schema, and validated.
@@ -877,11 +909,7 @@ fn a_task_that_adds_a_line_gets_a_candidate_pinned_to_insert_after_the_right_lin
             serde_json::to_string(anchor).unwrap()
         )),
     ]);
-    let ws = Ws::new(
-        &s.base_url,
-        "[validation]\ncommands = [\"python3 test_names.py\"]\non_propose = true\ntimeout_secs = 30\n\n\
-         [sampling]\ncandidates = 2\nparallel = 1\n",
-    );
+    let ws = two_candidates_checked_by(&s.base_url, "test_names.py");
     ws.write(
         "names.py",
         &format!("def full_name(first, last):\n{anchor}\n\n\ndef initials(first, last):\n    return first[0] + last[0]\n"),
@@ -934,11 +962,7 @@ fn the_checks_run_before_any_edit_and_a_pinned_candidate_goes_to_the_line_their_
             serde_json::to_string(raising).unwrap()
         )),
     ]);
-    let ws = Ws::new(
-        &s.base_url,
-        "[validation]\ncommands = [\"python3 test_settings.py\"]\non_propose = true\ntimeout_secs = 30\n\n\
-         [sampling]\ncandidates = 2\nparallel = 1\n",
-    );
+    let ws = two_candidates_checked_by(&s.base_url, "test_settings.py");
     ws.write(
         "settings.py",
         &format!(
@@ -1002,16 +1026,80 @@ fn a_pinned_candidate_goes_to_the_line_the_failing_test_ran_when_no_traceback_na
     );
 }
 
-/// Propose `task` on `file` of `ws` and check that the second candidate, pinned to the line `old`, passed while the
-/// checks failed before any edit, and that nothing was written or left behind.
-fn second_candidate_pinned_and_passed(
-    s: &Scripted,
-    ws: &Ws,
-    task: &str,
-    accept: &str,
-    file: &str,
-    old: &str,
-) {
+#[test]
+fn a_pinned_candidate_goes_to_the_line_where_a_mutant_made_the_failing_check_pass() {
+    // Scripted: the first (free) answer changes the rate. Both `return` lines run in the failing call and share the
+    // task's words, and the assertion names neither; only the mutation probe, whose `- SHIPPING` to `+ SHIPPING` (the
+    // line's first mutant) made the check pass in the confined copy, points the second candidate at the total's line.
+    let wrong = "    return net - SHIPPING + tax(net)";
+    let s = scripted(vec![
+        Reply::chat(r#"{"edits":[{"path":"order.py","old":"RATE = 0.2","new":"RATE = 0.25"}]}"#),
+        Reply::chat(&format!(
+            r#"{{"edits":[{{"path":"order.py","old":{},"new":"    return net + SHIPPING + tax(net)"}}]}}"#,
+            serde_json::to_string(wrong).unwrap()
+        )),
+    ]);
+    let ws = two_candidates_checked_by(&s.base_url, "test_order.py");
+    ws.write(
+        "order.py",
+        &format!(
+            "\"\"\"What an order costs.\"\"\"\n\nRATE = 0.2\nSHIPPING = 5\n\n\n\
+             def tax(net):\n    return net * RATE\n\n\ndef total(net):\n{wrong}\n"
+        ),
+    );
+    ws.write(
+        "test_order.py",
+        "import order\nassert order.tax(10) == 2\ncost = order.total(10)\nassert cost == 17, cost\n",
+    );
+    second_candidate_pinned_and_passed(
+        &s,
+        &ws,
+        "An order's total comes out wrong: the net, its tax and the shipping should add up.",
+        "the test passes",
+        "order.py",
+        wrong,
+    );
+}
+
+#[test]
+fn a_candidate_that_keeps_the_size_of_the_file_is_not_run_as_the_bytecode_of_the_run_before_it() {
+    // Scripted: the first answer turns "ab" into "ba", the same size, and arrives at once, so it is validated in the
+    // same second as the run of the checks before any edit. Python trusts a cached module whose source has the
+    // recorded mtime (in whole seconds) and size: had that run written `__pycache__`, the candidate would run as the
+    // old bytes and fail.
+    let s = scripted(vec![
+        Reply::chat(
+            r#"{"edits":[{"path":"word.py","old":"    return \"ab\"","new":"    return \"ba\""}]}"#,
+        ),
+        Reply::chat(
+            r#"{"edits":[{"path":"word.py","old":"    return \"ab\"","new":"    return \"xx\""}]}"#,
+        ),
+    ]);
+    let ws = two_candidates_checked_by(&s.base_url, "test_word.py");
+    ws.write("word.py", "def word():\n    return \"ab\"\n");
+    ws.write(
+        "test_word.py",
+        "import word\nassert word.word() == \"ba\", word.word()\n",
+    );
+    let task = "word() must return the letters the other way round.";
+    let (_, v) = passed_after_failing(&ws, task, "the test passes", "word.py");
+    assert_eq!(v["candidates"]["chosen"], 1, "{v}");
+}
+
+/// A workspace whose one check is `python3 TEST` (validated on propose), asking two candidates one at a time.
+fn two_candidates_checked_by(base_url: &str, test: &str) -> Ws {
+    Ws::new(
+        base_url,
+        &format!(
+            "[validation]\ncommands = [\"python3 {test}\"]\non_propose = true\ntimeout_secs = 30\n\n\
+             [sampling]\ncandidates = 2\nparallel = 1\n"
+        ),
+    )
+}
+
+/// Propose `task` on `file` of `ws` and check that a candidate passed while the checks failed before any edit, and
+/// that nothing was written or left behind: the command's output and its JSON.
+fn passed_after_failing(ws: &Ws, task: &str, accept: &str, file: &str) -> (Output, Value) {
     let sandboxes = tempfile::tempdir().unwrap();
     let before = ws.snapshot();
     let out = Cli::propose(ws.root())
@@ -1023,15 +1111,31 @@ fn second_candidate_pinned_and_passed(
         .run();
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
     assert!(out.status.success(), "{}\n{v}", stderr(&out));
+    assert_eq!(v["candidates"]["passed_before"], false, "{v}");
+    assert_eq!(v["validation_passed"], true, "{v}");
+    assert_eq!(ws.snapshot(), before, "propose wrote to the workspace");
+    assert!(empty(sandboxes.path()), "a sandbox was left behind");
+    (out, v)
+}
+
+/// Propose `task` on `file` of `ws` and check that the second candidate, pinned to the line `old`, passed while the
+/// checks failed before any edit, and that nothing was written or left behind.
+fn second_candidate_pinned_and_passed(
+    s: &Scripted,
+    ws: &Ws,
+    task: &str,
+    accept: &str,
+    file: &str,
+    old: &str,
+) {
+    let (out, v) = passed_after_failing(ws, task, accept, file);
     assert_eq!(
         s.pinned_edit(1),
         serde_json::json!({"path": file, "old": old}),
+        "{}",
+        stderr(&out)
     );
-    assert_eq!(v["candidates"]["passed_before"], false, "{v}");
-    assert_eq!(v["validation_passed"], true, "{v}");
     assert_eq!(v["candidates"]["chosen"], 2, "{v}");
-    assert_eq!(ws.snapshot(), before, "propose wrote to the workspace");
-    assert!(empty(sandboxes.path()), "a sandbox was left behind");
 }
 
 #[test]

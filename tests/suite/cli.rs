@@ -403,6 +403,19 @@ fn an_unreachable_model_is_named_by_url() {
     );
 }
 
+/// Propose the scripted edit of `src/value.py` in `ws` into a patch file: the file and its digest.
+fn proposed_value(ws: &Ws) -> (tempfile::NamedTempFile, String) {
+    let pf = tempfile::NamedTempFile::new().unwrap();
+    let out = propose(
+        ws,
+        &["src/value.py"],
+        &["--out", pf.path().to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let d = sha256_of_file(pf.path());
+    (pf, d)
+}
+
 #[test]
 fn apply_refuses_a_wrong_digest_and_altered_bytes() {
     let s = scripted(vec![Reply::chat(EDIT_JSON)]);
@@ -506,6 +519,43 @@ fn a_failing_validation_restores_every_file_byte_for_byte() {
         ws.snapshot(),
         before,
         "the workspace must be exactly as before, modes included"
+    );
+}
+
+#[test]
+fn a_restored_python_file_is_not_run_as_the_bytecode_its_failed_check_cached() {
+    // The patch keeps the file's size (VALUE = 1 to VALUE = 2); the check imports it (Python caches its bytecode,
+    // keyed on the source's mtime in whole seconds and its size) and fails, and the restore follows within the
+    // second. Without removing that cache, the restored file would run as VALUE = 2 until it next changed.
+    let s = scripted(vec![Reply::chat(EDIT_JSON)]);
+    let import = "python3 -c 'import sys; sys.path.insert(0, \"src\"); import value; assert value.VALUE == 3'";
+    let ws = sample(
+        &s.base_url,
+        &format!(
+            "[validation]\ncommands = [\"{}\"]\non_propose = false\n",
+            import.replace('"', "\\\"")
+        ),
+    );
+    let (pf, d) = proposed_value(&ws);
+    let out = Cli::apply(ws.root(), pf.path().to_str().unwrap(), &d).run();
+    let err = stderr(&out);
+    assert!(
+        err.contains("validation failed, previous bytes restored"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.dir.path().join("src/value.py")).unwrap(),
+        SOURCE
+    );
+    let run = std::process::Command::new("python3")
+        .args(["-c", "import sys; sys.path.insert(0, 'src'); import value"])
+        .current_dir(ws.root())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "1\n",
+        "the restored file ran as the patch's bytecode"
     );
 }
 

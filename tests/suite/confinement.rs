@@ -310,6 +310,8 @@ fn the_models_code_reaches_nothing_outside_its_sandbox() {
                 // Set inside the check by the pyenv shim that starts python3 (PYENV_ROOT is shown to it).
                 || name.starts_with("PYENV_")
                 || name.starts_with("_PYENV_")
+                // Set to 1 by the worker in the sandbox: no candidate runs as an earlier run's cached bytecode.
+                || name == "PYTHONDONTWRITEBYTECODE"
                 || local_llm_delegator::policy::DEFAULT_CHECK_ENV.contains(&name),
             "{name} reached the check's environment"
         );

@@ -67,12 +67,11 @@ fn launch(launcher: &Path, args: &[&str], path: &str, stdin: &str) -> (Output, D
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    // A launcher that fails at once may be gone before it reads its input: a broken pipe then says nothing.
+    let written = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    if let Err(e) = written {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
     let deadline = start + Duration::from_secs(20);
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {

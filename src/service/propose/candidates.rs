@@ -27,8 +27,8 @@ use super::validate::Validator;
 use crate::checks::CheckResult;
 use crate::error::{Error, Result};
 use crate::ledger;
-use crate::locate_rank::Failing;
 use crate::locate_rank::executed::Executed;
+use crate::locate_rank::{self, Failing};
 use crate::provider::window::{self, SlotCount};
 use crate::provider::{Message, Provider, Usage, Watch};
 use crate::service::{Answer, Call, add_usage, ask, prompt_estimate};
@@ -533,10 +533,17 @@ impl State {
                 self.passed_before = Some(failed.is_none() && !before.results.is_empty());
                 let selected = v.selected();
                 let roots = v.roots();
-                p.pin(&failed.map_or_else(Failing::default, |r| Failing {
-                    ran: Executed::read(&before.traces, &selected),
-                    ..Failing::read(&r.output, &selected, &roots)
-                }));
+                let failing = failed.map_or_else(Failing::default, |r| {
+                    let failing = Failing {
+                        ran: Executed::read(&before.traces, &selected),
+                        ..Failing::read(&r.output, &selected, &roots)
+                    };
+                    Failing {
+                        fixed: probe(p, &v, &failing, r, watch),
+                        ..failing
+                    }
+                });
+                p.pin(&failing);
                 Some(v)
             }
             Err(e) => {
@@ -719,6 +726,46 @@ impl State {
 
 /// The first line of a refusal, without the "model answer: " every answer's refusal starts with, at most 200
 /// characters.
+/// The most mutants the mutation probe runs the failing check on ([`locate_rank::mutants::probe`]).
+pub const PROBE_RUNS: usize = 32;
+/// How long the mutation probe may take in all, at least: the pinned candidates wait for it.
+const PROBE_BUDGET: Duration = Duration::from_secs(3);
+/// How long it may take at most, however slow the check: [`PROBE_BUDGET`] or twelve times the check's time before
+/// any edit, whichever is longer, up to this (a loaded machine slows every run of the check alike).
+const PROBE_BUDGET_MOST: Duration = Duration::from_secs(6);
+/// A failing check that took longer than this before any edit is not probed: too few mutants would fit.
+const PROBE_SLOWEST_MS: u64 = 1_500;
+
+/// Run the mutation probe ([`locate_rank::mutants`]) with the check that `failed` before any edit, in the copy of
+/// `v`: the lines where a mutant made it pass. Each mutant's check may take four times as long as the check took
+/// before any edit (at least a second, at most the policy's timeout, since a mutant may loop), and the probe stops
+/// at [`PROBE_RUNS`] mutants, when its time is up (twelve times the check's, within [`PROBE_BUDGET`] and
+/// [`PROBE_BUDGET_MOST`]), or at a cancellation.
+fn probe(
+    p: &Prepared,
+    v: &Validator<'_>,
+    failing: &Failing,
+    failed: &CheckResult,
+    watch: &Watch,
+) -> Vec<(String, usize)> {
+    if failed.timed_out || failed.duration_ms > PROBE_SLOWEST_MS {
+        return Vec::new();
+    }
+    let most = p.policy.validation.timeout_secs.saturating_mul(1000);
+    let timeout = Duration::from_millis((4 * failed.duration_ms).clamp(1000, most.max(1)));
+    let budget =
+        Duration::from_millis(12 * failed.duration_ms).clamp(PROBE_BUDGET, PROBE_BUDGET_MOST);
+    let started = Instant::now();
+    let mut check = |path: &str, text: &str| {
+        if started.elapsed() >= budget || watch.is_cancelled() {
+            return None;
+        }
+        v.try_text(path, text, &failed.command, timeout, watch).ok()
+    };
+    let s = &p.selection;
+    locate_rank::mutants::probe(&p.task, &s.files, &s.focus, failing, PROBE_RUNS, &mut check)
+}
+
 fn first_line(s: &str) -> String {
     let line = s.lines().next().unwrap_or_default();
     let line = line.strip_prefix("model answer: ").unwrap_or(line);

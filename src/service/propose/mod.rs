@@ -18,7 +18,7 @@ mod prepare;
 mod read;
 mod validate;
 
-pub use candidates::{CandidatesReport, at_once};
+pub use candidates::{CandidatesReport, PROBE_RUNS, at_once};
 pub use prepare::ProposeRequest;
 pub(crate) use validate::check_copy;
 

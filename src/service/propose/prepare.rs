@@ -79,6 +79,14 @@ impl Prepared {
                 Some(n as u64),
             ),
         };
+        let messages = match n {
+            0 => messages,
+            n => self
+                .pins()
+                .get(n - 1)
+                .and_then(|p| p.messages.clone())
+                .unwrap_or(messages),
+        };
         ChatRequest {
             model: self.model.clone(),
             messages,
@@ -128,8 +136,9 @@ impl Prepared {
                 );
                 spread(&spots, k - 1)
                     .iter()
-                    .map(|s| {
-                        pin_bounds::pin(
+                    .map(|s| pin_bounds::Pin {
+                        messages: Some(self.messages_at(s)),
+                        ..pin_bounds::pin(
                             prompt::pinned_schema(&s.path, &s.text, s.insert, bounds),
                             self.policy.limits.max_output_tokens,
                         )
@@ -140,6 +149,30 @@ impl Prepared {
         };
         // A second call finds them set and changes nothing.
         let _ = self.pinned.set(pins);
+    }
+
+    /// The prompt of a candidate pinned to `spot`: the proposal's, with the pinned file shown only around that line
+    /// (the line and 3 lines each side, as a primary's `PATH:N-N` shows it), so that a small model's answer is not
+    /// drawn to the rest of the file; the proposal's own when that window is the whole file. Its instructions and
+    /// example, the start of every prompt, stay the same, and so do the prompts of pins to one place.
+    fn messages_at(&self, spot: &locate_rank::Spot) -> Vec<crate::provider::Message> {
+        let lines = self
+            .selection
+            .files
+            .get(&spot.path)
+            .and_then(Option::as_ref);
+        let lines = lines.map_or(0, |p| crate::patch::focus::lines_of(&p.text).len());
+        if lines <= 7 && !self.selection.focus.contains_key(&spot.path) {
+            // The window would show the whole file: the proposal's own prompt, whose every byte the server has.
+            return self.messages.clone();
+        }
+        let mut focus = self.selection.focus.clone();
+        let at = crate::patch::focus::LineRange {
+            start: spot.line,
+            end: spot.line,
+        };
+        focus.insert(spot.path.clone(), vec![at]);
+        prompt::messages(&self.task, &self.selection.files, &focus, self.format)
     }
 
     /// Whether proposals are validated in a sandbox copy before they are returned.

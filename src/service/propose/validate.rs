@@ -136,6 +136,52 @@ impl<'p> Validator<'p> {
             .collect()
     }
 
+    /// Run the one validation command `command` in the copy with the selected file `path` holding `text` (a mutant
+    /// of the mutation probe, [`crate::locate_rank::mutants`]), the other selected files as the model saw them, and
+    /// at most `timeout`: whether it passed. The edit goes through the same throwaway transaction as a candidate's.
+    pub(super) fn try_text(
+        &self,
+        path: &str,
+        text: &str,
+        command: &str,
+        timeout: Duration,
+        watch: &Watch,
+    ) -> Result<bool> {
+        let policy = &self.p.policy;
+        let Some(Some(pre)) = self.p.selection.files.get(path) else {
+            return Ok(false);
+        };
+        sandbox::stage_pre_images(&self.sws, &self.p.selection.files)?;
+        let patch = crate::patch::canonical::render(&[crate::patch::FileChange {
+            path: path.to_string(),
+            pre: Some(pre.text.as_bytes().to_vec()),
+            post: text.as_bytes().to_vec(),
+            mode: pre.mode,
+            hunks: Vec::new(),
+            op: crate::patch::ChangeOp::Edit,
+        }]);
+        let secret = policy.secret();
+        let run = checks::Run {
+            launch: &self.launch,
+            timeout,
+            secret: &secret,
+        };
+        let owner = self.owner;
+        let applied = txn::apply_throwaway(
+            &self.sws,
+            &patch,
+            patch_limits(policy),
+            |root: &std::path::Path| {
+                if let Some(uid) = owner {
+                    sandbox::hand_over(root, &[path], uid);
+                }
+                let commands = [command.to_string()];
+                Ok::<_, Box<ValidationFailure>>(checks::run_all(&commands, root, &run, watch))
+            },
+        )?;
+        Ok(applied.validation.iter().all(|r| r.passed) && !applied.validation.is_empty())
+    }
+
     /// Run the validation commands on `cand` in the copy: the selected files are first put back as the model saw
     /// them (the copy may lack one or hold newer bytes, and a previous candidate may have changed them).
     pub(super) fn check(&self, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
@@ -225,7 +271,18 @@ pub(crate) fn check_copy(
     )?;
     Ok(CheckCopy {
         copy,
-        launch,
+        launch: without_bytecode(launch),
         owner,
     })
+}
+
+/// `launch` with Python told not to write bytecode (`PYTHONDONTWRITEBYTECODE=1`). Python trusts a cached module when
+/// its source has the recorded mtime (whole seconds) and size: a candidate or a mutant that keeps a file's size
+/// (`+` for `*`), written in the same second as the run before it, would otherwise be run as the stale bytecode of
+/// that run, and pass or fail for what it is not.
+fn without_bytecode(mut launch: confine::Launch) -> confine::Launch {
+    const VAR: &str = "PYTHONDONTWRITEBYTECODE";
+    launch.env.retain(|(k, _)| k != VAR);
+    launch.env.push((VAR.into(), "1".into()));
+    launch
 }

@@ -1,0 +1,715 @@
+//! The mutation probe: small classic mutations of one line of Python (a comparison loosened or turned round, an
+//! arithmetic or logical operator swapped, a module constant exchanged for another, a whole number or an index
+//! moved by one, a condition negated), run against the check that fails before any edit. A line where one of them
+//! makes that check pass is very likely the line the fix changes (mutation-based fault localization): the signal
+//! [`super::Signals::mutants`] ranks it first. The mutations are pure and the probe runs a check only through the
+//! closure it is given, so the caller decides where (a confined sandbox copy) and for how long.
+
+use std::collections::BTreeMap;
+
+use super::executed::Reach;
+use super::{Failing, Signals, rank};
+use crate::patch::PreImage;
+use crate::patch::focus::Focus;
+use crate::task::Task;
+
+/// The most mutants of one line that are tried.
+pub const MAX_PER_LINE: usize = 10;
+/// The most lines that are probed: the best ranked lines to change, without this signal.
+pub const MAX_LINES: usize = 10;
+/// The most names of the file one name is exchanged for (a constant for constants, an attribute for attributes).
+const MAX_CONSTANTS: usize = 4;
+
+/// What a token of a line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Name,
+    Number,
+    Op,
+    Str,
+}
+
+/// One token: its kind and its byte span in the line.
+#[derive(Debug, Clone, Copy)]
+struct Tok {
+    kind: Kind,
+    start: usize,
+    end: usize,
+}
+
+/// Operators and what each is swapped for: the relational, arithmetic and augmented-assignment mutations of the
+/// literature (ROR, AOR), each kept to the swaps that stand for a real slip (`<` for `<=`, `+` for `*`).
+const OP_SWAPS: &[(&str, &[&str])] = &[
+    ("<", &["<=", ">"]),
+    ("<=", &["<", ">="]),
+    (">", &[">=", "<"]),
+    (">=", &[">", "<="]),
+    ("==", &["!="]),
+    ("!=", &["=="]),
+    ("+", &["-", "*"]),
+    ("-", &["+"]),
+    ("*", &["/", "+"]),
+    ("/", &["*", "//"]),
+    ("//", &["/", "*"]),
+    ("%", &["//"]),
+    ("+=", &["-="]),
+    ("-=", &["+="]),
+    ("*=", &["/="]),
+    ("/=", &["*="]),
+    ("//=", &["/="]),
+];
+
+/// Names and what each is swapped for: logical operators, truth values, and the builtins and methods that come in
+/// pairs.
+const NAME_SWAPS: &[(&str, &[&str])] = &[
+    ("and", &["or"]),
+    ("or", &["and"]),
+    ("True", &["False"]),
+    ("False", &["True"]),
+    ("min", &["max"]),
+    ("max", &["min"]),
+    ("any", &["all"]),
+    ("all", &["any"]),
+    ("strip", &["lstrip", "rstrip"]),
+    ("lstrip", &["strip", "rstrip"]),
+    ("rstrip", &["strip", "lstrip"]),
+    ("lower", &["upper"]),
+    ("upper", &["lower"]),
+];
+
+/// Keywords after which an operator is unary (`return -x`, `in *rest`) rather than binary.
+const KEYWORDS: &[&str] = &[
+    "return", "in", "and", "or", "not", "if", "elif", "else", "while", "for", "lambda", "yield",
+    "is", "assert", "await", "print",
+];
+
+/// The operators of more than one character, longest first.
+const LONG_OPS: &[&str] = &[
+    "//=", "**=", ">>=", "<<=", "...", "<=", ">=", "==", "!=", "//", "**", "+=", "-=", "*=", "/=",
+    "%=", "->", ":=", "<<", ">>",
+];
+
+/// The names of a Python file that a mutant may put in place of one another: its module constants (names in
+/// capitals assigned at its top level) and its instance attributes (`self.rate`, not `self.total()`), each in the
+/// order they first appear: a slip often takes the wrong one of two alike.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Names {
+    /// Names in capitals assigned at the file's top level.
+    pub constants: Vec<String>,
+    /// Names read or set as `self.NAME`, not called.
+    pub attributes: Vec<String>,
+}
+
+impl Names {
+    /// The names of the file `text`.
+    pub fn of(text: &str) -> Names {
+        let mut attributes: Vec<String> = Vec::new();
+        for (_, rest) in text
+            .match_indices("self.")
+            .map(|(i, _)| text.split_at(i + 5))
+        {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let call = rest[name.len()..].starts_with('(');
+            if !name.is_empty() && !call && !attributes.contains(&name) {
+                attributes.push(name);
+            }
+        }
+        Names {
+            constants: constants(text),
+            attributes,
+        }
+    }
+}
+
+/// The module constants of a Python file: names in capitals assigned at its top level, in order.
+fn constants(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let Some((name, _)) = line.split_once('=') else {
+            continue;
+        };
+        let name = name.trim_end();
+        let constant = name.len() >= 2
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if constant && !line.starts_with(char::is_whitespace) && !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// The mutants of one line of Python, distinct and other than the line, at most [`MAX_PER_LINE`], in the order of
+/// their tokens; `names` are the file's ([`Names::of`]). None for a line that cannot be read token by token (a
+/// string that goes on past the line).
+pub fn of_line(line: &str, names: &Names) -> Vec<String> {
+    let Some(toks) = lex(line) else {
+        return Vec::new();
+    };
+    let text = |t: &Tok| &line[t.start..t.end];
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |m: String| {
+        if m != line && !out.contains(&m) {
+            out.push(m);
+        }
+    };
+    let replace = |t: &Tok, with: &str| format!("{}{with}{}", &line[..t.start], &line[t.end..]);
+    if let Some(negated) = negated_condition(line, &toks) {
+        push(negated);
+    }
+    for (k, t) in toks.iter().enumerate() {
+        let s = text(t);
+        let binary = k
+            .checked_sub(1)
+            .map(|p| &toks[p])
+            .is_some_and(|p| match p.kind {
+                Kind::Name => !KEYWORDS.contains(&text(p)),
+                Kind::Number | Kind::Str => true,
+                Kind::Op => matches!(text(p), ")" | "]" | "}"),
+            });
+        match t.kind {
+            Kind::Op => {
+                let unary = matches!(s, "+" | "-" | "*") && !binary;
+                for (_, with) in OP_SWAPS.iter().filter(|(op, _)| *op == s && !unary) {
+                    with.iter().for_each(|w| push(replace(t, w)));
+                }
+                // An index or a slice's end moved by one: `items[n]`, `text[:limit]`.
+                let bound = k >= 2 && toks[k - 1].kind == Kind::Name;
+                if s == "]" && bound && matches!(text(&toks[k - 2]), "[" | ":") {
+                    let at = toks[k - 1].end;
+                    push(format!("{} - 1{}", &line[..at], &line[at..]));
+                    push(format!("{} + 1{}", &line[..at], &line[at..]));
+                }
+            }
+            Kind::Name if s == "not" => {
+                let end = toks.get(k + 1).map_or(t.end, |n| n.start);
+                push(format!("{}{}", &line[..t.start], &line[end..]));
+            }
+            Kind::Name if s == "range" => {
+                if let Some(at) = last_argument_end(line, &toks, k) {
+                    push(format!("{} + 1{}", &line[..at], &line[at..]));
+                    push(format!("{} - 1{}", &line[..at], &line[at..]));
+                }
+            }
+            Kind::Name => {
+                for (_, with) in NAME_SWAPS.iter().filter(|(n, _)| *n == s) {
+                    with.iter().for_each(|w| push(replace(t, w)));
+                }
+                let attribute = k >= 2 && text(&toks[k - 1]) == "." && text(&toks[k - 2]) == "self";
+                let alike = if attribute {
+                    &names.attributes
+                } else {
+                    &names.constants
+                };
+                if alike.iter().any(|c| c == s) {
+                    alike
+                        .iter()
+                        .filter(|c| *c != s)
+                        .take(MAX_CONSTANTS)
+                        .for_each(|c| push(replace(t, c)));
+                }
+            }
+            Kind::Number => {
+                if let Ok(n) = s.parse::<u64>() {
+                    push(replace(t, &(n + 1).to_string()));
+                    if n > 0 {
+                        push(replace(t, &(n - 1).to_string()));
+                    }
+                }
+            }
+            Kind::Str => {}
+        }
+        // A unary minus dropped (`-x` to `x`).
+        if t.kind == Kind::Op
+            && s == "-"
+            && !binary
+            && toks.get(k + 1).is_some_and(|n| n.kind != Kind::Op)
+        {
+            let end = toks[k + 1].start;
+            push(format!("{}{}", &line[..t.start], &line[end..]));
+        }
+    }
+    // Two neighbouring arguments or tuple items the wrong way round (`f(b, a)`, `return b, a`).
+    for swapped in swaps(line, &toks) {
+        push(swapped);
+    }
+    out.truncate(MAX_PER_LINE);
+    out
+}
+
+/// The line with two neighbouring items of a call, a bracket or a bare tuple (after `return` or `=`) swapped: each
+/// pair once, in groups of two to four items, keyword arguments left alone. Not on a `def` or `class` line: its
+/// parameters swapped would be a new interface, and would pass wherever the body swapped them back.
+fn swaps(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    if toks
+        .first()
+        .is_some_and(|t| matches!(text(t), "def" | "async" | "class"))
+    {
+        return Vec::new();
+    }
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        match text(t) {
+            "(" | "[" | "{" => open.push(k),
+            ")" | "]" | "}" => {
+                if let Some(o) = open.pop() {
+                    groups.push((o + 1, k));
+                }
+            }
+            _ => {}
+        }
+    }
+    let bare = toks.iter().position(|t| matches!(text(t), "return" | "="));
+    if let Some(b) = bare {
+        groups.push((
+            b + 1,
+            toks.len() - usize::from(toks.last().is_some_and(|t| text(t) == ":")),
+        ));
+    }
+    let mut out = Vec::new();
+    for (from, to) in groups {
+        let mut items: Vec<(usize, usize)> = Vec::new();
+        let (mut depth, mut start) = (0i32, from);
+        for (k, t) in toks.iter().enumerate().take(to).skip(from) {
+            match text(t) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                "," if depth == 0 => {
+                    items.push((start, k));
+                    start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        if start < to {
+            items.push((start, to));
+        }
+        let keyword = |(a, b): (usize, usize)| (a..b).any(|k| text(&toks[k]) == "=");
+        if !(2..=4).contains(&items.len()) || items.iter().any(|i| i.0 >= i.1 || keyword(*i)) {
+            continue;
+        }
+        for pair in items.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            let (a0, a1) = (toks[a.0].start, toks[a.1 - 1].end);
+            let (b0, b1) = (toks[b.0].start, toks[b.1 - 1].end);
+            if line[a0..a1] != line[b0..b1] {
+                out.push(format!(
+                    "{}{}{}{}{}",
+                    &line[..a0],
+                    &line[b0..b1],
+                    &line[a1..b0],
+                    &line[a0..a1],
+                    &line[b1..]
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// `if c:`, `elif c:` or `while c:` with its condition negated (`if not (c):`).
+fn negated_condition(line: &str, toks: &[Tok]) -> Option<String> {
+    let first = toks.first()?;
+    let last = toks.last()?;
+    let keyword = &line[first.start..first.end];
+    if first.kind != Kind::Name
+        || !matches!(keyword, "if" | "elif" | "while")
+        || &line[last.start..last.end] != ":"
+        || toks.len() < 3
+    {
+        return None;
+    }
+    let cond = &line[toks[1].start..toks[toks.len() - 2].end];
+    Some(format!(
+        "{}{keyword} not ({cond}){}",
+        &line[..first.start],
+        &line[toks[toks.len() - 2].end..]
+    ))
+}
+
+/// The byte offset where the last argument of the call whose name is token `k` ends (before its closing bracket),
+/// when the call closes on this line.
+fn last_argument_end(line: &str, toks: &[Tok], k: usize) -> Option<usize> {
+    let open = toks.get(k + 1)?;
+    if &line[open.start..open.end] != "(" {
+        return None;
+    }
+    let mut depth = 0i32;
+    for (j, t) in toks.iter().enumerate().skip(k + 1) {
+        match &line[t.start..t.end] {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => {
+                depth -= 1;
+                if depth == 0 {
+                    return (j > k + 2).then(|| toks[j - 1].end);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The tokens of a line of Python up to its comment, or None when a string goes on past the line.
+fn lex(line: &str) -> Option<Vec<Tok>> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
+        let kind = if c == b'#' {
+            break;
+        } else if c == b' ' || c == b'\t' {
+            i += 1;
+            continue;
+        } else if c == b'"' || c == b'\'' {
+            i = string_end(b, i)?;
+            Kind::Str
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            while i < b.len() && (word(b[i]) || b[i] == b'.') {
+                i += 1;
+            }
+            Kind::Number
+        } else if word(c) {
+            while i < b.len() && word(b[i]) {
+                i += 1;
+            }
+            let prefix = line[start..i].to_ascii_lowercase();
+            let quoted = b.get(i).is_some_and(|q| *q == b'"' || *q == b'\'');
+            if quoted && ["f", "r", "b", "u", "rb", "br", "fr", "rf"].contains(&prefix.as_str()) {
+                i = string_end(b, i)?;
+                Kind::Str
+            } else {
+                Kind::Name
+            }
+        } else {
+            let rest = &line[i..];
+            let len = LONG_OPS
+                .iter()
+                .find(|op| rest.starts_with(*op))
+                .map_or(1, |op| op.len());
+            i += len;
+            Kind::Op
+        };
+        out.push(Tok {
+            kind,
+            start,
+            end: i,
+        });
+    }
+    Some(out)
+}
+
+/// The end of the string literal whose quote is at `i`, or None when it does not end on the line.
+fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+    let q = b[i];
+    let triple = b[i..].starts_with(&[q, q, q]);
+    let len = if triple { 3 } else { 1 };
+    i += len;
+    while i < b.len() {
+        if b[i] == b'\\' {
+            i += 2;
+        } else if b[i] == q && (!triple || b[i..].starts_with(&[q, q, q])) {
+            return Some(i + len);
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+/// `text` with its 1-based line `n` replaced by `with` (its line ending kept).
+pub fn with_line(text: &str, n: usize, with: &str) -> String {
+    let mut out = String::with_capacity(text.len() + with.len());
+    for (k, line) in text.split_inclusive('\n').enumerate() {
+        if k + 1 == n {
+            let body = line.trim_end_matches(['\n', '\r']);
+            out.push_str(with);
+            out.push_str(&line[body.len()..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// Probe the lines most likely to need the fix (ranked with every signal but this one, the lines to change only,
+/// at most [`MAX_LINES`] of selected Python files; none the checks never reached, nor a comment or a docstring): try
+/// each line's mutants with `check` (the selected file's path and its whole mutated text; Some(true) when the failing check passes, None to
+/// stop probing), at most `runs` in all. The first line where a mutant passed (the probe stops there), or none.
+pub fn probe(
+    spec: &Task,
+    files: &BTreeMap<String, Option<PreImage>>,
+    focus: &Focus,
+    failing: &Failing,
+    runs: usize,
+    check: &mut dyn FnMut(&str, &str) -> Option<bool>,
+) -> Vec<(String, usize)> {
+    let signals = Signals {
+        mutants: false,
+        ..Signals::ALL
+    };
+    let spots = rank(spec, files, focus, failing, signals, 3 * MAX_LINES);
+    let mut left = runs;
+    let places = spots
+        .iter()
+        .filter(|s| !s.insert && s.path.ends_with(".py"));
+    for spot in places.take(MAX_LINES) {
+        let Some(Some(pre)) = files.get(&spot.path) else {
+            continue;
+        };
+        let reach = failing.ran.lines(&spot.path, &pre.text);
+        let prose = super::prose_lines(&pre.text);
+        let names = Names::of(&pre.text);
+        // The ranking names a text once; each line holding it is probed (the second may be the slip).
+        let lines = pre.text.lines().enumerate();
+        let same = lines.filter(|(_, l)| *l == spot.text).map(|(k, _)| k + 1);
+        for line in same.collect::<Vec<_>>() {
+            let not_run = reach
+                .as_ref()
+                .is_some_and(|r| r.get(line - 1) == Some(&Reach::NotRun));
+            // A docstring's or a comment's words are no code to mutate.
+            if not_run || prose.get(line - 1) == Some(&true) {
+                continue;
+            }
+            for mutant in of_line(&spot.text, &names) {
+                if left == 0 {
+                    return Vec::new();
+                }
+                left -= 1;
+                match check(&spot.path, &with_line(&pre.text, line, &mutant)) {
+                    None => return Vec::new(),
+                    // The first line found is enough to pin; the pinned requests wait for the probe.
+                    Some(true) => return vec![(spot.path.clone(), line)],
+                    Some(false) => {}
+                }
+            }
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mutants(line: &str) -> Vec<String> {
+        let names = Names {
+            constants: vec!["RATE".into(), "CAP".into()],
+            attributes: vec!["day".into(), "night".into()],
+        };
+        of_line(line, &names)
+    }
+
+    #[test]
+    fn comparisons_and_arithmetic_are_swapped_and_a_unary_minus_is_left_alone() {
+        assert_eq!(
+            mutants("    if n < limit:"),
+            [
+                "    if not (n < limit):",
+                "    if n <= limit:",
+                "    if n > limit:"
+            ]
+        );
+        let m = mutants("    return -x + y * 2");
+        assert!(m.contains(&"    return -x - y * 2".to_string()), "{m:?}");
+        assert!(m.contains(&"    return -x + y / 2".to_string()), "{m:?}");
+        assert!(m.contains(&"    return -x + y * 3".to_string()), "{m:?}");
+        assert!(!m.iter().any(|l| l.starts_with("    return +x")), "{m:?}");
+        // `*args` unpacks; it is not a product.
+        assert_eq!(mutants("    f(*args)"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn strings_and_comments_are_never_mutated() {
+        assert_eq!(
+            mutants("    s = f\"{a:02d} < {b}\" + 'x-y'  # a < b"),
+            [
+                "    s = f\"{a:02d} < {b}\" - 'x-y'  # a < b",
+                "    s = f\"{a:02d} < {b}\" * 'x-y'  # a < b"
+            ]
+        );
+        // A string that goes on past the line: the line is left alone.
+        assert!(mutants("    \"\"\"Starts a docstring, 1 < 2").is_empty());
+    }
+
+    #[test]
+    fn constants_names_indexes_ranges_and_not_are_mutated() {
+        assert_eq!(
+            mutants("    return total * RATE"),
+            [
+                "    return total / RATE",
+                "    return total + RATE",
+                "    return total * CAP"
+            ]
+        );
+        let m = mutants("    for i in range(1, n):");
+        assert!(
+            m.contains(&"    for i in range(1, n + 1):".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            m.contains(&"    for i in range(2, n):".to_string()),
+            "{m:?}"
+        );
+        let m = mutants("    return DAYS[month]");
+        assert!(
+            m.contains(&"    return DAYS[month - 1]".to_string()),
+            "{m:?}"
+        );
+        assert_eq!(
+            mutants("    if not ok and done:"),
+            [
+                "    if not (not ok and done):",
+                "    if ok and done:",
+                "    if not ok or done:"
+            ]
+        );
+        assert_eq!(
+            mutants("    name = name.strip()")[0],
+            "    name = name.lstrip()"
+        );
+    }
+
+    #[test]
+    fn neighbouring_arguments_and_tuple_items_are_swapped_and_a_unary_minus_dropped() {
+        assert_eq!(
+            mutants("    return count, bonus, sides"),
+            [
+                "    return bonus, count, sides",
+                "    return count, sides, bonus"
+            ]
+        );
+        let m = mutants("    return f(a, g(b, c), key=d)");
+        assert!(
+            m.contains(&"    return f(a, g(c, b), key=d)".to_string()),
+            "{m:?}"
+        );
+        // Keyword arguments are not swapped.
+        assert!(!m.iter().any(|l| l.contains("key=d, ")), "{m:?}");
+        assert_eq!(
+            mutants("    x = sorted(v, key=lambda kv: -kv[1])")[0],
+            "    x = sorted(v, key=lambda kv: kv[1])"
+        );
+    }
+
+    #[test]
+    fn mutants_are_capped_per_line_and_the_module_constants_are_read() {
+        let line = "    x = a < b < c < d < e < f";
+        assert_eq!(mutants(line).len(), MAX_PER_LINE);
+        let text = "\"\"\"Doc.\"\"\"\nRATE = 3\nCAP_2 = 4\nlower = 1\n    INNER = 2\nRATE = 5\n";
+        assert_eq!(Names::of(text).constants, ["RATE", "CAP_2"]);
+        let text =
+            "class T:\n    def f(self):\n        return self.day + self.total() + self.night_c\n";
+        assert_eq!(Names::of(text).attributes, ["day", "night_c"]);
+        // An attribute is exchanged for the others, a plain name of the same spelling is not.
+        assert_eq!(
+            mutants("        return self.day"),
+            ["        return self.night"]
+        );
+        assert!(mutants("        return day").is_empty());
+    }
+
+    fn file(text: &str) -> BTreeMap<String, Option<PreImage>> {
+        let pre = PreImage {
+            text: text.into(),
+            mode: crate::patch::MODE_REGULAR,
+        };
+        [("m.py".to_string(), Some(pre))].into()
+    }
+
+    /// The probe with a check that passes only when the file is `fixed`: the lines found, and the mutants tried.
+    fn probed(text: &str, task: &str, fixed: &str, runs: usize) -> (Vec<(String, usize)>, usize) {
+        let spec = Task {
+            task: task.into(),
+            ..Task::default()
+        };
+        let mut tried = 0;
+        let mut check = |path: &str, text: &str| {
+            assert_eq!(path, "m.py");
+            tried += 1;
+            Some(text == fixed)
+        };
+        let found = probe(
+            &spec,
+            &file(text),
+            &Focus::new(),
+            &Failing::default(),
+            runs,
+            &mut check,
+        );
+        (found, tried)
+    }
+
+    #[test]
+    fn the_probe_finds_the_one_of_two_alike_lines_whose_mutant_passes_and_keeps_to_its_runs() {
+        let text = "RATE = 2\nCAP = 3\n\n\ndef cost(n, kind):\n    if kind == \"a\":\n        return n * RATE\n    if kind == \"b\":\n        return n * RATE\n    return n\n";
+        let fixed = with_line(text, 9, "        return n * CAP");
+        let task = "cost(3, \"b\") returns 6 instead of 9: the rate is wrong.";
+        let (found, tried) = probed(text, task, &fixed, PROBE_ALL);
+        assert_eq!(found, [("m.py".to_string(), 9)], "after {tried} mutants");
+        // The ranking with the mutation puts line 9 first; without it, the first of the alike lines.
+        let failing = Failing {
+            fixed: found,
+            ..Failing::default()
+        };
+        let spec = Task {
+            task: task.into(),
+            ..Task::default()
+        };
+        let first = |signals| rank(&spec, &file(text), &Focus::new(), &failing, signals, 3)[0].line;
+        assert_eq!(first(Signals::ALL), 9);
+        assert_ne!(
+            first(Signals {
+                mutants: false,
+                ..Signals::ALL
+            }),
+            9
+        );
+        // The runs are a bound: none found within two, and no more than two tried.
+        let (found, tried) = probed(text, task, &fixed, 2);
+        assert!(found.is_empty());
+        assert_eq!(tried, 2);
+        // A check that says stop ends the probe at once.
+        let spec = Task {
+            task: task.into(),
+            ..Task::default()
+        };
+        let mut asked = 0;
+        let mut stop = |_: &str, _: &str| {
+            asked += 1;
+            None
+        };
+        assert!(
+            probe(
+                &spec,
+                &file(text),
+                &Focus::new(),
+                &Failing::default(),
+                9,
+                &mut stop
+            )
+            .is_empty()
+        );
+        assert_eq!(asked, 1);
+    }
+
+    /// Runs enough for every mutant of the lines probed.
+    const PROBE_ALL: usize = MAX_LINES * MAX_PER_LINE;
+
+    #[test]
+    fn a_line_is_replaced_with_its_ending_kept() {
+        assert_eq!(with_line("a\r\nb\nc", 1, "x"), "x\r\nb\nc");
+        assert_eq!(with_line("a\nb\nc", 3, "x"), "a\nb\nx");
+    }
+}
