@@ -724,8 +724,6 @@ impl State {
     }
 }
 
-/// The first line of a refusal, without the "model answer: " every answer's refusal starts with, at most 200
-/// characters.
 /// The most mutants the mutation probe runs the failing check on ([`locate_rank::mutants::probe`]).
 pub const PROBE_RUNS: usize = 32;
 /// How long the mutation probe may take in all, at least: the pinned candidates wait for it.
@@ -766,6 +764,8 @@ fn probe(
     locate_rank::mutants::probe(&p.task, &s.files, &s.focus, failing, PROBE_RUNS, &mut check)
 }
 
+/// The first line of a refusal, without the "model answer: " every answer's refusal starts with, at most 200
+/// characters.
 fn first_line(s: &str) -> String {
     let line = s.lines().next().unwrap_or_default();
     let line = line.strip_prefix("model answer: ").unwrap_or(line);

@@ -152,8 +152,8 @@ impl Prepared {
     }
 
     /// The prompt of a candidate pinned to `spot`: the proposal's, with the pinned file shown only around that line
-    /// (the line and 3 lines each side, as a primary's `PATH:N-N` shows it), so that a small model's answer is not
-    /// drawn to the rest of the file; the proposal's own when that window is the whole file. Its instructions and
+    /// (the line and [`crate::patch::focus::CONTEXT_LINES`] lines each side, as a primary's `PATH:N-N` shows it),
+    /// so that a small model's answer is not drawn to the rest of the file; the proposal's own when that window is the whole file. Its instructions and
     /// example, the start of every prompt, stay the same, and so do the prompts of pins to one place.
     fn messages_at(&self, spot: &locate_rank::Spot) -> Vec<crate::provider::Message> {
         let lines = self
@@ -162,7 +162,9 @@ impl Prepared {
             .get(&spot.path)
             .and_then(Option::as_ref);
         let lines = lines.map_or(0, |p| crate::patch::focus::lines_of(&p.text).len());
-        if lines <= 7 && !self.selection.focus.contains_key(&spot.path) {
+        let context = crate::patch::focus::CONTEXT_LINES;
+        let whole = spot.line <= 1 + context && spot.line + context >= lines;
+        if whole && !self.selection.focus.contains_key(&spot.path) {
             // The window would show the whole file: the proposal's own prompt, whose every byte the server has.
             return self.messages.clone();
         }

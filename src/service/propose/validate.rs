@@ -147,11 +147,9 @@ impl<'p> Validator<'p> {
         timeout: Duration,
         watch: &Watch,
     ) -> Result<bool> {
-        let policy = &self.p.policy;
         let Some(Some(pre)) = self.p.selection.files.get(path) else {
             return Ok(false);
         };
-        sandbox::stage_pre_images(&self.sws, &self.p.selection.files)?;
         let patch = crate::patch::canonical::render(&[crate::patch::FileChange {
             path: path.to_string(),
             pre: Some(pre.text.as_bytes().to_vec()),
@@ -160,26 +158,8 @@ impl<'p> Validator<'p> {
             hunks: Vec::new(),
             op: crate::patch::ChangeOp::Edit,
         }]);
-        let secret = policy.secret();
-        let run = checks::Run {
-            launch: &self.launch,
-            timeout,
-            secret: &secret,
-        };
-        let owner = self.owner;
-        let applied = txn::apply_throwaway(
-            &self.sws,
-            &patch,
-            patch_limits(policy),
-            |root: &std::path::Path| {
-                if let Some(uid) = owner {
-                    sandbox::hand_over(root, &[path], uid);
-                }
-                let commands = [command.to_string()];
-                Ok::<_, Box<ValidationFailure>>(checks::run_all(&commands, root, &run, watch))
-            },
-        )?;
-        Ok(applied.validation.iter().all(|r| r.passed) && !applied.validation.is_empty())
+        let results = self.run_patched(&patch, &[command.to_string()], timeout, watch)?;
+        Ok(!results.is_empty() && results.iter().all(|r| r.passed))
     }
 
     /// Run the validation commands on `cand` in the copy: the selected files are first put back as the model saw
@@ -189,19 +169,42 @@ impl<'p> Validator<'p> {
             return Ok(known);
         }
         let policy = &self.p.policy;
+        let timeout = Duration::from_secs(policy.validation.timeout_secs);
+        let results = self.run_patched(
+            &cand.patch_bytes,
+            &policy.validation.commands,
+            timeout,
+            watch,
+        )?;
+        if watch.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        self.p.verdicts.record(&cand.patch_bytes, &results);
+        Ok(results)
+    }
+
+    /// Put the selected files back as the model saw them, apply `patch` there through the throwaway transaction and
+    /// run `commands` (each within `timeout`) in the copy: their results.
+    fn run_patched(
+        &self,
+        patch: &[u8],
+        commands: &[String],
+        timeout: Duration,
+        watch: &Watch,
+    ) -> Result<Vec<CheckResult>> {
+        let policy = &self.p.policy;
         sandbox::stage_pre_images(&self.sws, &self.p.selection.files)?;
         let secret = policy.secret();
         let run = checks::Run {
             launch: &self.launch,
-            timeout: Duration::from_secs(policy.validation.timeout_secs),
+            timeout,
             secret: &secret,
         };
-        let commands = &policy.validation.commands;
         let touched: Vec<&str> = self.p.selection.files.keys().map(String::as_str).collect();
         let owner = self.owner;
         let applied = txn::apply_throwaway(
             &self.sws,
-            &cand.patch_bytes,
+            patch,
             patch_limits(policy),
             |root: &std::path::Path| {
                 if let Some(uid) = owner {
@@ -210,12 +213,6 @@ impl<'p> Validator<'p> {
                 Ok::<_, Box<ValidationFailure>>(checks::run_all(commands, root, &run, watch))
             },
         )?;
-        if watch.is_cancelled() {
-            return Err(Error::Cancelled);
-        }
-        self.p
-            .verdicts
-            .record(&cand.patch_bytes, &applied.validation);
         Ok(applied.validation)
     }
 }
