@@ -10,7 +10,7 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth` or `seventh` runs a set written for `--localize` instead of the bench's own
+//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh` or `eighth` runs a set written for `--localize` instead of the bench's own
 //! tasks; `SOLVE_HANDED=1` hands each task's true line as the file's range (`PATH:N-N`) instead of the whole file
 //! (what the model solves when handed the right line); `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
@@ -36,6 +36,8 @@
 )]
 
 mod common;
+#[path = "solve/eighth.rs"]
+mod eighth;
 #[path = "solve/fifth.rs"]
 mod fifth;
 #[path = "solve/fourth.rs"]
@@ -138,7 +140,7 @@ fn run() -> Result<(), String> {
     if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
         println!("  files    each task's true line only, as its range (SOLVE_HANDED=1)");
     }
-    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth` or `seventh`: one of the sets written for `--localize` instead of the bench's own.
+    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh` or `eighth`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
         Ok("fresh") => fresh::FRESH,
@@ -147,10 +149,11 @@ fn run() -> Result<(), String> {
         Ok("fifth") => fifth::FIFTH,
         Ok("sixth") => sixth::SIXTH,
         Ok("seventh") => seventh::SEVENTH,
+        Ok("eighth") => eighth::EIGHTH,
         Ok("") | Err(_) => tasks::TASKS,
         Ok(other) => {
             return Err(format!(
-                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth or seventh"
+                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh or eighth"
             ));
         }
     };
@@ -394,6 +397,7 @@ fn localize() {
         ("fifth", "held out, fifth set", fifth::FIFTH),
         ("sixth", "held out, sixth set", sixth::SIXTH),
         ("seventh", "held out, seventh set", seventh::SEVENTH),
+        ("eighth", "held out, eighth set", eighth::EIGHTH),
     ] {
         if !only.is_empty() && only != key {
             continue;
@@ -525,6 +529,24 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
     Failing { fixed, ..failing }
 }
 
+/// Whether the ranked place `line` is the task's true place: its line or, for a fix that adds a line, the place
+/// after any line of the blank run it is in (a new line after a docstring and after the blank line that follows it
+/// makes the same file but for a blank line).
+fn same_place(task: &tasks::SolveTask, line: usize) -> bool {
+    if line == task.line {
+        return true;
+    }
+    let (a, b) = (line.min(task.line), line.max(task.line));
+    task.adds
+        && a > 0
+        && (a + 1..=b).all(|k| {
+            task.source
+                .lines()
+                .nth(k - 1)
+                .is_some_and(|l| l.trim().is_empty())
+        })
+}
+
 /// The most mutants the bench's probe tries per task, as validation on propose does.
 const PROBE_RUNS: usize = local_llm_delegator::service::PROBE_RUNS;
 
@@ -583,7 +605,7 @@ fn localize_row(
             let ranked = locate::rank(&spec, &files, &focus, failing, signals, 3);
             let at = ranked
                 .iter()
-                .position(|s| s.line == task.line && s.insert == task.adds);
+                .position(|s| s.insert == task.adds && same_place(task, s.line));
             first += usize::from(at == Some(0));
             three += usize::from(at.is_some());
             if at != Some(0) {

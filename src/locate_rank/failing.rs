@@ -23,8 +23,73 @@ pub struct Failing {
     pub words: Vec<String>,
     /// The lines of the selected files the checks ran, where a tracer could see them ([`super::executed`]).
     pub ran: super::executed::Executed,
-    /// (selected file, 1-based line) where a mutation made the failing check pass ([`super::mutants::probe`]).
-    pub fixed: Vec<(String, usize)>,
+    /// What the output's errors say is missing (a module, an attribute, a value), for the insertion probe.
+    pub missing: Vec<Missing>,
+    /// The place where a mutation or an inserted line made the failing check pass ([`super::mutants::probe`]).
+    pub fixed: Vec<Fixed>,
+}
+
+/// A place where the probe made the failing check pass: a line a mutant changed, or (`insert`) the place after a
+/// line where an inserted line did ([`super::mutants::probe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fixed {
+    /// The selected file.
+    pub path: String,
+    /// The 1-based line changed, or the line the new one went after.
+    pub line: usize,
+    /// A line was inserted after `line`.
+    pub insert: bool,
+}
+
+/// What a failing check's error says is missing: the insertion probe writes the line that supplies it
+/// ([`super::insertions`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Missing {
+    /// A name used and never defined: `NameError: name 'math' is not defined` (a module never imported).
+    Name(String),
+    /// An attribute used and never set: `AttributeError: 'Form' object has no attribute 'errors'`.
+    Attribute(String),
+    /// A `None` used as a value (`object of type 'NoneType' has no len()`, `'NoneType' object is not
+    /// subscriptable`): a function that never returns its result.
+    Value,
+}
+
+/// The most errors of one output read for [`Missing`].
+const MAX_MISSING: usize = 4;
+
+/// What the error lines of a check's `output` say is missing, in order, each once, at most [`MAX_MISSING`]. A
+/// name is kept only when it is an identifier: the output is hostile bytes.
+fn missing_of(output: &str) -> Vec<Missing> {
+    let quoted = |line: &str, after: &str| -> Option<String> {
+        let rest = &line[line.find(after)? + after.len()..];
+        let name = &rest[..rest.find('\'')?];
+        let ok = name.len() <= 64
+            && name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        ok.then(|| name.to_string())
+    };
+    let mut out = Vec::new();
+    for line in output.lines() {
+        let found = if line.contains("NoneType") && line.contains("Error") {
+            Some(Missing::Value)
+        } else if line.contains("NameError") {
+            quoted(line, "name '").map(Missing::Name)
+        } else if line.contains("AttributeError") {
+            quoted(line, "has no attribute '").map(Missing::Attribute)
+        } else {
+            None
+        };
+        if let Some(m) = found.filter(|m| !out.contains(m)) {
+            out.push(m);
+            if out.len() == MAX_MISSING {
+                break;
+            }
+        }
+    }
+    out
 }
 
 impl Failing {
@@ -51,6 +116,7 @@ impl Failing {
             places: named_lines_under(output, selected, Some(roots)),
             words,
             ran: Default::default(),
+            missing: missing_of(output),
             fixed: Vec::new(),
         }
     }
@@ -303,6 +369,29 @@ pub fn failing_place(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_errors_say_what_is_missing_and_a_name_that_is_no_identifier_is_dropped() {
+        let output = "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n\
+                      NameError: name 'math' is not defined. Did you forget to import 'math'?\n\
+                      E   AttributeError: 'Form' object has no attribute 'errors'\n\
+                      TypeError: object of type 'NoneType' has no len()\n\
+                      NameError: name 'math' is not defined\n\
+                      NameError: name 'a b; rm' is not defined\n";
+        assert_eq!(
+            Failing::read(output, &["m.py"], &[]).missing,
+            [
+                Missing::Name("math".into()),
+                Missing::Attribute("errors".into()),
+                Missing::Value
+            ]
+        );
+        assert!(
+            Failing::read("AssertionError: 2\n", &["m.py"], &[])
+                .missing
+                .is_empty()
+        );
+    }
     use crate::locate_rank::{Signals, rank};
     use crate::patch::MODE_REGULAR;
     use crate::task::Task;

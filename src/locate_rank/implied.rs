@@ -173,6 +173,12 @@ fn import_place(task: &str, lines: &[&str], prose: &[bool], words: &[String]) ->
     if !said_import && !missing {
         return None;
     }
+    import_line(lines, prose)
+}
+
+/// The line (0-based) a new top-level import goes after: the last line of the last top-level `import` / `from`
+/// statement, else the module docstring's last line; none when the file has neither.
+pub(super) fn import_line(lines: &[&str], prose: &[bool]) -> Option<usize> {
     let top_import = lines.iter().rposition(|l| {
         let t = l.trim_end();
         (t.starts_with("import ") || t.starts_with("from ")) && !l.starts_with([' ', '\t'])

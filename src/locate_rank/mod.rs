@@ -23,11 +23,12 @@
 pub mod executed;
 mod failing;
 mod implied;
+mod insertions;
 pub mod mutants;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-pub use failing::{Failing, failing_place, line_before_edit, named_lines};
+pub use failing::{Failing, Missing, failing_place, line_before_edit, named_lines};
 
 use crate::patch::PreImage;
 use crate::patch::focus::{self, Focus};
@@ -176,13 +177,14 @@ pub fn rank(
                 text: line.to_string(),
                 insert,
             };
-            let at = ran.stands_for(*i, line);
+            let at = ran.stands_for(*i, line, false);
             let changed = traced(s, at, false);
             if changed > 0.0 {
                 scored.push((changed, spot(false, at)));
             }
-            if adds && !is_prose {
-                let flow = flow[k];
+            let after_at = ran.stands_for(*i, line, true);
+            if (adds && !is_prose) || ran.inserted_after(after_at) {
+                let flow = flow.get(k).copied().unwrap_or(0.0);
                 let named = after[k] / after_top.max(f64::MIN_POSITIVE);
                 // The line's own score too (a new line like it goes beside it), so that the place after a line
                 // ranks ahead of its replacement when the task asks to add one.
@@ -192,10 +194,10 @@ pub fn rank(
                     CHECK_WEIGHT * checked.get(*n).copied().unwrap_or(0.0)
                 });
                 let s = place_after(s - crashed, next, flow, named, &tokens);
-                let s = traced(s, *i, true);
+                let s = traced(s, after_at, true);
                 if s > 0.0 {
                     // Among equals the later place: a new line like others goes after the last of them.
-                    scored.push((s + 0.5 + 1e-6 * *i as f64, spot(true, *i)));
+                    scored.push((s + 0.5 + 1e-6 * after_at as f64, spot(true, after_at)));
                 }
             }
         }
@@ -221,48 +223,52 @@ pub fn rank(
 }
 
 /// What the checks before any edit say of one file's lines: which ran ([`Signals::executed`]), and where a mutant
-/// made the failing check pass ([`Signals::mutants`]).
+/// or an inserted line made the failing check pass ([`Signals::mutants`]).
 struct Evidence<'t> {
     reach: Option<Vec<executed::Reach>>,
-    /// The lines (0-based) where a mutant passed, with their texts.
-    fixed: Vec<(usize, &'t str)>,
+    /// The places (0-based lines, with their texts) where a change passed: a mutant of the line, or (`true`) a
+    /// line inserted after it.
+    fixed: Vec<(usize, &'t str, bool)>,
 }
 
 impl<'t> Evidence<'t> {
     fn of(failing: &Failing, path: &str, text: &'t str, signals: Signals) -> Evidence<'t> {
         let reach = failing.ran.lines(path, text).filter(|_| signals.executed);
-        let fixed: Vec<usize> = failing
-            .fixed
-            .iter()
-            .filter(|(p, _)| p == path && signals.mutants)
-            .map(|(_, n)| *n)
-            .collect();
         let line = |l: &'t str| l.strip_suffix('\r').unwrap_or(l);
-        let fixed = if fixed.is_empty() {
-            Vec::new()
-        } else {
-            let lines = text.lines().enumerate();
-            lines
-                .filter(|(k, _)| fixed.contains(&(k + 1)))
-                .map(|(k, l)| (k, line(l)))
-                .collect()
-        };
+        let mut fixed = Vec::new();
+        if signals.mutants {
+            let lines: Vec<&str> = text.lines().collect();
+            for f in failing.fixed.iter().filter(|f| f.path == path) {
+                if let Some(l) = f.line.checked_sub(1).and_then(|k| lines.get(k)) {
+                    fixed.push((f.line - 1, line(l), f.insert));
+                }
+            }
+        }
         Evidence { reach, fixed }
     }
 
     /// The score `s` of the line `line` (0-based) or, with `insert`, the place after it, moved by this evidence.
     fn moved(&self, s: f64, line: usize, insert: bool) -> f64 {
-        let mutated = !insert && self.fixed.iter().any(|(n, _)| *n == line);
-        by_trace(s, self.reach.as_deref(), line, insert) + if mutated { MUTANT_WEIGHT } else { 0.0 }
+        let passed = self
+            .fixed
+            .iter()
+            .any(|(n, _, i)| *n == line && *i == insert);
+        by_trace(s, self.reach.as_deref(), line, insert) + if passed { MUTANT_WEIGHT } else { 0.0 }
     }
 
-    /// The line (0-based) the shown line `i` with the text `line` stands for: the ranking shows a text once, at its
-    /// first line, and it stands for a later line of it where a mutant passed.
-    fn stands_for(&self, i: usize, line: &str) -> usize {
+    /// Whether a line inserted after the line `line` (0-based) made the failing check pass.
+    fn inserted_after(&self, line: usize) -> bool {
+        self.fixed.iter().any(|(n, _, i)| *n == line && *i)
+    }
+
+    /// The line (0-based) the shown line `i` with the text `line` stands for (as the place to change, or with
+    /// `insert` the place after it): the ranking shows a text once, at its first line, and it stands for a later
+    /// line of it where a change passed.
+    fn stands_for(&self, i: usize, line: &str, insert: bool) -> usize {
         self.fixed
             .iter()
-            .find(|(_, t)| *t == line)
-            .map_or(i, |(n, _)| *n)
+            .find(|(_, t, ins)| *t == line && *ins == insert)
+            .map_or(i, |(n, _, _)| *n)
     }
 }
 

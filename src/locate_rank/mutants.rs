@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 
 use super::executed::Reach;
+use super::insertions::{self, Insertion};
+pub use super::failing::Fixed;
 use super::{Failing, Signals, rank};
 use crate::patch::PreImage;
 use crate::patch::focus::Focus;
@@ -443,60 +445,187 @@ pub fn with_line(text: &str, n: usize, with: &str) -> String {
     out
 }
 
-/// Probe the lines most likely to need the fix (ranked with every signal but this one, the lines to change only,
-/// at most [`MAX_LINES`] of selected Python files; none the checks never reached, nor a comment or a docstring): try
-/// each line's mutants with `check` (the selected file's path and its whole mutated text; Some(true) when the failing check passes, None to
-/// stop probing), at most `runs` in all. The first line where a mutant passed (the probe stops there), or none.
+/// The check the probe runs: a selected file's path and its whole changed text in, Some(true) when the failing
+/// check passes (None to stop probing).
+pub type Check<'c> = dyn FnMut(&str, &str) -> Option<bool> + 'c;
+
+/// What one run of the check said.
+enum Step {
+    /// It passed: the probe is over.
+    Passed,
+    /// It failed: try the next.
+    Failed,
+    /// No run was left for it.
+    Spent,
+    /// The caller said stop.
+    Stop,
+}
+
+/// Probe the places most likely to need the fix with `check`, at most `runs` in all, and return the first place
+/// where a change passed (the probe stops there), or none:
+/// - first the insertions the check's error tells ([`super::insertions`]: an import, an attribute's first value,
+///   a `return` when a `None` was used);
+/// - then each mutant of the lines most likely to need the fix (ranked with every signal but this one, the lines to
+///   change only, at most [`MAX_LINES`] of selected Python files; none the checks never reached, nor a comment or a
+///   docstring);
+/// - and the other insertions: before the mutants when the task asks to add a line, else after them, with runs
+///   kept for them.
 pub fn probe(
     spec: &Task,
     files: &BTreeMap<String, Option<PreImage>>,
     focus: &Focus,
     failing: &Failing,
     runs: usize,
-    check: &mut dyn FnMut(&str, &str) -> Option<bool>,
-) -> Vec<(String, usize)> {
+    check: &mut Check<'_>,
+) -> Vec<Fixed> {
     let signals = Signals {
         mutants: false,
         ..Signals::ALL
     };
-    let spots = rank(spec, files, focus, failing, signals, 3 * MAX_LINES);
     let mut left = runs;
-    let places = spots
-        .iter()
-        .filter(|s| !s.insert && s.path.ends_with(".py"));
-    for spot in places.take(MAX_LINES) {
-        let Some(Some(pre)) = files.get(&spot.path) else {
-            continue;
-        };
-        let reach = failing.ran.lines(&spot.path, &pre.text);
-        let prose = super::prose_lines(&pre.text);
-        let names = Names::of(&pre.text);
-        // The ranking names a text once; each line holding it is probed (the second may be the slip).
-        let lines = pre.text.lines().enumerate();
-        let same = lines.filter(|(_, l)| *l == spot.text).map(|(k, _)| k + 1);
-        for line in same.collect::<Vec<_>>() {
-            let not_run = reach
-                .as_ref()
-                .is_some_and(|r| r.get(line - 1) == Some(&Reach::NotRun));
-            // A docstring's or a comment's words are no code to mutate.
-            if not_run || prose.get(line - 1) == Some(&true) {
+    let (told, untold) = insertions_of(files, failing);
+    let adds = super::asks_to_add(&spec.task);
+    let mut probe = Probe {
+        files,
+        failing,
+        check,
+    };
+    let found = (|| {
+        if let Some(f) = probe.insert(&told, &mut left) {
+            return f;
+        }
+        if adds && let Some(f) = probe.insert(&untold, &mut left) {
+            return f;
+        }
+        let spots = rank(spec, files, focus, failing, signals, 3 * MAX_LINES);
+        // Runs kept for the insertions still to try.
+        let kept = if adds { 0 } else { untold.len().min(left) };
+        let mut for_mutants = left - kept;
+        if let Some(f) = probe.mutate_lines(&spots, &mut for_mutants) {
+            return f;
+        }
+        left = for_mutants + kept;
+        if !adds && let Some(f) = probe.insert(&untold, &mut left) {
+            return f;
+        }
+        None
+    })();
+    found.into_iter().collect()
+}
+
+/// One run of the probe: the files, what failed before, and the check.
+struct Probe<'a, 'c> {
+    files: &'a BTreeMap<String, Option<PreImage>>,
+    failing: &'a Failing,
+    check: &'a mut Check<'c>,
+}
+
+impl Probe<'_, '_> {
+    /// Run the check on the selected file `path` changed to `text`, when `left` has a run for it.
+    fn step(&mut self, path: &str, text: &str, left: &mut usize) -> Step {
+        if *left == 0 {
+            return Step::Spent;
+        }
+        *left -= 1;
+        match (self.check)(path, text) {
+            None => Step::Stop,
+            Some(true) => Step::Passed,
+            Some(false) => Step::Failed,
+        }
+    }
+
+    /// Try each insertion of `list`: Some(Some(place)) when one passed, Some(None) when the runs ran out or the
+    /// caller said stop, None when every one failed.
+    fn insert(&mut self, list: &[(String, Insertion)], left: &mut usize) -> Option<Option<Fixed>> {
+        for (path, i) in list {
+            let Some(Some(pre)) = self.files.get(path) else {
                 continue;
-            }
-            for mutant in of_line(&spot.text, &names) {
-                if left == 0 {
-                    return Vec::new();
+            };
+            let text = insertions::with_inserted(&pre.text, i.after, &i.line);
+            match self.step(path, &text, left) {
+                Step::Passed => {
+                    let (path, line) = (path.clone(), i.after);
+                    return Some(Some(Fixed {
+                        path,
+                        line,
+                        insert: true,
+                    }));
                 }
-                left -= 1;
-                match check(&spot.path, &with_line(&pre.text, line, &mutant)) {
-                    None => return Vec::new(),
-                    // The first line found is enough to pin; the pinned requests wait for the probe.
-                    Some(true) => return vec![(spot.path.clone(), line)],
-                    Some(false) => {}
+                Step::Stop | Step::Spent => return Some(None),
+                Step::Failed => {}
+            }
+        }
+        None
+    }
+
+    /// Try each mutant of the ranked `spots` (lines to change of Python files): Some(Some(place)) when one passed,
+    /// Some(None) when the caller said stop, None when every mutant failed or the runs `left` ran out.
+    fn mutate_lines(&mut self, spots: &[super::Spot], left: &mut usize) -> Option<Option<Fixed>> {
+        let places = spots
+            .iter()
+            .filter(|s| !s.insert && s.path.ends_with(".py"));
+        for spot in places.take(MAX_LINES) {
+            let Some(Some(pre)) = self.files.get(&spot.path) else {
+                continue;
+            };
+            let reach = self.failing.ran.lines(&spot.path, &pre.text);
+            let prose = super::prose_lines(&pre.text);
+            let names = Names::of(&pre.text);
+            // The ranking names a text once; each line holding it is probed (the second may be the slip).
+            let lines = pre.text.lines().enumerate();
+            let same = lines.filter(|(_, l)| *l == spot.text).map(|(k, _)| k + 1);
+            for line in same.collect::<Vec<_>>() {
+                let not_run = reach
+                    .as_ref()
+                    .is_some_and(|r| r.get(line - 1) == Some(&Reach::NotRun));
+                // A docstring's or a comment's words are no code to mutate.
+                if not_run || prose.get(line - 1) == Some(&true) {
+                    continue;
+                }
+                for mutant in of_line(&spot.text, &names) {
+                    match self.step(&spot.path, &with_line(&pre.text, line, &mutant), left) {
+                        Step::Stop => return Some(None),
+                        // The mutants' share is spent: the insertions still have theirs.
+                        Step::Spent => return None,
+                        // The first line found is enough to pin; the pinned requests wait for the probe.
+                        Step::Passed => {
+                            let path = spot.path.clone();
+                            return Some(Some(Fixed {
+                                path,
+                                line,
+                                insert: false,
+                            }));
+                        }
+                        Step::Failed => {}
+                    }
                 }
             }
         }
+        None
     }
-    Vec::new()
+}
+
+/// Insertions, each with its selected file's path.
+type Placed = Vec<(String, Insertion)>;
+
+/// The insertions of the selected Python files ([`insertions::of_file`]), those the check's error tells and the
+/// others.
+fn insertions_of(
+    files: &BTreeMap<String, Option<PreImage>>,
+    failing: &Failing,
+) -> (Placed, Placed) {
+    let (mut told, mut untold) = (Vec::new(), Vec::new());
+    for (path, pre) in files {
+        let Some(pre) = pre.as_ref().filter(|_| path.ends_with(".py")) else {
+            continue;
+        };
+        let reach = failing.ran.lines(path, &pre.text);
+        for i in insertions::of_file(&pre.text, &failing.missing, reach.as_deref()) {
+            let list = if i.told { &mut told } else { &mut untold };
+            list.push((path.clone(), i));
+        }
+    }
+    (told, untold)
 }
 
 #[cfg(test)]
@@ -629,7 +758,7 @@ mod tests {
     }
 
     /// The probe with a check that passes only when the file is `fixed`: the lines found, and the mutants tried.
-    fn probed(text: &str, task: &str, fixed: &str, runs: usize) -> (Vec<(String, usize)>, usize) {
+    fn probed(text: &str, task: &str, fixed: &str, runs: usize) -> (Vec<Fixed>, usize) {
         let spec = Task {
             task: task.into(),
             ..Task::default()
@@ -657,7 +786,12 @@ mod tests {
         let fixed = with_line(text, 9, "        return n * CAP");
         let task = "cost(3, \"b\") returns 6 instead of 9: the rate is wrong.";
         let (found, tried) = probed(text, task, &fixed, PROBE_ALL);
-        assert_eq!(found, [("m.py".to_string(), 9)], "after {tried} mutants");
+        let nine = Fixed {
+            path: "m.py".into(),
+            line: 9,
+            insert: false,
+        };
+        assert_eq!(found, [nine], "after {tried} mutants");
         // The ranking with the mutation puts line 9 first; without it, the first of the alike lines.
         let failing = Failing {
             fixed: found,
@@ -702,6 +836,64 @@ mod tests {
             .is_empty()
         );
         assert_eq!(asked, 1);
+    }
+
+    #[test]
+    fn the_probe_inserts_the_line_the_error_tells_first_and_the_ranking_puts_its_place_first() {
+        let text = "def digits(raw):\n    d = raw.strip()\n    d = d.replace(\"-\", \"\")\n\n\ndef valid(raw):\n    return len(digits(raw)) == 10\n";
+        let fixed = insertions::with_inserted(text, 3, "    return d");
+        let spec = Task {
+            task: "valid('555-123-4567') crashes with a TypeError.".into(),
+            ..Task::default()
+        };
+        let failing = Failing {
+            missing: vec![super::super::Missing::Value],
+            ..Failing::default()
+        };
+        let mut tried = Vec::new();
+        let mut check = |_: &str, t: &str| {
+            tried.push(t.to_string());
+            Some(t == fixed)
+        };
+        let found = probe(&spec, &file(text), &Focus::new(), &failing, 32, &mut check);
+        let place = Fixed {
+            path: "m.py".into(),
+            line: 3,
+            insert: true,
+        };
+        assert_eq!(found, [place]);
+        // Told by the error, it is the first run.
+        assert_eq!(tried, std::slice::from_ref(&fixed));
+        let failing = Failing {
+            fixed: found,
+            ..failing
+        };
+        let top =
+            |signals| rank(&spec, &file(text), &Focus::new(), &failing, signals, 3)[0].clone();
+        let first = top(Signals::ALL);
+        assert_eq!((first.line, first.insert), (3, true));
+        let without = top(Signals {
+            mutants: false,
+            ..Signals::ALL
+        });
+        assert!(!without.insert, "{without:?}");
+        // Without the error's word, the same insertion is tried after the line mutants, within the runs kept for it.
+        let mut runs = 0;
+        let mut check = |_: &str, t: &str| {
+            runs += 1;
+            Some(t == fixed)
+        };
+        let found = probe(
+            &spec,
+            &file(text),
+            &Focus::new(),
+            &Failing::default(),
+            3,
+            &mut check,
+        );
+        assert_eq!(found.len(), 1, "a run was kept for the insertion");
+        assert!(found[0].insert);
+        assert!(runs <= 3);
     }
 
     /// Runs enough for every mutant of the lines probed.

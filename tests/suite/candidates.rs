@@ -1062,6 +1062,49 @@ fn a_pinned_candidate_goes_to_the_line_where_a_mutant_made_the_failing_check_pas
 }
 
 #[test]
+fn a_pinned_candidate_inserts_where_a_line_copied_from_a_sibling_method_made_the_failing_check_pass()
+ {
+    // Scripted: the first (free) answer changes the limit. The task does not ask to add a line, so the ranking
+    // offers no place after one; only the insertion probe, whose copy of `opened`'s `move_to_end` call before
+    // `reopened`'s last `return` made the check pass in the confined copy, pins the second candidate there.
+    let anchor = "            return False";
+    let s = scripted(vec![
+        Reply::chat(r#"{"edits":[{"path":"recent.py","old":"LIMIT = 3","new":"LIMIT = 4"}]}"#),
+        Reply::chat(&format!(
+            r#"{{"edits":[{{"path":"recent.py","after":{},"new":"        self._items.move_to_end(path)"}}]}}"#,
+            serde_json::to_string(anchor).unwrap()
+        )),
+    ]);
+    let ws = two_candidates_checked_by(&s.base_url, "test_recent.py");
+    ws.write(
+        "recent.py",
+        &format!(
+            "\"\"\"The editor's Open Recent menu.\"\"\"\n\nfrom collections import OrderedDict\n\nLIMIT = 3\n\n\n\
+             class Recent:\n    def __init__(self):\n        self._items = OrderedDict()\n\n\
+             \x20   def opened(self, path):\n        if path in self._items:\n            self._items.move_to_end(path)\n\
+             \x20       self._items[path] = True\n        if len(self._items) > LIMIT:\n            self._items.popitem(last=False)\n\n\
+             \x20   def reopened(self, path):\n        if path not in self._items:\n{anchor}\n        return True\n\n\
+             \x20   def menu(self):\n        return list(reversed(self._items))\n"
+        ),
+    );
+    ws.write(
+        "test_recent.py",
+        "from recent import Recent\nr = Recent()\nr.opened(\"a\")\nr.opened(\"b\")\nassert r.reopened(\"a\") is True\n\
+         assert r.menu() == [\"a\", \"b\"], r.menu()\n",
+    );
+    let task =
+        "A file reopened from the Open Recent menu stays where it was; it should go to the top.";
+    let (out, v) = passed_after_failing(&ws, task, "the test passes", "recent.py");
+    assert_eq!(
+        s.pinned_edit(1),
+        serde_json::json!({"path": "recent.py", "after": anchor}),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(v["candidates"]["chosen"], 2, "{v}");
+}
+
+#[test]
 fn a_candidate_that_keeps_the_size_of_the_file_is_not_run_as_the_bytecode_of_the_run_before_it() {
     // Scripted: the first answer turns "ab" into "ba", the same size, and arrives at once, so it is validated in the
     // same second as the run of the checks before any edit. Python trusts a cached module whose source has the

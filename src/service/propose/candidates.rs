@@ -745,7 +745,7 @@ fn probe(
     failing: &Failing,
     failed: &CheckResult,
     watch: &Watch,
-) -> Vec<(String, usize)> {
+) -> Vec<locate_rank::mutants::Fixed> {
     if failed.timed_out || failed.duration_ms > PROBE_SLOWEST_MS {
         return Vec::new();
     }

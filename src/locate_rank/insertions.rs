@@ -1,0 +1,767 @@
+//! The insertion probe's lines: the one missing line of Python that a routine omission leaves out, written from the
+//! file's own code and the failing check's error, for [`super::mutants::probe`] to run against the check that fails
+//! before any edit. A place where one makes that check pass is very likely where the fix adds its line (a missing
+//! line has no one-token mutant). The omissions are the classic ones:
+//! - a module used and never imported (the check's `NameError` names it): `import math` after the imports;
+//! - an attribute the constructor never sets (the check's `AttributeError` names it): `self.errors = []` at the end
+//!   of `__init__`, its first value read from how the file uses it (`.append` a list, `.add` a set, `[k] =` a dict);
+//! - a function that computes its result and never returns it, whose result is used: `return digits` after its
+//!   last line, for the names it assigns, latest first;
+//! - a collection tested for membership and never updated (`if key in seen:` and no `seen.add`): the update after
+//!   the loop body's last line;
+//! - a normalisation a sibling got (`key, _, value = ...` then `value = value.strip()`): the same for the other name;
+//! - a call on the same object another method makes (`self._data.move_to_end(key)` in `put`, missing in `get`),
+//!   before a `return` of a method the checks ran, when every local name it uses is bound there.
+//!
+//! Pure: text in, lines out.
+
+use std::collections::HashSet;
+
+use super::executed::Reach;
+use super::failing::Missing;
+use super::{defines, definition, implied, is_name, prose_lines, tokens, without_strings};
+
+/// One line to insert: after the 1-based line `after`, the text `line` (its indentation included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Insertion {
+    /// The 1-based line it goes after.
+    pub after: usize,
+    /// The new line, indented, without a line ending.
+    pub line: String,
+    /// The check's error names what the line supplies (a module, an attribute, a `None` used as a value).
+    pub told: bool,
+}
+
+/// The most insertions written for one file.
+pub(super) const MAX_INSERTIONS: usize = 12;
+
+/// The most names `return NAME` is tried with for one function.
+const MAX_RETURNS: usize = 2;
+
+/// Calls that are not an object's state kept in step (copying them elsewhere fixes nothing).
+const NOT_COPIED: &[&str] = &[
+    "print", "super", "assert", "raise", "return", "del", "yield",
+];
+
+/// The insertions for the Python file `text`, those the error `missing` tells first, then the others, at most
+/// [`MAX_INSERTIONS`], each a line the file does not already hold at that place. `reach`: what the checks ran of
+/// the file (the copied calls go only into functions they ran).
+pub(super) fn of_file(text: &str, missing: &[Missing], reach: Option<&[Reach]>) -> Vec<Insertion> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    let defs = Def::all(&lines);
+    let mut out = Vec::new();
+    let mut add = |after0: usize, line: String, told: bool| {
+        let doubled = lines
+            .get(after0 + 1)
+            .is_some_and(|n| n.trim() == line.trim())
+            || lines[after0].trim() == line.trim();
+        if !doubled
+            && !out
+                .iter()
+                .any(|i: &Insertion| i.after == after0 + 1 && i.line == line)
+        {
+            out.push(Insertion {
+                after: after0 + 1,
+                line,
+                told,
+            });
+        }
+    };
+    let none_used = missing.contains(&Missing::Value);
+    for m in missing {
+        match m {
+            Missing::Name(name) => {
+                if let Some(at) = import_for(&lines, name) {
+                    add(at, format!("import {name}"), true);
+                }
+            }
+            Missing::Attribute(name) => {
+                for (at, line) in attribute_inits(&lines, &defs, name) {
+                    add(at, line, true);
+                }
+            }
+            Missing::Value => {}
+        }
+    }
+    for (at, line) in returns(&lines, &defs) {
+        add(at, line, none_used);
+    }
+    for (at, line) in membership_updates(&lines, &defs) {
+        add(at, line, false);
+    }
+    for (at, line) in sibling_normalisations(&lines, &defs) {
+        add(at, line, false);
+    }
+    if let Some(reach) = reach {
+        for (at, line) in copied_calls(&lines, &defs, reach) {
+            add(at, line, false);
+        }
+    }
+    // Told first, each kind in the order written.
+    out.sort_by_key(|i| !i.told);
+    out.truncate(MAX_INSERTIONS);
+    out
+}
+
+/// `text` with the line `line` inserted after its 1-based line `after` (with that line's ending; a last line
+/// without one gets `\n`).
+pub(super) fn with_inserted(text: &str, after: usize, line: &str) -> String {
+    let mut out = String::with_capacity(text.len() + line.len() + 2);
+    for (k, l) in text.split_inclusive('\n').enumerate() {
+        out.push_str(l);
+        if k + 1 == after {
+            let ending = if l.ends_with("\r\n") { "\r\n" } else { "\n" };
+            if !l.ends_with('\n') {
+                out.push_str(ending);
+            }
+            out.push_str(line);
+            // The inserted line ends as the line before it did (a last line without an ending stays without one).
+            if l.ends_with('\n') {
+                out.push_str(ending);
+            }
+        }
+    }
+    out
+}
+
+/// One function (or method) of the file.
+struct Def {
+    /// Its name.
+    name: String,
+    /// The body's last line (0-based).
+    last: usize,
+    /// The lines (0-based) of its body after its header, blank lines left out.
+    body: Vec<usize>,
+    /// The indentation of its body's first line.
+    indent: String,
+    /// Its parameters and every name its body assigns (`x =`, `for x in`, `as x`, `import x`).
+    bound: HashSet<String>,
+}
+
+impl Def {
+    /// The file's functions and methods, in order (a nested function is one of its own, and its lines are its
+    /// enclosing function's too).
+    fn all(lines: &[&str]) -> Vec<Def> {
+        let mut out = Vec::new();
+        for (d, line) in lines.iter().enumerate() {
+            let toks = tokens(&without_strings(line));
+            if toks.first().is_some_and(|t| t == "class") || definition(&toks).is_none() {
+                continue;
+            }
+            if !matches!(toks.first().map(String::as_str), Some("def" | "async")) {
+                continue;
+            }
+            // The header ends at the first line ending in `:` (a signature over several lines).
+            let Some(end) =
+                (d..lines.len().min(d + 20)).find(|&k| code_of(lines[k]).trim_end().ends_with(':'))
+            else {
+                continue;
+            };
+            let mut header = Vec::new();
+            for l in &lines[d..=end] {
+                header.extend(tokens(&without_strings(l)));
+            }
+            let body: Vec<usize> = super::body_lines(lines, d)
+                .into_iter()
+                .filter(|&b| b > end)
+                .collect();
+            let Some(&first) = body.first() else { continue };
+            let mut bound = defines(&header);
+            for &b in &body {
+                bound.extend(defines(&tokens(&without_strings(lines[b]))));
+            }
+            out.push(Def {
+                name: definition(&toks).unwrap_or_default().to_string(),
+                last: body.last().copied().unwrap_or(first),
+                indent: indent_of(lines[first]).to_string(),
+                body,
+                bound,
+            });
+        }
+        out
+    }
+}
+
+/// A line's leading whitespace.
+fn indent_of(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// A line without its comment and with its strings blanked.
+fn code_of(line: &str) -> String {
+    let code = without_strings(line);
+    match code.find('#') {
+        Some(i) => code[..i].to_string(),
+        None => code,
+    }
+}
+
+/// The first token of a line's code.
+fn first_word(line: &str) -> String {
+    tokens(&code_of(line))
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+}
+
+/// Whether a line ends its block's flow: what follows it in the block never runs.
+fn ends_flow(line: &str) -> bool {
+    matches!(
+        first_word(line).as_str(),
+        "return" | "raise" | "continue" | "break"
+    )
+}
+
+/// Where `import name` goes (0-based line after which), when the file defines `name` nowhere.
+fn import_for(lines: &[&str], name: &str) -> Option<usize> {
+    let defined = lines
+        .iter()
+        .any(|l| defines(&tokens(&without_strings(l))).contains(name));
+    if defined {
+        return None;
+    }
+    implied::import_line(lines, &prose_lines(&lines.join("\n")))
+}
+
+/// `self.NAME = ...` at the end of each `__init__`, when the file reads `self.NAME` and never assigns it: its first
+/// value from how the file uses it.
+fn attribute_inits(lines: &[&str], defs: &[Def], name: &str) -> Vec<(usize, String)> {
+    let attr = format!("self.{name}");
+    let (attr_ref, len) = (attr.as_str(), attr.len());
+    let code: Vec<String> = lines.iter().map(|l| code_of(l)).collect();
+    let uses: Vec<&str> = code
+        .iter()
+        .flat_map(|l| l.match_indices(attr_ref).map(move |(i, _)| &l[i + len..]))
+        .filter(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+        .collect();
+    let assigned = uses.iter().any(|rest| {
+        let r = rest.trim_start();
+        (r.starts_with('=') && !r.starts_with("==")) || r.starts_with(':')
+    });
+    if uses.is_empty() || assigned {
+        return Vec::new();
+    }
+    let used_as = |methods: &[&str]| {
+        uses.iter()
+            .any(|r| methods.iter().any(|m| r.starts_with(&format!(".{m}("))))
+    };
+    let value = if used_as(&["append", "extend", "insert", "pop", "remove", "sort"]) {
+        "[]"
+    } else if used_as(&["add", "discard"]) {
+        "set()"
+    } else if uses.iter().any(|r| r.starts_with('['))
+        || used_as(&["get", "items", "keys", "values", "setdefault", "update"])
+    {
+        "{}"
+    } else if uses.iter().any(|r| {
+        let r = r.trim_start();
+        r.starts_with("+=") || r.starts_with("-=")
+    }) {
+        "0"
+    } else {
+        "None"
+    };
+    defs.iter()
+        .filter(|d| d.name == "__init__" && d.bound.contains("self"))
+        .map(|d| (d.last, format!("{}{attr} = {value}", d.indent)))
+        .collect()
+}
+
+/// `return NAME` after the last line of each function that returns no value although its result is used (a call
+/// of it that is not a statement of its own), for the names it assigns (in a nested block too, a parameter it
+/// reassigns included), the latest first.
+fn returns(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let returns_value = d.body.iter().any(|&b| {
+            let toks = tokens(&code_of(lines[b]));
+            matches!(toks.first().map(String::as_str), Some("yield"))
+                || toks.first().is_some_and(|t| t == "return") && toks.len() > 1
+        });
+        let last = lines[d.last];
+        if d.name == "__init__" || returns_value || ends_flow(last) || last.trim() == "pass" {
+            continue;
+        }
+        if !result_used(lines, &d.name) {
+            continue;
+        }
+        let mut names: Vec<String> = Vec::new();
+        for &b in d.body.iter().rev() {
+            // Assignments, in a nested block too (`if ...: digits = digits[1:]`); not a loop's variable.
+            let toks = tokens(&code_of(lines[b]));
+            if toks
+                .first()
+                .is_some_and(|t| t == "for" || t == "def" || t == "with")
+            {
+                continue;
+            }
+            let mut assigned: Vec<String> = defines(&toks).into_iter().collect();
+            assigned.sort();
+            for n in assigned {
+                if n != "_" && n != "self" && !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        for n in names.into_iter().take(MAX_RETURNS) {
+            out.push((d.last, format!("{}return {n}", d.indent)));
+        }
+    }
+    out
+}
+
+/// Whether some call of the function `name` uses its result: a call that is not a statement on its own.
+fn result_used(lines: &[&str], name: &str) -> bool {
+    lines.iter().any(|l| {
+        let toks = tokens(&code_of(l));
+        (0..toks.len().saturating_sub(1)).any(|k| {
+            if toks[k] != name || toks[k + 1] != "(" {
+                return false;
+            }
+            // `def name(` is no call; `self.name(` is a method's.
+            let start = if k >= 2 && toks[k - 1] == "." && toks[k - 2] == "self" {
+                k - 2
+            } else {
+                k
+            };
+            let before = start.checked_sub(1).map(|p| toks[p].as_str());
+            !matches!(before, None | Some("def" | "."))
+        })
+    })
+}
+
+/// The update of a collection a function tests for membership and never updates (`seen = set()`, then
+/// `if key in seen:` and no `seen.add`): after the last line the test's block runs, at the test's indentation
+/// (`if x not in seen:`: at the end of its own block).
+fn membership_updates(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for &b in &d.body {
+            let toks = tokens(&code_of(lines[b]));
+            let Some(kind) = empty_collection(&toks) else {
+                continue;
+            };
+            let name = &toks[0];
+            if updated(lines, &d.body, name) {
+                continue;
+            }
+            for &t in d.body.iter().filter(|&&t| t > b) {
+                let Some((item, negated)) = membership_test(&tokens(&code_of(lines[t])), name)
+                else {
+                    continue;
+                };
+                let update = match kind {
+                    "set" => format!("{name}.add({item})"),
+                    "list" => format!("{name}.append({item})"),
+                    _ => format!("{name}[{item}] = True"),
+                };
+                let depth = indent_of(lines[t]).len();
+                let inner = |k: &usize| *k > t && indent_of(lines[*k]).len() > depth;
+                let block: Vec<usize> = if negated {
+                    d.body
+                        .iter()
+                        .copied()
+                        .skip_while(|k| *k <= t)
+                        .take_while(|k| inner(k))
+                        .collect()
+                } else {
+                    let rest = d.body.iter().copied().skip_while(|k| *k <= t);
+                    rest.take_while(|k| indent_of(lines[*k]).len() >= depth)
+                        .collect()
+                };
+                let Some(&end) = block.last() else { continue };
+                let indent = if negated {
+                    indent_of(lines[block[0]])
+                } else {
+                    indent_of(lines[t])
+                };
+                // Before a last statement that leaves the block.
+                let at = if ends_flow(lines[end]) && indent_of(lines[end]) == indent {
+                    match block.iter().rev().nth(1) {
+                        Some(&p) => p,
+                        None => t,
+                    }
+                } else {
+                    end
+                };
+                out.push((at, format!("{indent}{update}")));
+            }
+        }
+    }
+    out
+}
+
+/// The kind of empty collection a line `NAME = set()` / `[]` / `{}` / `dict()` / `list()` starts, if it does.
+fn empty_collection(toks: &[String]) -> Option<&'static str> {
+    let rest: Vec<&str> = toks.iter().skip(2).map(String::as_str).collect();
+    if toks.len() < 3 || !is_name(&toks[0]) || toks[1] != "=" {
+        return None;
+    }
+    match rest.as_slice() {
+        ["set", "(", ")"] => Some("set"),
+        ["[", "]"] | ["list", "(", ")"] => Some("list"),
+        ["{", "}"] | ["dict", "(", ")"] => Some("dict"),
+        _ => None,
+    }
+}
+
+/// Whether a function's body updates the collection `name` (a method call that changes it, an item set, `|=`).
+fn updated(lines: &[&str], body: &[usize], name: &str) -> bool {
+    const CHANGES: &[&str] = &[
+        "add",
+        "append",
+        "extend",
+        "insert",
+        "update",
+        "setdefault",
+        "discard",
+        "remove",
+        "pop",
+    ];
+    body.iter().any(|&b| {
+        let toks = tokens(&code_of(lines[b]));
+        toks.windows(3).any(|w| {
+            w[0] == *name && (w[1] == "." && CHANGES.contains(&w[2].as_str()) || w[1] == "[")
+        }) || toks
+            .windows(2)
+            .any(|w| w[0] == *name && (w[1] == "|=" || w[1] == "+="))
+    })
+}
+
+/// `if ITEM in NAME:` (`negated`: `if ITEM not in NAME:`): the item, a name or a dotted name.
+fn membership_test(toks: &[String], name: &str) -> Option<(String, bool)> {
+    let t: Vec<&str> = toks.iter().map(String::as_str).collect();
+    let (first, rest) = t.split_first()?;
+    if t.len() < 5
+        || !matches!(*first, "if" | "elif")
+        || t[t.len() - 1] != ":"
+        || t[t.len() - 2] != name
+    {
+        return None;
+    }
+    let cond = &rest[..rest.len() - 2];
+    let (item, negated) = match cond {
+        [item @ .., "not", "in"] => (item, true),
+        [item @ .., "in"] => (item, false),
+        _ => return None,
+    };
+    let dotted = !item.is_empty()
+        && item
+            .iter()
+            .enumerate()
+            .all(|(k, p)| if k % 2 == 0 { is_name(p) } else { *p == "." })
+        && item.len() % 2 == 1;
+    dotted.then(|| (item.concat(), negated))
+}
+
+/// The normalisation a sibling name got: for `A = ...A...` (a call on `A`), each other name `B` the same or one of
+/// the three lines before binds at the same indentation, `B = ...B...` after the line that binds `B`.
+fn sibling_normalisations(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &s) in d.body.iter().enumerate() {
+            let toks = tokens(&code_of(lines[s]));
+            let Some(a) = self_update(&toks) else {
+                continue;
+            };
+            let indent = indent_of(lines[s]);
+            for &p in d.body[k.saturating_sub(3)..k].iter().rev() {
+                if indent_of(lines[p]) != indent {
+                    continue;
+                }
+                let ptoks = tokens(&code_of(lines[p]));
+                if ptoks.first().is_some_and(|t| t == "for" || t == "if") {
+                    continue;
+                }
+                let mut others: Vec<String> = defines(&ptoks)
+                    .into_iter()
+                    .filter(|b| b != a && b != "_" && b != "self")
+                    .collect();
+                others.sort();
+                for b in others {
+                    // A name that gets its own update already needs none.
+                    let has_one = d
+                        .body
+                        .iter()
+                        .any(|&q| self_update(&tokens(&code_of(lines[q]))) == Some(b.as_str()));
+                    if !has_one {
+                        out.push((p, renamed(lines[s], a, &b)));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The name `A` of a line `A = ...A...` whose right side calls something on or with `A`.
+fn self_update(toks: &[String]) -> Option<&str> {
+    let (a, rest) = (toks.first()?, toks.get(2..)?);
+    let calls = rest.iter().any(|t| t == "(");
+    (is_name(a) && toks.get(1)? == "=" && calls && rest.iter().any(|t| t == a))
+        .then_some(a.as_str())
+}
+
+/// `line` with the name `from` (whole words, outside strings) written `to`.
+fn renamed(line: &str, from: &str, to: &str) -> String {
+    // Blanking strings keeps one char for each char, so the two line up char by char.
+    let text: Vec<char> = line.chars().collect();
+    let code: Vec<char> = without_strings(line).chars().collect();
+    let from: Vec<char> = from.chars().collect();
+    let word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric() || *c == '_' || *c == '.');
+    let mut out = String::with_capacity(line.len());
+    let mut k = 0;
+    while k < text.len() {
+        let at_word = code.len() == text.len()
+            && code[k..].starts_with(&from)
+            && !word(k.checked_sub(1).and_then(|p| code.get(p)))
+            && !code
+                .get(k + from.len())
+                .is_some_and(|c| c.is_alphanumeric() || *c == '_');
+        if at_word {
+            out.push_str(to);
+            k += from.len();
+        } else {
+            out.push(text[k]);
+            k += 1;
+        }
+    }
+    out
+}
+
+/// A call statement on an object (`self._data.move_to_end(key)`) copied into another function the checks ran,
+/// before each of its `return` lines that ran and after its last line, when every name local to the copied line's
+/// own function is bound there and the function does not already hold it.
+fn copied_calls(lines: &[&str], defs: &[Def], reach: &[Reach]) -> Vec<(usize, String)> {
+    let ran = |k: usize| {
+        matches!(
+            reach.get(k),
+            Some(Reach::Failing | Reach::FailingAndBefore | Reach::Ran)
+        )
+    };
+    let mut out = Vec::new();
+    for (si, source) in defs.iter().enumerate() {
+        for &s in &source.body {
+            let Some(names) = call_statement(lines[s]) else {
+                continue;
+            };
+            let call = lines[s].trim();
+            for (ti, target) in defs.iter().enumerate() {
+                let unbound = names
+                    .iter()
+                    .any(|n| source.bound.contains(n) && !target.bound.contains(n));
+                let holds = target.body.iter().any(|&b| lines[b].trim() == call);
+                if ti == si || unbound || holds || !target.body.iter().any(|&b| ran(b)) {
+                    continue;
+                }
+                for (k, &b) in target.body.iter().enumerate() {
+                    let last = k + 1 == target.body.len();
+                    if first_word(lines[b]) == "return" && ran(b) && k > 0 {
+                        let before = target.body[k - 1];
+                        out.push((before, format!("{}{call}", indent_of(lines[b]))));
+                    } else if last && !ends_flow(lines[b]) {
+                        out.push((b, format!("{}{call}", target.indent)));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The names a line uses when it is a call statement on a name (`obj.method(args)`, `helper(x)`) that keeps state
+/// in step, not output or control flow: its names that are not attributes or keyword arguments.
+fn call_statement(line: &str) -> Option<Vec<String>> {
+    let code = code_of(line);
+    let toks = tokens(&code);
+    let open = toks.iter().position(|t| t == "(")?;
+    let chain = &toks[..open];
+    let dotted = chain.len() >= 3
+        && chain
+            .iter()
+            .enumerate()
+            .all(|(k, p)| if k % 2 == 0 { is_name(p) } else { p == "." })
+        && chain.len() % 2 == 1;
+    if !dotted || NOT_COPIED.contains(&chain[0].as_str()) || toks.last()? != ")" {
+        return None;
+    }
+    let mut depth = 0i32;
+    for (k, t) in toks.iter().enumerate().skip(open) {
+        match t.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "=" if depth == 1 && k > 0 && is_name(&toks[k - 1]) => {}
+            "=" | "+=" | "-=" => return None,
+            _ => {}
+        }
+        if depth == 0 && k + 1 != toks.len() {
+            return None;
+        }
+    }
+    let names = toks
+        .iter()
+        .enumerate()
+        .filter(|(k, t)| {
+            is_name(t)
+                && (*k == 0 || toks[k - 1] != ".")
+                && toks.get(k + 1).is_none_or(|n| n != "=")
+        })
+        .map(|(_, t)| t.clone())
+        .collect();
+    Some(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(text: &str, missing: &[Missing], reach: Option<&[Reach]>) -> Vec<(usize, String)> {
+        of_file(text, missing, reach)
+            .into_iter()
+            .map(|i| (i.after, i.line))
+            .collect()
+    }
+
+    #[test]
+    fn a_module_the_error_names_is_imported_after_the_imports_or_the_docstring() {
+        let text = "\"\"\"Shapes.\"\"\"\n\nimport re\n\n\ndef area(r):\n    return math.pi * r\n";
+        let told = [Missing::Name("math".into())];
+        let got = of_file(text, &told, None);
+        assert_eq!(got[0].after, 3);
+        assert_eq!(got[0].line, "import math");
+        assert!(got[0].told);
+        let text = "\"\"\"Shapes.\"\"\"\n\n\ndef area(r):\n    return math.pi * r\n";
+        assert_eq!(lines_of(text, &told, None)[0], (1, "import math".into()));
+        // A name the file defines is no module to import.
+        let text = "math = None\n\n\ndef area(r):\n    return math.pi * r\n";
+        assert!(lines_of(text, &told, None).is_empty());
+    }
+
+    #[test]
+    fn an_attribute_the_error_names_is_set_at_the_end_of_the_constructor_as_the_file_uses_it() {
+        let text = "class Form:\n    def __init__(self, data):\n        self.data = data\n\n    def err(self, m):\n        self.errors.append(m)\n";
+        let told = [Missing::Attribute("errors".into())];
+        assert_eq!(
+            lines_of(text, &told, None),
+            [(3, "        self.errors = []".into())]
+        );
+        let text = text.replace("self.errors.append(m)", "self.errors[m] = 1");
+        assert_eq!(
+            lines_of(&text, &told, None),
+            [(3, "        self.errors = {}".into())]
+        );
+        // An attribute the file sets is not missing.
+        let text = "class F:\n    def __init__(self):\n        self.n = 0\n\n    def f(self):\n        self.errors = []\n        return self.errors\n";
+        assert!(lines_of(text, &told, None).is_empty());
+    }
+
+    #[test]
+    fn a_function_whose_result_is_used_and_never_returned_returns_what_it_assigns_last() {
+        let text = "def digits(raw):\n    d = raw.strip()\n    if d.startswith(\"1\"):\n        d = d[1:]\n\n\ndef valid(raw):\n    return len(digits(raw)) == 10\n";
+        let got = of_file(text, &[Missing::Value], None);
+        assert_eq!(got[0].after, 4);
+        assert_eq!(got[0].line, "    return d");
+        assert!(got[0].told);
+        // A parameter reassigned in a nested block is returned too.
+        let text = "def national(digits):\n    if digits.startswith(\"1\"):\n        digits = digits[1:]\n\n\ndef f(t):\n    return len(national(t))\n";
+        assert_eq!(
+            lines_of(text, &[Missing::Value], None),
+            [(3, "    return digits".into())]
+        );
+        // A function called only as a statement keeps its None.
+        let text = "def log(m):\n    line = m.strip()\n    print(line)\n\n\ndef run():\n    log(\"x\")\n    return 1\n";
+        assert!(lines_of(text, &[], None).is_empty());
+    }
+
+    #[test]
+    fn a_collection_tested_and_never_updated_is_updated_at_the_end_of_the_loop_body() {
+        let text = "def unique(xs):\n    seen = set()\n    out = []\n    for x in xs:\n        key = x.lower()\n        if key in seen:\n            continue\n        out.append(key)\n    return out\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [(8, "        seen.add(key)".into())]
+        );
+        let text = "def unique(xs):\n    seen = []\n    out = []\n    for x in xs:\n        if x not in seen:\n            out.append(x)\n    return out\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [(6, "            seen.append(x)".into())]
+        );
+        // One updated already needs nothing.
+        let text = "def unique(xs):\n    seen = set()\n    for x in xs:\n        if x in seen:\n            continue\n        seen.add(x)\n    return seen\n";
+        assert!(lines_of(text, &[], None).is_empty());
+    }
+
+    #[test]
+    fn a_name_bound_beside_one_that_is_normalised_gets_the_same_normalisation() {
+        let text = "def parse(line):\n    key, _, value = line.partition(\"=\")\n    value = value.strip()\n    return key, value\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [(2, "    key = key.strip()".into())]
+        );
+        // A string's text is kept as it is, whatever its width, and a name inside it is no name.
+        let text = "def parse(line):\n    key, value = line.split(\"=\")\n    value = value.replace(\"é value\", \"e\")\n    return key, value\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [(2, "    key = key.replace(\"é value\", \"e\")".into())]
+        );
+    }
+
+    #[test]
+    fn a_call_another_method_makes_on_the_object_is_copied_before_a_return_that_ran() {
+        let text = "class C:\n    def get(self, key):\n        if key not in self.d:\n            return None\n        return self.d[key]\n\n    def put(self, key, value):\n        self.d.touch(key)\n        self.d[key] = value\n";
+        let mut reach = vec![Reach::Neutral; 9];
+        for k in [2, 3, 4] {
+            reach[k] = Reach::Ran;
+        }
+        let got = lines_of(text, &[], Some(&reach));
+        assert!(
+            got.contains(&(4, "        self.d.touch(key)".into())),
+            "{got:?}"
+        );
+        // Not into a function the checks never ran, and not without a trace.
+        assert!(!got.iter().any(|(a, _)| *a >= 8), "{got:?}");
+        assert!(lines_of(text, &[], None).is_empty());
+        // A name local to the copied line's function must be bound where it goes.
+        let text = "class C:\n    def size(self):\n        return len(self.d)\n\n    def put(self, key):\n        self.d.touch(key)\n";
+        let reach = vec![Reach::Ran; 6];
+        assert!(lines_of(text, &[], Some(&reach)).is_empty());
+    }
+
+    #[test]
+    fn odd_files_give_no_insertion_and_no_panic() {
+        let every = [
+            Missing::Name("x".into()),
+            Missing::Attribute("y".into()),
+            Missing::Value,
+        ];
+        for text in [
+            "",
+            "def",
+            "def f(:",
+            "def f():\n",
+            "def f(a,\n      b):\n    return",
+            "class C:\n\tdef __init__(self):\n\t\tself.a = 1\n\tdef g(self):\n\t\tself.y.append(1)",
+            "def f(s):\r\n    s = s.strip()\r\n    if s in \"é\u{1F600}\":\r\n        pass\r\n",
+            "def f():\n    seen = set()\n    if in seen:\n        x",
+            "def f():\n    x = \"unterminated\n    if x in",
+            "    return y\n",
+        ] {
+            let reach = vec![Reach::Ran; 8];
+            for i in of_file(text, &every, Some(&reach)) {
+                assert!(
+                    i.after >= 1 && i.after <= text.lines().count(),
+                    "{text:?}: {i:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_is_inserted_with_the_ending_of_the_line_before_it() {
+        assert_eq!(with_inserted("a\r\nb\r\n", 1, "x"), "a\r\nx\r\nb\r\n");
+        assert_eq!(with_inserted("a\nb", 2, "x"), "a\nb\nx");
+        assert_eq!(with_inserted("a\nb\n", 2, "x"), "a\nb\nx\n");
+    }
+}
