@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use super::executed::Reach;
-use super::insertions::{self, Insertion};
 pub use super::failing::Fixed;
+use super::insertions::{self, Insertion};
 use super::{Failing, Signals, rank};
 use crate::patch::PreImage;
 use crate::patch::focus::Focus;
