@@ -74,7 +74,7 @@ pub(super) fn of_file(text: &str, missing: &[Missing], reach: Option<&[Reach]>) 
     for m in missing {
         match m {
             Missing::Name(name) => {
-                if let Some(at) = import_for(&lines, name) {
+                if let Some(at) = import_for(text, &lines, name) {
                     add(at, format!("import {name}"), true);
                 }
             }
@@ -215,15 +215,16 @@ fn ends_flow(line: &str) -> bool {
     )
 }
 
-/// Where `import name` goes (0-based line after which), when the file defines `name` nowhere.
-fn import_for(lines: &[&str], name: &str) -> Option<usize> {
+/// Where `import name` goes (0-based line after which) in `text` (its `lines`), when the file defines `name`
+/// nowhere.
+fn import_for(text: &str, lines: &[&str], name: &str) -> Option<usize> {
     let defined = lines
         .iter()
         .any(|l| defines(&tokens(&without_strings(l))).contains(name));
     if defined {
         return None;
     }
-    implied::import_line(lines, &prose_lines(&lines.join("\n")))
+    implied::import_line(lines, &prose_lines(text))
 }
 
 /// `self.NAME = ...` at the end of each `__init__`, when the file reads `self.NAME` and never assigns it: its first

@@ -6,6 +6,7 @@
 //! closure it is given, so the caller decides where (a confined sandbox copy) and for how long.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use super::executed::Reach;
 pub use super::failing::Fixed;
@@ -482,7 +483,6 @@ pub fn probe(
         mutants: false,
         ..Signals::ALL
     };
-    let mut left = runs;
     let (told, untold) = insertions_of(files, failing);
     let adds = super::asks_to_add(&spec.task);
     let mut probe = Probe {
@@ -490,28 +490,32 @@ pub fn probe(
         failing,
         check,
     };
-    let found = (|| {
-        if let Some(f) = probe.insert(&told, &mut left) {
-            return f;
-        }
-        if adds && let Some(f) = probe.insert(&untold, &mut left) {
-            return f;
+    let mut left = runs;
+    let mut all = || {
+        probe.insert(&told, &mut left)?;
+        if adds {
+            probe.insert(&untold, &mut left)?;
         }
         let spots = rank(spec, files, focus, failing, signals, 3 * MAX_LINES);
         // Runs kept for the insertions still to try.
         let kept = if adds { 0 } else { untold.len().min(left) };
         let mut for_mutants = left - kept;
-        if let Some(f) = probe.mutate_lines(&spots, &mut for_mutants) {
-            return f;
-        }
+        probe.mutate_lines(&spots, &mut for_mutants)?;
         left = for_mutants + kept;
-        if !adds && let Some(f) = probe.insert(&untold, &mut left) {
-            return f;
+        if !adds {
+            probe.insert(&untold, &mut left)?;
         }
-        None
-    })();
-    found.into_iter().collect()
+        ControlFlow::Continue(())
+    };
+    match all() {
+        ControlFlow::Break(Some(found)) => vec![found],
+        _ => Vec::new(),
+    }
 }
+
+/// How trying a list of changes ended: `Break(Some(place))` when one passed, `Break(None)` when probing is over
+/// (the caller said stop, or no run is left), `Continue` when every one failed.
+type Tried = ControlFlow<Option<Fixed>>;
 
 /// One run of the probe: the files, what failed before, and the check.
 struct Probe<'a, 'c> {
@@ -534,9 +538,8 @@ impl Probe<'_, '_> {
         }
     }
 
-    /// Try each insertion of `list`: Some(Some(place)) when one passed, Some(None) when the runs ran out or the
-    /// caller said stop, None when every one failed.
-    fn insert(&mut self, list: &[(String, Insertion)], left: &mut usize) -> Option<Option<Fixed>> {
+    /// Try each insertion of `list` (every run `left` spent ends the probe).
+    fn insert(&mut self, list: &[(String, Insertion)], left: &mut usize) -> Tried {
         for (path, i) in list {
             let Some(Some(pre)) = self.files.get(path) else {
                 continue;
@@ -545,22 +548,22 @@ impl Probe<'_, '_> {
             match self.step(path, &text, left) {
                 Step::Passed => {
                     let (path, line) = (path.clone(), i.after);
-                    return Some(Some(Fixed {
+                    return ControlFlow::Break(Some(Fixed {
                         path,
                         line,
                         insert: true,
                     }));
                 }
-                Step::Stop | Step::Spent => return Some(None),
+                Step::Stop | Step::Spent => return ControlFlow::Break(None),
                 Step::Failed => {}
             }
         }
-        None
+        ControlFlow::Continue(())
     }
 
-    /// Try each mutant of the ranked `spots` (lines to change of Python files): Some(Some(place)) when one passed,
-    /// Some(None) when the caller said stop, None when every mutant failed or the runs `left` ran out.
-    fn mutate_lines(&mut self, spots: &[super::Spot], left: &mut usize) -> Option<Option<Fixed>> {
+    /// Try each mutant of the ranked `spots` (lines to change of Python files); running out of the runs `left`
+    /// ends only the mutants (the insertions after them have runs of their own).
+    fn mutate_lines(&mut self, spots: &[super::Spot], left: &mut usize) -> Tried {
         let places = spots
             .iter()
             .filter(|s| !s.insert && s.path.ends_with(".py"));
@@ -584,13 +587,13 @@ impl Probe<'_, '_> {
                 }
                 for mutant in of_line(&spot.text, &names) {
                     match self.step(&spot.path, &with_line(&pre.text, line, &mutant), left) {
-                        Step::Stop => return Some(None),
+                        Step::Stop => return ControlFlow::Break(None),
                         // The mutants' share is spent: the insertions still have theirs.
-                        Step::Spent => return None,
+                        Step::Spent => return ControlFlow::Continue(()),
                         // The first line found is enough to pin; the pinned requests wait for the probe.
                         Step::Passed => {
                             let path = spot.path.clone();
-                            return Some(Some(Fixed {
+                            return ControlFlow::Break(Some(Fixed {
                                 path,
                                 line,
                                 insert: false,
@@ -601,7 +604,7 @@ impl Probe<'_, '_> {
                 }
             }
         }
-        None
+        ControlFlow::Continue(())
     }
 }
 
