@@ -49,6 +49,10 @@ pub enum Missing {
     Name(String),
     /// An attribute used and never set: `AttributeError: 'Form' object has no attribute 'errors'`.
     Attribute(String),
+    /// A local variable read before any value is bound to it: `UnboundLocalError: cannot access local variable
+    /// 'total' where it is not associated with a value` (`local variable 'total' referenced before assignment`
+    /// before Python 3.11): an accumulator never set to its first value.
+    Unbound(String),
     /// A `None` used as a value (`object of type 'NoneType' has no len()`, `'NoneType' object is not
     /// subscriptable`): a function that never returns its result.
     Value,
@@ -75,6 +79,8 @@ fn missing_of(output: &str) -> Vec<Missing> {
     for line in output.lines() {
         let found = if line.contains("NoneType") && line.contains("Error") {
             Some(Missing::Value)
+        } else if line.contains("UnboundLocalError") {
+            quoted(line, "local variable '").map(Missing::Unbound)
         } else if line.contains("NameError") {
             quoted(line, "name '").map(Missing::Name)
         } else if line.contains("AttributeError") {
@@ -384,6 +390,16 @@ mod tests {
                 Missing::Name("math".into()),
                 Missing::Attribute("errors".into()),
                 Missing::Value
+            ]
+        );
+        // Both wordings of an unbound local, the newer and the one before Python 3.11.
+        let output = "UnboundLocalError: cannot access local variable 'positive' where it is not associated with a value\n\
+                      UnboundLocalError: local variable 'total' referenced before assignment\n";
+        assert_eq!(
+            Failing::read(output, &["m.py"], &[]).missing,
+            [
+                Missing::Unbound("positive".into()),
+                Missing::Unbound("total".into())
             ]
         );
         assert!(

@@ -83,13 +83,20 @@ pub(super) fn of_file(text: &str, missing: &[Missing], reach: Option<&[Reach]>) 
                     add(at, line, true);
                 }
             }
-            Missing::Value => {}
+            Missing::Unbound(_) | Missing::Value => {}
         }
+    }
+    for (at, line, name) in accumulator_inits(&lines, &defs) {
+        let told = missing.contains(&Missing::Unbound(name));
+        add(at, line, told);
     }
     for (at, line) in returns(&lines, &defs) {
         add(at, line, none_used);
     }
     for (at, line) in membership_updates(&lines, &defs) {
+        add(at, line, false);
+    }
+    for (at, line) in attribute_records(&lines, &defs, reach) {
         add(at, line, false);
     }
     for (at, line) in sibling_normalisations(&lines, &defs) {
@@ -100,10 +107,23 @@ pub(super) fn of_file(text: &str, missing: &[Missing], reach: Option<&[Reach]>) 
             add(at, line, false);
         }
     }
+    for (at, line) in loop_exits(&lines, &defs, reach) {
+        add(at, line, false);
+    }
     // Told first, each kind in the order written.
     out.sort_by_key(|i| !i.told);
     out.truncate(MAX_INSERTIONS);
     out
+}
+
+/// Whether the checks ran the 0-based line `k`; with no `reach`, every line may have run.
+fn ran_at(reach: Option<&[Reach]>, k: usize) -> bool {
+    reach.is_none_or(|r| {
+        matches!(
+            r.get(k),
+            Some(Reach::Failing | Reach::FailingAndBefore | Reach::Ran)
+        )
+    })
 }
 
 /// `text` with the line `line` inserted after its 1-based line `after` (with that line's ending; a last line
@@ -137,6 +157,8 @@ struct Def {
     body: Vec<usize>,
     /// The indentation of its body's first line.
     indent: String,
+    /// Its parameters.
+    params: HashSet<String>,
     /// Its parameters and every name its body assigns (`x =`, `for x in`, `as x`, `import x`).
     bound: HashSet<String>,
 }
@@ -169,7 +191,8 @@ impl Def {
                 .filter(|&b| b > end)
                 .collect();
             let Some(&first) = body.first() else { continue };
-            let mut bound = defines(&header);
+            let params = defines(&header);
+            let mut bound = params.clone();
             for &b in &body {
                 bound.extend(defines(&tokens(&without_strings(lines[b]))));
             }
@@ -178,6 +201,7 @@ impl Def {
                 last: body.last().copied().unwrap_or(first),
                 indent: indent_of(lines[first]).to_string(),
                 body,
+                params,
                 bound,
             });
         }
@@ -407,6 +431,193 @@ fn empty_collection(toks: &[String]) -> Option<&'static str> {
         ["{", "}"] | ["dict", "(", ")"] => Some("dict"),
         _ => None,
     }
+}
+
+/// The first value of an accumulator a function updates (`total += r`, `seen.add(x)`, `rows.append(r)`) and never
+/// assigns, nor takes as a parameter: `total = 0` (`[]`, `set()`, `{}`, `""` from how it is updated) before the
+/// outermost loop that holds its first update, or else before that update; each with the name.
+fn accumulator_inits(lines: &[&str], defs: &[Def]) -> Vec<(usize, String, String)> {
+    let mut out: Vec<(usize, String, String)> = Vec::new();
+    for d in defs {
+        let toks_of = |b: usize| tokens(&code_of(lines[b]));
+        for &b in &d.body {
+            let toks = toks_of(b);
+            let Some(name) = toks.first().filter(|n| is_name(n) && *n != "self") else {
+                continue;
+            };
+            let value = match toks.get(1).map(String::as_str) {
+                Some("+=") => match toks.get(2).map(String::as_str) {
+                    Some("\"" | "'") => "\"\"",
+                    Some("[") => "[]",
+                    _ => "0",
+                },
+                Some("-=") => "0",
+                Some("*=") => "1",
+                Some(".") => match toks.get(2).map(String::as_str) {
+                    Some("append" | "extend" | "insert")
+                        if toks.get(3).is_some_and(|o| o == "(") =>
+                    {
+                        "[]"
+                    }
+                    Some("add") if toks.get(3).is_some_and(|o| o == "(") => "set()",
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            let set_here = d.body.iter().any(|&o| {
+                let t = toks_of(o);
+                let plain = t.first() == Some(name) && t.get(1).is_some_and(|e| e == "=");
+                let global = t.first().is_some_and(|g| g == "global" || g == "nonlocal");
+                let looped = t.first().is_some_and(|f| f == "for" || f == "with")
+                    && defines(&t).contains(name);
+                plain || looped || (global && t.contains(name))
+            });
+            // A module's name (`sys.path.append`) or a global is no local to start.
+            let module = lines.iter().any(|l| {
+                !l.starts_with(char::is_whitespace) && defines(&tokens(&code_of(l))).contains(name)
+            });
+            let seen = out.iter().any(|(_, _, n)| n == name);
+            if set_here || module || seen || d.params.contains(name) {
+                continue;
+            }
+            // The outermost loop of the function that holds the update.
+            let mut depth = indent_of(lines[b]).len();
+            let mut at = b;
+            for &p in d.body.iter().rev().filter(|&&p| p < b) {
+                let i = indent_of(lines[p]).len();
+                if i < depth {
+                    depth = i;
+                    if matches!(first_word(lines[p]).as_str(), "for" | "while") {
+                        at = p;
+                    }
+                }
+            }
+            let before = d.body.iter().rev().find(|&&p| p < at).copied();
+            let before = before.unwrap_or(d.body[0].saturating_sub(1));
+            let line = format!("{}{name} = {value}", indent_of(lines[at]));
+            out.push((before, line, name.clone()));
+        }
+    }
+    out
+}
+
+/// The record of what a method permits or sees, in a collection attribute the file reads and never adds to
+/// (`self.calls = []`, then `len(self.calls)`, never `self.calls.append`): `self.calls.append(now)` before each
+/// `return` of the method's own block that ran (and after its last line, when that is no `return`), in each method
+/// the checks ran that reads it, for its latest locals and else its parameters, at most two.
+fn attribute_records(
+    lines: &[&str],
+    defs: &[Def],
+    reach: Option<&[Reach]>,
+) -> Vec<(usize, String)> {
+    let all: Vec<usize> = (0..lines.len()).collect();
+    let mut out = Vec::new();
+    for init in defs.iter().filter(|d| d.name == "__init__") {
+        for &b in &init.body {
+            let toks = tokens(&code_of(lines[b]));
+            let [s, dot, name, rest @ ..] = toks.as_slice() else {
+                continue;
+            };
+            let kind = {
+                let mut as_local = vec![name.clone()];
+                as_local.extend(rest.iter().cloned());
+                empty_collection(&as_local)
+            };
+            if s != "self" || dot != "." || updated(lines, &all, name) {
+                continue;
+            }
+            let method = match kind {
+                Some("list") => "append",
+                Some("set") => "add",
+                _ => continue,
+            };
+            let attr = format!("self.{name}");
+            for d in defs.iter().filter(|d| d.name != "__init__") {
+                let reads = d.body.iter().any(|&k| code_of(lines[k]).contains(&attr));
+                if !reads || !d.body.iter().any(|&k| ran_at(reach, k)) {
+                    continue;
+                }
+                let mut items: Vec<String> = Vec::new();
+                for &k in d.body.iter().rev() {
+                    let t = tokens(&code_of(lines[k]));
+                    if t.len() > 2 && is_name(&t[0]) && t[1] == "=" && !items.contains(&t[0]) {
+                        items.push(t[0].clone());
+                    }
+                }
+                let mut params: Vec<String> =
+                    d.params.iter().filter(|&p| p != "self").cloned().collect();
+                params.sort();
+                items.extend(params);
+                for item in items.iter().take(MAX_RETURNS) {
+                    let call = format!("{attr}.{method}({item})");
+                    for (k, &r) in d.body.iter().enumerate() {
+                        let own = indent_of(lines[r]) == d.indent;
+                        let last = k + 1 == d.body.len();
+                        if own && first_word(lines[r]) == "return" && ran_at(reach, r) && k > 0 {
+                            out.push((d.body[k - 1], format!("{}{call}", d.indent)));
+                        } else if own && last && !ends_flow(lines[r]) {
+                            out.push((r, format!("{}{call}", d.indent)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A loop's `continue` (or `break`) missing at the end of an `if` block the checks ran, when the block does not
+/// leave on its own: `continue` when the loop's body goes on after the block (a blank line skipped and counted,
+/// then parsed all the same), `break` when the block ends by setting a name (the first match kept, not the last).
+fn loop_exits(lines: &[&str], defs: &[Def], reach: Option<&[Reach]>) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &t) in d.body.iter().enumerate() {
+            if !matches!(first_word(lines[t]).as_str(), "if" | "elif") || !ran_at(reach, t) {
+                continue;
+            }
+            let depth = indent_of(lines[t]).len();
+            // The loop the `if` is in: the nearest line before it, less indented, that is a `for` or `while`.
+            let mut outer = depth;
+            let mut in_loop = None;
+            for &p in d.body[..k].iter().rev() {
+                let i = indent_of(lines[p]).len();
+                if i < outer {
+                    outer = i;
+                    match first_word(lines[p]).as_str() {
+                        "for" | "while" => {
+                            in_loop = Some(i);
+                            break;
+                        }
+                        "def" | "class" => break,
+                        _ => {}
+                    }
+                }
+            }
+            let Some(loop_depth) = in_loop else { continue };
+            let block: Vec<usize> = d.body[k + 1..]
+                .iter()
+                .copied()
+                .take_while(|&b| indent_of(lines[b]).len() > depth)
+                .collect();
+            let Some(&end) = block.last() else { continue };
+            if ends_flow(lines[end]) || indent_of(lines[end]) != indent_of(lines[block[0]]) {
+                continue;
+            }
+            let indent = indent_of(lines[block[0]]);
+            let goes_on = d.body[k + 1 + block.len()..].first().is_some_and(|&n| {
+                indent_of(lines[n]).len() > loop_depth && !first_word(lines[n]).starts_with("el")
+            });
+            if goes_on {
+                out.push((end, format!("{indent}continue")));
+            }
+            let etoks = tokens(&code_of(lines[end]));
+            if etoks.len() > 2 && is_name(&etoks[0]) && etoks[1] == "=" {
+                out.push((end, format!("{indent}break")));
+            }
+        }
+    }
+    out
 }
 
 /// Whether a function's body updates the collection `name` (a method call that changes it, an item set, `|=`).
@@ -731,10 +942,92 @@ mod tests {
     }
 
     #[test]
+    fn an_accumulator_the_error_says_is_unbound_starts_before_its_outermost_loop() {
+        let text = "def summary(answers):\n    \"\"\"Mean and share.\"\"\"\n    total = 0\n    for r in answers:\n        total += r\n        if r > 3:\n            positive += 1\n    return total, positive\n";
+        let told = [Missing::Unbound("positive".into())];
+        let got = of_file(text, &told, None);
+        assert_eq!(
+            (got[0].after, got[0].line.as_str(), got[0].told),
+            (3, "    positive = 0", true)
+        );
+        // Untold, it is still written, as any accumulator never started; a list is started as a list.
+        assert_eq!(lines_of(text, &[], None)[0], (3, "    positive = 0".into()));
+        let text = "def rows(lines):\n    for l in lines:\n        out.append(l)\n    return out\n";
+        assert_eq!(lines_of(text, &[], None)[0], (1, "    out = []".into()));
+        // Not a parameter, a loop's variable, a name set once, a global, or a module's name.
+        for text in [
+            "def f(total, xs):\n    for x in xs:\n        total += x\n    return total\n",
+            "def f(xs):\n    total = 1\n    for x in xs:\n        total += x\n    return total\n",
+            "def f(xs):\n    global total\n    for x in xs:\n        total += x\n",
+            "import sys\n\n\ndef f(p):\n    sys.path.append(p)\n",
+        ] {
+            let got = lines_of(text, &[], None);
+            assert!(
+                !got.iter()
+                    .any(|(_, l)| l.ends_with(" = 0") || l.ends_with(" = []")),
+                "{text:?}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_collection_attribute_never_added_to_records_the_method_s_latest_local_before_its_return() {
+        let text = "class Limiter:\n    def __init__(self, most):\n        self.most = most\n        self.calls = []\n\n    def allow(self, at):\n        now = at + 1\n        if len(self.calls) >= self.most:\n            return False\n        return True\n";
+        let reach = vec![Reach::Ran; 10];
+        let got = lines_of(text, &[], Some(&reach));
+        assert_eq!(
+            got[..2],
+            [
+                (9, "        self.calls.append(now)".into()),
+                (9, "        self.calls.append(at)".into())
+            ]
+        );
+        // Not when the file adds to it somewhere, nor into a method the checks never ran.
+        let added = text.replace(
+            "        return True",
+            "        self.calls.append(now)\n        return True",
+        );
+        assert!(
+            !lines_of(&added, &[], Some(&reach))
+                .iter()
+                .any(|(_, l)| l.contains("calls.append"))
+        );
+        let mut not_run = reach.clone();
+        for r in &mut not_run[6..] {
+            *r = Reach::NotRun;
+        }
+        assert!(lines_of(text, &[], Some(&not_run)).is_empty());
+    }
+
+    #[test]
+    fn an_if_block_in_a_loop_that_does_not_leave_gets_its_continue_or_break() {
+        let text = "def read(text):\n    skipped = 0\n    for raw in text.splitlines():\n        line = raw.strip()\n        if not line:\n            skipped += 1\n        parse(line)\n    return skipped\n";
+        let reach = vec![Reach::Ran; 8];
+        assert_eq!(
+            lines_of(text, &[], Some(&reach)),
+            [(6, "            continue".into())]
+        );
+        // A block that leaves already, or that ends the loop's body, gets none; one that ends by setting a name
+        // gets a `break`.
+        let leaves = text.replace("skipped += 1", "continue");
+        assert!(lines_of(&leaves, &[], Some(&reach)).is_empty());
+        let text = "def first(xs):\n    found = None\n    for x in xs:\n        if x > 2:\n            found = x\n    return found\n";
+        assert_eq!(
+            lines_of(text, &[], Some(&reach)),
+            [(5, "            break".into())]
+        );
+        // Not in an `if` the checks never ran.
+        let mut not_run = reach.clone();
+        not_run[3] = Reach::NotRun;
+        assert!(lines_of(text, &[], Some(&not_run)).is_empty());
+    }
+
+    #[test]
     fn odd_files_give_no_insertion_and_no_panic() {
         let every = [
             Missing::Name("x".into()),
             Missing::Attribute("y".into()),
+            Missing::Unbound("s".into()),
             Missing::Value,
         ];
         for text in [

@@ -5,7 +5,7 @@
 //! [`super::Signals::mutants`] ranks it first. The mutations are pure and the probe runs a check only through the
 //! closure it is given, so the caller decides where (a confined sandbox copy) and for how long.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::ops::ControlFlow;
 
 use super::executed::Reach;
@@ -19,7 +19,7 @@ use crate::task::Task;
 /// The most mutants of one line that are tried.
 pub const MAX_PER_LINE: usize = 10;
 /// The most lines that are probed: the best ranked lines to change, without this signal.
-pub const MAX_LINES: usize = 10;
+pub const MAX_LINES: usize = 20;
 /// The most names of the file one name is exchanged for (a constant for constants, an attribute for attributes).
 const MAX_CONSTANTS: usize = 4;
 
@@ -94,13 +94,18 @@ const LONG_OPS: &[&str] = &[
 
 /// The names of a Python file that a mutant may put in place of one another: its module constants (names in
 /// capitals assigned at its top level) and its instance attributes (`self.rate`, not `self.total()`), each in the
-/// order they first appear: a slip often takes the wrong one of two alike.
+/// order they first appear: a slip often takes the wrong one of two alike. And its bindings never read: a value
+/// computed or a constant defined and then never used is often the one the slip left out (`visible=6` beside an
+/// unused `VISIBLE_DIGITS = 4`, `TARGET - on_hand` beside an unused `available = on_hand - reserved`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Names {
     /// Names in capitals assigned at the file's top level.
     pub constants: Vec<String>,
     /// Names read or set as `self.NAME`, not called.
     pub attributes: Vec<String>,
+    /// Names assigned and never read: the file's unused module constants ([`Names::of`]) and, for one line
+    /// ([`Names::at`]), the unused locals its function assigns before it.
+    pub unread: Vec<String>,
 }
 
 impl Names {
@@ -120,11 +125,89 @@ impl Names {
                 attributes.push(name);
             }
         }
+        let code = code_tokens(text);
+        let constants = constants(text);
+        let unread = constants
+            .iter()
+            .filter(|c| never_read(code.iter().map(|(_, t)| t), c))
+            .cloned()
+            .collect();
         Names {
-            constants: constants(text),
+            constants,
             attributes,
+            unread,
         }
     }
+
+    /// The names for the 1-based line `n` of `text`: the file's, with the locals never read that the function
+    /// holding the line assigns (a plain `name = ...` of its body) before it.
+    pub fn at(&self, text: &str, n: usize) -> Names {
+        let mut out = self.clone();
+        let lines: Vec<&str> = text.lines().collect();
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        let Some(line) = n.checked_sub(1).and_then(|k| lines.get(k)) else {
+            return out;
+        };
+        let depth = indent(line);
+        let def = (0..n - 1).rev().find(|&d| {
+            let l = lines[d];
+            !l.trim().is_empty() && indent(l) < depth && {
+                let t = l.trim_start();
+                t.starts_with("def ") || t.starts_with("async def ")
+            }
+        });
+        let Some(def) = def else { return out };
+        let body = super::body_lines(&lines, def);
+        if !body.contains(&(n - 1)) {
+            return out;
+        }
+        let code = code_tokens(text);
+        let of_body = || {
+            code.iter()
+                .filter(|(k, _)| body.contains(k))
+                .map(|(_, t)| t)
+        };
+        for (k, toks) in code.iter().filter(|(k, _)| body.contains(k)) {
+            let assigned = toks.len() > 2 && super::is_name(&toks[0]) && toks[1] == "=";
+            let name = &toks[0];
+            if *k < n - 1 && assigned && !out.unread.contains(name) && never_read(of_body(), name) {
+                out.unread.push(name.clone());
+            }
+        }
+        out
+    }
+}
+
+/// Each code line of a Python text (0-based) with its tokens: strings blanked, comments and prose lines left out.
+fn code_tokens(text: &str) -> Vec<(usize, Vec<String>)> {
+    let prose = super::prose_lines(text);
+    text.lines()
+        .enumerate()
+        .filter(|(k, _)| prose.get(*k) != Some(&true))
+        .map(|(k, l)| {
+            let code = super::without_strings(l);
+            let code = code.split('#').next().unwrap_or_default();
+            (k, super::tokens(code))
+        })
+        .collect()
+}
+
+/// Whether `name` is only ever assigned in the lines' tokens (`name = ...` starting a line), never read.
+fn never_read<'a>(lines: impl Iterator<Item = &'a Vec<String>>, name: &str) -> bool {
+    let mut assigned = false;
+    for toks in lines {
+        for (k, t) in toks.iter().enumerate() {
+            if t != name || (k > 0 && toks[k - 1] == ".") {
+                continue;
+            }
+            if k == 0 && toks.get(1).is_some_and(|e| e == "=") {
+                assigned = true;
+            } else {
+                return false;
+            }
+        }
+    }
+    assigned
 }
 
 /// The module constants of a Python file: names in capitals assigned at its top level, in order.
@@ -162,6 +245,10 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
         }
     };
     let replace = |t: &Tok, with: &str| format!("{}{with}{}", &line[..t.start], &line[t.end..]);
+    // A value exchanged for a binding never read, first: the unused binding is itself a sign of the slip.
+    for m in unread_uses(line, &toks, &names.unread) {
+        push(m);
+    }
     if let Some(negated) = negated_condition(line, &toks) {
         push(negated);
     }
@@ -176,19 +263,9 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                 Kind::Op => matches!(text(p), ")" | "]" | "}"),
             });
         match t.kind {
-            Kind::Op => {
-                let unary = matches!(s, "+" | "-" | "*") && !binary;
-                for (_, with) in OP_SWAPS.iter().filter(|(op, _)| *op == s && !unary) {
-                    with.iter().for_each(|w| push(replace(t, w)));
-                }
-                // An index or a slice's end moved by one: `items[n]`, `text[:limit]`.
-                let bound = k >= 2 && toks[k - 1].kind == Kind::Name;
-                if s == "]" && bound && matches!(text(&toks[k - 2]), "[" | ":") {
-                    let at = toks[k - 1].end;
-                    push(format!("{} - 1{}", &line[..at], &line[at..]));
-                    push(format!("{} + 1{}", &line[..at], &line[at..]));
-                }
-            }
+            Kind::Op => op_mutants(line, &toks, k, binary)
+                .into_iter()
+                .for_each(&mut push),
             Kind::Name if s == "not" => {
                 let end = toks.get(k + 1).map_or(t.end, |n| n.start);
                 push(format!("{}{}", &line[..t.start], &line[end..]));
@@ -203,13 +280,18 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                 for (_, with) in NAME_SWAPS.iter().filter(|(n, _)| *n == s) {
                     with.iter().for_each(|w| push(replace(t, w)));
                 }
+                numbers_for_text(line, &toks, k)
+                    .into_iter()
+                    .for_each(&mut push);
+                // A constant's own definition keeps its name: `RATE = 2` is not `CAP = 2`.
+                let defined = k == 0 && toks.get(1).is_some_and(|e| text(e) == "=");
                 let attribute = k >= 2 && text(&toks[k - 1]) == "." && text(&toks[k - 2]) == "self";
                 let alike = if attribute {
                     &names.attributes
                 } else {
                     &names.constants
                 };
-                if alike.iter().any(|c| c == s) {
+                if !defined && alike.iter().any(|c| c == s) {
                     alike
                         .iter()
                         .filter(|c| *c != s)
@@ -226,15 +308,6 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                 }
             }
             Kind::Str => {}
-        }
-        // A unary minus dropped (`-x` to `x`).
-        if t.kind == Kind::Op
-            && s == "-"
-            && !binary
-            && toks.get(k + 1).is_some_and(|n| n.kind != Kind::Op)
-        {
-            let end = toks[k + 1].start;
-            push(format!("{}{}", &line[..t.start], &line[end..]));
         }
     }
     // Two neighbouring arguments or tuple items the wrong way round (`f(b, a)`, `return b, a`).
@@ -315,6 +388,136 @@ fn swaps(line: &str, toks: &[Tok]) -> Vec<String> {
         }
     }
     out
+}
+
+/// The mutants of the operator that is token `k` (`binary`: it follows an operand): swapped for its kin
+/// ([`OP_SWAPS`]), a floor division rounded up, an index or a slice's end moved by one, a unary minus dropped.
+fn op_mutants(line: &str, toks: &[Tok], k: usize, binary: bool) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let (t, s) = (&toks[k], text(&toks[k]));
+    let mut out = Vec::new();
+    let unary = matches!(s, "+" | "-" | "*") && !binary;
+    for (_, with) in OP_SWAPS.iter().filter(|(op, _)| *op == s && !unary) {
+        out.extend(
+            with.iter()
+                .map(|w| format!("{}{w}{}", &line[..t.start], &line[t.end..])),
+        );
+    }
+    if s == "//" {
+        out.extend(ceiling_division(line, toks, k));
+    }
+    // An index or a slice's end moved by one: `items[n]`, `text[:limit]`.
+    let bound = k >= 2 && toks[k - 1].kind == Kind::Name;
+    if s == "]" && bound && matches!(text(&toks[k - 2]), "[" | ":") {
+        let at = toks[k - 1].end;
+        out.push(format!("{} - 1{}", &line[..at], &line[at..]));
+        out.push(format!("{} + 1{}", &line[..at], &line[at..]));
+    }
+    // A unary minus dropped (`-x` to `x`).
+    if s == "-" && !binary && toks.get(k + 1).is_some_and(|n| n.kind != Kind::Op) {
+        let end = toks[k + 1].start;
+        out.push(format!("{}{}", &line[..t.start], &line[end..]));
+    }
+    out
+}
+
+/// Text compared or summed where numbers were meant: `tuple(parts)` to `tuple(map(int, parts))`, for the builtin
+/// whose name is token `k` called on one name.
+fn numbers_for_text(line: &str, toks: &[Tok], k: usize) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let called_on_name = toks.get(k + 1).is_some_and(|o| text(o) == "(")
+        && toks.get(k + 3).is_some_and(|c| text(c) == ")")
+        && (k == 0 || text(&toks[k - 1]) != ".");
+    let Some(arg) = toks
+        .get(k + 2)
+        .filter(|a| a.kind == Kind::Name && called_on_name)
+    else {
+        return Vec::new();
+    };
+    let numbers: &[&str] = match text(&toks[k]) {
+        "tuple" | "list" | "set" => &["int"],
+        "sorted" | "sum" | "max" | "min" => &["int", "float"],
+        _ => &[],
+    };
+    let a = text(arg);
+    numbers
+        .iter()
+        .map(|n| format!("{}map({n}, {a}){}", &line[..arg.start], &line[arg.end..]))
+        .collect()
+}
+
+/// The most mutants of one line that put a binding never read in place of a value.
+const MAX_UNREAD: usize = 4;
+
+/// The line with a value read (a number, or a name that is not called, assigned or an attribute; on a `def` line
+/// only a parameter's default) exchanged for each of the bindings never read, `unread`, at most [`MAX_UNREAD`].
+fn unread_uses(line: &str, toks: &[Tok], unread: &[String]) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let def_line = toks
+        .first()
+        .is_some_and(|t| matches!(text(t), "def" | "async" | "class"));
+    // The binding's own assignment is no use of it.
+    let own = |u: &String| {
+        toks.first().is_some_and(|t| text(t) == u) && toks.get(1).is_some_and(|e| text(e) == "=")
+    };
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        let s = text(t);
+        let prev = k.checked_sub(1).map(|p| text(&toks[p]));
+        let next = toks.get(k + 1).map(text);
+        let assigns =
+            next.is_some_and(|n| n.ends_with('=') && !matches!(n, "==" | "<=" | ">=" | "!="));
+        let value = match t.kind {
+            Kind::Number => true,
+            Kind::Name => {
+                !KEYWORDS.contains(&s)
+                    && !matches!(s, "None" | "True" | "False" | "self" | "def" | "class")
+                    && prev != Some(".")
+                    && prev != Some("for")
+                    && next != Some("(")
+                    && next != Some(".")
+                    && !assigns
+            }
+            _ => false,
+        };
+        if !value || (def_line && prev != Some("=")) || unread.iter().any(|u| u == s) {
+            continue;
+        }
+        for u in unread.iter().filter(|u| !own(u)) {
+            out.push(format!("{}{u}{}", &line[..t.start], &line[t.end..]));
+        }
+    }
+    out.truncate(MAX_UNREAD);
+    out
+}
+
+/// `a // b` (two single names or numbers, standing alone in their expression) rounded up instead of down:
+/// `-(-a // b)`, the ceiling division a count of pages or cases needs.
+fn ceiling_division(line: &str, toks: &[Tok], k: usize) -> Option<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let (a, b) = (toks.get(k.checked_sub(1)?)?, toks.get(k + 1)?);
+    let single =
+        |t: &Tok| matches!(t.kind, Kind::Name | Kind::Number) && !KEYWORDS.contains(&text(t));
+    let opens = |t: Option<&Tok>| {
+        t.is_none_or(|t| {
+            matches!(text(t), "(" | "[" | "," | "=" | ":" | "return") || KEYWORDS.contains(&text(t))
+        })
+    };
+    let closes = |t: Option<&Tok>| {
+        t.is_none_or(|t| {
+            matches!(text(t), ")" | "]" | "," | ":" | "}") || KEYWORDS.contains(&text(t))
+        })
+    };
+    let before = k.checked_sub(2).map(|p| &toks[p]);
+    (single(a) && single(b) && opens(before) && closes(toks.get(k + 2))).then(|| {
+        format!(
+            "{}-(-{} // {}){}",
+            &line[..a.start],
+            text(a),
+            text(b),
+            &line[b.end..]
+        )
+    })
 }
 
 /// `if c:`, `elif c:` or `while c:` with its condition negated (`if not (c):`).
@@ -561,12 +764,14 @@ impl Probe<'_, '_> {
         ControlFlow::Continue(())
     }
 
-    /// Try each mutant of the ranked `spots` (lines to change of Python files); running out of the runs `left`
-    /// ends only the mutants (the insertions after them have runs of their own).
+    /// Try each mutant of the ranked `spots` (lines to change of Python files) and of the definitions of the
+    /// module constants they read; running out of the runs `left` ends only the mutants (the insertions after them
+    /// have runs of their own).
     fn mutate_lines(&mut self, spots: &[super::Spot], left: &mut usize) -> Tried {
         let places = spots
             .iter()
             .filter(|s| !s.insert && s.path.ends_with(".py"));
+        let mut probed: HashSet<(&str, usize)> = HashSet::new();
         for spot in places.take(MAX_LINES) {
             let Some(Some(pre)) = self.files.get(&spot.path) else {
                 continue;
@@ -574,18 +779,23 @@ impl Probe<'_, '_> {
             let reach = self.failing.ran.lines(&spot.path, &pre.text);
             let prose = super::prose_lines(&pre.text);
             let names = Names::of(&pre.text);
-            // The ranking names a text once; each line holding it is probed (the second may be the slip).
-            let lines = pre.text.lines().enumerate();
-            let same = lines.filter(|(_, l)| *l == spot.text).map(|(k, _)| k + 1);
-            for line in same.collect::<Vec<_>>() {
+            let lines: Vec<&str> = pre.text.lines().map(|l| l.trim_end_matches('\r')).collect();
+            // The ranking names a text once; each line holding it is probed (the second may be the slip), then
+            // the definition of each constant it reads (`FIRST_WEEKEND_DAY = 6` for `>= FIRST_WEEKEND_DAY`).
+            let same = (1..=lines.len()).filter(|&n| lines[n - 1] == spot.text);
+            let defined = definitions_read(&lines, &spot.text, &names.constants);
+            for line in same.chain(defined) {
                 let not_run = reach
                     .as_ref()
                     .is_some_and(|r| r.get(line - 1) == Some(&Reach::NotRun));
                 // A docstring's or a comment's words are no code to mutate.
-                if not_run || prose.get(line - 1) == Some(&true) {
+                if not_run
+                    || prose.get(line - 1) == Some(&true)
+                    || !probed.insert((&spot.path, line))
+                {
                     continue;
                 }
-                for mutant in of_line(&spot.text, &names) {
+                for mutant in of_line(lines[line - 1], &names.at(&pre.text, line)) {
                     match self.step(&spot.path, &with_line(&pre.text, line, &mutant), left) {
                         Step::Stop => return ControlFlow::Break(None),
                         // The mutants' share is spent: the insertions still have theirs.
@@ -606,6 +816,41 @@ impl Probe<'_, '_> {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// The 1-based lines of `lines` that define, at the top level and to a literal (`RATE = 2`, `SEP = "-"`), a
+/// module constant of `constants` that the code `line` reads.
+fn definitions_read(lines: &[&str], line: &str, constants: &[String]) -> Vec<usize> {
+    let Some(toks) = lex(line) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for t in toks.iter().filter(|t| t.kind == Kind::Name) {
+        let name = &line[t.start..t.end];
+        if !constants.iter().any(|c| c == name) {
+            continue;
+        }
+        let def = lines.iter().position(|l| {
+            let Some(rest) = l.strip_prefix(name) else {
+                return false;
+            };
+            let Some(value) = rest.trim_start().strip_prefix('=') else {
+                return false;
+            };
+            let literal = lex(value).is_some_and(|v| {
+                let kinds: Vec<Kind> = v.iter().map(|t| t.kind).collect();
+                matches!(
+                    kinds.as_slice(),
+                    [Kind::Number | Kind::Str] | [Kind::Op, Kind::Number]
+                )
+            });
+            !value.starts_with('=') && literal
+        });
+        if let Some(d) = def.filter(|d| !out.contains(&(d + 1))) {
+            out.push(d + 1);
+        }
+    }
+    out
 }
 
 /// Insertions, each with its selected file's path.
@@ -639,8 +884,85 @@ mod tests {
         let names = Names {
             constants: vec!["RATE".into(), "CAP".into()],
             attributes: vec!["day".into(), "night".into()],
+            unread: Vec::new(),
         };
         of_line(line, &names)
+    }
+
+    #[test]
+    fn a_binding_never_read_takes_a_value_s_place_first() {
+        let text = "\"\"\"Cards.\"\"\"\n\nGROUP = 4\nVISIBLE = 4\n\n\ndef mask(number, visible=6):\n    \"\"\"Keep the visible digits.\"\"\"\n    return number[-visible:] * GROUP\n\n\ndef order(on_hand, reserved):\n    \"\"\"The available stock.\"\"\"\n    available = on_hand - reserved\n    return 100 - on_hand\n";
+        let names = Names::of(text);
+        assert_eq!(names.unread, ["VISIBLE"]);
+        // On a `def` line only a default is a value; the parameter names are not.
+        assert_eq!(
+            of_line("def mask(number, visible=6):", &names)[0],
+            "def mask(number, visible=VISIBLE):"
+        );
+        assert_eq!(
+            of_line("def mask(number, visible=6):", &names)[1..],
+            [
+                "def mask(number, visible=7):",
+                "def mask(number, visible=5):"
+            ]
+        );
+        // A local assigned and never read is one for the lines after it in its function only (the docstring's
+        // word "available" is no read of it).
+        let at = names.at(text, 15);
+        assert_eq!(at.unread, ["VISIBLE", "available"]);
+        assert!(names.at(text, 9).unread == ["VISIBLE"]);
+        let m = of_line("    return 100 - on_hand", &at);
+        assert!(
+            m.contains(&"    return 100 - available".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            m.contains(&"    return VISIBLE - on_hand".to_string()),
+            "{m:?}"
+        );
+        // Its own assignment is left alone, and a name read anywhere is not unread.
+        assert!(
+            !of_line("VISIBLE = 4", &names)
+                .iter()
+                .any(|m| m.contains("VISIBLE = VISIBLE"))
+        );
+        assert!(
+            Names::of("A = 1\n\n\ndef f():\n    return A\n")
+                .unread
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_floor_division_is_rounded_up_and_text_turned_into_numbers() {
+        let m = mutants("    return max(1, total // per_page)");
+        assert!(
+            m.contains(&"    return max(1, -(-total // per_page))".to_string()),
+            "{m:?}"
+        );
+        // Not where the operands are part of a longer expression (`a * b // c` is `(a * b) // c`).
+        let m = mutants("    return a * b // c");
+        assert!(!m.iter().any(|l| l.contains("-(-")), "{m:?}");
+        assert_eq!(
+            mutants("    return tuple(parts)"),
+            ["    return tuple(map(int, parts))"]
+        );
+        let m = mutants("    return sorted(values)");
+        assert_eq!(
+            m,
+            [
+                "    return sorted(map(int, values))",
+                "    return sorted(map(float, values))"
+            ]
+        );
+        // A method of that name is no builtin.
+        assert!(mutants("    return self.sum(values)").is_empty());
+    }
+
+    #[test]
+    fn a_constant_s_definition_keeps_its_name() {
+        let m = mutants("RATE = 6");
+        assert_eq!(m, ["RATE = 7", "RATE = 5"]);
     }
 
     #[test]
