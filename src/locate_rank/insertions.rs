@@ -11,7 +11,14 @@
 //!   the loop body's last line;
 //! - a normalisation a sibling got (`key, _, value = ...` then `value = value.strip()`): the same for the other name;
 //! - a call on the same object another method makes (`self._data.move_to_end(key)` in `put`, missing in `get`),
-//!   before a `return` of a method the checks ran, when every local name it uses is bound there.
+//!   before a `return` of a method the checks ran, when every local name it uses is bound there;
+//! - an accumulator updated and never given a first value (`total += r` with no `total = 0`): the first value,
+//!   from how it is updated, before the outermost loop that holds the update;
+//! - a collection attribute read and never added to (`len(self.calls)` and no `self.calls.append`), or a counting
+//!   dict never counted: the record, before the returns of a method the checks ran that reads it;
+//! - the last group a loop collects on each change (`runs.append(...)` in a block of the loop) and never after it:
+//!   the same line after the loop;
+//! - a loop's `continue` or `break` missing at the end of an `if` block the checks ran.
 //!
 //! Pure: text in, lines out.
 
@@ -106,6 +113,9 @@ pub(super) fn of_file(text: &str, missing: &[Missing], reach: Option<&[Reach]>) 
         for (at, line) in copied_calls(&lines, &defs, reach) {
             add(at, line, false);
         }
+    }
+    for (at, line) in last_group_flushes(&lines, &defs) {
+        add(at, line, false);
     }
     for (at, line) in loop_exits(&lines, &defs, reach) {
         add(at, line, false);
@@ -526,30 +536,16 @@ fn attribute_records(
             if s != "self" || dot != "." || updated(lines, &all, name) {
                 continue;
             }
-            let method = match kind {
-                Some("list") => "append",
-                Some("set") => "add",
-                _ => continue,
-            };
+            if !matches!(kind, Some("list" | "set" | "dict")) {
+                continue;
+            }
             let attr = format!("self.{name}");
             for d in defs.iter().filter(|d| d.name != "__init__") {
                 let reads = d.body.iter().any(|&k| code_of(lines[k]).contains(&attr));
                 if !reads || !d.body.iter().any(|&k| ran_at(reach, k)) {
                     continue;
                 }
-                let mut items: Vec<String> = Vec::new();
-                for &k in d.body.iter().rev() {
-                    let t = tokens(&code_of(lines[k]));
-                    if t.len() > 2 && is_name(&t[0]) && t[1] == "=" && !items.contains(&t[0]) {
-                        items.push(t[0].clone());
-                    }
-                }
-                let mut params: Vec<String> =
-                    d.params.iter().filter(|&p| p != "self").cloned().collect();
-                params.sort();
-                items.extend(params);
-                for item in items.iter().take(MAX_RETURNS) {
-                    let call = format!("{attr}.{method}({item})");
+                for call in records(lines, d, &attr, kind) {
                     for (k, &r) in d.body.iter().enumerate() {
                         let own = indent_of(lines[r]) == d.indent;
                         let last = k + 1 == d.body.len();
@@ -559,6 +555,98 @@ fn attribute_records(
                             out.push((r, format!("{}{call}", d.indent)));
                         }
                     }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The records a method `d` may keep in the collection attribute `attr` of `kind`: a list's `.append` or a set's
+/// `.add` of its latest locals and else its parameters, a counting dict's `attr[k] = attr.get(k, 0) + 1` for each
+/// `attr.get(k, 0)` it reads; at most [`MAX_RETURNS`].
+fn records(lines: &[&str], d: &Def, attr: &str, kind: Option<&str>) -> Vec<String> {
+    if kind == Some("dict") {
+        let get = format!("{attr}.get(");
+        let mut out: Vec<String> = Vec::new();
+        for &k in &d.body {
+            let code = code_of(lines[k]);
+            for (at, _) in code.match_indices(&get) {
+                let rest = &code[at + get.len()..];
+                let Some((key, _)) = rest.split_once(", 0)") else {
+                    continue;
+                };
+                let simple = key.split('.').all(is_name);
+                let call = format!("{attr}[{key}] = {attr}.get({key}, 0) + 1");
+                if simple && !out.contains(&call) {
+                    out.push(call);
+                }
+            }
+        }
+        out.truncate(MAX_RETURNS);
+        return out;
+    }
+    let method = if kind == Some("set") { "add" } else { "append" };
+    let mut items: Vec<String> = Vec::new();
+    for &k in d.body.iter().rev() {
+        let t = tokens(&code_of(lines[k]));
+        if t.len() > 2 && is_name(&t[0]) && t[1] == "=" && !items.contains(&t[0]) {
+            items.push(t[0].clone());
+        }
+    }
+    let mut params: Vec<String> = d.params.iter().filter(|&p| p != "self").cloned().collect();
+    params.sort();
+    items.extend(params);
+    items
+        .iter()
+        .take(MAX_RETURNS)
+        .map(|item| format!("{attr}.{method}({item})"))
+        .collect()
+}
+
+/// The last group a loop collects on each change (`runs.append((current, count))` in a block of the loop's body)
+/// and never after it: the same line after the loop, at the loop's indentation, when every name it uses is bound
+/// before the loop.
+fn last_group_flushes(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &f) in d.body.iter().enumerate() {
+            if !matches!(first_word(lines[f]).as_str(), "for" | "while") {
+                continue;
+            }
+            let depth = indent_of(lines[f]).len();
+            let body: Vec<usize> = d.body[k + 1..]
+                .iter()
+                .copied()
+                .take_while(|&b| indent_of(lines[b]).len() > depth)
+                .collect();
+            let Some(&end) = body.last() else { continue };
+            let before: HashSet<String> = d
+                .params
+                .iter()
+                .cloned()
+                .chain(
+                    d.body[..k]
+                        .iter()
+                        .flat_map(|&b| defines(&tokens(&code_of(lines[b])))),
+                )
+                .collect();
+            let after = &d.body[k + 1 + body.len()..];
+            for &a in &body {
+                let toks = tokens(&code_of(lines[a]));
+                let appends =
+                    toks.len() > 4 && is_name(&toks[0]) && toks[1] == "." && toks[2] == "append";
+                // In a nested block (on a change), of a collection started before the loop.
+                let nested = indent_of(lines[a]).len() > indent_of(lines[body[0]]).len();
+                let names_bound = toks
+                    .iter()
+                    .skip(3)
+                    .filter(|t| is_name(t))
+                    .all(|t| before.contains(t));
+                let call = lines[a].trim();
+                let already = after.iter().any(|&n| lines[n].trim() == call);
+                if appends && nested && names_bound && before.contains(&toks[0]) && !already {
+                    out.push((end, format!("{}{call}", indent_of(lines[f]))));
                 }
             }
         }
@@ -997,6 +1085,45 @@ mod tests {
             *r = Reach::NotRun;
         }
         assert!(lines_of(text, &[], Some(&not_run)).is_empty());
+    }
+
+    #[test]
+    fn a_counting_dict_attribute_never_set_counts_what_the_method_reads() {
+        let text = "class Limiter:\n    def __init__(self):\n        self.counts = {}\n\n    def allow(self, client):\n        used = self.counts.get(client, 0)\n        if used >= 3:\n            return False\n        return True\n";
+        let reach = vec![Reach::Ran; 9];
+        assert_eq!(
+            lines_of(text, &[], Some(&reach)),
+            [(
+                8,
+                "        self.counts[client] = self.counts.get(client, 0) + 1".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn the_last_group_a_loop_collects_on_each_change_is_collected_after_it() {
+        let text = "def encode(data):\n    runs = []\n    current, count = data[0], 1\n    for s in data[1:]:\n        if s == current:\n            count += 1\n        else:\n            runs.append((current, count))\n            current, count = s, 1\n    return runs\n";
+        let got = lines_of(text, &[], None);
+        assert!(
+            got.contains(&(9, "    runs.append((current, count))".into())),
+            "{got:?}"
+        );
+        // Not when the line after the loop holds it already, nor with a name the loop binds.
+        let flushed = text.replace(
+            "    return runs",
+            "    runs.append((current, count))\n    return runs",
+        );
+        assert!(
+            !lines_of(&flushed, &[], None)
+                .iter()
+                .any(|(_, l)| l == "    runs.append((current, count))")
+        );
+        let own = text.replace("runs.append((current, count))", "runs.append((s, count))");
+        assert!(
+            !lines_of(&own, &[], None)
+                .iter()
+                .any(|(_, l)| l.starts_with("    runs.append"))
+        );
     }
 
     #[test]

@@ -78,6 +78,10 @@ const NAME_SWAPS: &[(&str, &[&str])] = &[
     ("rstrip", &["strip", "lstrip"]),
     ("lower", &["upper"]),
     ("upper", &["lower"]),
+    ("ceil", &["floor"]),
+    ("floor", &["ceil"]),
+    ("startswith", &["endswith"]),
+    ("endswith", &["startswith"]),
 ];
 
 /// Keywords after which an operator is unary (`return -x`, `in *rest`) rather than binary.
@@ -252,6 +256,9 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
     if let Some(negated) = negated_condition(line, &toks) {
         push(negated);
     }
+    if let Some(ordered) = sorted_iteration(line, &toks) {
+        push(ordered);
+    }
     for (k, t) in toks.iter().enumerate() {
         let s = text(t);
         let binary = k
@@ -271,18 +278,34 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                 push(format!("{}{}", &line[..t.start], &line[end..]));
             }
             Kind::Name if s == "range" => {
-                if let Some(at) = last_argument_end(line, &toks, k) {
+                if let Some(at) = range_stop_end(line, &toks, k) {
                     push(format!("{} + 1{}", &line[..at], &line[at..]));
                     push(format!("{} - 1{}", &line[..at], &line[at..]));
                 }
             }
             Kind::Name => {
-                for (_, with) in NAME_SWAPS.iter().filter(|(n, _)| *n == s) {
+                // A function's pair only where it is called: a variable named `floor` is no `math.floor`.
+                let called = toks.get(k + 1).is_some_and(|o| text(o) == "(");
+                let swappable = called || matches!(s, "and" | "or" | "True" | "False");
+                for (_, with) in NAME_SWAPS.iter().filter(|(n, _)| *n == s && swappable) {
                     with.iter().for_each(|w| push(replace(t, w)));
                 }
                 numbers_for_text(line, &toks, k)
                     .into_iter()
                     .for_each(&mut push);
+                // A list that was meant in order: `list(names)` to `sorted(names)`.
+                if s == "list" && called && (k == 0 || text(&toks[k - 1]) != ".") {
+                    push(replace(t, "sorted"));
+                }
+                // Text used as it came, spaces and all: `raw.lower()` to `raw.strip().lower()`.
+                let text_method = toks.get(k + 1).is_some_and(|d| text(d) == ".")
+                    && toks
+                        .get(k + 2)
+                        .is_some_and(|m| STRIPPED_BEFORE.contains(&text(m)))
+                    && (k == 0 || text(&toks[k - 1]) != ".");
+                if text_method && !KEYWORDS.contains(&s) {
+                    push(format!("{}.strip(){}", &line[..t.end], &line[t.end..]));
+                }
                 // A constant's own definition keeps its name: `RATE = 2` is not `CAP = 2`.
                 let defined = k == 0 && toks.get(1).is_some_and(|e| text(e) == "=");
                 let attribute = k >= 2 && text(&toks[k - 1]) == "." && text(&toks[k - 2]) == "self";
@@ -299,15 +322,8 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                         .for_each(|c| push(replace(t, c)));
                 }
             }
-            Kind::Number => {
-                if let Ok(n) = s.parse::<u64>() {
-                    push(replace(t, &(n + 1).to_string()));
-                    if n > 0 {
-                        push(replace(t, &(n - 1).to_string()));
-                    }
-                }
-            }
-            Kind::Str => {}
+            Kind::Number => numbers_near(s).iter().for_each(|n| push(replace(t, n))),
+            Kind::Str => regex_runs(line, &toks, k).into_iter().for_each(&mut push),
         }
     }
     // Two neighbouring arguments or tuple items the wrong way round (`f(b, a)`, `return b, a`).
@@ -315,6 +331,27 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
         push(swapped);
     }
     out.truncate(MAX_PER_LINE);
+    out
+}
+
+/// The integers a literal may have been meant as: one more, one less, and a power of ten off by a place
+/// (`percent / 10` for `/ 100`). None for a literal that is not a plain decimal integer.
+fn numbers_near(literal: &str) -> Vec<String> {
+    let Ok(n) = literal.parse::<u64>() else {
+        return Vec::new();
+    };
+    let mut out = vec![n.saturating_add(1).to_string()];
+    if n > 0 {
+        out.push((n - 1).to_string());
+    }
+    let power =
+        literal.len() >= 2 && literal.starts_with('1') && literal[1..].bytes().all(|c| c == b'0');
+    if power {
+        out.push(n.saturating_mul(10).to_string());
+        if n >= 100 {
+            out.push((n / 10).to_string());
+        }
+    }
     out
 }
 
@@ -413,12 +450,69 @@ fn op_mutants(line: &str, toks: &[Tok], k: usize, binary: bool) -> Vec<String> {
         out.push(format!("{} - 1{}", &line[..at], &line[at..]));
         out.push(format!("{} + 1{}", &line[..at], &line[at..]));
     }
+    if s == "[" && !binary {
+        out.extend(sorted_comprehension(line, toks, k));
+    }
     // A unary minus dropped (`-x` to `x`).
     if s == "-" && !binary && toks.get(k + 1).is_some_and(|n| n.kind != Kind::Op) {
         let end = toks[k + 1].start;
         out.push(format!("{}{}", &line[..t.start], &line[end..]));
     }
     out
+}
+
+/// The string methods before which a value read as it came is often meant stripped first.
+const STRIPPED_BEFORE: &[&str] = &["lower", "upper", "casefold", "title", "split", "partition"];
+
+/// The regular expressions a line compiles or applies (`re.compile(r"[^a-z0-9]")`) with a character class or a
+/// class escape that matches one character made to match a run (`[^a-z0-9]+`, `\s+`): at most two per literal.
+fn regex_runs(line: &str, toks: &[Tok], k: usize) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let applied = k >= 4
+        && text(&toks[k - 1]) == "("
+        && matches!(
+            text(&toks[k - 2]),
+            "compile"
+                | "sub"
+                | "subn"
+                | "split"
+                | "findall"
+                | "finditer"
+                | "search"
+                | "match"
+                | "fullmatch"
+        )
+        && text(&toks[k - 3]) == "."
+        && text(&toks[k - 4]) == "re";
+    if !applied {
+        return Vec::new();
+    }
+    let t = &toks[k];
+    let lit = text(t);
+    let quantified = |at: usize| lit[at..].starts_with(['+', '*', '?', '{']);
+    let mut ends: Vec<usize> = Vec::new();
+    let b = lit.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            if matches!(b[i + 1], b's' | b'd' | b'w' | b'S' | b'D' | b'W') && !quantified(i + 2) {
+                ends.push(i + 2);
+            }
+            i += 2;
+            continue;
+        }
+        if b[i] == b']' && lit[..i].contains('[') && !quantified(i + 1) {
+            ends.push(i + 1);
+        }
+        i += 1;
+    }
+    ends.into_iter()
+        .take(2)
+        .map(|at| {
+            let at = t.start + at;
+            format!("{}+{}", &line[..at], &line[at..])
+        })
+        .collect()
 }
 
 /// Text compared or summed where numbers were meant: `tuple(parts)` to `tuple(map(int, parts))`, for the builtin
@@ -540,27 +634,108 @@ fn negated_condition(line: &str, toks: &[Tok]) -> Option<String> {
     ))
 }
 
-/// The byte offset where the last argument of the call whose name is token `k` ends (before its closing bracket),
-/// when the call closes on this line.
-fn last_argument_end(line: &str, toks: &[Tok], k: usize) -> Option<usize> {
+/// The byte offset where the stop of the `range` call that is token `k` ends: its only or last argument, or the
+/// second of three (`range(start, stop, step)`), when the call closes on this line.
+fn range_stop_end(line: &str, toks: &[Tok], k: usize) -> Option<usize> {
     let open = toks.get(k + 1)?;
     if &line[open.start..open.end] != "(" {
         return None;
     }
+    let close = closing(line, toks, k + 1)?;
+    let commas: Vec<usize> = (k + 2..close)
+        .filter(|&j| {
+            &line[toks[j].start..toks[j].end] == "," && depth_at(line, toks, k + 1, j) == 1
+        })
+        .collect();
+    let end = match commas.as_slice() {
+        [_, stop] => *stop,
+        _ => close,
+    };
+    (end > k + 2).then(|| toks[end - 1].end)
+}
+
+/// The index of the token that closes the bracket that is token `open`, when it closes on this line.
+fn closing(line: &str, toks: &[Tok], open: usize) -> Option<usize> {
     let mut depth = 0i32;
-    for (j, t) in toks.iter().enumerate().skip(k + 1) {
+    for (j, t) in toks.iter().enumerate().skip(open) {
         match &line[t.start..t.end] {
             "(" | "[" | "{" => depth += 1,
             ")" | "]" | "}" => {
                 depth -= 1;
                 if depth == 0 {
-                    return (j > k + 2).then(|| toks[j - 1].end);
+                    return Some(j);
                 }
             }
             _ => {}
         }
     }
     None
+}
+
+/// How many brackets are open just before token `j`, counting from token `from`.
+fn depth_at(line: &str, toks: &[Tok], from: usize, j: usize) -> i32 {
+    toks[from..j]
+        .iter()
+        .map(|t| match &line[t.start..t.end] {
+            "(" | "[" | "{" => 1,
+            ")" | "]" | "}" => -1,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// A `for` loop over a collection whose order was meant sorted: `for name in counts:` to
+/// `for name in sorted(counts):`. Not over a `range`, what is already sorted or reversed, or what a function of
+/// the project returns.
+fn sorted_iteration(line: &str, toks: &[Tok]) -> Option<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let (first, last) = (toks.first()?, toks.last()?);
+    if text(first) != "for" || text(last) != ":" {
+        return None;
+    }
+    let in_at =
+        (1..toks.len() - 1).find(|&j| text(&toks[j]) == "in" && depth_at(line, toks, 0, j) == 0)?;
+    let (from, to) = (toks.get(in_at + 1)?, &toks[toks.len() - 2]);
+    if in_at + 1 >= toks.len() - 1
+        || matches!(
+            text(from),
+            "range" | "sorted" | "reversed" | "enumerate" | "zip"
+        )
+    {
+        return None;
+    }
+    // Not over what a function returns, bar the builtins that make a collection: the order a function of the
+    // project gives is its own, and a slip there is mended where it is made.
+    let called = from.kind == Kind::Name && toks.get(in_at + 2).is_some_and(|o| text(o) == "(");
+    let collection = matches!(
+        text(from),
+        "set" | "list" | "tuple" | "dict" | "frozenset" | "filter" | "map"
+    );
+    if called && !collection {
+        return None;
+    }
+    Some(format!(
+        "{}sorted({}){}",
+        &line[..from.start],
+        &line[from.start..to.end],
+        &line[to.end..]
+    ))
+}
+
+/// A list comprehension whose result was meant in order: `[n for n in xs]` (token `k` its `[`) to
+/// `sorted(n for n in xs)`. None for an index, or a bracket that is no comprehension.
+fn sorted_comprehension(line: &str, toks: &[Tok], k: usize) -> Option<String> {
+    let close = closing(line, toks, k)?;
+    let comprehension = (k + 1..close)
+        .any(|j| &line[toks[j].start..toks[j].end] == "for" && depth_at(line, toks, k, j) == 1);
+    comprehension.then(|| {
+        format!(
+            "{}sorted({}){}",
+            &line[..toks[k].start],
+            &line[toks[k + 1].start..toks[close - 1].end],
+            &line[toks[close].end..]
+        )
+    })
 }
 
 /// The tokens of a line of Python up to its comment, or None when a string goes on past the line.
@@ -957,6 +1132,90 @@ mod tests {
         );
         // A method of that name is no builtin.
         assert!(mutants("    return self.sum(values)").is_empty());
+    }
+
+    #[test]
+    fn a_power_of_ten_moves_a_place_a_regex_class_matches_a_run_and_text_is_stripped() {
+        let m = mutants("    return percent / 100");
+        assert!(
+            m.contains(&"    return percent / 1000".to_string()),
+            "{m:?}"
+        );
+        assert!(m.contains(&"    return percent / 10".to_string()), "{m:?}");
+        assert!(
+            !mutants("    return n * 11")
+                .iter()
+                .any(|l| l.contains("110"))
+        );
+        assert_eq!(
+            mutants("PATTERN = re.compile(r\"[^a-z0-9]\\s\")"),
+            [
+                "PATTERN = re.compile(r\"[^a-z0-9]+\\s\")",
+                "PATTERN = re.compile(r\"[^a-z0-9]\\s+\")"
+            ]
+        );
+        // A class already repeated, or a string that is no pattern, is left alone.
+        assert!(mutants("P = re.compile(r\"[a-z]+\")").is_empty());
+        assert!(mutants("    x = f(\"[a]\")").is_empty());
+        assert_eq!(
+            mutants("    value = raw.lower()"),
+            ["    value = raw.strip().lower()", "    value = raw.upper()"]
+        );
+    }
+
+    #[test]
+    fn a_range_s_stop_moves_and_an_order_is_sorted() {
+        let m = mutants("    for floor in range(top, bottom, -1):");
+        assert!(
+            m.contains(&"    for floor in range(top, bottom - 1, -1):".to_string()),
+            "{m:?}"
+        );
+        assert!(!m.iter().any(|l| l.contains("-1 + 1")), "{m:?}");
+        assert!(
+            mutants("    for i in range(n):").contains(&"    for i in range(n + 1):".to_string())
+        );
+        let m = mutants("    for name, n in counts.items():");
+        assert!(
+            m.contains(&"    for name, n in sorted(counts.items()):".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            !mutants("    for start, end in normalize(slots):")
+                .iter()
+                .any(|l| l.contains("sorted"))
+        );
+        assert!(
+            !mutants("    for i in range(n):")
+                .iter()
+                .any(|l| l.contains("sorted"))
+        );
+        assert!(
+            !mutants("    for x in sorted(xs):")
+                .iter()
+                .any(|l| l.contains("sorted(sorted"))
+        );
+        let m = mutants("    times = [t for t in raw if t > 0]");
+        assert!(
+            m.contains(&"    times = sorted(t for t in raw if t > 0)".to_string()),
+            "{m:?}"
+        );
+        // An index is no comprehension, and a method named list is no builtin.
+        assert!(
+            !mutants("    x = rows[i]")
+                .iter()
+                .any(|l| l.contains("sorted"))
+        );
+        assert!(
+            mutants("    return list(names)").contains(&"    return sorted(names)".to_string())
+        );
+        assert!(
+            !mutants("    return self.list(names)")
+                .iter()
+                .any(|l| l.contains("sorted"))
+        );
+        assert!(
+            mutants("    return math.ceil(x)").contains(&"    return math.floor(x)".to_string())
+        );
     }
 
     #[test]
