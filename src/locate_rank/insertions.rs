@@ -604,6 +604,14 @@ fn records(lines: &[&str], d: &Def, attr: &str, kind: Option<&str>) -> Vec<Strin
         .collect()
 }
 
+/// The lines of a body after a line indented `depth` deep that are indented deeper: the block that line opens.
+fn block_below(lines: &[&str], rest: &[usize], depth: usize) -> Vec<usize> {
+    rest.iter()
+        .copied()
+        .take_while(|&b| indent_of(lines[b]).len() > depth)
+        .collect()
+}
+
 /// The last group a loop collects on each change (`runs.append((current, count))` in a block of the loop's body)
 /// and never after it: the same line after the loop, at the loop's indentation, when every name it uses is bound
 /// before the loop.
@@ -615,11 +623,7 @@ fn last_group_flushes(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
                 continue;
             }
             let depth = indent_of(lines[f]).len();
-            let body: Vec<usize> = d.body[k + 1..]
-                .iter()
-                .copied()
-                .take_while(|&b| indent_of(lines[b]).len() > depth)
-                .collect();
+            let body = block_below(lines, &d.body[k + 1..], depth);
             let Some(&end) = body.last() else { continue };
             let before: HashSet<String> = d
                 .params
@@ -683,11 +687,7 @@ fn loop_exits(lines: &[&str], defs: &[Def], reach: Option<&[Reach]>) -> Vec<(usi
                 }
             }
             let Some(loop_depth) = in_loop else { continue };
-            let block: Vec<usize> = d.body[k + 1..]
-                .iter()
-                .copied()
-                .take_while(|&b| indent_of(lines[b]).len() > depth)
-                .collect();
+            let block = block_below(lines, &d.body[k + 1..], depth);
             let Some(&end) = block.last() else { continue };
             if ends_flow(lines[end]) || indent_of(lines[end]) != indent_of(lines[block[0]]) {
                 continue;
