@@ -311,18 +311,15 @@ fn answer(stream: TcpStream, script: &Script, state: &Scripted, posts: &AtomicUs
     } else {
         &script.other
     };
-    let in_flight = is_post.then(|| Arc::clone(&state.in_flight));
-    let done = move || {
-        if let Some(n) = in_flight {
-            n.fetch_sub(1, Ordering::SeqCst);
-        }
-    };
+    // A request stops counting as in flight just before its last bytes go out: the client can send its next
+    // request only once it has read them, so a request that follows another is never counted as overlapping it
+    // (however late this thread gets scheduled), while requests sent together are.
+    let done = InFlight(is_post.then(|| Arc::clone(&state.in_flight)));
     match &reply.stream {
         None => {
-            if write_reply(stream, reply).is_ok() {
+            if write_reply(stream, reply, done).is_ok() {
                 state.answered.fetch_add(1, Ordering::Relaxed);
             }
-            done();
         }
         // Streamed on a thread of its own: a slow stream holds up no other request.
         Some((chunks, delay)) => {
@@ -330,13 +327,12 @@ fn answer(stream: TcpStream, script: &Script, state: &Scripted, posts: &AtomicUs
             let (hung_up, answered) = (Arc::clone(&state.hung_up), Arc::clone(&state.answered));
             let hung_ups = Arc::clone(&state.hung_ups);
             std::thread::spawn(move || {
-                if write_stream(stream, &chunks, delay, &extra).is_ok() {
+                if write_stream(stream, &chunks, delay, &extra, done).is_ok() {
                     answered.fetch_add(1, Ordering::Relaxed);
                 } else {
                     hung_up.store(true, Ordering::SeqCst);
                     hung_ups.fetch_add(1, Ordering::SeqCst);
                 }
-                done();
             });
         }
     }
@@ -425,7 +421,28 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// A whole reply: its status, headers and body, then the end of the connection.
-fn write_reply(mut stream: TcpStream, reply: &Reply) -> std::io::Result<()> {
+/// The count of POSTs in flight, taken down by one when this is dropped (or ended early with [`InFlight::end`]).
+struct InFlight(Option<Arc<AtomicUsize>>);
+
+impl InFlight {
+    fn end(&mut self) {
+        if let Some(n) = self.0.take() {
+            n.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+fn write_reply(
+    mut stream: TcpStream,
+    reply: &Reply,
+    mut in_flight: InFlight,
+) -> std::io::Result<()> {
     let body = reply
         .raw
         .clone()
@@ -438,6 +455,7 @@ fn write_reply(mut stream: TcpStream, reply: &Reply) -> std::io::Result<()> {
         body.len(),
         extra_headers(reply),
     )?;
+    in_flight.end();
     stream.write_all(&body)?;
     stream.flush()?;
     let _ = stream.shutdown(Shutdown::Write);
@@ -450,6 +468,7 @@ fn write_stream(
     chunks: &[String],
     delay_ms: u64,
     extra: &str,
+    mut in_flight: InFlight,
 ) -> std::io::Result<()> {
     write!(
         stream,
@@ -457,6 +476,9 @@ fn write_stream(
     )?;
     for c in chunks.iter().map(String::as_str).chain(["[DONE]"]) {
         std::thread::sleep(Duration::from_millis(delay_ms));
+        if c == "[DONE]" {
+            in_flight.end();
+        }
         write!(stream, "data: {c}\n\n")?;
         stream.flush()?;
     }
