@@ -4,12 +4,15 @@
 //! line has no one-token mutant). The omissions are the classic ones:
 //! - a module used and never imported (the check's `NameError` names it): `import math` after the imports;
 //! - an attribute the constructor never sets (the check's `AttributeError` names it): `self.errors = []` at the end
-//!   of `__init__`, its first value read from how the file uses it (`.append` a list, `.add` a set, `[k] =` a dict);
+//!   of `__init__`, its first value read from how the file uses it (`.append` a list, `.add` a set, `[k] =` a dict,
+//!   `.popleft` a `deque` when the file imports one);
 //! - a function that computes its result and never returns it, whose result is used: `return digits` after its
 //!   last line, for the names it assigns, latest first;
 //! - a collection tested for membership and never updated (`if key in seen:` and no `seen.add`): the update after
 //!   the loop body's last line;
 //! - a normalisation a sibling got (`key, _, value = ...` then `value = value.strip()`): the same for the other name;
+//! - a normalisation one parameter got (`current = parse_day(start)`) and another read as it came did not:
+//!   `end = parse_day(end)` after it;
 //! - a call on the same object another method makes (`self._data.move_to_end(key)` in `put`, missing in `get`),
 //!   before a `return` of a method the checks ran, when every local name it uses is bound there;
 //! - an accumulator updated and never given a first value (`total += r` with no `total = 0`): the first value,
@@ -17,7 +20,12 @@
 //! - a collection attribute read and never added to (`len(self.calls)` and no `self.calls.append`), or a counting
 //!   dict never counted: the record, before the returns of a method the checks ran that reads it;
 //! - the last group a loop collects on each change (`runs.append(...)` in a block of the loop) and never after it:
-//!   the same line after the loop;
+//!   the same line after the loop; and the other way round, a group collected only after the loop and started
+//!   afresh in it (`current = []` on a change): the collection before the fresh start;
+//! - a counter started at 0 and read, never counted: `spoiled += 1` first in an `if` block of a loop;
+//! - the parts of a split text used spaces and all (`for part in text.split(","):`): `part = part.strip()` first;
+//! - a parameter looked up in a dict whose keys are all capitals (or all lower case), as it came:
+//!   `code = code.strip().upper()` first in the function;
 //! - a loop's `continue` or `break` missing at the end of an `if` block the checks ran.
 //!
 //! Pure: text in, lines out.
@@ -40,7 +48,7 @@ pub(super) struct Insertion {
 }
 
 /// The most insertions written for one file.
-pub(super) const MAX_INSERTIONS: usize = 12;
+pub(super) const MAX_INSERTIONS: usize = 16;
 
 /// The most names `return NAME` is tried with for one function.
 const MAX_RETURNS: usize = 2;
@@ -109,12 +117,27 @@ pub(super) fn of_file(text: &str, missing: &[Missing], reach: Option<&[Reach]>) 
     for (at, line) in sibling_normalisations(&lines, &defs) {
         add(at, line, false);
     }
+    for (at, line) in parameter_normalisations(&lines, &defs) {
+        add(at, line, false);
+    }
     if let Some(reach) = reach {
         for (at, line) in copied_calls(&lines, &defs, reach) {
             add(at, line, false);
         }
     }
     for (at, line) in last_group_flushes(&lines, &defs) {
+        add(at, line, false);
+    }
+    for (at, line) in group_flushes_on_change(&lines, &defs) {
+        add(at, line, false);
+    }
+    for (at, line) in counters_never_counted(&lines, &defs) {
+        add(at, line, false);
+    }
+    for (at, line) in split_parts_stripped(&lines, &defs) {
+        add(at, line, false);
+    }
+    for (at, line) in keys_in_case(&lines, &defs) {
         add(at, line, false);
     }
     for (at, line) in loop_exits(&lines, &defs, reach) {
@@ -283,7 +306,21 @@ fn attribute_inits(lines: &[&str], defs: &[Def], name: &str) -> Vec<(usize, Stri
         uses.iter()
             .any(|r| methods.iter().any(|m| r.starts_with(&format!(".{m}("))))
     };
-    let value = if used_as(&["append", "extend", "insert", "pop", "remove", "sort"]) {
+    // A queue's ends: a `deque`, by the name the file imports it under (a list has no `popleft`).
+    let deque = if lines.iter().any(|l| {
+        let t = tokens(&code_of(l));
+        t.first().is_some_and(|f| f == "from") && t.iter().any(|w| w == "deque")
+    }) {
+        Some("deque()")
+    } else {
+        let imported = lines
+            .iter()
+            .any(|l| code_of(l).trim() == "import collections");
+        imported.then_some("collections.deque()")
+    };
+    let value = if let Some(d) = deque.filter(|_| used_as(&["popleft", "appendleft", "rotate"])) {
+        d
+    } else if used_as(&["append", "extend", "insert", "pop", "remove", "sort"]) {
         "[]"
     } else if used_as(&["add", "discard"]) {
         "set()"
@@ -658,6 +695,221 @@ fn last_group_flushes(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     out
 }
 
+/// The most places one counter never counted is counted at.
+const MAX_COUNTED: usize = 3;
+
+/// A counter a function starts at 0 and returns or reads, and never updates (`spoiled = 0` ... `return counts,
+/// spoiled`): `spoiled += 1` first in each `if` block of a loop after it (the case it counts), at most
+/// [`MAX_COUNTED`].
+fn counters_never_counted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        for (k, t) in toks.iter().enumerate() {
+            let [name, eq, zero] = t.as_slice() else {
+                continue;
+            };
+            if !is_name(name) || eq != "=" || zero != "0" {
+                continue;
+            }
+            let mut read = false;
+            let mut set = false;
+            for u in &toks[k + 1..] {
+                for (i, w) in u.iter().enumerate() {
+                    if w != name || (i > 0 && u[i - 1] == ".") {
+                        continue;
+                    }
+                    let next = u.get(i + 1).map(String::as_str);
+                    if i == 0 && matches!(next, Some("=" | "+=" | "-=")) {
+                        set = true;
+                    } else {
+                        read = true;
+                    }
+                }
+            }
+            if set || !read {
+                continue;
+            }
+            let in_loop = |j: usize| {
+                (k + 1..j).any(|l| {
+                    matches!(toks[l].first().map(String::as_str), Some("for" | "while"))
+                        && indent_of(lines[d.body[l]]).len() < indent_of(lines[d.body[j]]).len()
+                })
+            };
+            let blocks = (k + 1..d.body.len()).filter(|&j| {
+                toks[j]
+                    .first()
+                    .is_some_and(|w| w == "if" || w == "elif" || w == "else")
+                    && in_loop(j)
+            });
+            for j in blocks.take(MAX_COUNTED) {
+                let Some(first) = d.body.get(j + 1) else {
+                    continue;
+                };
+                if indent_of(lines[*first]).len() > indent_of(lines[d.body[j]]).len() {
+                    out.push((
+                        d.body[j],
+                        format!("{}{name} += 1", indent_of(lines[*first])),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The parts of a text split apart and used as they came, spaces and all (`for part in text.split(","):` and no
+/// `part.strip()`): `part = part.strip()` first in the loop.
+fn split_parts_stripped(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &f) in d.body.iter().enumerate() {
+            let toks = tokens(&code_of(lines[f]));
+            let [f0, part, inn, ..] = toks.as_slice() else {
+                continue;
+            };
+            let splits = toks.windows(3).any(|w| {
+                w[0] == "." && matches!(w[1].as_str(), "split" | "splitlines") && w[2] == "("
+            });
+            if f0 != "for" || inn != "in" || !is_name(part) || !splits {
+                continue;
+            }
+            let body = block_below(lines, &d.body[k + 1..], indent_of(lines[f]).len());
+            let Some(&first) = body.first() else { continue };
+            let stripped = body.iter().any(|&b| {
+                let t = tokens(&code_of(lines[b]));
+                t.windows(3)
+                    .any(|w| w[0] == *part && w[1] == "." && w[2].contains("strip"))
+            });
+            if !stripped {
+                out.push((
+                    f,
+                    format!("{}{part} = {part}.strip()", indent_of(lines[first])),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A parameter looked up in a module's dict whose keys are all in one case (`COUPONS.get(code)` with keys like
+/// `"SPRING10"`) and never brought to that case: `code = code.strip().upper()` (or `.lower()`) first in the
+/// function, after its docstring.
+fn keys_in_case(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let prose = prose_lines(&lines.join("\n"));
+    let mut out = Vec::new();
+    for d in defs {
+        let Some(&code) = d.body.iter().find(|&&b| prose.get(b) != Some(&true)) else {
+            continue;
+        };
+        let mut done: Vec<String> = Vec::new();
+        for &b in &d.body {
+            let toks = tokens(&code_of(lines[b]));
+            for (i, t) in toks.iter().enumerate() {
+                // `NAME.get(p` or `NAME[p]`, NAME a module constant, p a parameter.
+                let get = toks.get(i + 1..i + 5).is_some_and(|w| {
+                    w[0] == "." && w[1] == "get" && w[2] == "(" && d.params.contains(&w[3])
+                });
+                let index = toks
+                    .get(i + 1..i + 4)
+                    .is_some_and(|w| w[0] == "[" && d.params.contains(&w[1]) && w[2] == "]");
+                if !(get || index) || !t.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
+                    continue;
+                }
+                let p = if get { &toks[i + 4] } else { &toks[i + 2] };
+                let Some(case) = dict_case(lines, t) else {
+                    continue;
+                };
+                let normalised = d.body.iter().any(|&q| {
+                    let c = code_of(lines[q]);
+                    c.contains(&format!("{p}.{case}()"))
+                        || c.contains(&format!("{p}.strip().{case}()"))
+                });
+                if !normalised && !done.contains(p) {
+                    done.push(p.clone());
+                    out.push((
+                        code - 1,
+                        format!("{}{p} = {p}.strip().{case}()", indent_of(lines[code])),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `upper` or `lower` when the module-level dict literal `name = {...}` (on one line) has string keys, every one
+/// with letters in that case.
+fn dict_case(lines: &[&str], name: &str) -> Option<&'static str> {
+    let line = lines.iter().find(|l| {
+        l.strip_prefix(name)
+            .is_some_and(|r| r.trim_start().starts_with("= {"))
+    })?;
+    let (_, body) = line.split_once('{')?;
+    let mut keys = Vec::new();
+    for item in body.split(',') {
+        let k = item.split(':').next()?.trim();
+        let k = k
+            .strip_prefix(['"', '\''])
+            .and_then(|k| k.strip_suffix(['"', '\'']));
+        keys.extend(k.filter(|k| k.chars().any(char::is_alphabetic)));
+    }
+    let all = |f: fn(&char) -> bool| {
+        !keys.is_empty()
+            && keys
+                .iter()
+                .all(|k| k.chars().filter(char::is_ascii_alphabetic).all(|c| f(&c)))
+    };
+    if all(char::is_ascii_uppercase) {
+        Some("upper")
+    } else if all(char::is_ascii_lowercase) {
+        Some("lower")
+    } else {
+        None
+    }
+}
+
+/// A group a loop starts afresh on each change (`current, used = [], 0` in a block of the loop's body) and collects
+/// only after the loop (`sets.append(current)`): the same collection just before the fresh start, so that each full
+/// group is kept and not only the last.
+fn group_flushes_on_change(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &f) in d.body.iter().enumerate() {
+            if !matches!(first_word(lines[f]).as_str(), "for" | "while") {
+                continue;
+            }
+            let depth = indent_of(lines[f]).len();
+            let body = block_below(lines, &d.body[k + 1..], depth);
+            let Some(&first) = body.first() else { continue };
+            let after = &d.body[k + 1 + body.len()..];
+            for &a in after {
+                let toks = tokens(&code_of(lines[a]));
+                let [s, dot, append, open, g, close] = toks.as_slice() else {
+                    continue;
+                };
+                let collects =
+                    is_name(s) && dot == "." && append == "append" && open == "(" && close == ")";
+                let call = lines[a].trim();
+                if !collects || !is_name(g) || body.iter().any(|&b| lines[b].trim() == call) {
+                    continue;
+                }
+                for (j, &r) in body.iter().enumerate().skip(1) {
+                    let rt = tokens(&code_of(lines[r]));
+                    let eq = rt.iter().position(|t| t == "=");
+                    let fresh = eq.is_some_and(|e| {
+                        rt[..e].contains(g) && rt[e + 1..].windows(2).any(|w| w == ["[", "]"])
+                    });
+                    if fresh && indent_of(lines[r]).len() > indent_of(lines[first]).len() {
+                        out.push((body[j - 1], format!("{}{call}", indent_of(lines[r]))));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A loop's `continue` (or `break`) missing at the end of an `if` block the checks ran, when the block does not
 /// leave on its own: `continue` when the loop's body goes on after the block (a blank line skipped and counted,
 /// then parsed all the same), `break` when the block ends by setting a name (the first match kept, not the last).
@@ -791,6 +1043,60 @@ fn sibling_normalisations(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> 
                         out.push((p, renamed(lines[s], a, &b)));
                     }
                 }
+            }
+        }
+    }
+    out
+}
+
+/// The most parameters one normalising call is copied to.
+const MAX_NORMALISED: usize = 2;
+
+/// A normalisation one parameter gets and another of the same function does not (`current = parse_day(start)`,
+/// then `end` compared as it came): `end = parse_day(end)` after it, for each other parameter the body reads and
+/// never passes to that function, in the order the body first reads them, at most [`MAX_NORMALISED`].
+fn parameter_normalisations(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let body: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        for (k, toks) in body.iter().enumerate() {
+            // `V = f(P)`: one call of a plain name on one parameter.
+            let [_, eq, f, open, p, close] = toks.as_slice() else {
+                continue;
+            };
+            let normalising = eq == "="
+                && open == "("
+                && close == ")"
+                && is_name(f)
+                && !NOT_COPIED.contains(&f.as_str())
+                && d.params.contains(p);
+            if !normalising {
+                continue;
+            }
+            let passed = |q: &str| {
+                body.iter()
+                    .any(|t| t.windows(3).any(|w| w[0] == *f && w[1] == "(" && w[2] == q))
+            };
+            // Each other parameter with the body line (an index into `body`) that first reads it.
+            let mut others: Vec<(&String, usize)> = Vec::new();
+            for (j, t) in body.iter().enumerate().skip(k + 1) {
+                for (i, q) in t.iter().enumerate() {
+                    let read = d.params.contains(q) && (i == 0 || t[i - 1] != ".");
+                    let other = q != p && !matches!(q.as_str(), "self" | "cls");
+                    if read && other && !others.iter().any(|(o, _)| *o == q) {
+                        others.push((q, j));
+                    }
+                }
+            }
+            let indent = indent_of(lines[d.body[k]]);
+            let others = others.into_iter().filter(|(q, _)| !passed(q));
+            for (q, first) in others.take(MAX_NORMALISED) {
+                // Just before the statement of the normalising line's block that first reads it.
+                let statement = (k + 1..=first)
+                    .rev()
+                    .find(|&j| indent_of(lines[d.body[j]]) == indent)
+                    .unwrap_or(k + 1);
+                out.push((d.body[statement - 1], format!("{indent}{q} = {f}({q})")));
             }
         }
     }
@@ -1009,6 +1315,46 @@ mod tests {
     }
 
     #[test]
+    fn a_parameter_read_as_it_came_gets_the_normalisation_another_got_before_its_first_use() {
+        let text = "def between(start, end, skip=None):\n    current = parse_day(start)\n    count = 0\n    while current < end:\n        current = step(current, skip)\n        count += 1\n    return count\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [
+                (3, "    end = parse_day(end)".into()),
+                (3, "    skip = parse_day(skip)".into())
+            ]
+        );
+        // One passed through it already, an attribute of that name, and a builtin statement are left alone.
+        let text = "def between(start, end):\n    a = parse_day(start)\n    b = parse_day(end)\n    return b - a\n";
+        assert!(lines_of(text, &[], None).is_empty());
+        let text = "def f(a, b):\n    x = norm(a)\n    return x.b\n";
+        assert!(lines_of(text, &[], None).is_empty());
+        let text = "def f(a, b):\n    x = print(a)\n    return b\n";
+        assert!(lines_of(text, &[], None).is_empty());
+    }
+
+    #[test]
+    fn a_queue_attribute_the_error_names_starts_as_the_deque_the_file_imports() {
+        let text = "from collections import deque\n\n\nclass Limiter:\n    def __init__(self, limit):\n        self.limit = limit\n\n    def prune(self, now):\n        while self._hits and self._hits[0] < now:\n            self._hits.popleft()\n        self._hits.append(now)\n";
+        let told = [Missing::Attribute("_hits".into())];
+        assert_eq!(
+            lines_of(text, &told, None),
+            [(6, "        self._hits = deque()".into())]
+        );
+        let text = text.replace("from collections import deque", "import collections");
+        assert_eq!(
+            lines_of(&text, &told, None),
+            [(6, "        self._hits = collections.deque()".into())]
+        );
+        // Without a deque imported, a list.
+        let text = text.replace("import collections", "import os");
+        assert_eq!(
+            lines_of(&text, &told, None),
+            [(6, "        self._hits = []".into())]
+        );
+    }
+
+    #[test]
     fn a_call_another_method_makes_on_the_object_is_copied_before_a_return_that_ran() {
         let text = "class C:\n    def get(self, key):\n        if key not in self.d:\n            return None\n        return self.d[key]\n\n    def put(self, key, value):\n        self.d.touch(key)\n        self.d[key] = value\n";
         let mut reach = vec![Reach::Neutral; 9];
@@ -1127,6 +1473,71 @@ mod tests {
     }
 
     #[test]
+    fn a_group_collected_only_after_its_loop_is_collected_before_each_fresh_start() {
+        let text = "def split(tracks, most):\n    sets, current, used = [], [], 0\n    for t, m in tracks:\n        if current and used + m > most:\n            current, used = [], 0\n        current.append(t)\n        used += m\n    if current:\n        sets.append(current)\n    return sets\n";
+        assert!(
+            lines_of(text, &[], None).contains(&(4, "            sets.append(current)".into())),
+            "{:?}",
+            lines_of(text, &[], None)
+        );
+        // Collected in the loop already: nothing to add.
+        let text = text.replace(
+            "            current, used = [], 0\n",
+            "            sets.append(current)\n            current, used = [], 0\n",
+        );
+        assert!(
+            !lines_of(&text, &[], None)
+                .iter()
+                .any(|(_, l)| l.contains("sets.append"))
+        );
+    }
+
+    #[test]
+    fn a_counter_started_and_never_counted_is_counted_in_the_if_blocks_of_its_loop() {
+        let text = "def tally(ballots):\n    counts = {}\n    spoiled = 0\n    for mark in ballots:\n        if mark not in counts:\n            continue\n        counts[mark] += 1\n    return counts, spoiled\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [(5, "            spoiled += 1".into())]
+        );
+        // Counted already, or never read: nothing.
+        let counted = text.replace(
+            "            continue\n",
+            "            spoiled += 1\n            continue\n",
+        );
+        assert!(lines_of(&counted, &[], None).is_empty());
+        let unread = text.replace("return counts, spoiled", "return counts");
+        assert!(lines_of(&unread, &[], None).is_empty());
+    }
+
+    #[test]
+    fn split_parts_are_stripped_and_a_key_is_brought_to_the_case_of_the_dict_it_is_looked_up_in() {
+        let text = "def tags(text):\n    out = []\n    for part in text.split(SEP):\n        if part:\n            out.append(part.lower())\n    return out\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [(3, "        part = part.strip()".into())]
+        );
+        let stripped = text.replace("part.lower()", "part.strip().lower()");
+        assert!(lines_of(&stripped, &[], None).is_empty());
+        let text = "COUPONS = {\"SPRING10\": 0.1, 'VIP25': 0.25}\n\n\ndef discount(code):\n    \"\"\"The rate.\"\"\"\n    return COUPONS.get(code, 0.0)\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [(5, "    code = code.strip().upper()".into())]
+        );
+        let lower = text
+            .replace("SPRING10", "spring10")
+            .replace("VIP25", "vip25");
+        assert_eq!(
+            lines_of(&lower, &[], None),
+            [(5, "    code = code.strip().lower()".into())]
+        );
+        // Keys of mixed case, or a key already brought to the case, give nothing.
+        let mixed = text.replace("VIP25", "Vip25");
+        assert!(lines_of(&mixed, &[], None).is_empty());
+        let done = text.replace("COUPONS.get(code,", "COUPONS.get(code.upper(),");
+        assert!(lines_of(&done, &[], None).is_empty());
+    }
+
+    #[test]
     fn an_if_block_in_a_loop_that_does_not_leave_gets_its_continue_or_break() {
         let text = "def read(text):\n    skipped = 0\n    for raw in text.splitlines():\n        line = raw.strip()\n        if not line:\n            skipped += 1\n        parse(line)\n    return skipped\n";
         let reach = vec![Reach::Ran; 8];
@@ -1137,7 +1548,11 @@ mod tests {
         // A block that leaves already, or that ends the loop's body, gets none; one that ends by setting a name
         // gets a `break`.
         let leaves = text.replace("skipped += 1", "continue");
-        assert!(lines_of(&leaves, &[], Some(&reach)).is_empty());
+        assert!(
+            !lines_of(&leaves, &[], Some(&reach))
+                .iter()
+                .any(|(_, l)| l.contains("continue") || l.contains("break"))
+        );
         let text = "def first(xs):\n    found = None\n    for x in xs:\n        if x > 2:\n            found = x\n    return found\n";
         assert_eq!(
             lines_of(text, &[], Some(&reach)),

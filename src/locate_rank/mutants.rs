@@ -1,9 +1,11 @@
 //! The mutation probe: small classic mutations of one line of Python (a comparison loosened or turned round, an
 //! arithmetic or logical operator swapped, a module constant exchanged for another, a whole number or an index
-//! moved by one, a condition negated), run against the check that fails before any edit. A line where one of them
-//! makes that check pass is very likely the line the fix changes (mutation-based fault localization): the signal
-//! [`super::Signals::mutants`] ranks it first. The mutations are pure and the probe runs a check only through the
-//! closure it is given, so the caller decides where (a confined sandbox copy) and for how long.
+//! moved by one, a condition negated, two digits of a number or two capitals of a code the other way round, the
+//! wrong dict key, factor or separator, `append` for `extend`, a 1-based count used as an offset), run against the check
+//! that fails before any edit. A line where one of them makes that check pass is very likely the line the fix
+//! changes (mutation-based fault localization): the signal [`super::Signals::mutants`] ranks it first. The
+//! mutations are pure and the probe runs a check only through the closure it is given, so the caller decides where
+//! (a confined sandbox copy) and for how long.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ops::ControlFlow;
@@ -17,7 +19,7 @@ use crate::patch::focus::Focus;
 use crate::task::Task;
 
 /// The most mutants of one line that are tried.
-pub const MAX_PER_LINE: usize = 10;
+pub const MAX_PER_LINE: usize = 14;
 /// The most lines that are probed: the best ranked lines to change, without this signal.
 pub const MAX_LINES: usize = 20;
 /// The most names of the file one name is exchanged for (a constant for constants, an attribute for attributes).
@@ -82,6 +84,8 @@ const NAME_SWAPS: &[(&str, &[&str])] = &[
     ("floor", &["ceil"]),
     ("startswith", &["endswith"]),
     ("endswith", &["startswith"]),
+    ("append", &["extend"]),
+    ("extend", &["append"]),
 ];
 
 /// Keywords after which an operator is unary (`return -x`, `in *rest`) rather than binary.
@@ -110,6 +114,12 @@ pub struct Names {
     /// Names assigned and never read: the file's unused module constants ([`Names::of`]) and, for one line
     /// ([`Names::at`]), the unused locals its function assigns before it.
     pub unread: Vec<String>,
+    /// The keys the file reads out of dicts by a string (`item["sku"]`, `row.get("sku")`) or writes in a dict
+    /// literal (`{"sku": sku}`), without their quotes, in order: a slip reads the wrong one of them.
+    pub keys: Vec<String>,
+    /// The whole numbers of 2 and more the file multiplies or divides by (`* 60`, `// 1000`, `divmod(m, 24)`), in
+    /// order: a conversion slip takes the wrong one of the file's own factors.
+    pub factors: Vec<String>,
 }
 
 impl Names {
@@ -140,6 +150,8 @@ impl Names {
             constants,
             attributes,
             unread,
+            keys: keys(text),
+            factors: factors(text),
         }
     }
 
@@ -180,6 +192,76 @@ impl Names {
         }
         out
     }
+}
+
+/// The factors of a Python file ([`Names::factors`]).
+fn factors(text: &str) -> Vec<String> {
+    let prose = super::prose_lines(text);
+    let mut out: Vec<String> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let Some(toks) = lex(line).filter(|_| prose.get(n) != Some(&true)) else {
+            continue;
+        };
+        for k in 0..toks.len() {
+            let f = &line[toks[k].start..toks[k].end];
+            if factor_at(line, &toks, k) && !out.iter().any(|o| o == f) {
+                out.push(f.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Whether token `k` of `line` is a whole number of 2 and more that something is multiplied or divided by, or
+/// that multiplies (`x * 60`, `60 * x`, `x // 1000`, `x % 24`, `divmod(x, 24)`).
+fn factor_at(line: &str, toks: &[Tok], k: usize) -> bool {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let t = &toks[k];
+    let whole = t.kind == Kind::Number && text(k).parse::<u64>().is_ok_and(|n| n >= 2);
+    let before = k.checked_sub(1).map_or("", text);
+    let divmod =
+        before == "," && k >= 4 && text(k + 1) == ")" && (0..k).rev().any(|i| text(i) == "divmod");
+    whole && (matches!(before, "*" | "/" | "//" | "%") || text(k + 1) == "*" || divmod)
+}
+
+/// The dict keys of a Python file ([`Names::keys`]): string literals of a word's characters that a subscript holds
+/// alone, a `.get(` reads first, or a dict literal maps (`{"sku":`, `, "sku":`).
+fn keys(text: &str) -> Vec<String> {
+    let prose = super::prose_lines(text);
+    let mut out: Vec<String> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let Some(toks) = lex(line).filter(|_| prose.get(n) != Some(&true)) else {
+            continue;
+        };
+        for k in 1..toks.len() {
+            if let Some(key) = key_at(line, &toks, k, true)
+                && !out.iter().any(|o| o == key)
+            {
+                out.push(key.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The key (without its quotes) that token `k` of `line` is, when it is a plain string literal of word characters
+/// read out of a dict (`["sku"]`, `.get("sku"`) or, with `literal`, mapped in a dict literal (`{"sku":`).
+fn key_at<'l>(line: &'l str, toks: &[Tok], k: usize, literal: bool) -> Option<&'l str> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let t = &toks[k];
+    let lit = &line[t.start..t.end];
+    let q = lit.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let inner = lit.strip_prefix(q)?.strip_suffix(q)?;
+    let word = !inner.is_empty()
+        && inner.len() <= 32
+        && inner
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    let (before, after) = (k.checked_sub(1).map_or("", text), text(k + 1));
+    let read = (before == "[" && after == "]")
+        || (before == "(" && k >= 3 && text(k - 2) == "get" && text(k - 3) == ".");
+    let mapped = literal && matches!(before, "{" | ",") && after == ":";
+    (t.kind == Kind::Str && word && (read || mapped)).then_some(inner)
 }
 
 /// Each code line of a Python text (0-based) with its tokens: strings blanked, comments and prose lines left out.
@@ -283,43 +365,24 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                     push(format!("{} - 1{}", &line[..at], &line[at..]));
                 }
             }
-            Kind::Name => {
-                // A function's pair only where it is called: a variable named `floor` is no `math.floor`.
-                let called = toks.get(k + 1).is_some_and(|o| text(o) == "(");
-                let swappable = called || matches!(s, "and" | "or" | "True" | "False");
-                for (_, with) in NAME_SWAPS.iter().filter(|(n, _)| *n == s && swappable) {
-                    with.iter().for_each(|w| push(replace(t, w)));
-                }
-                numbers_for_text(line, &toks, k)
+            Kind::Name => name_mutants(line, &toks, k, names)
+                .into_iter()
+                .for_each(&mut push),
+            Kind::Number => {
+                // Another of the file's factors for a factor: `divmod(minutes, 24)` for `divmod(minutes, 60)`.
+                let others = names
+                    .factors
+                    .iter()
+                    .filter(|f| *f != s && factor_at(line, &toks, k));
+                numbers_near(s)
                     .into_iter()
-                    .for_each(&mut push);
-                // Text used as it came, spaces and all: `raw.lower()` to `raw.strip().lower()`.
-                let text_method = toks.get(k + 1).is_some_and(|d| text(d) == ".")
-                    && toks
-                        .get(k + 2)
-                        .is_some_and(|m| STRIPPED_BEFORE.contains(&text(m)))
-                    && (k == 0 || text(&toks[k - 1]) != ".");
-                if text_method && !KEYWORDS.contains(&s) {
-                    push(format!("{}.strip(){}", &line[..t.end], &line[t.end..]));
-                }
-                // A constant's own definition keeps its name: `RATE = 2` is not `CAP = 2`.
-                let defined = k == 0 && toks.get(1).is_some_and(|e| text(e) == "=");
-                let attribute = k >= 2 && text(&toks[k - 1]) == "." && text(&toks[k - 2]) == "self";
-                let alike = if attribute {
-                    &names.attributes
-                } else {
-                    &names.constants
-                };
-                if !defined && alike.iter().any(|c| c == s) {
-                    alike
-                        .iter()
-                        .filter(|c| *c != s)
-                        .take(MAX_CONSTANTS)
-                        .for_each(|c| push(replace(t, c)));
-                }
+                    .chain(others.take(MAX_CONSTANTS).cloned())
+                    .chain(transposed_digits(s))
+                    .for_each(|n| push(replace(t, &n)));
             }
-            Kind::Number => numbers_near(s).iter().for_each(|n| push(replace(t, n))),
-            Kind::Str => regex_runs(line, &toks, k).into_iter().for_each(&mut push),
+            Kind::Str => string_mutants(line, &toks, k, names)
+                .into_iter()
+                .for_each(&mut push),
         }
     }
     // Two neighbouring arguments or tuple items the wrong way round (`f(b, a)`, `return b, a`).
@@ -327,6 +390,72 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
         push(swapped);
     }
     out.truncate(MAX_PER_LINE);
+    out
+}
+
+/// The mutants of the name that is token `k` (not `not`, not `range`): its pair swapped where it is called
+/// ([`NAME_SWAPS`]), text turned into numbers or stripped first, and a module constant or an attribute exchanged
+/// for another of its kind.
+fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let (t, s) = (&toks[k], text(&toks[k]));
+    let replace = |with: &str| format!("{}{with}{}", &line[..t.start], &line[t.end..]);
+    let mut out = Vec::new();
+    // A function's pair only where it is called: a variable named `floor` is no `math.floor`.
+    let called = toks.get(k + 1).is_some_and(|o| text(o) == "(");
+    let swappable = called || matches!(s, "and" | "or" | "True" | "False");
+    for (_, with) in NAME_SWAPS.iter().filter(|(n, _)| *n == s && swappable) {
+        out.extend(with.iter().map(|w| replace(w)));
+    }
+    out.extend(numbers_for_text(line, toks, k));
+    // Text used as it came, spaces and all: `raw.lower()` to `raw.strip().lower()`.
+    let text_method = toks.get(k + 1).is_some_and(|d| text(d) == ".")
+        && toks
+            .get(k + 2)
+            .is_some_and(|m| STRIPPED_BEFORE.contains(&text(m)))
+        && (k == 0 || text(&toks[k - 1]) != ".");
+    if text_method && !KEYWORDS.contains(&s) {
+        out.push(format!("{}.strip(){}", &line[..t.end], &line[t.end..]));
+    }
+    // A constant's own definition keeps its name: `RATE = 2` is not `CAP = 2`.
+    let defined = k == 0 && toks.get(1).is_some_and(|e| text(e) == "=");
+    let attribute = k >= 2 && text(&toks[k - 1]) == "." && text(&toks[k - 2]) == "self";
+    let alike = if attribute {
+        &names.attributes
+    } else {
+        &names.constants
+    };
+    if !defined && alike.iter().any(|c| c == s) {
+        out.extend(
+            alike
+                .iter()
+                .filter(|c| *c != s)
+                .take(MAX_CONSTANTS)
+                .map(|c| replace(c)),
+        );
+    }
+    out
+}
+
+/// The mutants of the string literal that is token `k`: a regex class made to match a run, a literal near it
+/// ([`literals_near`]), and the wrong key read out of a dict (`item["on_hand"]` for `item["sku"]`).
+fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
+    let t = &toks[k];
+    let s = &line[t.start..t.end];
+    let replace = |with: &str| format!("{}{with}{}", &line[..t.start], &line[t.end..]);
+    let mut out = regex_runs(line, toks, k);
+    out.extend(literals_near(s).map(|l| replace(&l)));
+    if let Some(key) = key_at(line, toks, k, false) {
+        let q = &s[..1];
+        out.extend(
+            names
+                .keys
+                .iter()
+                .filter(|o| *o != key)
+                .take(MAX_CONSTANTS)
+                .map(|o| replace(&format!("{q}{o}{q}"))),
+        );
+    }
     out
 }
 
@@ -349,6 +478,61 @@ fn numbers_near(literal: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The literal with two neighbouring digits the other way round (`435.592` to `453.592`, a slip of the fingers),
+/// for a plain decimal literal of at least three digits: each pair of unlike digits once, left to right, not across
+/// the point.
+fn transposed_digits(literal: &str) -> Vec<String> {
+    let b = literal.as_bytes();
+    let digits = b.iter().filter(|c| c.is_ascii_digit()).count();
+    if digits < 3 || !b.iter().all(|c| c.is_ascii_digit() || *c == b'.') {
+        return Vec::new();
+    }
+    (0..b.len() - 1)
+        .filter(|&i| b[i].is_ascii_digit() && b[i + 1].is_ascii_digit() && b[i] != b[i + 1])
+        .map(|i| {
+            let mut t = b.to_vec();
+            t.swap(i, i + 1);
+            String::from_utf8(t).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Separators a one-character string literal may have been meant as: a slip takes one for another.
+const SEPARATORS: &[&str] = &[",", ";", "|", ":", "\\t"];
+
+/// The forms of Unicode normalisation, each one slip from the others.
+const NORMAL_FORMS: &[&str] = &["NFC", "NFD", "NFKC", "NFKD"];
+
+/// The string literals a plain literal (quoted, no prefix) may have been meant as: another separator for a
+/// separator (`";"` to `","`), another Unicode normal form for one (`"NFC"` to `"NFKD"`), and a short word of two to
+/// four capitals with two neighbouring letters the other way round (`"VI"` to `"IV"`: a code or a numeral, where
+/// the order of the letters is the meaning).
+fn literals_near(literal: &str) -> impl Iterator<Item = String> + '_ {
+    let q = literal.chars().next().filter(|c| *c == '"' || *c == '\'');
+    let inner = q
+        .and_then(|q| literal.strip_prefix(q)?.strip_suffix(q))
+        .filter(|i| !i.starts_with(['"', '\'']))
+        .unwrap_or_default();
+    let quote = |s: &str| format!("{}{s}{}", q.unwrap_or('"'), q.unwrap_or('"'));
+    let mut out: Vec<String> = Vec::new();
+    for kin in [SEPARATORS, NORMAL_FORMS] {
+        if kin.contains(&inner) {
+            out.extend(kin.iter().filter(|k| **k != inner).map(|k| quote(k)));
+        }
+    }
+    let b = inner.as_bytes();
+    if (2..=4).contains(&b.len()) && b.iter().all(u8::is_ascii_uppercase) {
+        for i in 0..b.len() - 1 {
+            if b[i] != b[i + 1] {
+                let mut t = b.to_vec();
+                t.swap(i, i + 1);
+                out.push(quote(&String::from_utf8(t).unwrap_or_default()));
+            }
+        }
+    }
+    out.into_iter()
 }
 
 /// The line with two neighbouring items of a call, a bracket or a bare tuple (after `return` or `=`) swapped: each
@@ -449,12 +633,44 @@ fn op_mutants(line: &str, toks: &[Tok], k: usize, binary: bool) -> Vec<String> {
     if s == "[" && !binary {
         out.extend(sorted_comprehension(line, toks, k));
     }
+    // A count taken as an offset: a 1-based number multiplied as if 0-based (`page * size` to `(page - 1) * size`).
+    let counted = k >= 1
+        && toks[k - 1].kind == Kind::Name
+        && (k < 2 || text(&toks[k - 2]) != ".")
+        && ordinal(text(&toks[k - 1]));
+    if s == "*" && binary && counted {
+        let (a, b) = (toks[k - 1].start, toks[k - 1].end);
+        out.push(format!("{}({} - 1){}", &line[..a], &line[a..b], &line[b..]));
+    }
     // A unary minus dropped (`-x` to `x`).
     if s == "-" && !binary && toks.get(k + 1).is_some_and(|n| n.kind != Kind::Op) {
         let end = toks[k + 1].start;
         out.push(format!("{}{}", &line[..t.start], &line[end..]));
     }
     out
+}
+
+/// The words that name the place of a thing in a sequence, often counted from 1 (a page, a week, a row).
+const ORDINALS: &[&str] = &[
+    "page", "index", "idx", "number", "num", "n", "pos", "position", "row", "col", "column",
+    "line", "week", "day", "month", "level", "round", "step", "chapter", "slot", "rank", "turn",
+    "nth", "batch", "chunk", "frame", "block", "part", "seat", "lap", "stage", "tier",
+];
+
+/// Whether a name says it is an ordinal ([`ORDINALS`]), whole or as its last part (`page_no`, `week_number`: the
+/// part before a closing `no`/`number`/`num`/`index` counts too).
+fn ordinal(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let mut parts: Vec<&str> = lower.split('_').filter(|p| !p.is_empty()).collect();
+    if parts.len() > 1
+        && matches!(
+            parts.last(),
+            Some(&("no" | "number" | "num" | "index" | "idx"))
+        )
+    {
+        parts.pop();
+    }
+    parts.last().is_some_and(|p| ORDINALS.contains(p))
 }
 
 /// The string methods before which a value read as it came is often meant stripped first.
@@ -512,27 +728,32 @@ fn regex_runs(line: &str, toks: &[Tok], k: usize) -> Vec<String> {
 }
 
 /// Text compared or summed where numbers were meant: `tuple(parts)` to `tuple(map(int, parts))`, for the builtin
-/// whose name is token `k` called on one name.
+/// whose name is token `k` called on one argument (a name, or an expression such as `core.split(".")`; not a
+/// generator, not a keyword argument).
 fn numbers_for_text(line: &str, toks: &[Tok], k: usize) -> Vec<String> {
     let text = |t: &Tok| &line[t.start..t.end];
-    let called_on_name = toks.get(k + 1).is_some_and(|o| text(o) == "(")
-        && toks.get(k + 3).is_some_and(|c| text(c) == ")")
-        && (k == 0 || text(&toks[k - 1]) != ".");
-    let Some(arg) = toks
-        .get(k + 2)
-        .filter(|a| a.kind == Kind::Name && called_on_name)
-    else {
+    let opened =
+        toks.get(k + 1).is_some_and(|o| text(o) == "(") && (k == 0 || text(&toks[k - 1]) != ".");
+    let Some(close) = opened.then(|| closing(line, toks, k + 1)).flatten() else {
         return Vec::new();
     };
+    let arg = &toks[k + 2..close];
+    let one = !arg.is_empty()
+        && arg.iter().enumerate().all(|(i, t)| {
+            !matches!(text(t), "," | "for" | "=") || depth_at(line, toks, k + 2, k + 2 + i) > 0
+        });
+    if !one || arg.first().is_some_and(|a| text(a) == "map") {
+        return Vec::new();
+    }
     let numbers: &[&str] = match text(&toks[k]) {
         "tuple" | "list" | "set" => &["int"],
         "sorted" | "sum" | "max" | "min" => &["int", "float"],
         _ => &[],
     };
-    let a = text(arg);
+    let (a, b) = (arg[0].start, arg[arg.len() - 1].end);
     numbers
         .iter()
-        .map(|n| format!("{}map({n}, {a}){}", &line[..arg.start], &line[arg.end..]))
+        .map(|n| format!("{}map({n}, {}){}", &line[..a], &line[a..b], &line[b..]))
         .collect()
 }
 
@@ -921,11 +1142,19 @@ impl Probe<'_, '_> {
             let text = insertions::with_inserted(&pre.text, i.after, &i.line);
             match self.step(path, &text, left) {
                 Step::Passed => {
-                    let (path, line) = (path.clone(), i.after);
+                    // A line that goes just before a `pass` of its own indentation takes the placeholder's place:
+                    // the fix is that line changed.
+                    let next = pre.text.lines().nth(i.after);
+                    let placeholder = next.is_some_and(|n| {
+                        n.trim() == "pass"
+                            && n.len() - n.trim_start().len()
+                                == i.line.len() - i.line.trim_start().len()
+                    });
+                    let (path, line) = (path.clone(), i.after + usize::from(placeholder));
                     return ControlFlow::Break(Some(Fixed {
                         path,
                         line,
-                        insert: true,
+                        insert: !placeholder,
                     }));
                 }
                 Step::Stop | Step::Spent => return ControlFlow::Break(None),
@@ -1056,6 +1285,8 @@ mod tests {
             constants: vec!["RATE".into(), "CAP".into()],
             attributes: vec!["day".into(), "night".into()],
             unread: Vec::new(),
+            keys: vec!["sku".into(), "on_hand".into()],
+            factors: vec!["60".into(), "1000".into()],
         };
         of_line(line, &names)
     }
@@ -1118,6 +1349,25 @@ mod tests {
             mutants("    return tuple(parts)"),
             ["    return tuple(map(int, parts))"]
         );
+        let m = mutants("    return tuple(core.split(SEP))");
+        assert!(
+            m.contains(&"    return tuple(map(int, core.split(SEP)))".to_string()),
+            "{m:?}"
+        );
+        // Two arguments, a keyword, a generator, or a map already: no text to turn into numbers.
+        for line in [
+            "    m = max(a, b)",
+            "    s = sorted(xs, key=f)",
+            "    t = sum(x for x in xs)",
+            "    t = sum(map(int, xs))",
+        ] {
+            assert!(
+                !mutants(line)
+                    .iter()
+                    .any(|l| l.contains("map(int, ") && !line.contains("map(")),
+                "{line}"
+            );
+        }
         let m = mutants("    return sorted(values)");
         assert_eq!(
             m,
@@ -1213,6 +1463,99 @@ mod tests {
     }
 
     #[test]
+    fn digits_and_letters_are_transposed_separators_exchanged_and_a_count_made_an_offset() {
+        let m = mutants("GRAMS_PER_POUND = 435.592");
+        assert!(
+            m.contains(&"GRAMS_PER_POUND = 453.592".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            !m.iter().any(|l| l.contains("43.5")),
+            "not across the point: {m:?}"
+        );
+        // Two digits are no typo worth a run; nor is a pair of like digits.
+        assert_eq!(mutants("N = 12"), ["N = 13", "N = 11"]);
+        assert!(!mutants("N = 1100").iter().any(|l| l.ends_with("1100")));
+        let m = mutants("    (10, \"X\"), (4, \"VI\"),");
+        assert!(m.iter().any(|l| l.contains("(4, \"IV\")")), "{m:?}");
+        assert_eq!(
+            mutants("def read_rows(text, delimiter=\";\"):"),
+            [
+                "def read_rows(text, delimiter=\",\"):",
+                "def read_rows(text, delimiter=\"|\"):",
+                "def read_rows(text, delimiter=\":\"):",
+                "def read_rows(text, delimiter=\"\\t\"):"
+            ]
+        );
+        let m = mutants("    t = unicodedata.normalize('NFC', text)");
+        assert!(
+            m.contains(&"    t = unicodedata.normalize('NFKD', text)".to_string()),
+            "{m:?}"
+        );
+        // A longer word, a word in lower case, a word with a space, or a prefixed string is no slip of two letters.
+        assert!(mutants("    s = \"hello\"").is_empty());
+        assert!(mutants("    s = \"id\"").is_empty());
+        assert!(mutants("    s = b\"ab\"").is_empty());
+        assert!(mutants("    s = \"a b\"").is_empty());
+        let m = mutants("    start = page * size");
+        assert!(
+            m.contains(&"    start = (page - 1) * size".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            !mutants("    n = self.page * size")
+                .iter()
+                .any(|l| l.contains("- 1"))
+        );
+        assert!(mutants("    a = week_no * 7").contains(&"    a = (week_no - 1) * 7".to_string()));
+        // A total is no ordinal.
+        assert!(
+            !mutants("    t = total * RATE")
+                .iter()
+                .any(|l| l.contains("- 1"))
+        );
+        let m = mutants("        orders[item['on_hand']] = QTY");
+        assert!(
+            m.contains(&"        orders[item['sku']] = QTY".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            mutants("    n = row.get(\"sku\", 0)")
+                .contains(&"    n = row.get(\"on_hand\", 0)".to_string())
+        );
+        // A dict literal's own keys are what it defines; they keep their names.
+        assert!(mutants("    return {\"sku\": s}").is_empty());
+        let text = "\"\"\"Stock [\"doc\"].\"\"\"\n\n\ndef make(s, n):\n    return {\"sku\": s, 'on_hand': n}\n\n\ndef f(item):\n    return item[\"reserved\"] + item.get(\"sku\")\n";
+        assert_eq!(Names::of(text).keys, ["sku", "on_hand", "reserved"]);
+        let m = mutants("    hours, minutes = divmod(minutes, 24)");
+        assert!(
+            m.contains(&"    hours, minutes = divmod(minutes, 60)".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            m.contains(&"    hours, minutes = divmod(minutes, 1000)".to_string()),
+            "{m:?}"
+        );
+        // A number that is no factor keeps to its neighbours.
+        assert_eq!(
+            mutants("    n = x + 24"),
+            [
+                "    n = x - 24",
+                "    n = x * 24",
+                "    n = x + 25",
+                "    n = x + 23"
+            ]
+        );
+        let text = "def ts(ms):\n    s, milli = divmod(ms, 1000)\n    return s * 60 + 7 + 2 // 1\n";
+        assert_eq!(Names::of(text).factors, ["1000", "60"]);
+        let m = mutants("        out.append(wrap(p, width))");
+        assert!(
+            m.contains(&"        out.extend(wrap(p, width))".to_string()),
+            "{m:?}"
+        );
+    }
+
+    #[test]
     fn a_constant_s_definition_keeps_its_name() {
         let m = mutants("RATE = 6");
         assert_eq!(m, ["RATE = 7", "RATE = 5"]);
@@ -1238,7 +1581,7 @@ mod tests {
     }
 
     #[test]
-    fn strings_and_comments_are_never_mutated() {
+    fn strings_are_mutated_only_as_literals_of_their_own_and_comments_never() {
         assert_eq!(
             mutants("    s = f\"{a:02d} < {b}\" + 'x-y'  # a < b"),
             [
@@ -1312,7 +1655,7 @@ mod tests {
 
     #[test]
     fn mutants_are_capped_per_line_and_the_module_constants_are_read() {
-        let line = "    x = a < b < c < d < e < f";
+        let line = "    x = a < b < c < d < e < f < g < h";
         assert_eq!(mutants(line).len(), MAX_PER_LINE);
         let text = "\"\"\"Doc.\"\"\"\nRATE = 3\nCAP_2 = 4\nlower = 1\n    INNER = 2\nRATE = 5\n";
         assert_eq!(Names::of(text).constants, ["RATE", "CAP_2"]);
@@ -1472,6 +1815,31 @@ mod tests {
         assert_eq!(found.len(), 1, "a run was kept for the insertion");
         assert!(found[0].insert);
         assert!(runs <= 3);
+    }
+
+    #[test]
+    fn a_passing_line_inserted_before_a_pass_is_the_pass_changed() {
+        let text = "def count_vowels(text):\n    count = 0\n    for ch in text:\n        if ch in \"aeiou\":\n            pass\n    return count\n";
+        let fixed = insertions::with_inserted(text, 4, "            count += 1");
+        let spec = Task {
+            task: "count_vowels never counts.".into(),
+            ..Task::default()
+        };
+        let mut check = |_: &str, t: &str| Some(t == fixed);
+        let found = probe(
+            &spec,
+            &file(text),
+            &Focus::new(),
+            &Failing::default(),
+            64,
+            &mut check,
+        );
+        let place = Fixed {
+            path: "m.py".into(),
+            line: 5,
+            insert: false,
+        };
+        assert_eq!(found, [place]);
     }
 
     /// Runs enough for every mutant of the lines probed.

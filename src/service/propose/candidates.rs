@@ -725,7 +725,7 @@ impl State {
 }
 
 /// The most mutants the mutation probe runs the failing check on ([`locate_rank::mutants::probe`]).
-pub const PROBE_RUNS: usize = 32;
+pub const PROBE_RUNS: usize = 64;
 /// How long the mutation probe may take in all, at least: the pinned candidates wait for it.
 const PROBE_BUDGET: Duration = Duration::from_secs(3);
 /// How long it may take at most, however slow the check: [`PROBE_BUDGET`] or twelve times the check's time before
