@@ -10,7 +10,7 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth` or `ninth` runs a set written for `--localize` instead of the bench's own
+//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth` or `tenth` runs a set written for `--localize` instead of the bench's own
 //! tasks; `SOLVE_HANDED=1` hands each task's true line as the file's range (`PATH:N-N`) instead of the whole file
 //! (what the model solves when handed the right line); `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
@@ -54,6 +54,8 @@ mod sixth;
 mod speed;
 #[path = "solve/tasks.rs"]
 mod tasks;
+#[path = "solve/tenth.rs"]
+mod tenth;
 #[path = "solve/third.rs"]
 mod third;
 
@@ -142,7 +144,7 @@ fn run() -> Result<(), String> {
     if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
         println!("  files    each task's true line only, as its range (SOLVE_HANDED=1)");
     }
-    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth` or `ninth`: one of the sets written for `--localize` instead of the bench's own.
+    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth` or `tenth`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
         Ok("fresh") => fresh::FRESH,
@@ -153,10 +155,11 @@ fn run() -> Result<(), String> {
         Ok("seventh") => seventh::SEVENTH,
         Ok("eighth") => eighth::EIGHTH,
         Ok("ninth") => ninth::NINTH,
+        Ok("tenth") => tenth::TENTH,
         Ok("") | Err(_) => tasks::TASKS,
         Ok(other) => {
             return Err(format!(
-                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth or ninth"
+                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth or tenth"
             ));
         }
     };
@@ -402,6 +405,7 @@ fn localize() {
         ("seventh", "held out, seventh set", seventh::SEVENTH),
         ("eighth", "held out, eighth set", eighth::EIGHTH),
         ("ninth", "held out, ninth set", ninth::NINTH),
+        ("tenth", "held out, tenth set", tenth::TENTH),
     ] {
         if !only.is_empty() && only != key {
             continue;
