@@ -707,8 +707,11 @@ fn the_first_candidate_that_passes_closes_the_requests_still_streaming() {
     let pieces: Vec<String> = (0..100).map(|_| " ".to_string()).collect();
     let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
     let slow = Reply::streamed(&pieces, 200);
+    // The passing edit comes half a second late, so that the pinned requests (sent once the probe is done) are
+    // streaming by then.
+    let edit3 = edit(3);
     let s = scripted(vec![
-        Reply::chat(&edit(3)),
+        Reply::streamed(&[edit3.as_str()], 500),
         slow.clone(),
         slow.clone(),
         slow,
@@ -719,15 +722,32 @@ fn the_first_candidate_that_passes_closes_the_requests_still_streaming() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(v["validation_passed"], true, "{v}");
     let asked = v["candidates"]["asked"].as_u64().unwrap() as usize;
-    let waited = Instant::now();
-    while s.hung_ups.load(std::sync::atomic::Ordering::SeqCst) < asked - 1
-        && waited.elapsed() < Duration::from_secs(5)
-    {
+    // Every request the server received but the one answered is hung up on. A request the worker began (it counts
+    // as asked) may be abandoned while it connects, before the server reads it: that one has nothing to hang up.
+    let received = || s.requests.lock().unwrap().len();
+    let hung_ups = || s.hung_ups.load(std::sync::atomic::Ordering::SeqCst);
+    // Until every request received is accounted for, and has stayed so for half a second (one read late may yet
+    // arrive), or five seconds have passed.
+    let (waited, mut settled) = (Instant::now(), None);
+    while waited.elapsed() < Duration::from_secs(5) {
+        if hung_ups() + 1 == received() {
+            let since = *settled.get_or_insert_with(Instant::now);
+            if since.elapsed() >= Duration::from_millis(500) {
+                break;
+            }
+        } else {
+            settled = None;
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
+    assert!(
+        (1..=asked).contains(&received()),
+        "{} of {asked}",
+        received()
+    );
     assert_eq!(
-        s.hung_ups.load(std::sync::atomic::Ordering::SeqCst),
-        asked - 1,
+        hung_ups() + 1,
+        received(),
         "a request stayed open after a candidate passed"
     );
     assert!(empty(sandboxes.path()));
