@@ -196,6 +196,16 @@ impl Names {
 
 /// The factors of a Python file ([`Names::factors`]).
 fn factors(text: &str) -> Vec<String> {
+    picked(text, |line, toks, k| {
+        factor_at(line, toks, k).then(|| &line[toks[k].start..toks[k].end])
+    })
+}
+
+/// What `pick` takes out of the tokens of a Python file's code lines (prose left out), each once, in order.
+fn picked<'t>(
+    text: &'t str,
+    pick: impl Fn(&'t str, &[Tok], usize) -> Option<&'t str>,
+) -> Vec<String> {
     let prose = super::prose_lines(text);
     let mut out: Vec<String> = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -203,9 +213,10 @@ fn factors(text: &str) -> Vec<String> {
             continue;
         };
         for k in 0..toks.len() {
-            let f = &line[toks[k].start..toks[k].end];
-            if factor_at(line, &toks, k) && !out.iter().any(|o| o == f) {
-                out.push(f.to_string());
+            if let Some(p) = pick(line, &toks, k)
+                && !out.iter().any(|o| o == p)
+            {
+                out.push(p.to_string());
             }
         }
     }
@@ -227,21 +238,7 @@ fn factor_at(line: &str, toks: &[Tok], k: usize) -> bool {
 /// The dict keys of a Python file ([`Names::keys`]): string literals of a word's characters that a subscript holds
 /// alone, a `.get(` reads first, or a dict literal maps (`{"sku":`, `, "sku":`).
 fn keys(text: &str) -> Vec<String> {
-    let prose = super::prose_lines(text);
-    let mut out: Vec<String> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let Some(toks) = lex(line).filter(|_| prose.get(n) != Some(&true)) else {
-            continue;
-        };
-        for k in 1..toks.len() {
-            if let Some(key) = key_at(line, &toks, k, true)
-                && !out.iter().any(|o| o == key)
-            {
-                out.push(key.to_string());
-            }
-        }
-    }
-    out
+    picked(text, |line, toks, k| key_at(line, toks, k, true))
 }
 
 /// The key (without its quotes) that token `k` of `line` is, when it is a plain string literal of word characters
@@ -489,12 +486,19 @@ fn transposed_digits(literal: &str) -> Vec<String> {
     if digits < 3 || !b.iter().all(|c| c.is_ascii_digit() || *c == b'.') {
         return Vec::new();
     }
-    (0..b.len() - 1)
-        .filter(|&i| b[i].is_ascii_digit() && b[i + 1].is_ascii_digit() && b[i] != b[i + 1])
-        .map(|i| {
+    neighbours_swapped(literal, |c| c.is_ascii_digit())
+}
+
+/// `text` with each pair of neighbouring unlike bytes that `swappable` both are swapped, one pair at a time, left
+/// to right (ASCII bytes only: a pair that is not stays as it is).
+fn neighbours_swapped(text: &str, swappable: impl Fn(u8) -> bool) -> Vec<String> {
+    let b = text.as_bytes();
+    (1..b.len())
+        .filter(|&i| swappable(b[i - 1]) && swappable(b[i]) && b[i - 1] != b[i])
+        .filter_map(|i| {
             let mut t = b.to_vec();
-            t.swap(i, i + 1);
-            String::from_utf8(t).unwrap_or_default()
+            t.swap(i - 1, i);
+            String::from_utf8(t).ok()
         })
         .collect()
 }
@@ -522,15 +526,12 @@ fn literals_near(literal: &str) -> impl Iterator<Item = String> + '_ {
             out.extend(kin.iter().filter(|k| **k != inner).map(|k| quote(k)));
         }
     }
-    let b = inner.as_bytes();
-    if (2..=4).contains(&b.len()) && b.iter().all(u8::is_ascii_uppercase) {
-        for i in 0..b.len() - 1 {
-            if b[i] != b[i + 1] {
-                let mut t = b.to_vec();
-                t.swap(i, i + 1);
-                out.push(quote(&String::from_utf8(t).unwrap_or_default()));
-            }
-        }
+    if (2..=4).contains(&inner.len()) && inner.bytes().all(|c| c.is_ascii_uppercase()) {
+        out.extend(
+            neighbours_swapped(inner, |c| c.is_ascii_uppercase())
+                .iter()
+                .map(|t| quote(t)),
+        );
     }
     out.into_iter()
 }
@@ -1172,18 +1173,28 @@ impl Probe<'_, '_> {
             .iter()
             .filter(|s| !s.insert && s.path.ends_with(".py"));
         let mut probed: HashSet<(&str, usize)> = HashSet::new();
+        // What is read of a file once, whichever of its lines is probed: what ran, its prose, its names, its lines.
+        let mut read = BTreeMap::new();
         for spot in places.take(MAX_LINES) {
             let Some(Some(pre)) = self.files.get(&spot.path) else {
                 continue;
             };
-            let reach = self.failing.ran.lines(&spot.path, &pre.text);
-            let prose = super::prose_lines(&pre.text);
-            let names = Names::of(&pre.text);
-            let lines: Vec<&str> = pre.text.lines().map(|l| l.trim_end_matches('\r')).collect();
+            let (reach, prose, names, lines) =
+                read.entry(spot.path.as_str()).or_insert_with(|| {
+                    let lines: Vec<&str> =
+                        pre.text.lines().map(|l| l.trim_end_matches('\r')).collect();
+                    let reach = self.failing.ran.lines(&spot.path, &pre.text);
+                    (
+                        reach,
+                        super::prose_lines(&pre.text),
+                        Names::of(&pre.text),
+                        lines,
+                    )
+                });
             // The ranking names a text once; each line holding it is probed (the second may be the slip), then
             // the definition of each constant it reads (`FIRST_WEEKEND_DAY = 6` for `>= FIRST_WEEKEND_DAY`).
             let same = (1..=lines.len()).filter(|&n| lines[n - 1] == spot.text);
-            let defined = definitions_read(&lines, &spot.text, &names.constants);
+            let defined = definitions_read(lines, &spot.text, &names.constants);
             for line in same.chain(defined) {
                 let not_run = reach
                     .as_ref()
