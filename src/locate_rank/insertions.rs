@@ -23,6 +23,12 @@
 //!   the same line after the loop; and the other way round, a group collected only after the loop and started
 //!   afresh in it (`current = []` on a change): the collection before the fresh start;
 //! - a counter started at 0 and read, never counted: `spoiled += 1` first in an `if` block of a loop;
+//! - a loop's state never updated in it: a name started empty and read in the loop (`previous = None`) given the
+//!   loop's names at the end of its body (`previous = day`), a number started at 0 and read after the loop given
+//!   what another update of the loop adds (`bought += qty` beside `spent += qty * price`);
+//! - a pending value handed to a collecting call in the loop (`current = flush(current, tokens)`) and not after it:
+//!   the same call after the loop;
+//! - a group collected in its loop and never started afresh: its first value again after the collection;
 //! - the parts of a split text used spaces and all (`for part in text.split(","):`): `part = part.strip()` first;
 //! - a parameter looked up in a dict whose keys are all capitals (or all lower case), as it came:
 //!   `code = code.strip().upper()` first in the function;
@@ -132,6 +138,12 @@ pub(super) fn of_file(text: &str, missing: &[Missing], reach: Option<&[Reach]>) 
         add(at, line, false);
     }
     for (at, line) in counters_never_counted(&lines, &defs) {
+        add(at, line, false);
+    }
+    for (at, line) in loop_state_never_updated(&lines, &defs) {
+        add(at, line, false);
+    }
+    for (at, line) in groups_never_reset(&lines, &defs) {
         add(at, line, false);
     }
     for (at, line) in split_parts_stripped(&lines, &defs) {
@@ -677,16 +689,30 @@ fn last_group_flushes(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
                 let toks = tokens(&code_of(lines[a]));
                 let appends =
                     toks.len() > 4 && is_name(&toks[0]) && toks[1] == "." && toks[2] == "append";
+                // Or a pending value handed to a call that collects it and starts it afresh
+                // (`current = flush(current, tokens)`).
+                let flushes = toks.len() > 5
+                    && is_name(&toks[0])
+                    && toks[1] == "="
+                    && is_name(&toks[2])
+                    && toks[3] == "("
+                    && toks[4..].contains(&toks[0]);
+                let from = if flushes { 4 } else { 3 };
                 // In a nested block (on a change), of a collection started before the loop.
                 let nested = indent_of(lines[a]).len() > indent_of(lines[body[0]]).len();
                 let names_bound = toks
                     .iter()
-                    .skip(3)
+                    .skip(from)
                     .filter(|t| is_name(t))
                     .all(|t| before.contains(t));
                 let call = lines[a].trim();
                 let already = after.iter().any(|&n| lines[n].trim() == call);
-                if appends && nested && names_bound && before.contains(&toks[0]) && !already {
+                if (appends || flushes)
+                    && nested
+                    && names_bound
+                    && before.contains(&toks[0])
+                    && !already
+                {
                     out.push((end, format!("{}{call}", indent_of(lines[f]))));
                 }
             }
@@ -751,6 +777,75 @@ fn counters_never_counted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> 
                         d.body[j],
                         format!("{}{name} += 1", indent_of(lines[*first])),
                     ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The most of a loop's names one name the loop never updates is given.
+const MAX_LOOP_NAMES: usize = 3;
+
+/// A name a function starts before a `for` loop and the loop never sets: one the loop reads that starts empty
+/// (`previous = None`, then `day - previous` in the loop) is given the loop's names at the end of its body
+/// (`previous = day`); a number started at 0 and read after the loop (`bought = 0.0` ... `spent / bought`) has
+/// those of them added to it there that another update in the loop adds (`spent += qty * price`: `bought += qty`).
+fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let reads = |u: &[String], name: &str| {
+        u.iter()
+            .enumerate()
+            .any(|(i, w)| w == name && (i == 0 || u[i - 1] != "."))
+    };
+    for d in defs {
+        let toks: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        for (k, t) in toks.iter().enumerate() {
+            if t.first().map(String::as_str) != Some("for") {
+                continue;
+            }
+            let depth = indent_of(lines[d.body[k]]).len();
+            let block = block_below(lines, &d.body[k + 1..], depth);
+            let (Some(&first), Some(&end)) = (block.first(), block.last()) else {
+                continue;
+            };
+            let targets: Vec<&String> = t
+                .iter()
+                .skip(1)
+                .take_while(|w| *w != "in")
+                .filter(|w| is_name(w) && !w.starts_with('_'))
+                .collect();
+            let inner = &toks[k + 1..k + 1 + block.len()];
+            let after = &toks[k + 1 + block.len()..];
+            let indent = indent_of(lines[first]);
+            for (j, b) in toks[..k].iter().enumerate() {
+                let [name, eq, value @ ..] = b.as_slice() else {
+                    continue;
+                };
+                let value: Vec<&str> = value.iter().map(String::as_str).collect();
+                let shallow = indent_of(lines[d.body[j]]).len() <= depth;
+                let set_later = toks[j + 1..k + 1 + block.len()]
+                    .iter()
+                    .any(|u| defines(u).contains(name));
+                if !is_name(name) || eq != "=" || !shallow || set_later {
+                    continue;
+                }
+                let zero = matches!(value.as_slice(), ["0"] | ["0", ".", "0"]);
+                let empty = zero || matches!(value.as_slice(), ["None"] | ["False"]);
+                if empty && inner.iter().any(|u| reads(u, name)) {
+                    for t in targets.iter().take(MAX_LOOP_NAMES) {
+                        out.push((end, format!("{indent}{name} = {t}")));
+                    }
+                } else if zero && after.iter().any(|u| reads(u, name)) {
+                    // Beside another accumulator: the loop's names that another update adds.
+                    let adds = |t: &String| {
+                        inner
+                            .iter()
+                            .any(|u| u.get(1).is_some_and(|o| o == "+=") && u[2..].contains(t))
+                    };
+                    for t in targets.iter().filter(|t| adds(t)).take(MAX_LOOP_NAMES) {
+                        out.push((end, format!("{indent}{name} += {t}")));
+                    }
                 }
             }
         }
@@ -903,6 +998,58 @@ fn group_flushes_on_change(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)>
                     if fresh && indent_of(lines[r]).len() > indent_of(lines[first]).len() {
                         out.push((body[j - 1], format!("{}{call}", indent_of(lines[r]))));
                     }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A group a loop collects (`chunks.append(current)` in the loop) and builds up (`current.append(x)`) but never
+/// starts afresh: it starts empty before the loop (`current = []`) and no line of the loop sets it, so each
+/// collected group holds every earlier one. The first value again just after the collection (`current = []`).
+fn groups_never_reset(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &f) in d.body.iter().enumerate() {
+            if !matches!(first_word(lines[f]).as_str(), "for" | "while") {
+                continue;
+            }
+            let body = block_below(lines, &d.body[k + 1..], indent_of(lines[f]).len());
+            let toks: Vec<Vec<String>> = body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+            for (j, t) in toks.iter().enumerate() {
+                let [s, dot, append, open, g, close] = t.as_slice() else {
+                    continue;
+                };
+                let collects =
+                    is_name(s) && dot == "." && append == "append" && open == "(" && close == ")";
+                if !collects || !is_name(g) || s == g {
+                    continue;
+                }
+                // Started empty before the loop, at the function's depth.
+                let start = d.body[..k].iter().rev().find_map(|&b| {
+                    let bt = tokens(&code_of(lines[b]));
+                    (bt.first() == Some(g) && bt.get(1).is_some_and(|e| e == "="))
+                        .then_some((b, bt))
+                });
+                let Some((b, bt)) = start else { continue };
+                let empty = empty_collection(&bt).is_some() || bt[2..] == ["0"];
+                let built = toks.iter().any(|u| {
+                    u.windows(3)
+                        .any(|w| w[0] == *g && w[1] == "." && w[2] == "append")
+                        || u.windows(2).any(|w| w[0] == *g && w[1] == "+=")
+                });
+                let reset = toks
+                    .iter()
+                    .any(|u| u.first() == Some(g) && u.get(1).is_some_and(|e| e == "="));
+                let Some((_, first)) = lines[b].split_once('=') else {
+                    continue;
+                };
+                if empty && built && !reset {
+                    out.push((
+                        body[j],
+                        format!("{}{g} = {}", indent_of(lines[body[j]]), first.trim()),
+                    ));
                 }
             }
         }
@@ -1507,6 +1654,55 @@ mod tests {
         assert!(lines_of(&counted, &[], None).is_empty());
         let unread = text.replace("return counts, spoiled", "return counts");
         assert!(lines_of(&unread, &[], None).is_empty());
+    }
+
+    #[test]
+    fn a_loop_s_state_never_updated_takes_its_names_and_a_pending_value_is_flushed_after_it() {
+        let text = "def longest(days):\n    best = current = 0\n    previous = None\n    for day in sorted(days):\n        if previous is not None and day - previous == 1:\n            current += 1\n        else:\n            current = 1\n        best = max(best, current)\n    return best\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [(9, "        previous = day".into())]
+        );
+        let set = text.replace(
+            "        best = max",
+            "        previous = day\n        best = max",
+        );
+        assert!(
+            !lines_of(&set, &[], None)
+                .iter()
+                .any(|(_, l)| l.ends_with("= day"))
+        );
+        let text = "def basis(trades):\n    spent = 0.0\n    bought = 0.0\n    for _sym, qty, price in trades:\n        spent += qty * price\n    return spent / bought if bought else 0.0\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [
+                (5, "        bought += qty".into()),
+                (5, "        bought += price".into())
+            ]
+        );
+        let text = "def tokenize(text):\n    tokens = []\n    current = \"\"\n    for ch in text:\n        if ch == \" \":\n            current = flush(current, tokens)\n        else:\n            current += ch\n    return tokens\n";
+        assert_eq!(
+            lines_of(text, &[], None)[0],
+            (8, "    current = flush(current, tokens)".into())
+        );
+    }
+
+    #[test]
+    fn a_group_collected_in_its_loop_and_never_started_afresh_is_reset_after_the_collection() {
+        let text = "def chunks(items, size):\n    out = []\n    current = []\n    for item in items:\n        current.append(item)\n        if len(current) == size:\n            out.append(current)\n    return out\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [(7, "            current = []".into())]
+        );
+        let reset = text.replace(
+            "out.append(current)\n",
+            "out.append(current)\n            current = []\n",
+        );
+        assert!(
+            !lines_of(&reset, &[], None)
+                .iter()
+                .any(|(_, l)| l.ends_with("current = []"))
+        );
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! The mutation probe: small classic mutations of one line of Python (a comparison loosened or turned round, an
 //! arithmetic or logical operator swapped, a module constant exchanged for another, a whole number or an index
 //! moved by one, a condition negated, two digits of a number or two capitals of a code the other way round, the
-//! wrong dict key, factor or separator, `append` for `extend`, a 1-based count used as an offset), run against the check
-//! that fails before any edit. A line where one of them makes that check pass is very likely the line the fix
-//! changes (mutation-based fault localization): the signal [`super::Signals::mutants`] ranks it first. The
-//! mutations are pure and the probe runs a check only through the closure it is given, so the caller decides where
-//! (a confined sandbox copy) and for how long.
+//! wrong dict key, factor or separator, `append` for `extend`, `split` for `rsplit`, a 1-based count used as an
+//! offset, the last item for the first, a slice from the wrong end, a sort key turned round, a percent read as a
+//! fraction, a format's precision, a default the same parameter has elsewhere, a best-so-far started at an infinity)
+//! and, when those fail on every probed line, the costlier ones (another local for a local, the file's own offset
+//! of a name), run against the check that fails before any edit. A line where one of them makes that check pass is
+//! very likely the line the fix changes (mutation-based fault localization): the signal
+//! [`super::Signals::mutants`] ranks it first. The mutations are pure and the probe runs a check only through the
+//! closure it is given, so the caller decides where (a confined sandbox copy) and for how long.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use super::executed::Reach;
@@ -20,6 +23,8 @@ use crate::task::Task;
 
 /// The most mutants of one line that are tried.
 pub const MAX_PER_LINE: usize = 14;
+/// The most of the costlier mutants of one line ([`kin_of_line`]).
+pub const MAX_LOCAL_SWAPS: usize = 6;
 /// The most lines that are probed: the best ranked lines to change, without this signal.
 pub const MAX_LINES: usize = 20;
 /// The most names of the file one name is exchanged for (a constant for constants, an attribute for attributes).
@@ -86,6 +91,16 @@ const NAME_SWAPS: &[(&str, &[&str])] = &[
     ("endswith", &["startswith"]),
     ("append", &["extend"]),
     ("extend", &["append"]),
+    ("split", &["rsplit"]),
+    ("rsplit", &["split"]),
+    ("find", &["rfind"]),
+    ("rfind", &["find"]),
+    ("partition", &["rpartition"]),
+    ("rpartition", &["partition"]),
+    ("ljust", &["rjust"]),
+    ("rjust", &["ljust"]),
+    ("removeprefix", &["removesuffix"]),
+    ("removesuffix", &["removeprefix"]),
 ];
 
 /// Keywords after which an operator is unary (`return -x`, `in *rest`) rather than binary.
@@ -120,6 +135,21 @@ pub struct Names {
     /// The whole numbers of 2 and more the file multiplies or divides by (`* 60`, `// 1000`, `divmod(m, 24)`), in
     /// order: a conversion slip takes the wrong one of the file's own factors.
     pub factors: Vec<String>,
+    /// The defaults the file's `def` lines give their parameters, as (parameter, default) in order: a default
+    /// slips from the one the same parameter has elsewhere (`tip_percent=0.15` beside
+    /// `tip_percent=DEFAULT_TIP_PERCENT`).
+    pub defaults: Vec<(String, String)>,
+    /// For one line ([`Names::at`]): the locals of the function holding it that are bound before it (its
+    /// parameters, then the names its body assigns above the line), in order: a slip reads the wrong one of two
+    /// (`range(rows)` for `range(cols)`).
+    pub locals: Vec<String>,
+    /// The sums and differences the file writes with a name (`ADDRESS_BITS - prefix`, `index + 1`), as (the name,
+    /// the expression) in order: a slip reads the name bare where the file's own expression of it was meant
+    /// (`FULL_MASK << prefix` for `FULL_MASK << (ADDRESS_BITS - prefix)`).
+    pub offsets: Vec<(String, String)>,
+    /// The names the file compares by order (`temp < best_temp`): a best-so-far that starts at a number or a
+    /// constant instead of an infinity misses every value on the far side of it.
+    pub compared: Vec<String>,
 }
 
 impl Names {
@@ -152,6 +182,16 @@ impl Names {
             unread,
             keys: keys(text),
             factors: factors(text),
+            defaults: defaults(text),
+            locals: Vec::new(),
+            offsets: offsets(text),
+            compared: picked(text, |line, toks, k| {
+                let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+                let order = |s: &str| matches!(s, "<" | ">" | "<=" | ">=");
+                let beside = order(text(k.wrapping_sub(1))) || order(text(k + 1));
+                (toks[k].kind == Kind::Name && beside && text(k.wrapping_sub(1)) != ".")
+                    .then(|| text(k))
+            }),
         }
     }
 
@@ -178,6 +218,7 @@ impl Names {
             return out;
         }
         let code = code_tokens(text);
+        out.locals = locals(&code, def, n - 1, &body, &self.constants);
         let of_body = || {
             code.iter()
                 .filter(|(k, _)| body.contains(k))
@@ -192,6 +233,221 @@ impl Names {
         }
         out
     }
+}
+
+/// The locals bound before the 0-based line `at` of the function whose `def` is the 0-based line `def` (its
+/// `body`, by the file's `code` tokens): its parameters, then the names its body's earlier lines assign, in order,
+/// without `self`, `cls` and the module's `constants`.
+fn locals(
+    code: &[(usize, Vec<String>)],
+    def: usize,
+    at: usize,
+    body: &[usize],
+    constants: &[String],
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let keep = |t: &String, out: &mut Vec<String>| {
+        if !matches!(t.as_str(), "self" | "cls") && !constants.contains(t) && !out.contains(t) {
+            out.push(t.clone());
+        }
+    };
+    for (k, toks) in code {
+        if *k == def {
+            // A parameter follows `(`, `,` or a star at the parentheses' first depth; a default's names are no
+            // parameters.
+            let mut depth = 0;
+            for (i, t) in toks.iter().enumerate() {
+                match t.as_str() {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" => depth -= 1,
+                    _ => {}
+                }
+                let after = i.checked_sub(1).map_or("", |p| toks[p].as_str());
+                if depth == 1 && super::is_name(t) && matches!(after, "(" | "," | "*" | "**") {
+                    keep(t, &mut out);
+                }
+            }
+        } else if *k < at && body.contains(k) {
+            let bound = super::defines(toks);
+            for t in toks.iter().filter(|t| bound.contains(*t)) {
+                keep(t, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The offsets of a Python file ([`Names::offsets`]): each `A - name`, `A + name`, `name - A` or `name + A` its
+/// code writes (`A` a name or a number, `name` a name, not an attribute), standing alone between lower-precedence
+/// neighbours, once each.
+fn offsets(text: &str) -> Vec<(String, String)> {
+    let prose = super::prose_lines(text);
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let Some(toks) = lex(line).filter(|_| prose.get(n) != Some(&true)) else {
+            continue;
+        };
+        let t = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+        for k in 1..toks.len().saturating_sub(1) {
+            let operand = |i: usize| {
+                matches!(toks[i].kind, Kind::Name | Kind::Number) && !KEYWORDS.contains(&t(i))
+            };
+            // Nothing that binds tighter on either side: no product, no attribute, call or index.
+            let tight =
+                |s: &str| matches!(s, "*" | "/" | "//" | "%" | "**" | "." | "~" | "<<" | ">>");
+            let before = t(k.wrapping_sub(2));
+            let after = t(k + 2);
+            let alone =
+                !tight(before) && before != "-" && !tight(after) && !matches!(after, "(" | "[");
+            if !matches!(t(k), "+" | "-") || !operand(k - 1) || !operand(k + 1) || !alone {
+                continue;
+            }
+            let expr = format!("{} {} {}", t(k - 1), t(k), t(k + 1));
+            for name in [k - 1, k + 1] {
+                if toks[name].kind == Kind::Name {
+                    let pair = (t(name).to_string(), expr.clone());
+                    if !out.contains(&pair) {
+                        out.push(pair);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The defaults of a Python file's `def` lines ([`Names::defaults`]): each `name=value` at the parameters' first
+/// depth, its value one token (`-` and a number, at most) as the line writes it.
+fn defaults(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        let Some(toks) = lex(line) else { continue };
+        for (k, _, span) in defaults_of(line, &toks) {
+            let pair = (
+                line[toks[k].start..toks[k].end].to_string(),
+                span.to_string(),
+            );
+            if !out.contains(&pair) {
+                out.push(pair);
+            }
+        }
+    }
+    out
+}
+
+/// The defaults a `def` line gives (none for another line): the parameter's token, and the default's byte span
+/// and text, for a default of one token (or `-` and a number).
+fn defaults_of<'l>(line: &'l str, toks: &[Tok]) -> Vec<(usize, (usize, usize), &'l str)> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let def = (0..2).any(|i| text(i) == "def");
+    let mut out = Vec::new();
+    let mut depth = 0;
+    for k in 0..toks.len() {
+        match text(k) {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            _ => {}
+        }
+        let param = toks[k].kind == Kind::Name && matches!(text(k.wrapping_sub(1)), "(" | ",");
+        if !def || depth != 1 || !param || text(k + 1) != "=" {
+            continue;
+        }
+        let from = k + 2;
+        let to = if text(from) == "-" { from + 1 } else { from };
+        let ends = matches!(text(to + 1), "," | ")");
+        if to < toks.len() && toks[to].kind != Kind::Op && ends {
+            let span = (toks[from].start, toks[to].end);
+            out.push((k, span, &line[span.0..span.1]));
+        }
+    }
+    out
+}
+
+/// A `def` line's defaults exchanged for what the same parameter defaults to elsewhere in the file, or for a
+/// module constant whose name holds the parameter's (`tip_percent=0.15` to `tip_percent=DEFAULT_TIP_PERCENT`), or,
+/// for a number or a string, for another of the file's constants (`n=1` to `n=SHOWN`): at most [`MAX_CONSTANTS`].
+fn default_swaps(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, (a, b), value) in defaults_of(line, toks) {
+        let param = &line[toks[k].start..toks[k].end];
+        let upper = param.to_ascii_uppercase();
+        let elsewhere = names
+            .defaults
+            .iter()
+            .filter(|(p, v)| p == param && v != value)
+            .map(|(_, v)| v.as_str());
+        let named = |c: &&String| upper.len() >= 3 && c.contains(&upper);
+        // A literal default may be meant as any of the file's constants, those named after it first.
+        let literal = toks[k + 2].kind != Kind::Name;
+        let constants = names
+            .constants
+            .iter()
+            .filter(named)
+            .chain(names.constants.iter().filter(|c| literal && !named(c)))
+            .filter(|c| *c != value)
+            .map(String::as_str);
+        let mut seen: Vec<&str> = Vec::new();
+        for with in elsewhere.chain(constants) {
+            if !seen.contains(&with) && seen.len() < MAX_CONSTANTS {
+                seen.push(with);
+                out.push(format!("{}{with}{}", &line[..a], &line[b..]));
+            }
+        }
+    }
+    out
+}
+
+/// The file's own sum or difference of a name read bare ([`Names::offsets`]): `FULL_MASK << prefix` to
+/// `FULL_MASK << (ADDRESS_BITS - prefix)`, each read name with at most two of them. Not on a `def` line, not a name
+/// assigned, called or taken as an attribute, nor one already in such an expression.
+fn offset_uses(line: &str, toks: &[Tok], offsets: &[(String, String)]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    if matches!(text(0), "def" | "async" | "class") || offsets.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        let s = text(k);
+        let bare = t.kind == Kind::Name
+            && !matches!(text(k.wrapping_sub(1)), "." | "+" | "-")
+            && !matches!(text(k + 1), "(" | "=" | "+=" | "-=" | "." | "+" | "-");
+        if !bare {
+            continue;
+        }
+        let kin = offsets.iter().filter(|(n, _)| n == s).take(2);
+        out.extend(kin.map(|(_, e)| format!("{}({e}){}", &line[..t.start], &line[t.end..])));
+    }
+    out
+}
+
+/// Another local of the function read in the place of a local (`range(rows)` for `range(cols)`), each read of a
+/// local ([`Names::locals`]) or of `self` with at most [`MAX_CONSTANTS`] others, the latest bound first. Not on a
+/// `def` line, not a name assigned or called, nor a `for` loop's own names.
+fn local_swaps(line: &str, toks: &[Tok], locals: &[String]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    if matches!(text(0), "def" | "async" | "class") {
+        return Vec::new();
+    }
+    let targets_end = if text(0) == "for" {
+        (0..toks.len()).find(|&i| text(i) == "in").unwrap_or(0)
+    } else {
+        0
+    };
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate().skip(targets_end) {
+        let s = text(k);
+        // `self` too, for a method's call on the wrong object (`self.deposit(amount)` for `other.deposit(amount)`).
+        let read = t.kind == Kind::Name
+            && (s == "self" || locals.iter().any(|l| l == s))
+            && text(k.wrapping_sub(1)) != "."
+            && !matches!(text(k + 1), "(" | "=" | "+=" | "-=" | "*=" | "/=");
+        if !read {
+            continue;
+        }
+        let others = locals.iter().rev().filter(|l| *l != s).take(MAX_CONSTANTS);
+        out.extend(others.map(|o| format!("{}{o}{}", &line[..t.start], &line[t.end..])));
+    }
+    out
 }
 
 /// The factors of a Python file ([`Names::factors`]).
@@ -338,6 +594,15 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
     if let Some(ordered) = sorted_iteration(line, &toks) {
         push(ordered);
     }
+    for negated in sort_key_negated(line, &toks) {
+        push(negated);
+    }
+    for turned in slices_turned(line, &toks) {
+        push(turned);
+    }
+    for infinite in infinite_starts(line, &toks, &names.compared) {
+        push(infinite);
+    }
     for (k, t) in toks.iter().enumerate() {
         let s = text(t);
         let binary = k
@@ -360,6 +625,10 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                 if let Some(at) = range_stop_end(line, &toks, k) {
                     push(format!("{} + 1{}", &line[..at], &line[at..]));
                     push(format!("{} - 1{}", &line[..at], &line[at..]));
+                    // A stop moved by the step the range takes (`range(a, target + step, step)`).
+                    if let Some(step) = range_step(line, &toks, k) {
+                        push(format!("{} + {step}{}", &line[..at], &line[at..]));
+                    }
                 }
             }
             Kind::Name => name_mutants(line, &toks, k, names)
@@ -371,11 +640,15 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                     .factors
                     .iter()
                     .filter(|f| *f != s && factor_at(line, &toks, k));
-                numbers_near(s)
+                last_index(line, &toks, k)
                     .into_iter()
+                    .chain(numbers_near(s))
                     .chain(others.take(MAX_CONSTANTS).cloned())
                     .chain(transposed_digits(s))
                     .for_each(|n| push(replace(t, &n)));
+                if let Some(first) = first_for_last(line, &toks, k) {
+                    push(first);
+                }
             }
             Kind::Str => string_mutants(line, &toks, k, names)
                 .into_iter()
@@ -386,7 +659,32 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
     for swapped in swaps(line, &toks) {
         push(swapped);
     }
+    for swapped in default_swaps(line, &toks, names) {
+        push(swapped);
+    }
     out.truncate(MAX_PER_LINE);
+    out
+}
+
+/// The costlier mutants of one line of Python, tried after every line's [`of_line`]: the file's own sum or
+/// difference of a name read bare ([`Names::offsets`]), then another local for a local ([`Names::locals`]), those
+/// [`of_line`] already gives left out, at most [`MAX_LOCAL_SWAPS`]. A line reads many locals and each has several
+/// others, so these come when the cheaper mutants of every probed line have failed.
+pub fn kin_of_line(line: &str, names: &Names) -> Vec<String> {
+    let Some(toks) = lex(line) else {
+        return Vec::new();
+    };
+    let cheaper = of_line(line, names);
+    let mut out: Vec<String> = Vec::new();
+    let kin = offset_uses(line, &toks, &names.offsets);
+    for m in kin
+        .into_iter()
+        .chain(local_swaps(line, &toks, &names.locals))
+    {
+        if out.len() < MAX_LOCAL_SWAPS && m != line && !cheaper.contains(&m) && !out.contains(&m) {
+            out.push(m);
+        }
+    }
     out
 }
 
@@ -404,7 +702,18 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
     for (_, with) in NAME_SWAPS.iter().filter(|(n, _)| *n == s && swappable) {
         out.extend(with.iter().map(|w| replace(w)));
     }
+    // A text split at every separator where only the first was meant: `line.split(":")` to `line.split(":", 1)`.
+    let method = k >= 1 && text(&toks[k - 1]) == ".";
+    if called && method && matches!(s, "split" | "rsplit") {
+        let one_arg = toks.get(k + 2).is_some_and(|a| a.kind != Kind::Op)
+            && toks.get(k + 3).is_some_and(|c| text(c) == ")");
+        if one_arg {
+            let at = toks[k + 2].end;
+            out.push(format!("{}, 1{}", &line[..at], &line[at..]));
+        }
+    }
     out.extend(numbers_for_text(line, toks, k));
+    out.extend(percent_as_fraction(line, toks, k));
     // Text used as it came, spaces and all: `raw.lower()` to `raw.strip().lower()`.
     let text_method = toks.get(k + 1).is_some_and(|d| text(d) == ".")
         && toks
@@ -434,6 +743,22 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
     out
 }
 
+/// A percentage used as if it were a fraction: the name that is token `k`, when it says it is a percent
+/// (`annual_percent`, `tip_pct`) and is read, not already divided by 100, divided by 100 (`annual_percent / 12` to
+/// `(annual_percent / 100) / 12`). Not on a `def` line.
+fn percent_as_fraction(line: &str, toks: &[Tok], k: usize) -> Option<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let lower = text(k).to_ascii_lowercase();
+    let percent = lower.contains("percent") || lower.contains("pct");
+    let divided = matches!(text(k + 1), "/" | "//" | "*") && text(k + 2) == "100";
+    let read = text(k.wrapping_sub(1)) != "."
+        && !matches!(text(k + 1), "(" | "=" | "." | "[")
+        && !matches!(text(0), "def" | "async" | "class");
+    let t = &toks[k];
+    (percent && !divided && read)
+        .then(|| format!("{}({} / 100){}", &line[..t.start], text(k), &line[t.end..]))
+}
+
 /// The mutants of the string literal that is token `k`: a regex class made to match a run, a literal near it
 /// ([`literals_near`]), and the wrong key read out of a dict (`item["on_hand"]` for `item["sku"]`).
 fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
@@ -442,6 +767,7 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
     let replace = |with: &str| format!("{}{with}{}", &line[..t.start], &line[t.end..]);
     let mut out = regex_runs(line, toks, k);
     out.extend(literals_near(s).map(|l| replace(&l)));
+    out.extend(precisions_near(s).into_iter().map(|l| replace(&l)));
     if let Some(key) = key_at(line, toks, k, false) {
         let q = &s[..1];
         out.extend(
@@ -475,6 +801,23 @@ fn numbers_near(literal: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The last item for the first or the second (`parts[1]` to `parts[-1]`): `-1` for a `0` or a `1` that a
+/// subscript holds alone (token `k`).
+fn last_index(line: &str, toks: &[Tok], k: usize) -> Option<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let alone = text(k.wrapping_sub(1)) == "[" && text(k + 1) == "]";
+    (alone && matches!(text(k), "0" | "1")).then(|| "-1".to_string())
+}
+
+/// The first item for the last (`items[-1]` to `items[0]`): the line with a subscript's lone `-1` (its `1` the
+/// token `k`) made `0`.
+fn first_for_last(line: &str, toks: &[Tok], k: usize) -> Option<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let last =
+        k >= 2 && text(k) == "1" && text(k - 1) == "-" && text(k - 2) == "[" && text(k + 1) == "]";
+    last.then(|| format!("{}0{}", &line[..toks[k - 1].start], &line[toks[k].end..]))
 }
 
 /// The literal with two neighbouring digits the other way round (`435.592` to `453.592`, a slip of the fingers),
@@ -624,6 +967,16 @@ fn op_mutants(line: &str, toks: &[Tok], k: usize, binary: bool) -> Vec<String> {
     if s == "//" {
         out.extend(ceiling_division(line, toks, k));
     }
+    // A scaling by 100 done twice, or where none was due: `rate * 100` or `/ 100` dropped.
+    let hundred = toks.get(k + 1).is_some_and(|n| text(n) == "100");
+    if binary
+        && matches!(s, "*" | "/")
+        && hundred
+        && toks.get(k + 2).is_none_or(|n| text(n) != "**")
+    {
+        let before = line[..t.start].trim_end();
+        out.push(format!("{before}{}", &line[toks[k + 1].end..]));
+    }
     // An index or a slice's end moved by one: `items[n]`, `text[:limit]`.
     let bound = k >= 2 && toks[k - 1].kind == Kind::Name;
     if s == "]" && bound && matches!(text(&toks[k - 2]), "[" | ":") {
@@ -676,6 +1029,45 @@ fn ordinal(name: &str) -> bool {
 
 /// The string methods before which a value read as it came is often meant stripped first.
 const STRIPPED_BEFORE: &[&str] = &["lower", "upper", "casefold", "title", "split", "partition"];
+
+/// The most format precisions of one string literal that are moved.
+const MAX_PRECISIONS: usize = 2;
+
+/// A format's precision or width one more or one less (`f"{x:.1f}"` to `.2f`, `"%.2f"` to `%.3f`, `{n:02d}` to
+/// `03d`): the digits after a `.` or a `:0` or `%0` that a `f`, `e`, `g`, `%` or `d` ends, in a literal that holds a
+/// `{` or a `%`, the first [`MAX_PRECISIONS`] of them.
+fn precisions_near(literal: &str) -> Vec<String> {
+    let b = literal.as_bytes();
+    if !literal.contains(['{', '%']) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut moved = 0;
+    let mut i = 1;
+    while i < b.len() && moved < MAX_PRECISIONS {
+        let lead =
+            b[i - 1] == b'.' || (b[i - 1] == b'0' && i >= 2 && matches!(b[i - 2], b':' | b'%'));
+        let end = (i..b.len())
+            .find(|&e| !b[e].is_ascii_digit())
+            .unwrap_or(b.len());
+        let spec = end > i && end < b.len() && matches!(b[end], b'f' | b'e' | b'g' | b'%' | b'd');
+        if !(lead && spec) {
+            i += 1;
+            continue;
+        }
+        let Ok(n) = literal[i..end].parse::<u32>() else {
+            break;
+        };
+        let with = |m: u32| format!("{}{m}{}", &literal[..i], &literal[end..]);
+        out.push(with(n + 1));
+        if n > 0 {
+            out.push(with(n - 1));
+        }
+        moved += 1;
+        i = end;
+    }
+    out
+}
 
 /// The regular expressions a line compiles or applies (`re.compile(r"[^a-z0-9]")`) with a character class or a
 /// class escape that matches one character made to match a run (`[^a-z0-9]+`, `\s+`): at most two per literal.
@@ -870,6 +1262,154 @@ fn range_stop_end(line: &str, toks: &[Tok], k: usize) -> Option<usize> {
         _ => close,
     };
     (end > k + 2).then(|| toks[end - 1].end)
+}
+
+/// The step of the `range` call whose name is token `k`, when it takes three arguments and the third is one name
+/// (`range(a, b, step)`; a number's steps are the stop's moves by one).
+fn range_step<'l>(line: &'l str, toks: &[Tok], k: usize) -> Option<&'l str> {
+    let close = closing(line, toks, k + 1)?;
+    let commas: Vec<usize> = (k + 2..close)
+        .filter(|&j| {
+            &line[toks[j].start..toks[j].end] == "," && depth_at(line, toks, k + 1, j) == 1
+        })
+        .collect();
+    let [_, second] = commas.as_slice() else {
+        return None;
+    };
+    let step = toks.get(second + 1)?;
+    (second + 2 == close && step.kind == Kind::Name).then(|| &line[step.start..step.end])
+}
+
+/// A best-so-far started at a number or a constant where an infinity was meant (`best_day, best_temp = None,
+/// FREEZING` to `None, float("inf")`): for an assignment to a name the file compares by order ([`Names::compared`]),
+/// each value that is one number or one constant as a whole item, `float("inf")` and `float("-inf")`.
+fn infinite_starts(line: &str, toks: &[Tok], compared: &[String]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let Some(eq) = (0..toks.len()).find(|&i| text(i) == "=") else {
+        return Vec::new();
+    };
+    let targets = (0..eq).all(|i| toks[i].kind == Kind::Name || text(i) == ",");
+    if !targets || !(0..eq).any(|i| compared.iter().any(|c| c == text(i))) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate().skip(eq + 1) {
+        let whole = matches!(text(k - 1), "=" | ",") && matches!(text(k + 1), "" | ",");
+        let constant =
+            t.kind == Kind::Name && text(k).bytes().all(|c| c.is_ascii_uppercase() || c == b'_');
+        if whole && (t.kind == Kind::Number || constant) {
+            let (a, b) = (t.start, t.end);
+            for inf in ["float(\"inf\")", "float(\"-inf\")"] {
+                out.push(format!("{}{inf}{}", &line[..a], &line[b..]));
+            }
+        }
+    }
+    out
+}
+
+/// A slice taken from the wrong end: the first `n` for the last (`[:n]` and `[-n:]`), all but the first for all but
+/// the last (`[1:]` and `[:-1]`), each of `[X:]`, `[-X:]`, `[:X]`, `[:-X]` (`X` one name or number) for the two of
+/// the others a slip gives.
+fn slices_turned(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for k in 1..toks.len() {
+        let subscript =
+            text(k) == "[" && (toks[k - 1].kind == Kind::Name || matches!(text(k - 1), ")" | "]"));
+        if !subscript {
+            continue;
+        }
+        let operand = |i: usize| {
+            toks.get(i)
+                .is_some_and(|t| matches!(t.kind, Kind::Name | Kind::Number))
+        };
+        // (from the start, negative, the operand's token, the closing token)
+        let shape = if text(k + 1) == ":" && operand(k + 2) && text(k + 3) == "]" {
+            Some((false, false, k + 2, k + 3))
+        } else if text(k + 1) == ":" && text(k + 2) == "-" && operand(k + 3) && text(k + 4) == "]" {
+            Some((false, true, k + 3, k + 4))
+        } else if operand(k + 1) && text(k + 2) == ":" && text(k + 3) == "]" {
+            Some((true, false, k + 1, k + 3))
+        } else if text(k + 1) == "-" && operand(k + 2) && text(k + 3) == ":" && text(k + 4) == "]" {
+            Some((true, true, k + 2, k + 4))
+        } else {
+            None
+        };
+        let Some((start, negative, x, close)) = shape else {
+            continue;
+        };
+        let x = text(x);
+        let (a, b) = (toks[k].start, toks[close].end);
+        let with = |inner: String| format!("{}[{inner}]{}", &line[..a], &line[b..]);
+        let turned = match (start, negative) {
+            (true, false) => [format!(":-{x}"), format!(":{x}")],
+            (true, true) => [format!(":{x}"), format!(":-{x}")],
+            (false, false) => [format!("-{x}:"), format!("{x}:")],
+            (false, true) => [format!("{x}:"), format!("-{x}:")],
+        };
+        out.extend(turned.into_iter().map(with));
+    }
+    out
+}
+
+/// The most items of one sort key that are negated.
+const MAX_KEY_ITEMS: usize = 2;
+
+/// A sort key's order turned round, item by item: `key=lambda kv: (kv[1], kv[0])` to `(-kv[1], kv[0])` (the most
+/// common first, ties still in order), or `key=lambda p: p.score` to `-p.score`, the first [`MAX_KEY_ITEMS`] items.
+fn sort_key_negated(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for k in (2..toks.len())
+        .filter(|&k| text(k) == "lambda" && text(k - 1) == "=" && text(k - 2) == "key")
+    {
+        let Some(colon) = (k + 1..toks.len()).find(|&c| text(c) == ":") else {
+            continue;
+        };
+        // The body ends where the call's depth falls, or at a comma of its own depth.
+        let mut depth = 0i32;
+        let mut end = toks.len();
+        for j in colon + 1..toks.len() {
+            match text(j) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" if depth == 0 => {
+                    end = j;
+                    break;
+                }
+                ")" | "]" | "}" => depth -= 1,
+                "," if depth == 0 => {
+                    end = j;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let first = colon + 1;
+        if first >= end {
+            continue;
+        }
+        let tuple = text(first) == "(" && closing(line, toks, first) == Some(end - 1);
+        let starts: Vec<usize> = if tuple {
+            let mut starts = vec![first + 1];
+            starts.extend(
+                (first + 1..end - 1)
+                    .filter(|&j| text(j) == "," && depth_at(line, toks, first, j) == 1)
+                    .map(|j| j + 1),
+            );
+            starts
+        } else {
+            vec![first]
+        };
+        for &at in starts
+            .iter()
+            .filter(|&&a| a < end && text(a) != "-")
+            .take(MAX_KEY_ITEMS)
+        {
+            let b = toks[at].start;
+            out.push(format!("{}-{}", &line[..b], &line[b..]));
+        }
+    }
+    out
 }
 
 /// The index of the token that closes the bracket that is token `open`, when it closes on this line.
@@ -1166,13 +1706,13 @@ impl Probe<'_, '_> {
     }
 
     /// Try each mutant of the ranked `spots` (lines to change of Python files) and of the definitions of the
-    /// module constants they read; running out of the runs `left` ends only the mutants (the insertions after them
-    /// have runs of their own).
+    /// module constants they read: first every line's [`of_line`], then every line's costlier [`kin_of_line`].
+    /// Running out of the runs `left` ends only the mutants (the insertions after them have runs of their own).
     fn mutate_lines(&mut self, spots: &[super::Spot], left: &mut usize) -> Tried {
         let places = spots
             .iter()
             .filter(|s| !s.insert && s.path.ends_with(".py"));
-        let mut probed: HashSet<(&str, usize)> = HashSet::new();
+        let mut probed: Vec<(&str, usize)> = Vec::new();
         // What is read of a file once, whichever of its lines is probed: what ran, its prose, its names, its lines.
         let mut read = BTreeMap::new();
         for spot in places.take(MAX_LINES) {
@@ -1200,20 +1740,33 @@ impl Probe<'_, '_> {
                     .as_ref()
                     .is_some_and(|r| r.get(line - 1) == Some(&Reach::NotRun));
                 // A docstring's or a comment's words are no code to mutate.
-                if not_run
-                    || prose.get(line - 1) == Some(&true)
-                    || !probed.insert((&spot.path, line))
-                {
-                    continue;
+                let place = (spot.path.as_str(), line);
+                if !not_run && prose.get(line - 1) != Some(&true) && !probed.contains(&place) {
+                    probed.push(place);
                 }
-                for mutant in of_line(lines[line - 1], &names.at(&pre.text, line)) {
-                    match self.step(&spot.path, &with_line(&pre.text, line, &mutant), left) {
+            }
+        }
+        for costly in [false, true] {
+            for &(path, line) in &probed {
+                let (Some(Some(pre)), Some((_, _, names, lines))) =
+                    (self.files.get(path), read.get(path))
+                else {
+                    continue;
+                };
+                let names = names.at(&pre.text, line);
+                let mutants = if costly {
+                    kin_of_line(lines[line - 1], &names)
+                } else {
+                    of_line(lines[line - 1], &names)
+                };
+                for mutant in mutants {
+                    match self.step(path, &with_line(&pre.text, line, &mutant), left) {
                         Step::Stop => return ControlFlow::Break(None),
                         // The mutants' share is spent: the insertions still have theirs.
                         Step::Spent => return ControlFlow::Continue(()),
                         // The first line found is enough to pin; the pinned requests wait for the probe.
                         Step::Passed => {
-                            let path = spot.path.clone();
+                            let path = path.to_string();
                             return ControlFlow::Break(Some(Fixed {
                                 path,
                                 line,
@@ -1298,6 +1851,7 @@ mod tests {
             unread: Vec::new(),
             keys: vec!["sku".into(), "on_hand".into()],
             factors: vec!["60".into(), "1000".into()],
+            ..Names::default()
         };
         of_line(line, &names)
     }
@@ -1316,7 +1870,8 @@ mod tests {
             of_line("def mask(number, visible=6):", &names)[1..],
             [
                 "def mask(number, visible=7):",
-                "def mask(number, visible=5):"
+                "def mask(number, visible=5):",
+                "def mask(number, visible=GROUP):"
             ]
         );
         // A local assigned and never read is one for the lines after it in its function only (the docstring's
@@ -1474,6 +2029,190 @@ mod tests {
     }
 
     #[test]
+    fn a_local_reads_another_an_index_takes_the_last_a_percent_is_divided_and_a_default_is_kin() {
+        let text = "\"\"\"Grid.\"\"\"\n\nDEFAULT_TIP_PERCENT = 15\n\n\ndef transpose(m):\n    \"\"\"Flip m.\"\"\"\n    rows, cols = len(m), len(m[0])\n    return [[m[i][j] for i in range(rows)] for j in range(rows)]\n\n\ndef split(total, tip_percent=0.15):\n    return total\n\n\ndef tip(total, tip_percent=DEFAULT_TIP_PERCENT):\n    return total * tip_percent / 100\n";
+        let names = Names::of(text);
+        assert_eq!(
+            names.defaults,
+            [
+                ("tip_percent".to_string(), "0.15".to_string()),
+                ("tip_percent".to_string(), "DEFAULT_TIP_PERCENT".to_string())
+            ]
+        );
+        // The locals bound before the line, the latest first; `for` names of a comprehension are none of them.
+        let at = names.at(text, 9);
+        assert_eq!(at.locals, ["m", "rows", "cols"]);
+        let line = "    return [[m[i][j] for i in range(rows)] for j in range(rows)]";
+        // Costlier, so tried after every line's cheaper mutants, and none of those again.
+        let fixed = "    return [[m[i][j] for i in range(rows)] for j in range(cols)]".to_string();
+        assert!(!of_line(line, &at).contains(&fixed));
+        let m = kin_of_line(line, &at);
+        assert!(m.contains(&fixed), "{m:?}");
+        assert!(m.len() <= MAX_LOCAL_SWAPS, "{m:?}");
+        assert!(!m.iter().any(|k| of_line(line, &at).contains(k)), "{m:?}");
+        // Not a name assigned or called (an object's method is, on another); nothing on a `def` line; and none
+        // outside a def.
+        let m = kin_of_line("    rows = m.copy()", &at);
+        assert!(m.contains(&"    rows = cols.copy()".to_string()), "{m:?}");
+        assert!(!m.iter().any(|l| !l.starts_with("    rows = ")), "{m:?}");
+        assert!(
+            !kin_of_line("def transpose(m):", &at)
+                .iter()
+                .any(|l| l.contains("rows"))
+        );
+        assert!(names.at(text, 3).locals.is_empty());
+        // A literal default as one of the file's constants.
+        let other = Names {
+            constants: vec!["SHOWN".into()],
+            ..Names::default()
+        };
+        assert!(
+            of_line("def top(scores, n=1):", &other)
+                .contains(&"def top(scores, n=SHOWN):".to_string())
+        );
+        // A default as the same parameter has it elsewhere, or as the constant named after it.
+        let m = of_line("def split(total, tip_percent=0.15):", &names);
+        assert_eq!(
+            m.iter()
+                .filter(|l| l.contains("DEFAULT_TIP_PERCENT"))
+                .count(),
+            1,
+            "{m:?}"
+        );
+    }
+
+    #[test]
+    fn a_percent_an_index_a_slice_and_a_format_are_mutated() {
+        // A percent read as a fraction is divided by 100, once; one already divided is not, and a `/ 100` may go.
+        let names = Names::default();
+        let m = of_line("    return annual_percent / MONTHS", &names);
+        assert!(
+            m.contains(&"    return (annual_percent / 100) / MONTHS".to_string()),
+            "{m:?}"
+        );
+        let m = of_line("    return total * tip_percent / 100", &names);
+        assert!(
+            !m.iter().any(|l| l.contains("(tip_percent / 100)")),
+            "{m:?}"
+        );
+        assert!(
+            m.contains(&"    return total * tip_percent".to_string()),
+            "{m:?}"
+        );
+        // The last item for the first or second, and the first for the last; an `r` method for its kin.
+        assert!(
+            mutants("    return base.split(\".\")[1]")
+                .contains(&"    return base.split(\".\")[-1]".to_string())
+        );
+        assert!(
+            mutants("    return base.split(\".\")[1]")
+                .contains(&"    return base.rsplit(\".\")[1]".to_string())
+        );
+        assert!(mutants("    return items[-1]").contains(&"    return items[0]".to_string()));
+        assert!(
+            !mutants("    return items[i + 1]")
+                .iter()
+                .any(|l| l.contains("-1]"))
+        );
+        // The file's own offset of a name, for the name read bare.
+        let text = "BITS = 32\n\n\ndef mask(prefix):\n    return (FULL << prefix) & FULL\n\n\ndef hosts(prefix):\n    return 2 ** (BITS - prefix) - 2\n";
+        let names = Names::of(text);
+        assert_eq!(
+            names.offsets,
+            [
+                ("BITS".to_string(), "BITS - prefix".to_string()),
+                ("prefix".to_string(), "BITS - prefix".to_string())
+            ]
+        );
+        let m = kin_of_line("    return (FULL << prefix) & FULL", &names.at(text, 5));
+        assert!(
+            m.contains(&"    return (FULL << (BITS - prefix)) & FULL".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            !kin_of_line("    return 2 ** (BITS - prefix) - 2", &names.at(text, 9))
+                .iter()
+                .any(|l| l.contains("(BITS - (BITS"))
+        );
+    }
+
+    #[test]
+    fn an_object_a_sort_key_a_split_a_step_and_a_best_so_far_are_mutated() {
+        // A method called on the wrong object: another local for `self`.
+        let text = "class Account:\n    def transfer(self, other, amount):\n        self.withdraw(amount)\n        self.deposit(amount)\n";
+        let m = kin_of_line("        self.deposit(amount)", &Names::of(text).at(text, 4));
+        assert!(
+            m.contains(&"        other.deposit(amount)".to_string()),
+            "{m:?}"
+        );
+        // A sort key turned round item by item; a split at the first separator; a range's stop moved by its step.
+        let m = mutants("    return sorted(c.items(), key=lambda kv: (kv[1], kv[0]))");
+        assert!(
+            m.contains(&"    return sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            m.contains(&"    return sorted(c.items(), key=lambda kv: (kv[1], -kv[0]))".to_string()),
+            "{m:?}"
+        );
+        let m = mutants("    people.sort(key=lambda p: p.age, reverse=True)");
+        assert!(
+            m.contains(&"    people.sort(key=lambda p: -p.age, reverse=True)".to_string()),
+            "{m:?}"
+        );
+        let m = mutants("    level, message = line.split(\":\")");
+        assert!(
+            m.contains(&"    level, message = line.split(\":\", 1)".to_string()),
+            "{m:?}"
+        );
+        let m = mutants("    return list(range(start + step, target, step))");
+        assert!(
+            m.contains(&"    return list(range(start + step, target + step, step))".to_string()),
+            "{m:?}"
+        );
+        // A best-so-far started at an infinity.
+        let text = "def coldest(rs):\n    best_day, best_temp = None, FREEZING\n    for day, temp in rs:\n        if temp < best_temp:\n            best_day, best_temp = day, temp\n";
+        let names = Names::of(text);
+        let m = of_line("    best_day, best_temp = None, FREEZING", &names);
+        assert!(
+            m.contains(&"    best_day, best_temp = None, float(\"inf\")".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            !of_line("    count = 0", &names)
+                .iter()
+                .any(|l| l.contains("inf"))
+        );
+        // A slice from the wrong end.
+        let m = mutants("    return scores[:n]");
+        assert!(m.contains(&"    return scores[-n:]".to_string()), "{m:?}");
+        let m = mutants("    return parts[1:]");
+        assert!(m.contains(&"    return parts[:-1]".to_string()), "{m:?}");
+        // A list literal is no subscript.
+        assert!(!mutants("    x = [:1]").iter().any(|l| l.contains("-1:")));
+        // A format's precision or width moved by one; a plain number in text is no format.
+        let m = mutants("    return f\"{share:.1f}%\"");
+        assert!(
+            m.contains(&"    return f\"{share:.2f}%\"".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            m.contains(&"    return f\"{share:.0f}%\"".to_string()),
+            "{m:?}"
+        );
+        let m = mutants("    return \"%02d:%02d\" % (h, m)");
+        assert!(
+            m.contains(&"    return \"%03d:%02d\" % (h, m)".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            !mutants("    s = \"version 1.2\"")
+                .iter()
+                .any(|l| l.contains("1.3"))
+        );
+    }
+
+    #[test]
     fn digits_and_letters_are_transposed_separators_exchanged_and_a_count_made_an_offset() {
         let m = mutants("GRAMS_PER_POUND = 435.592");
         assert!(
@@ -1490,7 +2229,7 @@ mod tests {
         let m = mutants("    (10, \"X\"), (4, \"VI\"),");
         assert!(m.iter().any(|l| l.contains("(4, \"IV\")")), "{m:?}");
         assert_eq!(
-            mutants("def read_rows(text, delimiter=\";\"):"),
+            mutants("def read_rows(text, delimiter=\";\"):")[..4],
             [
                 "def read_rows(text, delimiter=\",\"):",
                 "def read_rows(text, delimiter=\"|\"):",
@@ -1596,6 +2335,9 @@ mod tests {
         assert_eq!(
             mutants("    s = f\"{a:02d} < {b}\" + 'x-y'  # a < b"),
             [
+                // The format's width, not the `<` in the text.
+                "    s = f\"{a:03d} < {b}\" + 'x-y'  # a < b",
+                "    s = f\"{a:01d} < {b}\" + 'x-y'  # a < b",
                 "    s = f\"{a:02d} < {b}\" - 'x-y'  # a < b",
                 "    s = f\"{a:02d} < {b}\" * 'x-y'  # a < b"
             ]
