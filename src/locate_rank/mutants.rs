@@ -1606,7 +1606,8 @@ enum Step {
 ///   change only, at most [`MAX_LINES`] of selected Python files; none the checks never reached, nor a comment or a
 ///   docstring);
 /// - and the other insertions: before the mutants when the task asks to add a line, else after them, with runs
-///   kept for them.
+///   kept for them;
+/// - and last the costlier mutants of the same lines ([`kin_of_line`]), with the runs left.
 pub fn probe(
     spec: &Task,
     files: &BTreeMap<String, Option<PreImage>>,
@@ -1636,11 +1637,13 @@ pub fn probe(
         // Runs kept for the insertions still to try.
         let kept = if adds { 0 } else { untold.len().min(left) };
         let mut for_mutants = left - kept;
-        probe.mutate_lines(&spots, &mut for_mutants)?;
+        probe.mutate_lines(&spots, false, &mut for_mutants)?;
         left = for_mutants + kept;
         if !adds {
             probe.insert(&untold, &mut left)?;
         }
+        // The costlier mutants last: the probe's time may run out before them.
+        probe.mutate_lines(&spots, true, &mut left)?;
         ControlFlow::Continue(())
     };
     match all() {
@@ -1706,9 +1709,9 @@ impl Probe<'_, '_> {
     }
 
     /// Try each mutant of the ranked `spots` (lines to change of Python files) and of the definitions of the
-    /// module constants they read: first every line's [`of_line`], then every line's costlier [`kin_of_line`].
-    /// Running out of the runs `left` ends only the mutants (the insertions after them have runs of their own).
-    fn mutate_lines(&mut self, spots: &[super::Spot], left: &mut usize) -> Tried {
+    /// module constants they read: every line's [`of_line`], or (`costly`) every line's [`kin_of_line`]. Running
+    /// out of the runs `left` ends only the mutants (the insertions after them have runs of their own).
+    fn mutate_lines(&mut self, spots: &[super::Spot], costly: bool, left: &mut usize) -> Tried {
         let places = spots
             .iter()
             .filter(|s| !s.insert && s.path.ends_with(".py"));
@@ -1746,35 +1749,33 @@ impl Probe<'_, '_> {
                 }
             }
         }
-        for costly in [false, true] {
-            for &(path, line) in &probed {
-                let (Some(Some(pre)), Some((_, _, names, lines))) =
-                    (self.files.get(path), read.get(path))
-                else {
-                    continue;
-                };
-                let names = names.at(&pre.text, line);
-                let mutants = if costly {
-                    kin_of_line(lines[line - 1], &names)
-                } else {
-                    of_line(lines[line - 1], &names)
-                };
-                for mutant in mutants {
-                    match self.step(path, &with_line(&pre.text, line, &mutant), left) {
-                        Step::Stop => return ControlFlow::Break(None),
-                        // The mutants' share is spent: the insertions still have theirs.
-                        Step::Spent => return ControlFlow::Continue(()),
-                        // The first line found is enough to pin; the pinned requests wait for the probe.
-                        Step::Passed => {
-                            let path = path.to_string();
-                            return ControlFlow::Break(Some(Fixed {
-                                path,
-                                line,
-                                insert: false,
-                            }));
-                        }
-                        Step::Failed => {}
+        for &(path, line) in &probed {
+            let (Some(Some(pre)), Some((_, _, names, lines))) =
+                (self.files.get(path), read.get(path))
+            else {
+                continue;
+            };
+            let names = names.at(&pre.text, line);
+            let mutants = if costly {
+                kin_of_line(lines[line - 1], &names)
+            } else {
+                of_line(lines[line - 1], &names)
+            };
+            for mutant in mutants {
+                match self.step(path, &with_line(&pre.text, line, &mutant), left) {
+                    Step::Stop => return ControlFlow::Break(None),
+                    // The mutants' share is spent: the insertions still have theirs.
+                    Step::Spent => return ControlFlow::Continue(()),
+                    // The first line found is enough to pin; the pinned requests wait for the probe.
+                    Step::Passed => {
+                        let path = path.to_string();
+                        return ControlFlow::Break(Some(Fixed {
+                            path,
+                            line,
+                            insert: false,
+                        }));
                     }
+                    Step::Failed => {}
                 }
             }
         }
