@@ -1251,12 +1251,7 @@ fn range_stop_end(line: &str, toks: &[Tok], k: usize) -> Option<usize> {
     if &line[open.start..open.end] != "(" {
         return None;
     }
-    let close = closing(line, toks, k + 1)?;
-    let commas: Vec<usize> = (k + 2..close)
-        .filter(|&j| {
-            &line[toks[j].start..toks[j].end] == "," && depth_at(line, toks, k + 1, j) == 1
-        })
-        .collect();
+    let (close, commas) = range_commas(line, toks, k)?;
     let end = match commas.as_slice() {
         [_, stop] => *stop,
         _ => close,
@@ -1264,15 +1259,22 @@ fn range_stop_end(line: &str, toks: &[Tok], k: usize) -> Option<usize> {
     (end > k + 2).then(|| toks[end - 1].end)
 }
 
-/// The step of the `range` call whose name is token `k`, when it takes three arguments and the third is one name
-/// (`range(a, b, step)`; a number's steps are the stop's moves by one).
-fn range_step<'l>(line: &'l str, toks: &[Tok], k: usize) -> Option<&'l str> {
+/// The `range` call whose name is token `k`: the token that closes its parentheses and the commas between its
+/// arguments.
+fn range_commas(line: &str, toks: &[Tok], k: usize) -> Option<(usize, Vec<usize>)> {
     let close = closing(line, toks, k + 1)?;
-    let commas: Vec<usize> = (k + 2..close)
+    let commas = (k + 2..close)
         .filter(|&j| {
             &line[toks[j].start..toks[j].end] == "," && depth_at(line, toks, k + 1, j) == 1
         })
         .collect();
+    Some((close, commas))
+}
+
+/// The step of the `range` call whose name is token `k`, when it takes three arguments and the third is one name
+/// (`range(a, b, step)`; a number's steps are the stop's moves by one).
+fn range_step<'l>(line: &'l str, toks: &[Tok], k: usize) -> Option<&'l str> {
+    let (close, commas) = range_commas(line, toks, k)?;
     let [_, second] = commas.as_slice() else {
         return None;
     };
