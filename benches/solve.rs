@@ -358,6 +358,7 @@ fn localize() {
                 check: false,
                 implied: false,
                 executed: false,
+                mutants: false,
                 ..Signals::ALL
             },
         ),
@@ -367,6 +368,7 @@ fn localize() {
                 check: false,
                 implied: false,
                 executed: false,
+                mutants: false,
                 ..Signals::ALL
             },
         ),
@@ -375,6 +377,7 @@ fn localize() {
             Signals {
                 implied: false,
                 executed: false,
+                mutants: false,
                 ..Signals::ALL
             },
         ),
@@ -382,6 +385,7 @@ fn localize() {
             "+ implied missing lines",
             Signals {
                 executed: false,
+                mutants: false,
                 ..Signals::ALL
             },
         ),
@@ -513,8 +517,18 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
     let spec = task_spec(task);
     let files = task_files(task);
     let mut runs = 0;
+    let trace = std::env::var("SOLVE_TRACE").as_deref() == Ok(task.name);
     let mut check = |path: &str, text: &str| {
         runs += 1;
+        if trace {
+            // `SOLVE_TRACE=<task>`: each probed change, as the first line it differs at.
+            let before: Vec<&str> = task.source.lines().collect();
+            let after: Vec<&str> = text.lines().collect();
+            let at = (0..after.len()).find(|&k| before.get(k) != after.get(k));
+            if let Some(k) = at {
+                eprintln!("    {runs:>3} line {:>3}: {}", k + 1, after[k]);
+            }
+        }
         std::fs::write(root.join(path), text).ok()?;
         let out = std::process::Command::new("timeout")
             .args(["5", "python3", &test_file])

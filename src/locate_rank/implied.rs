@@ -139,8 +139,8 @@ fn init_place(task: &str, lines: &[&str], words: &[String]) -> Option<usize> {
         .map(|(_, last)| *last)
 }
 
-/// The place of a missing import: after the last top-level `import` / `from` line, else after the module
-/// docstring, when the task speaks of importing (or the check says `NameError`) or a name the task or the check
+/// The place of a missing import ([`import_spot`]: after the plain imports, else the last `import` / `from` line
+/// or the module docstring), when the task speaks of importing (or the check says `NameError`) or a name the task or the check
 /// writes is used as a module (`math.sqrt`) and defined nowhere in the file.
 fn import_place(task: &str, lines: &[&str], prose: &[bool], words: &[String]) -> Option<usize> {
     let task_words: Vec<&str> = task
@@ -155,25 +155,27 @@ fn import_place(task: &str, lines: &[&str], prose: &[bool], words: &[String]) ->
         || words.iter().any(|w| w == "nameerror");
     let defined: HashSet<String> = lines.iter().flat_map(|l| defines(&tokens(l))).collect();
     let said: HashSet<&str> = words.iter().map(String::as_str).collect();
-    let missing = lines.iter().zip(prose).any(|(l, is_prose)| {
+    let missing = lines.iter().zip(prose).find_map(|(l, is_prose)| {
         let toks = tokens(&without_strings(l));
-        !is_prose
-            && (0..toks.len().saturating_sub(2)).any(|k| {
-                let name = &toks[k];
-                // `math.sqrt`, not the `laps` of `self.laps.append`.
-                (k == 0 || toks[k - 1] != ".")
-                    && toks[k + 1] == "."
-                    && is_name(name)
-                    && is_name(&toks[k + 2])
-                    && !defined.contains(name)
-                    && (said.contains(name.to_lowercase().as_str())
-                        || task_words.contains(&name.as_str()))
-            })
+        let used = (0..toks.len().saturating_sub(2)).find(|&k| {
+            let name = &toks[k];
+            // `math.sqrt`, not the `laps` of `self.laps.append`.
+            (k == 0 || toks[k - 1] != ".")
+                && toks[k + 1] == "."
+                && is_name(name)
+                && is_name(&toks[k + 2])
+                && !defined.contains(name)
+                && (said.contains(name.to_lowercase().as_str())
+                    || task_words.contains(&name.as_str()))
+        });
+        used.filter(|_| !is_prose).map(|k| toks[k].clone())
     });
-    if !said_import && !missing {
-        return None;
+    match missing {
+        // Where the file's order of imports puts that module.
+        Some(_) => import_spot(lines, prose),
+        None if said_import => import_line(lines, prose),
+        None => None,
     }
-    import_line(lines, prose)
 }
 
 /// The line (0-based) a new top-level import goes after: the last line of the last top-level `import` / `from`
@@ -201,6 +203,15 @@ pub(super) fn import_line(lines: &[&str], prose: &[bool]) -> Option<usize> {
     (docstring_end > 0).then(|| docstring_end - 1)
 }
 
+/// The line (0-based) a new `import name` goes after: at the end of the file's plain top-level `import` lines,
+/// which come before its `from` imports, when it has any; else as [`import_line`].
+pub(super) fn import_spot(lines: &[&str], prose: &[bool]) -> Option<usize> {
+    let plain = lines
+        .iter()
+        .rposition(|l| l.starts_with("import ") && !l.trim_end().ends_with(['(', '\\']));
+    plain.or_else(|| import_line(lines, prose))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,7 +221,7 @@ mod tests {
     }
 
     #[test]
-    fn a_name_used_as_a_module_and_never_imported_goes_after_the_last_import() {
+    fn a_name_used_as_a_module_and_never_imported_goes_after_the_plain_imports() {
         let text = "\"\"\"Distances.\"\"\"\n\nfrom collections import namedtuple\n\nP = namedtuple(\"P\", \"x y\")\n\n\ndef d(p):\n    return math.sqrt(p.x)\n";
         assert_eq!(
             places("d fails: math is never imported.", text, &named, &[]),
@@ -220,6 +231,12 @@ mod tests {
         let words = vec!["nameerror".to_string(), "math".to_string()];
         assert_eq!(
             places("d is broken", text, &named, &words),
+            vec![(2, IMPORT_WEIGHT)]
+        );
+        // A plain import goes after the plain imports, before the `from` ones.
+        let plain = text.replace("from collections", "import re\nfrom collections");
+        assert_eq!(
+            places("d fails: math is never imported.", &plain, &named, &[]),
             vec![(2, IMPORT_WEIGHT)]
         );
         // No imports: after the module docstring.

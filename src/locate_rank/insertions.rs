@@ -2,7 +2,8 @@
 //! file's own code and the failing check's error, for [`super::mutants::probe`] to run against the check that fails
 //! before any edit. A place where one makes that check pass is very likely where the fix adds its line (a missing
 //! line has no one-token mutant). The omissions are the classic ones:
-//! - a module used and never imported (the check's `NameError` names it): `import math` after the imports;
+//! - a module used and never imported (the check's `NameError` names it): `import math` after the plain imports
+//!   (before the `from` ones), else after the last import;
 //! - an attribute the constructor never sets (the check's `AttributeError` names it): `self.errors = []` at the end
 //!   of `__init__`, its first value read from how the file uses it (`.append` a list, `.add` a set, `[k] =` a dict,
 //!   `.popleft` a `deque` when the file imports one);
@@ -32,6 +33,16 @@
 //! - the parts of a split text used spaces and all (`for part in text.split(","):`): `part = part.strip()` first;
 //! - a parameter looked up in a dict whose keys are all capitals (or all lower case), as it came:
 //!   `code = code.strip().upper()` first in the function;
+//! - a name a loop keeps adding to, not started afresh beside another that is (`length = 0` after `current = []`);
+//! - a `while` loop that never moves on: its name stepped by the local the function computes and never reads
+//!   (`current += step`), or by 1;
+//! - a cap the file defines and never applies (`amount = min(amount, MAX_FINE)`), where a function concerns it;
+//! - a guard a docstring promises (`"..., or None when ..."`: `if not interval: return None`);
+//! - a list sorted before an order statistic is taken of it (`seconds.sort()` in `median_time`);
+//! - a case a docstring promises (`"a lowercase slug"`: `text = text.lower()`);
+//! - the update of one name of a loop's pair copied for the other (`table[away] += DRAW_POINTS`);
+//! - a constant defined and never read put to use: defaults merged under keyword parameters
+//!   (`values = {**DEFAULTS, **values}`), a comment marker cut off a text (`text.split(COMMENT)[0].strip()`);
 //! - a loop's `continue` or `break` missing at the end of an `if` block the checks ran.
 //!
 //! Pure: text in, lines out.
@@ -62,6 +73,28 @@ const MAX_RETURNS: usize = 2;
 /// Calls that are not an object's state kept in step (copying them elsewhere fixes nothing).
 const NOT_COPIED: &[&str] = &[
     "print", "super", "assert", "raise", "return", "del", "yield",
+];
+
+/// One kind of missing line: the lines of a file and its functions in, (0-based line after which, line) out.
+type Kind = fn(&[&str], &[Def]) -> Vec<(usize, String)>;
+
+/// The kinds of missing line no error tells, after the records and the copied calls, in the order they are tried.
+const UNTOLD: &[Kind] = &[
+    last_group_flushes,
+    group_flushes_on_change,
+    counters_never_counted,
+    loop_state_never_updated,
+    groups_never_reset,
+    split_parts_stripped,
+    siblings_never_reset,
+    while_never_advances,
+    caps_never_applied,
+    guards_never_written,
+    order_never_sorted,
+    case_never_normalised,
+    sibling_updates,
+    unread_constants_applied,
+    keys_in_case,
 ];
 
 /// The insertions for the Python file `text`, those the error `missing` tells first, then the others, at most
@@ -114,42 +147,21 @@ pub(super) fn of_file(text: &str, missing: &[Missing], reach: Option<&[Reach]>) 
     for (at, line) in returns(&lines, &defs) {
         add(at, line, none_used);
     }
-    for (at, line) in membership_updates(&lines, &defs) {
-        add(at, line, false);
-    }
-    for (at, line) in attribute_records(&lines, &defs, reach) {
-        add(at, line, false);
-    }
-    for (at, line) in sibling_normalisations(&lines, &defs) {
-        add(at, line, false);
-    }
-    for (at, line) in parameter_normalisations(&lines, &defs) {
-        add(at, line, false);
-    }
-    if let Some(reach) = reach {
-        for (at, line) in copied_calls(&lines, &defs, reach) {
-            add(at, line, false);
-        }
-    }
-    for (at, line) in last_group_flushes(&lines, &defs) {
-        add(at, line, false);
-    }
-    for (at, line) in group_flushes_on_change(&lines, &defs) {
-        add(at, line, false);
-    }
-    for (at, line) in counters_never_counted(&lines, &defs) {
-        add(at, line, false);
-    }
-    for (at, line) in loop_state_never_updated(&lines, &defs) {
-        add(at, line, false);
-    }
-    for (at, line) in groups_never_reset(&lines, &defs) {
-        add(at, line, false);
-    }
-    for (at, line) in split_parts_stripped(&lines, &defs) {
-        add(at, line, false);
-    }
-    for (at, line) in keys_in_case(&lines, &defs) {
+    let records = attribute_records(&lines, &defs, reach);
+    let copied = reach.map_or_else(Vec::new, |r| copied_calls(&lines, &defs, r));
+    let kinds = |list: &[Kind]| {
+        list.iter()
+            .flat_map(|kind| kind(&lines, &defs))
+            .collect::<Vec<_>>()
+    };
+    let untold = [
+        kinds(&[membership_updates]),
+        records,
+        kinds(&[sibling_normalisations, parameter_normalisations]),
+        copied,
+        kinds(UNTOLD),
+    ];
+    for (at, line) in untold.into_iter().flatten() {
         add(at, line, false);
     }
     for (at, line) in loop_exits(&lines, &defs, reach) {
@@ -293,7 +305,7 @@ fn import_for(text: &str, lines: &[&str], name: &str) -> Option<usize> {
     if defined {
         return None;
     }
-    implied::import_line(lines, &prose_lines(text))
+    implied::import_spot(lines, &prose_lines(text))
 }
 
 /// `self.NAME = ...` at the end of each `__init__`, when the file reads `self.NAME` and never assigns it: its first
@@ -854,7 +866,8 @@ fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
 }
 
 /// The parts of a text split apart and used as they came, spaces and all (`for part in text.split(","):` and no
-/// `part.strip()`): `part = part.strip()` first in the loop.
+/// `part.strip()`): `part = part.strip()` first in the loop, and `part = part.strip().lower()` where the function's
+/// docstring speaks of lower case.
 fn split_parts_stripped(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
@@ -877,9 +890,610 @@ fn split_parts_stripped(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
                     .any(|w| w[0] == *part && w[1] == "." && w[2].contains("strip"))
             });
             if !stripped {
+                let indent = indent_of(lines[first]);
+                out.push((f, format!("{indent}{part} = {part}.strip()")));
+                // A function that says its parts come out in lower case (`a list of lowercase tags`).
+                let says = d.body.iter().take(3).any(|&b| {
+                    let l = lines[b].to_ascii_lowercase();
+                    l.contains("lower") || l.contains(" case")
+                });
+                if says {
+                    out.push((f, format!("{indent}{part} = {part}.strip().lower()")));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The first values of a function's names, started before a loop at its depth (`length = 0`, `current = []`).
+fn started_before(lines: &[&str], d: &Def, k: usize) -> Vec<(String, String)> {
+    let depth = indent_of(lines[d.body[k]]).len();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for &b in &d.body[..k] {
+        let t = tokens(&code_of(lines[b]));
+        let (Some(name), Some(eq)) = (t.first(), t.get(1)) else {
+            continue;
+        };
+        let Some((_, value)) = lines[b].split_once('=') else {
+            continue;
+        };
+        if indent_of(lines[b]).len() <= depth && is_name(name) && eq == "=" {
+            out.retain(|(n, _)| n != name);
+            out.push((name.clone(), value.trim().to_string()));
+        }
+    }
+    out
+}
+
+/// The most names started afresh beside another.
+const MAX_SIBLINGS: usize = 2;
+
+/// A loop that starts one of its names afresh (`current = []` on a line break, as it was started before the loop)
+/// and not another it keeps adding to (`length += extra`, started `length = 0` before the loop): the other's first
+/// value just after the fresh start (`length = 0`).
+fn siblings_never_reset(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &f) in d.body.iter().enumerate() {
+            if !matches!(first_word(lines[f]).as_str(), "for" | "while") {
+                continue;
+            }
+            let started = started_before(lines, d, k);
+            let body = block_below(lines, &d.body[k + 1..], indent_of(lines[f]).len());
+            let toks: Vec<Vec<String>> = body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+            let value_of = |b: usize| lines[b].split_once('=').map(|(_, v)| v.trim().to_string());
+            let added: Vec<&(String, String)> = started
+                .iter()
+                .filter(|(n, _)| {
+                    toks.iter().any(|t| {
+                        t.first() == Some(n) && t.get(1).is_some_and(|o| o == "+=" || o == "-=")
+                    })
+                })
+                .collect();
+            for (j, t) in toks.iter().enumerate() {
+                let (Some(g), Some(eq)) = (t.first(), t.get(1)) else {
+                    continue;
+                };
+                let afresh = eq == "="
+                    && started
+                        .iter()
+                        .any(|(n, v)| n == g && value_of(body[j]).as_ref() == Some(v));
+                if !afresh {
+                    continue;
+                }
+                // The block of the fresh start: the lines beside it, at its depth.
+                let depth = indent_of(lines[body[j]]).len();
+                let beside: Vec<&Vec<String>> = body
+                    .iter()
+                    .zip(&toks)
+                    .filter(|(b, _)| indent_of(lines[**b]).len() == depth)
+                    .map(|(_, t)| t)
+                    .collect();
+                let indent = indent_of(lines[body[j]]);
+                let missing = added.iter().filter(|(n, _)| {
+                    n != g
+                        && !beside
+                            .iter()
+                            .any(|t| t.first() == Some(n) && t.get(1).is_some_and(|e| e == "="))
+                });
+                for (n, v) in missing.take(MAX_SIBLINGS) {
+                    out.push((body[j], format!("{indent}{n} = {v}")));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The most names a `while` loop that never moves on is given a step for.
+const MAX_ADVANCED: usize = 2;
+
+/// A `while` loop that reads a name started before it and never moves it on (`current = start`, read in the loop,
+/// never set in it nor changed by a method of its own): the name stepped at the end of the loop's body, by a local
+/// the function computes and never reads (`current += step`), or by 1 for a name started at a number. The names
+/// the loop reads on the most lines first, at most [`MAX_ADVANCED`].
+fn while_never_advances(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let all: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        // The locals assigned and never read in the function.
+        let unread: Vec<&String> = all
+            .iter()
+            .filter_map(|t| {
+                t.first()
+                    .filter(|n| is_name(n) && t.get(1).is_some_and(|e| e == "="))
+            })
+            .filter(|n| {
+                all.iter()
+                    .map(|t| {
+                        t.iter()
+                            .enumerate()
+                            .filter(|(i, w)| {
+                                *w == *n && !(*i == 0 && t.get(1).is_some_and(|e| e == "="))
+                            })
+                            .count()
+                    })
+                    .sum::<usize>()
+                    == 0
+            })
+            .collect();
+        for (k, &f) in d.body.iter().enumerate() {
+            if first_word(lines[f]) != "while" {
+                continue;
+            }
+            let body = block_below(lines, &d.body[k + 1..], indent_of(lines[f]).len());
+            let Some(&end) = body.last() else { continue };
+            let indent = indent_of(lines[body[0]]);
+            let looped: Vec<&Vec<String>> = all[k..=k + body.len()].iter().collect();
+            let mut candidates: Vec<(usize, &String, &String)> = Vec::new();
+            let started = started_before(lines, d, k);
+            for (name, value) in &started {
+                let reads = looped.iter().filter(|t| t.contains(name)).count();
+                let moved = looped.iter().any(|t| {
+                    defines(t).contains(name)
+                        || t.windows(2)
+                            .any(|w| w[0] == *name && matches!(w[1].as_str(), "." | "["))
+                });
+                if reads > 0 && !moved {
+                    candidates.push((reads, name, value));
+                }
+            }
+            candidates.sort_by_key(|(reads, _, _)| std::cmp::Reverse(*reads));
+            for (_, name, value) in candidates.into_iter().take(MAX_ADVANCED) {
+                let number = value.parse::<f64>().is_ok();
+                if unread.is_empty() && number {
+                    out.push((end, format!("{indent}{name} += 1")));
+                }
+                for u in unread.iter().filter(|u| **u != name).take(MAX_ADVANCED) {
+                    out.push((end, format!("{indent}{name} += {u}")));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A module constant that caps or floors a value (`MAX_FINE`, `MIN_ORDER`, `FEE_CAP`) and is never read: in each
+/// function whose name or docstring it concerns (a word of its name, or the name itself), the value the function
+/// returns (`amount`, of `return round(amount, 2)`) capped (`amount = min(amount, MAX_FINE)`) just after its last
+/// assignment.
+fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let code: Vec<Vec<String>> = lines.iter().map(|l| tokens(&code_of(l))).collect();
+    for (_, name, _) in unread_constants(lines) {
+        let words: Vec<String> = name
+            .to_ascii_lowercase()
+            .split('_')
+            .map(str::to_string)
+            .collect();
+        let bound = if words
+            .iter()
+            .any(|w| matches!(w.as_str(), "max" | "cap" | "limit" | "ceiling"))
+        {
+            "min"
+        } else if words.iter().any(|w| matches!(w.as_str(), "min" | "floor")) {
+            "max"
+        } else {
+            continue;
+        };
+        let topic: Vec<&String> = words
+            .iter()
+            .filter(|w| {
+                w.len() >= 3
+                    && !matches!(
+                        w.as_str(),
+                        "max" | "min" | "cap" | "limit" | "ceiling" | "floor"
+                    )
+            })
+            .collect();
+        for d in defs {
+            let doc = d
+                .body
+                .first()
+                .map(|&b| lines[b].to_ascii_lowercase())
+                .unwrap_or_default();
+            let concerns = lines[d.body[0]].contains(name.as_str())
+                || topic.iter().any(|w| {
+                    d.name.to_ascii_lowercase().contains(w.as_str()) || doc.contains(w.as_str())
+                });
+            let last = &code[d.last];
+            if !concerns || last.first().map(String::as_str) != Some("return") {
+                continue;
+            }
+            let depth = d.indent.len();
+            for value in last
+                .iter()
+                .skip(1)
+                .filter(|w| is_name(w) && d.bound.contains(*w) && !d.params.contains(*w))
+            {
+                let at = d.body.iter().rev().find(|&&b| {
+                    b < d.last
+                        && indent_of(lines[b]).len() == depth
+                        && code[b].first() == Some(value)
+                        && code[b].get(1).is_some_and(|e| e == "=")
+                });
+                if let Some(&at) = at {
+                    out.push((
+                        at,
+                        format!("{}{value} = {bound}({value}, {name})", d.indent),
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The module constants assigned at the top level of `lines` and read nowhere else: (0-based line, name, value).
+fn unread_constants(lines: &[&str]) -> Vec<(usize, String, String)> {
+    let code: Vec<Vec<String>> = lines.iter().map(|l| tokens(&code_of(l))).collect();
+    let mut out = Vec::new();
+    for (c, t) in code.iter().enumerate() {
+        let (Some(name), Some(eq)) = (t.first(), t.get(1)) else {
+            continue;
+        };
+        let upper = name.len() >= 2
+            && name
+                .chars()
+                .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
+            && name.starts_with(|ch: char| ch.is_ascii_uppercase());
+        let read = code
+            .iter()
+            .enumerate()
+            .any(|(j, u)| j != c && u.contains(name));
+        let Some((_, value)) = lines[c].split_once('=') else {
+            continue;
+        };
+        if upper && eq == "=" && !lines[c].starts_with(char::is_whitespace) && !read {
+            out.push((c, name.clone(), value.trim().to_string()));
+        }
+    }
+    out
+}
+
+/// The most places one constant never read is tried at.
+const MAX_UNREAD_PLACES: usize = 2;
+
+/// A module constant the file defines and never reads, put to the use its kind and name say, where a function's
+/// docstring or parameters concern it:
+/// - a dict of defaults (`DEFAULTS = {...}`) merged under a function's keyword parameters or its parameter that
+///   holds settings first in its body (`values = {**DEFAULTS, **values}`);
+/// - a marker text (`COMMENT = "#"`) cut off a text of a function whose docstring speaks of it, just after the
+///   function's first assignment (`text = text.split(COMMENT)[0].strip()`), then first for its first parameter.
+fn unread_constants_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let prose = prose_lines(&lines.join("\n"));
+    let mut out = Vec::new();
+    for (_, name, value) in unread_constants(lines) {
+        let word = name.to_ascii_lowercase().replace('_', " ");
+        let defaults = value.starts_with('{') && name.contains("DEFAULT");
+        let marker = value.starts_with(['"', '\'']) && value.len() <= 5;
+        let mut n = 0;
+        for d in defs {
+            let doc: Vec<usize> = d
+                .body
+                .iter()
+                .copied()
+                .take_while(|&b| prose.get(b) == Some(&true))
+                .collect();
+            let (Some(&code), Some(&header)) = (d.body.get(doc.len()), d.body.first()) else {
+                continue;
+            };
+            let after_doc = doc.last().copied().unwrap_or(header.saturating_sub(1));
+            let said = doc
+                .iter()
+                .map(|&b| lines[b].to_ascii_lowercase())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let indent = indent_of(lines[code]);
+            let def_line = (0..header)
+                .rev()
+                .find(|&k| matches!(first_word(lines[k]).as_str(), "def" | "async"));
+            let params = def_line.map_or_else(Vec::new, |k| tokens(&code_of(lines[k])));
+            if defaults {
+                let starred = params
+                    .windows(2)
+                    .filter(|w| w[0] == "**")
+                    .map(|w| w[1].clone());
+                let settings = params
+                    .iter()
+                    .filter(|p| {
+                        d.params.contains(*p)
+                            && ["options", "settings", "config", "overrides", "values"]
+                                .contains(&p.as_str())
+                    })
+                    .cloned();
+                for p in starred.chain(settings) {
+                    if n < MAX_UNREAD_PLACES && d.params.contains(&p) {
+                        n += 1;
+                        out.push((after_doc, format!("{indent}{p} = {{**{name}, **{p}}}")));
+                    }
+                }
+            } else if marker && said.contains(word.as_str()) {
+                let depth = indent.len();
+                let first = d.body.iter().find(|&&b| {
+                    let t = tokens(&code_of(lines[b]));
+                    b >= code
+                        && indent_of(lines[b]).len() == depth
+                        && t.len() > 2
+                        && is_name(&t[0])
+                        && t[1] == "="
+                });
+                if let Some(&b) = first {
+                    let x = tokens(&code_of(lines[b]))[0].clone();
+                    out.push((b, format!("{indent}{x} = {x}.split({name})[0].strip()")));
+                }
+                if let Some(p) = params
+                    .iter()
+                    .find(|p| d.params.contains(*p) && !matches!(p.as_str(), "self" | "cls"))
+                {
+                    out.push((after_doc, format!("{indent}{p} = {p}.split({name})[0]")));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The most updates copied for a loop's other name.
+const MAX_SIBLING_UPDATES: usize = 3;
+
+/// A loop over pairs (`for home, away, hg, ag in matches:`) that updates an entry of one name of the pair in a
+/// branch (`table[home] += DRAW_POINTS`) and the loop indexes the same collection by another (`table[away]`), but
+/// that branch never updates it: the same update for the other name just after (`table[away] += DRAW_POINTS`).
+fn sibling_updates(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &f) in d.body.iter().enumerate() {
+            let t = tokens(&code_of(lines[f]));
+            if t.first().map(String::as_str) != Some("for") {
+                continue;
+            }
+            let targets: Vec<&String> = t[1..]
+                .iter()
+                .take_while(|w| *w != "in")
+                .filter(|w| is_name(w))
+                .collect();
+            if targets.len() < 2 {
+                continue;
+            }
+            let body = block_below(lines, &d.body[k + 1..], indent_of(lines[f]).len());
+            let toks: Vec<Vec<String>> = body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+            let indexed = |x: &String, n: &String| {
+                toks.iter().any(|u| {
+                    u.windows(4)
+                        .any(|w| w[0] == *x && w[1] == "[" && w[2] == *n && w[3] == "]")
+                })
+            };
+            let mut n = 0;
+            for (j, u) in toks.iter().enumerate() {
+                let [x, open, name, close, op, ..] = u.as_slice() else {
+                    continue;
+                };
+                let update =
+                    open == "[" && close == "]" && matches!(op.as_str(), "+=" | "-=" | "=");
+                if !update || !is_name(x) || !targets.contains(&name) {
+                    continue;
+                }
+                // The branch the update is in: the lines beside it at its depth, up to a shallower one.
+                let depth = indent_of(lines[body[j]]).len();
+                let around = |r: &mut dyn Iterator<Item = usize>| -> Vec<usize> {
+                    r.take_while(|&i| indent_of(lines[body[i]]).len() >= depth)
+                        .filter(|&i| indent_of(lines[body[i]]).len() == depth)
+                        .collect()
+                };
+                let mut branch = around(&mut (0..j).rev());
+                branch.extend(around(&mut (j + 1..body.len())));
+                for other in targets.iter().filter(|o| **o != name && indexed(x, o)) {
+                    let done = branch.iter().any(|&i| {
+                        toks[i]
+                            .windows(3)
+                            .any(|w| w[0] == *x && w[1] == "[" && w[2] == **other)
+                    });
+                    if !done && n < MAX_SIBLING_UPDATES {
+                        n += 1;
+                        let code = lines[body[j]].replacen(
+                            &format!("{x}[{name}]"),
+                            &format!("{x}[{other}]"),
+                            1,
+                        );
+                        out.push((body[j], code));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The most names a case its docstring promises is given.
+const MAX_CASED: usize = 2;
+
+/// A function whose docstring promises text in one case (`"Return a lowercase slug"`, `"use capital letters"`) and
+/// that never changes a text's case: `text = text.lower()` (or `.upper()`) just after each of its first plain
+/// assignments, then first in its body for its first parameter.
+fn case_never_normalised(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let prose = prose_lines(&lines.join("\n"));
+    let mut out = Vec::new();
+    for d in defs {
+        let doc: Vec<usize> = d
+            .body
+            .iter()
+            .copied()
+            .take_while(|&b| prose.get(b) == Some(&true))
+            .collect();
+        let (Some(&last_doc), Some(&code)) = (doc.last(), d.body.get(doc.len())) else {
+            continue;
+        };
+        let said = doc
+            .iter()
+            .map(|&b| lines[b].to_ascii_lowercase())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let case = if ["lowercase", "lower case", "lower-case"]
+            .iter()
+            .any(|w| said.contains(w))
+        {
+            "lower"
+        } else if ["capital", "uppercase", "upper case", "upper-case"]
+            .iter()
+            .any(|w| said.contains(w))
+        {
+            "upper"
+        } else {
+            continue;
+        };
+        let changes = d.body.iter().any(|&b| {
+            let l = code_of(lines[b]);
+            [
+                ".lower(",
+                ".upper(",
+                ".casefold(",
+                ".capitalize(",
+                ".title(",
+            ]
+            .iter()
+            .any(|m| l.contains(m))
+        });
+        if changes {
+            continue;
+        }
+        let depth = indent_of(lines[code]).len();
+        let mut n = 0;
+        for &b in d
+            .body
+            .iter()
+            .filter(|&&b| b >= code && indent_of(lines[b]).len() == depth)
+        {
+            let t = tokens(&code_of(lines[b]));
+            let [x, eq, _, ..] = t.as_slice() else {
+                continue;
+            };
+            if n < MAX_CASED
+                && is_name(x)
+                && eq == "="
+                && !x.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+            {
+                n += 1;
+                out.push((b, format!("{}{x} = {x}.{case}()", indent_of(lines[b]))));
+            }
+        }
+        let def_line = (0..d.body[0])
+            .rev()
+            .find(|&k| matches!(first_word(lines[k]).as_str(), "def" | "async"));
+        let header = def_line.map_or_else(Vec::new, |k| tokens(&code_of(lines[k])));
+        if let Some(p) = header
+            .iter()
+            .find(|p| d.params.contains(*p) && !matches!(p.as_str(), "self" | "cls"))
+        {
+            out.push((
+                last_doc,
+                format!("{}{p} = {p}.{case}()", indent_of(lines[code])),
+            ));
+        }
+    }
+    out
+}
+
+/// The most parameters a missing guard is written for.
+const MAX_GUARDED: usize = 2;
+
+/// The value a docstring says a function gives for some inputs (`"Date it is due, or None when it is never
+/// watered."`, `"or 0 for an empty list"`): `None` or a number written after an `or`.
+fn value_said(doc: &str) -> Option<String> {
+    let words: Vec<&str> = doc
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '"' | '`'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.windows(2).find_map(|w| {
+        let value = w[1].trim_end_matches(['.', ':']);
+        let said = value == "None" || (value.parse::<f64>().is_ok() && !value.contains('e'));
+        (w[0] == "or" && said).then(|| value.to_string())
+    })
+}
+
+/// A function whose docstring says it gives `None` (or a number) for some inputs and that never returns it: the
+/// guard first in its body, for each of its first parameters (`if not interval: return None`).
+fn guards_never_written(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let prose = prose_lines(&lines.join("\n"));
+    let mut out = Vec::new();
+    for d in defs {
+        let doc: Vec<usize> = d
+            .body
+            .iter()
+            .copied()
+            .take_while(|&b| prose.get(b) == Some(&true))
+            .collect();
+        let (Some(&last_doc), Some(&code)) = (doc.last(), d.body.get(doc.len())) else {
+            continue;
+        };
+        let text: Vec<&str> = doc.iter().map(|&b| lines[b]).collect();
+        let Some(value) = value_said(&text.join(" ")) else {
+            continue;
+        };
+        let returned = d.body.iter().any(|&b| {
+            let t = tokens(&code_of(lines[b]));
+            t.first().is_some_and(|r| r == "return")
+                && (t.len() == 1 || t[1..].concat() == value.replace(' ', ""))
+        });
+        if returned {
+            continue;
+        }
+        // The parameters in the order the `def` line writes them.
+        let def_line = (0..d.body[0])
+            .rev()
+            .find(|&k| matches!(first_word(lines[k]).as_str(), "def" | "async"));
+        let header = def_line.map_or_else(Vec::new, |k| tokens(&code_of(lines[k])));
+        let params = header
+            .iter()
+            .filter(|p| d.params.contains(*p) && !matches!(p.as_str(), "self" | "cls"));
+        let indent = indent_of(lines[code]);
+        let mut seen: Vec<&String> = Vec::new();
+        for p in params {
+            if !seen.contains(&p) && seen.len() < MAX_GUARDED {
+                seen.push(p);
+                out.push((last_doc, format!("{indent}if not {p}: return {value}")));
+            }
+        }
+    }
+    out
+}
+
+/// A function that takes an order statistic (its name says `median`, `percentile`, `quantile`) of a list it
+/// builds and indexes but never sorts: `seconds.sort()` just after the list's assignment.
+fn order_never_sorted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let name = d.name.to_ascii_lowercase();
+        if !["median", "percentile", "quantile", "middle"]
+            .iter()
+            .any(|w| name.contains(w))
+        {
+            continue;
+        }
+        let toks: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        let sorts = |x: &String| {
+            toks.iter().any(|t| {
+                t.windows(3)
+                    .any(|w| w[0] == *x && w[1] == "." && w[2] == "sort")
+                    || t.windows(3)
+                        .any(|w| w[0] == "sorted" && w[1] == "(" && w[2] == *x)
+            })
+        };
+        for (j, t) in toks.iter().enumerate() {
+            let [x, eq, rest @ ..] = t.as_slice() else {
+                continue;
+            };
+            let list =
+                rest.first().is_some_and(|r| r == "[") || rest.starts_with(&["list".to_string()]);
+            let indexed = toks[j + 1..]
+                .iter()
+                .any(|u| u.windows(2).any(|w| w[0] == *x && w[1] == "["));
+            if is_name(x) && eq == "=" && list && indexed && !sorts(x) {
                 out.push((
-                    f,
-                    format!("{}{part} = {part}.strip()", indent_of(lines[first])),
+                    d.body[j],
+                    format!("{}{x}.sort()", indent_of(lines[d.body[j]])),
                 ));
             }
         }
@@ -1378,14 +1992,31 @@ mod tests {
             .collect()
     }
 
+    /// The insertions of `text`, with no error told, hold `line` after the 1-based line `at`.
+    fn inserts(text: &str, at: usize, line: &str) {
+        let got = lines_of(text, &[], None);
+        assert!(got.contains(&(at, line.to_string())), "{got:?}");
+    }
+
+    /// No insertion of `text`, with no error told, holds `needle`.
+    fn never_inserts(text: &str, needle: &str) {
+        let got = lines_of(text, &[], None);
+        assert!(!got.iter().any(|(_, l)| l.contains(needle)), "{got:?}");
+    }
+
     #[test]
     fn a_module_the_error_names_is_imported_after_the_imports_or_the_docstring() {
         let text = "\"\"\"Shapes.\"\"\"\n\nimport re\n\n\ndef area(r):\n    return math.pi * r\n";
         let told = [Missing::Name("math".into())];
         let got = of_file(text, &told, None);
+        // After the plain imports, before the `from` ones.
         assert_eq!(got[0].after, 3);
         assert_eq!(got[0].line, "import math");
         assert!(got[0].told);
+        let csv = text.replace("import re", "import csv\nfrom statistics import mean");
+        assert_eq!(lines_of(&csv, &told, None)[0], (3, "import math".into()));
+        let from = text.replace("import re", "from statistics import mean");
+        assert_eq!(lines_of(&from, &told, None)[0], (3, "import math".into()));
         let text = "\"\"\"Shapes.\"\"\"\n\n\ndef area(r):\n    return math.pi * r\n";
         assert_eq!(lines_of(text, &told, None)[0], (1, "import math".into()));
         // A name the file defines is no module to import.
@@ -1758,6 +2389,153 @@ mod tests {
         let mut not_run = reach.clone();
         not_run[3] = Reach::NotRun;
         assert!(lines_of(text, &[], Some(&not_run)).is_empty());
+    }
+
+    #[test]
+    fn a_sibling_a_while_loop_s_step_a_cap_and_a_lowercase_part_are_inserted() {
+        // A name kept adding to is started afresh beside the one that is (`length = 0` after `current = []`).
+        let text = "def wrap(words, width):\n    lines = []\n    current = []\n    length = 0\n    for word in words:\n        if length + len(word) > width:\n            lines.append(current)\n            current = []\n        current.append(word)\n        length += len(word)\n    return lines\n";
+        inserts(text, 8, "            length = 0");
+        let fresh = text.replace(
+            "            current = []\n",
+            "            current = []\n            length = 0\n",
+        );
+        assert!(
+            !lines_of(&fresh, &[], None)
+                .iter()
+                .any(|(_, l)| l.trim() == "length = 0")
+        );
+        // A `while` loop that never moves on is stepped by the local never read, not by a name it changes.
+        let text = "def dates(start, count, days):\n    step = days * 1\n    out = []\n    current = start\n    while len(out) < count:\n        out.append(current)\n    return out\n";
+        inserts(text, 6, "        current += step");
+        never_inserts(text, "out +=");
+        let counted =
+            "def f(xs):\n    i = 0\n    while i < len(xs):\n        print(xs[i])\n    return i\n";
+        assert!(lines_of(counted, &[], None).contains(&(4, "        i += 1".into())));
+        // A cap never read is applied to what the function it concerns returns; a cap read elsewhere is not.
+        let text = "MAX_FINE = 10.0\nPER_DAY = 0.25\n\n\ndef fine(late):\n    \"\"\"The fine.\"\"\"\n    amount = late * PER_DAY\n    return round(amount, 2)\n\n\ndef other(x):\n    y = x\n    return y\n";
+        inserts(text, 7, "    amount = min(amount, MAX_FINE)");
+        never_inserts(text, "y = min");
+        let read = text.replace("round(amount, 2)", "round(min(amount, MAX_FINE), 2)");
+        never_inserts(&read, "MAX_FINE");
+        // Split parts a docstring wants in lower case are lowered as well as stripped.
+        let text = "def tags(raw):\n    \"\"\"A list of lowercase tags.\"\"\"\n    out = []\n    for tag in raw.split(\",\"):\n        out.append(tag)\n    return out\n";
+        inserts(text, 4, "        tag = tag.strip()");
+        inserts(text, 4, "        tag = tag.strip().lower()");
+        let plain = text.replace("lowercase ", "");
+        never_inserts(&plain, "lower()");
+    }
+
+    #[test]
+    fn a_guard_a_docstring_promises_and_a_sort_before_a_median_are_inserted() {
+        // The docstring says `or None`, and nothing returns it: a guard for each first parameter.
+        let text = "def next_watering(last, interval=7):\n    \"\"\"The date it is next due, or None when never watered.\"\"\"\n    return last + interval\n";
+        let got = lines_of(text, &[], None);
+        assert_eq!(
+            got,
+            [
+                (2, "    if not last: return None".into()),
+                (2, "    if not interval: return None".into())
+            ]
+        );
+        // None when it already returns the value, or says none.
+        let guarded = text.replace(
+            "    return last",
+            "    if not interval:\n        return None\n    return last",
+        );
+        assert!(
+            lines_of(&guarded, &[], None)
+                .iter()
+                .all(|(_, l)| !l.contains("if not"))
+        );
+        assert!(lines_of(&text.replace(", or None when never watered", ""), &[], None).is_empty());
+        let zero = "def mean(xs):\n    \"\"\"The mean, or 0.0 for an empty list.\"\"\"\n    return sum(xs) / len(xs)\n";
+        assert_eq!(
+            lines_of(zero, &[], None),
+            [(2, "    if not xs: return 0.0".into())]
+        );
+        // A median of a list built and indexed, never sorted: sorted just after it is built.
+        let text = "def median_time(times):\n    seconds = [int(t) for t in times]\n    middle = len(seconds) // 2\n    return seconds[middle]\n";
+        assert!(lines_of(text, &[], None).contains(&(2, "    seconds.sort()".into())));
+        let sorted = text.replace("    middle =", "    seconds.sort()\n    middle =");
+        never_inserts(&sorted, "sort");
+        assert!(
+            !lines_of(&text.replace("median_time", "first_time"), &[], None)
+                .iter()
+                .any(|(_, l)| l.contains("sort"))
+        );
+    }
+
+    #[test]
+    fn a_case_a_docstring_promises_is_given_after_an_assignment_then_to_the_parameter() {
+        let text = "def slugify(title):\n    \"\"\"Return a lowercase slug.\"\"\"\n    text = fold(title)\n    slug = text.replace(\" \", \"-\")\n    return slug\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [
+                (3, "    text = text.lower()".into()),
+                (4, "    slug = slug.lower()".into()),
+                (2, "    title = title.lower()".into())
+            ]
+        );
+        let upper =
+            "def clean(seq):\n    \"\"\"Drop spaces, use capital letters.\"\"\"\n    return seq\n";
+        assert_eq!(
+            lines_of(upper, &[], None),
+            [(2, "    seq = seq.upper()".into())]
+        );
+        // Not where the case is already changed, nor where the docstring says nothing of it.
+        assert!(
+            lines_of(
+                &text.replace("fold(title)", "fold(title).lower()"),
+                &[],
+                None
+            )
+            .is_empty()
+        );
+        assert!(lines_of(&text.replace("lowercase ", ""), &[], None).is_empty());
+    }
+
+    #[test]
+    fn an_update_of_one_of_a_pair_is_copied_for_the_other_where_its_branch_lacks_it() {
+        let text = "def table(matches):\n    t = {}\n    for home, away, hg, ag in matches:\n        if hg > ag:\n            t[home] += 3\n        elif ag > hg:\n            t[away] += 3\n        else:\n            t[home] += 1\n    return t\n";
+        inserts(text, 9, "            t[away] += 1");
+        let got = lines_of(text, &[], None);
+        // Not where the branch updates both, nor for a name the loop never indexes the collection by.
+        let both = text.replace(
+            "            t[home] += 1\n",
+            "            t[home] += 1\n            t[away] += 1\n",
+        );
+        assert!(
+            !lines_of(&both, &[], None)
+                .iter()
+                .any(|(a, l)| *a >= 9 && l.contains("t["))
+        );
+        assert!(
+            !got.iter()
+                .any(|(_, l)| l.contains("t[hg]") || l.contains("t[ag]"))
+        );
+    }
+
+    #[test]
+    fn a_constant_never_read_is_put_to_use_where_a_function_concerns_it() {
+        // Defaults merged under the keyword parameters.
+        let text = "DEFAULTS = {\"sender\": \"Team\"}\n\n\ndef render(kind, **values):\n    \"\"\"Fill a template.\"\"\"\n    return fill(kind, values)\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [(5, "    values = {**DEFAULTS, **values}".into())]
+        );
+        let read = text.replace("fill(kind, values)", "fill(kind, {**DEFAULTS, **values})");
+        assert!(lines_of(&read, &[], None).is_empty());
+        // A comment marker cut off the text a function whose docstring speaks of comments reads.
+        let text = "COMMENT = \"#\"\n\n\ndef parse_line(line):\n    \"\"\"A setting; a comment runs to the end.\"\"\"\n    text = line.strip()\n    return text\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [
+                (6, "    text = text.split(COMMENT)[0].strip()".into()),
+                (5, "    line = line.split(COMMENT)[0]".into())
+            ]
+        );
+        assert!(lines_of(&text.replace("a comment runs", "it runs"), &[], None).is_empty());
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! moved by one, a condition negated, two digits of a number or two capitals of a code the other way round, the
 //! wrong dict key, factor or separator, `append` for `extend`, `split` for `rsplit`, a 1-based count used as an
 //! offset, the last item for the first, a slice from the wrong end, a sort key turned round, a percent read as a
-//! fraction, a format's precision, a default the same parameter has elsewhere, a best-so-far started at an infinity)
-//! and, when those fail on every probed line, the costlier ones (another local for a local, the file's own offset
+//! fraction, a format's precision, a default the same parameter has elsewhere, a best-so-far started at an infinity,
+//! a loop's name read after the loop for the total it built, a line moved across a loop's edge, arithmetic grouped
+//! the other way, a difference made a distance, the next unit taken of what the larger one leaves, an order
+//! reversed, a strip of some characters for a strip of all white space) and, when those fail on every probed line, the costlier ones (another local for a local, the file's own offset
 //! of a name), run against the check that fails before any edit. A line where one of them makes that check pass is
 //! very likely the line the fix changes (mutation-based fault localization): the signal
 //! [`super::Signals::mutants`] ranks it first. The mutations are pure and the probe runs a check only through the
@@ -85,6 +87,12 @@ const NAME_SWAPS: &[(&str, &[&str])] = &[
     ("rstrip", &["strip", "lstrip"]),
     ("lower", &["upper"]),
     ("upper", &["lower"]),
+    ("islower", &["isupper"]),
+    ("isupper", &["islower"]),
+    ("isdigit", &["isalpha"]),
+    ("isalpha", &["isdigit"]),
+    ("keys", &["values"]),
+    ("values", &["keys"]),
     ("ceil", &["floor"]),
     ("floor", &["ceil"]),
     ("startswith", &["endswith"]),
@@ -150,6 +158,19 @@ pub struct Names {
     /// The names the file compares by order (`temp < best_temp`): a best-so-far that starts at a number or a
     /// constant instead of an infinity misses every value on the far side of it.
     pub compared: Vec<String>,
+    /// For one line ([`Names::at`]): the names of its function's `for` loops that ended above it and that it may
+    /// still read (`weight` of `for category, weight in ...` read after the loop), each with the names its loop
+    /// assigns, those that add it up first (`used += weight`): a loop's name read after the loop is most often its
+    /// total misread.
+    pub stale: Vec<(String, Vec<String>)>,
+    /// For one line ([`Names::at`]): the indentation it would have one block out or in, across a loop's edge: the
+    /// loop's own, for the last line of a loop's body (a `return` that ends the loop at its first item), or the
+    /// loop body's, for the line just after a loop (a `total += x` that runs once, after the loop).
+    pub indents: Vec<String>,
+    /// For one line ([`Names::at`]): what its function divides a name by with `//` or `divmod` above it, as (the
+    /// name, the divisor) in order (`seconds // SECONDS_PER_HOUR`): the next unit down is taken of the rest, not
+    /// of the whole (`seconds // SECONDS_PER_MINUTE` to `(seconds % SECONDS_PER_HOUR) // SECONDS_PER_MINUTE`).
+    pub divided: Vec<(String, String)>,
 }
 
 impl Names {
@@ -184,6 +205,9 @@ impl Names {
             factors: factors(text),
             defaults: defaults(text),
             locals: Vec::new(),
+            stale: Vec::new(),
+            indents: Vec::new(),
+            divided: Vec::new(),
             offsets: offsets(text),
             compared: picked(text, |line, toks, k| {
                 let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
@@ -219,6 +243,16 @@ impl Names {
         }
         let code = code_tokens(text);
         out.locals = locals(&code, def, n - 1, &body, &self.constants);
+        out.stale = stale_loop_names(&lines, &code, n - 1, &body);
+        out.indents = loop_edge_indents(&lines, n - 1, &body);
+        for (_, t) in code.iter().filter(|(k, _)| body.contains(k) && *k < n - 1) {
+            for w in t.windows(3) {
+                let pair = (w[0].clone(), w[2].clone());
+                if w[1] == "//" && super::is_name(&w[0]) && !out.divided.contains(&pair) {
+                    out.divided.push(pair);
+                }
+            }
+        }
         let of_body = || {
             code.iter()
                 .filter(|(k, _)| body.contains(k))
@@ -271,6 +305,112 @@ fn locals(
             let bound = super::defines(toks);
             for t in toks.iter().filter(|t| bound.contains(*t)) {
                 keep(t, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The indentations of the 0-based line `at` of a function's `body` one block across a loop's edge
+/// ([`Names::indents`]).
+fn loop_edge_indents(lines: &[&str], at: usize, body: &[usize]) -> Vec<String> {
+    let indent = |k: usize| &lines[k][..lines[k].len() - lines[k].trim_start().len()];
+    let looping = |k: usize| {
+        let t = lines[k].trim_start();
+        (t.starts_with("for ") || t.starts_with("while ")) && t.trim_end().ends_with(':')
+    };
+    let Some(i) = body.iter().position(|&b| b == at) else {
+        return Vec::new();
+    };
+    let depth = indent(at).len();
+    let mut out = Vec::new();
+    // The last line of a loop's own body: the loop's indentation.
+    let header = body[..i].iter().rev().find(|&&b| indent(b).len() < depth);
+    let last = body
+        .get(i + 1)
+        .is_none_or(|&next| indent(next).len() < depth);
+    if let Some(&h) = header.filter(|&&h| looping(h) && last) {
+        out.push(indent(h).to_string());
+    }
+    // The line just after a loop at the loop's depth: the indentation of the loop's body.
+    if let Some(&prev) = i
+        .checked_sub(1)
+        .map(|p| &body[p])
+        .filter(|&&p| indent(p).len() > depth)
+    {
+        let opener = body[..i].iter().rev().find(|&&b| indent(b).len() <= depth);
+        if let Some(&o) = opener.filter(|&&o| looping(o) && indent(o).len() == depth) {
+            let first = body.iter().find(|&&b| b > o).copied().unwrap_or(prev);
+            out.push(indent(first).to_string());
+        }
+    }
+    out
+}
+
+/// The names of the `for` loops of a function's `body` (0-based lines of `lines`, tokens `code`) that ended above
+/// the 0-based line `at`, which is no deeper than the loop, and are not bound again before it ([`Names::stale`]).
+fn stale_loop_names(
+    lines: &[&str],
+    code: &[(usize, Vec<String>)],
+    at: usize,
+    body: &[usize],
+) -> Vec<(String, Vec<String>)> {
+    let indent = |k: usize| lines[k].len() - lines[k].trim_start().len();
+    let toks_of = |k: usize| code.iter().find(|(j, _)| *j == k).map(|(_, t)| t);
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for &f in body.iter().filter(|&&f| f < at) {
+        let Some(toks) = toks_of(f).filter(|t| t.first().is_some_and(|w| w == "for")) else {
+            continue;
+        };
+        let depth = indent(f);
+        let block: Vec<usize> = body
+            .iter()
+            .copied()
+            .skip_while(|&b| b <= f)
+            .take_while(|&b| indent(b) > depth)
+            .collect();
+        let Some(&end) = block.last() else { continue };
+        if end >= at || indent(at) > depth {
+            continue;
+        }
+        let targets = toks.iter().skip(1).take_while(|t| *t != "in");
+        for target in targets.filter(|t| super::is_name(t)) {
+            let bound_again = body
+                .iter()
+                .filter(|&&b| b > end && b < at)
+                .filter_map(|&b| toks_of(b))
+                .any(|t| super::defines(t).contains(target));
+            if bound_again || out.iter().any(|(n, _)| n == target) {
+                continue;
+            }
+            // Those that add it up as it is (`used += weight`) first, then those that add more of it.
+            let mut sums: Vec<String> = Vec::new();
+            let mut adders: Vec<String> = Vec::new();
+            let mut others: Vec<String> = Vec::new();
+            for t in block.iter().filter_map(|&b| toks_of(b)) {
+                let Some(name) = t.first().filter(|n| super::is_name(n) && *n != target) else {
+                    continue;
+                };
+                let adds = t.get(1).is_some_and(|o| o == "+=") && t[2..].contains(target);
+                if adds && t.len() == 3 && !sums.contains(name) {
+                    sums.push(name.clone());
+                }
+                let assigns = t
+                    .get(1)
+                    .is_some_and(|o| matches!(o.as_str(), "=" | "+=" | "-="));
+                let fresh = !adders.contains(name) && !others.contains(name);
+                if adds && !adders.contains(name) {
+                    adders.push(name.clone());
+                } else if assigns && fresh {
+                    others.push(name.clone());
+                }
+            }
+            adders.retain(|a| !sums.contains(a));
+            others.retain(|o| !adders.contains(o) && !sums.contains(o));
+            sums.extend(adders);
+            sums.extend(others);
+            if !sums.is_empty() {
+                out.push((target.clone(), sums));
             }
         }
     }
@@ -450,6 +590,147 @@ fn local_swaps(line: &str, toks: &[Tok], locals: &[String]) -> Vec<String> {
     out
 }
 
+/// How tightly a binary arithmetic operator binds (0 for any other token).
+fn binding(op: &str) -> u8 {
+    match op {
+        "**" => 4,
+        "*" | "/" | "//" | "%" => 3,
+        "+" | "-" => 2,
+        _ => 0,
+    }
+}
+
+/// Whether token `i` of a line is a name or a number standing alone: no keyword, no call, attribute or index.
+fn atom_at(line: &str, toks: &[Tok], i: usize) -> bool {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    toks.get(i).is_some_and(|t| {
+        matches!(t.kind, Kind::Name | Kind::Number)
+            && !KEYWORDS.contains(&text(i))
+            && !matches!(text(i + 1), "(" | "." | "[")
+            && text(i.wrapping_sub(1)) != "."
+    })
+}
+
+/// The most regroupings of one line.
+const MAX_REGROUPED: usize = 2;
+
+/// Arithmetic grouped the wrong way, its parentheses left out: `a ** b * c` to `a ** (b * c)`, `a / b * c` to
+/// `a / (b * c)`, `a - b + c` to `a - (b + c)`; and `a + b / c` to `(a + b) / c`. Each operand a name or a number
+/// standing alone, at most [`MAX_REGROUPED`].
+fn regrouped(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let atom = |i: usize| atom_at(line, toks, i);
+    let mut out = Vec::new();
+    for k in 1..toks.len().saturating_sub(3) {
+        let (op1, op2) = (binding(text(k)), binding(text(k + 2)));
+        if op1 == 0 || op2 == 0 || !atom(k + 1) || !atom(k + 3) {
+            continue;
+        }
+        let binary = atom(k - 1) || matches!(text(k - 1), ")" | "]");
+        let next = binding(text(k + 4));
+        // `A op1 B op2 C` reads `(A op1 B) op2 C`: the second pair grouped instead.
+        // Not after `*` or `+`, where either grouping is the same value.
+        let differs = matches!(text(k), "**" | "/" | "//" | "-");
+        if binary && differs && op1 >= op2 && next <= op2 {
+            let (b, c) = (toks[k + 1].start, toks[k + 3].end);
+            out.push(format!("{}({}){}", &line[..b], &line[b..c], &line[c..]));
+        }
+        // `A + B / C` reads `A + (B / C)`: the first pair grouped instead.
+        let before = binding(text(k.wrapping_sub(2)));
+        let alone = before == 0 && !matches!(text(k.wrapping_sub(2)), "." | "**");
+        if atom(k - 1) && op1 == 2 && op2 == 3 && alone && next <= op2 {
+            let (a, b) = (toks[k - 1].start, toks[k + 1].end);
+            out.push(format!("{}({}){}", &line[..a], &line[a..b], &line[b..]));
+        }
+    }
+    out.truncate(MAX_REGROUPED);
+    out
+}
+
+/// A name divided by a smaller unit where its function divided it by a larger one above ([`Names::divided`]): the
+/// rest after the larger unit divided instead (`seconds // MINUTE` to `(seconds % HOUR) // MINUTE`), at most two.
+fn rest_divided(line: &str, toks: &[Tok], divided: &[(String, String)]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for k in 1..toks.len().saturating_sub(1) {
+        let name = text(k - 1);
+        let bare =
+            toks[k - 1].kind == Kind::Name && !matches!(text(k.wrapping_sub(2)), "." | "%" | "(");
+        if text(k) != "//" || !bare {
+            continue;
+        }
+        let larger = divided
+            .iter()
+            .filter(|(n, d)| n == name && d != text(k + 1))
+            .take(2);
+        let t = &toks[k - 1];
+        out.extend(
+            larger.map(|(_, d)| format!("{}({name} % {d}){}", &line[..t.start], &line[t.end..])),
+        );
+    }
+    out
+}
+
+/// An order the wrong way round: `sorted(scores)` to `sorted(scores, reverse=True)`, `xs.sort()` to
+/// `xs.sort(reverse=True)`, for each call that does not say `reverse`.
+fn reversed_orders(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for k in 0..toks.len() {
+        if !matches!(text(k), "sorted" | "sort") || text(k + 1) != "(" {
+            continue;
+        }
+        let Some(close) = closing(line, toks, k + 1) else {
+            continue;
+        };
+        let at = toks[close].start;
+        let inner = &line[toks[k + 1].end..at];
+        if !inner.contains("reverse") {
+            let comma = if inner.trim().is_empty() { "" } else { ", " };
+            out.push(format!("{}{comma}reverse=True{}", &line[..at], &line[at..]));
+        }
+    }
+    out
+}
+
+/// A difference meant as a distance, its sign dropped: the first `a - b` of two names or numbers standing alone
+/// (nothing tighter on either side) to `abs(a - b)`.
+fn absolute_difference(line: &str, toks: &[Tok]) -> Option<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let atom = |i: usize| atom_at(line, toks, i);
+    let loose = |s: &str| binding(s) < 3 && !matches!(s, "." | "-" | "+" | "~" | "abs");
+    (1..toks.len().saturating_sub(1)).find_map(|k| {
+        let before = if k >= 2 { text(k - 2) } else { "" };
+        let wrapped = before == "(" && k >= 3 && text(k - 3) == "abs";
+        let alone = loose(before) && loose(text(k + 2)) && !wrapped;
+        (text(k) == "-" && atom(k - 1) && atom(k + 1) && alone).then(|| {
+            let (a, b) = (toks[k - 1].start, toks[k + 1].end);
+            format!("{}abs({}){}", &line[..a], &line[a..b], &line[b..])
+        })
+    })
+}
+
+/// The most names a loop's name read after its loop is exchanged for.
+const MAX_STALE: usize = 3;
+
+/// A loop's name read after its loop ([`Names::stale`]) exchanged for a name the loop assigns, those that add it up
+/// first (`total / weight` to `total / used`), at most [`MAX_STALE`] for each read.
+fn stale_reads(line: &str, toks: &[Tok], stale: &[(String, Vec<String>)]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        let read = t.kind == Kind::Name
+            && text(k.wrapping_sub(1)) != "."
+            && !matches!(text(k + 1), "(" | "=" | "+=" | "-=");
+        let Some((_, with)) = stale.iter().find(|(n, _)| read && n == text(k)) else {
+            continue;
+        };
+        let with = with.iter().take(MAX_STALE);
+        out.extend(with.map(|w| format!("{}{w}{}", &line[..t.start], &line[t.end..])));
+    }
+    out
+}
+
 /// The factors of a Python file ([`Names::factors`]).
 fn factors(text: &str) -> Vec<String> {
     picked(text, |line, toks, k| {
@@ -584,24 +865,8 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
         }
     };
     let replace = |t: &Tok, with: &str| format!("{}{with}{}", &line[..t.start], &line[t.end..]);
-    // A value exchanged for a binding never read, first: the unused binding is itself a sign of the slip.
-    for m in unread_uses(line, &toks, &names.unread) {
+    for m in of_whole_line(line, &toks, names) {
         push(m);
-    }
-    if let Some(negated) = negated_condition(line, &toks) {
-        push(negated);
-    }
-    if let Some(ordered) = sorted_iteration(line, &toks) {
-        push(ordered);
-    }
-    for negated in sort_key_negated(line, &toks) {
-        push(negated);
-    }
-    for turned in slices_turned(line, &toks) {
-        push(turned);
-    }
-    for infinite in infinite_starts(line, &toks, &names.compared) {
-        push(infinite);
     }
     for (k, t) in toks.iter().enumerate() {
         let s = text(t);
@@ -655,14 +920,35 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                 .for_each(&mut push),
         }
     }
+    let grouped = regrouped(line, &toks)
+        .into_iter()
+        .chain(absolute_difference(line, &toks));
     // Two neighbouring arguments or tuple items the wrong way round (`f(b, a)`, `return b, a`).
-    for swapped in swaps(line, &toks) {
-        push(swapped);
-    }
-    for swapped in default_swaps(line, &toks, names) {
-        push(swapped);
+    let swapped = swaps(line, &toks)
+        .into_iter()
+        .chain(default_swaps(line, &toks, names));
+    for m in grouped.chain(swapped).chain(reversed_orders(line, &toks)) {
+        push(m);
     }
     out.truncate(MAX_PER_LINE);
+    out
+}
+
+/// The mutants of a line read as a whole, tried before those of its tokens: a value exchanged for a binding never
+/// read first (the unused binding is itself a sign of the slip), a loop's name read after it, the line across a
+/// loop's edge, the rest divided, a condition negated, an order sorted, a sort key negated, a slice turned, an
+/// infinity for a start.
+fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
+    let mut out = unread_uses(line, toks, &names.unread);
+    out.extend(stale_reads(line, toks, &names.stale));
+    let moved = names.indents.iter();
+    out.extend(moved.map(|indent| format!("{indent}{}", line.trim_start())));
+    out.extend(rest_divided(line, toks, &names.divided));
+    out.extend(negated_condition(line, toks));
+    out.extend(sorted_iteration(line, toks));
+    out.extend(sort_key_negated(line, toks));
+    out.extend(slices_turned(line, toks));
+    out.extend(infinite_starts(line, toks, &names.compared));
     out
 }
 
@@ -711,6 +997,16 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
             let at = toks[k + 2].end;
             out.push(format!("{}, 1{}", &line[..at], &line[at..]));
         }
+    }
+    // Only some of the characters stripped where all the white space was meant: `rstrip("\n")` to `rstrip()`.
+    let literal_arg = toks.get(k + 2).is_some_and(|a| a.kind == Kind::Str)
+        && toks.get(k + 3).is_some_and(|c| text(c) == ")");
+    if called && method && matches!(s, "strip" | "lstrip" | "rstrip") && literal_arg {
+        out.push(format!(
+            "{}{}",
+            &line[..toks[k + 2].start],
+            &line[toks[k + 2].end..]
+        ));
     }
     out.extend(numbers_for_text(line, toks, k));
     out.extend(percent_as_fraction(line, toks, k));
@@ -1785,8 +2081,9 @@ impl Probe<'_, '_> {
     }
 }
 
-/// The 1-based lines of `lines` that define, at the top level and to a literal (`RATE = 2`, `SEP = "-"`), a
-/// module constant of `constants` that the code `line` reads.
+/// The 1-based lines of `lines` that define, at the top level and to a literal (`RATE = 2`, `SEP = "-"`) or to
+/// arithmetic of numbers and constants (`MS_PER_HOUR = 60 * MS_PER_MINUTE`), a module constant of `constants` that
+/// the code `line` reads.
 fn definitions_read(lines: &[&str], line: &str, constants: &[String]) -> Vec<usize> {
     let Some(toks) = lex(line) else {
         return Vec::new();
@@ -1804,12 +2101,23 @@ fn definitions_read(lines: &[&str], line: &str, constants: &[String]) -> Vec<usi
             let Some(value) = rest.trim_start().strip_prefix('=') else {
                 return false;
             };
+            // A literal, or arithmetic of numbers and constants (`MS_PER_HOUR = 60 * MS_PER_MINUTE`).
             let literal = lex(value).is_some_and(|v| {
                 let kinds: Vec<Kind> = v.iter().map(|t| t.kind).collect();
-                matches!(
-                    kinds.as_slice(),
-                    [Kind::Number | Kind::Str] | [Kind::Op, Kind::Number]
-                )
+                let arithmetic = v.iter().all(|t| match t.kind {
+                    Kind::Number => true,
+                    Kind::Name => constants.iter().any(|c| *c == value[t.start..t.end]),
+                    Kind::Op => matches!(
+                        &value[t.start..t.end],
+                        "*" | "/" | "//" | "+" | "-" | "**" | "(" | ")"
+                    ),
+                    Kind::Str => false,
+                });
+                arithmetic
+                    || matches!(
+                        kinds.as_slice(),
+                        [Kind::Number | Kind::Str] | [Kind::Op, Kind::Number]
+                    )
             });
             !value.starts_with('=') && literal
         });
@@ -1846,6 +2154,18 @@ fn insertions_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `line` has the mutant `want`.
+    fn gives(line: &str, want: &str) {
+        let m = mutants(line);
+        assert!(m.iter().any(|l| l == want), "{line}: {m:?}");
+    }
+
+    /// No mutant of `line` holds `needle`.
+    fn never_gives(line: &str, needle: &str) {
+        let m = mutants(line);
+        assert!(!m.iter().any(|l| l.contains(needle)), "{line}: {m:?}");
+    }
 
     fn mutants(line: &str) -> Vec<String> {
         let names = Names {
@@ -1942,7 +2262,8 @@ mod tests {
             m,
             [
                 "    return sorted(map(int, values))",
-                "    return sorted(map(float, values))"
+                "    return sorted(map(float, values))",
+                "    return sorted(values, reverse=True)"
             ]
         );
         // A method of that name is no builtin.
@@ -2082,6 +2403,116 @@ mod tests {
             1,
             "{m:?}"
         );
+    }
+
+    #[test]
+    fn a_loop_s_name_read_after_it_a_grouping_and_a_strip_s_argument_are_mutated() {
+        // A loop's name read after the loop is exchanged for the name that adds it up first.
+        let text = "def weighted(record):\n    total = 0.0\n    used = 0.0\n    for category, weight in record:\n        total += weight * 2\n        used += weight\n    return total / weight if used else 0.0\n";
+        let names = Names::of(text).at(text, 7);
+        assert_eq!(
+            names.stale[1],
+            (
+                "weight".to_string(),
+                vec!["used".to_string(), "total".to_string()]
+            )
+        );
+        let m = of_line("    return total / weight if used else 0.0", &names);
+        assert_eq!(m[0], "    return total / used if used else 0.0", "{m:?}");
+        // Not inside the loop, nor once the name is bound again.
+        assert!(Names::of(text).at(text, 5).stale.is_empty());
+        let again =
+            "def f(xs):\n    n = 0\n    for x in xs:\n        n += x\n    x = n\n    return x\n";
+        assert!(Names::of(again).at(again, 6).stale.is_empty());
+        // Arithmetic grouped the other way: a power over a product, a mean's sum.
+        gives(
+            "    return round(p * (1 + rate) ** periods * years, 2)",
+            "    return round(p * (1 + rate) ** (periods * years), 2)",
+        );
+        gives("    mid = low + high / 2", "    mid = (low + high) / 2");
+        // Nothing to regroup where the precedence already groups the pair, or an operand is a call.
+        never_gives("    return a - b * c", "(b * c)");
+        never_gives("    return a ** f(b) * c", "(f(b)");
+        // A strip of some characters for a strip of all white space; a character test for its pair.
+        gives(
+            "    line = line.rstrip(\"\\n\")",
+            "    line = line.rstrip()",
+        );
+        gives(
+            "    if any(ch.isupper() for ch in s):",
+            "    if any(ch.islower() for ch in s):",
+        );
+    }
+
+    #[test]
+    fn an_order_a_distance_a_unit_of_the_rest_and_a_derived_constant_are_mutated() {
+        // An order reversed, a difference made a distance; not one already wrapped, nor one inside a product.
+        gives(
+            "    return sorted(scores, key=len)",
+            "    return sorted(scores, key=len, reverse=True)",
+        );
+        gives("    items.sort()", "    items.sort(reverse=True)");
+        never_gives(
+            "    return sorted(xs, reverse=False)",
+            "reverse=True, reverse",
+        );
+        gives("    if a - b > tol:", "    if abs(a - b) > tol:");
+        never_gives("    if abs(a - b) > tol:", "abs(abs");
+        never_gives("    return 2 * a - b", "abs(");
+        // The next unit down is taken of what the larger one leaves.
+        let text = "def split(seconds):\n    hours = seconds // HOUR\n    minutes = seconds // MINUTE\n    return hours, minutes\n";
+        let m = of_line(
+            "    minutes = seconds // MINUTE",
+            &Names::of(text).at(text, 3),
+        );
+        assert!(
+            m.contains(&"    minutes = (seconds % HOUR) // MINUTE".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            !of_line("    hours = seconds // HOUR", &Names::of(text).at(text, 2))
+                .iter()
+                .any(|l| l.contains('%'))
+        );
+        // A constant defined by arithmetic of constants is probed where a line reads it.
+        let lines = [
+            "MS = 1000",
+            "MINUTE = 60 * MS",
+            "HOUR = 60 * MS",
+            "",
+            "def f(h):",
+            "    return h * HOUR",
+        ];
+        assert_eq!(
+            definitions_read(
+                &lines,
+                lines[5],
+                &["MS".into(), "MINUTE".into(), "HOUR".into()]
+            ),
+            [3]
+        );
+        assert!(
+            of_line(lines[2], &Names::of(&lines.join("\n")))
+                .contains(&"HOUR = 60 * MINUTE".to_string())
+        );
+    }
+
+    #[test]
+    fn a_line_moves_across_a_loop_s_edge() {
+        // A `return` that ends the loop at its first item goes out of the loop; the line after a loop goes in.
+        let text = "def first(xs):\n    found = []\n    for x in xs:\n        if x:\n            found.append(x)\n        return found\n    total = 0\n    return total\n";
+        let names = Names::of(text);
+        assert!(
+            of_line("        return found", &names.at(text, 6))
+                .contains(&"    return found".to_string())
+        );
+        assert!(
+            of_line("    total = 0", &names.at(text, 7)).contains(&"        total = 0".to_string())
+        );
+        // Not a line inside an `if`, nor one that does not end or follow a loop.
+        assert!(names.at(text, 5).indents.is_empty());
+        assert!(names.at(text, 8).indents.is_empty());
+        assert!(names.at(text, 2).indents.is_empty());
     }
 
     #[test]
