@@ -221,6 +221,21 @@ struct Def {
 }
 
 impl Def {
+    /// The lines (0-based) of the docstring its body opens with, if any: the prose lines before its first code.
+    fn docstring(&self, prose: &[bool]) -> Vec<usize> {
+        let doc = self.body.iter().copied();
+        doc.take_while(|&b| prose.get(b) == Some(&true)).collect()
+    }
+
+    /// The tokens of its `def` line: its parameters in the order written, with their defaults.
+    fn header(&self, lines: &[&str]) -> Vec<String> {
+        let first = self.body.first().copied().unwrap_or(0);
+        let def = (0..first)
+            .rev()
+            .find(|&k| matches!(first_word(lines[k]).as_str(), "def" | "async"));
+        def.map_or_else(Vec::new, |k| tokens(&code_of(lines[k])))
+    }
+
     /// The file's functions and methods, in order (a nested function is one of its own, and its lines are its
     /// enclosing function's too).
     fn all(lines: &[&str]) -> Vec<Def> {
@@ -1171,12 +1186,7 @@ fn unread_constants_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
         let marker = value.starts_with(['"', '\'']) && value.len() <= 5;
         let mut n = 0;
         for d in defs {
-            let doc: Vec<usize> = d
-                .body
-                .iter()
-                .copied()
-                .take_while(|&b| prose.get(b) == Some(&true))
-                .collect();
+            let doc = d.docstring(&prose);
             let (Some(&code), Some(&header)) = (d.body.get(doc.len()), d.body.first()) else {
                 continue;
             };
@@ -1187,10 +1197,7 @@ fn unread_constants_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
                 .collect::<Vec<_>>()
                 .join(" ");
             let indent = indent_of(lines[code]);
-            let def_line = (0..header)
-                .rev()
-                .find(|&k| matches!(first_word(lines[k]).as_str(), "def" | "async"));
-            let params = def_line.map_or_else(Vec::new, |k| tokens(&code_of(lines[k])));
+            let params = d.header(lines);
             if defaults {
                 let starred = params
                     .windows(2)
@@ -1317,12 +1324,7 @@ fn case_never_normalised(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let prose = prose_lines(&lines.join("\n"));
     let mut out = Vec::new();
     for d in defs {
-        let doc: Vec<usize> = d
-            .body
-            .iter()
-            .copied()
-            .take_while(|&b| prose.get(b) == Some(&true))
-            .collect();
+        let doc = d.docstring(&prose);
         let (Some(&last_doc), Some(&code)) = (doc.last(), d.body.get(doc.len())) else {
             continue;
         };
@@ -1379,10 +1381,7 @@ fn case_never_normalised(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
                 out.push((b, format!("{}{x} = {x}.{case}()", indent_of(lines[b]))));
             }
         }
-        let def_line = (0..d.body[0])
-            .rev()
-            .find(|&k| matches!(first_word(lines[k]).as_str(), "def" | "async"));
-        let header = def_line.map_or_else(Vec::new, |k| tokens(&code_of(lines[k])));
+        let header = d.header(lines);
         if let Some(p) = header
             .iter()
             .find(|p| d.params.contains(*p) && !matches!(p.as_str(), "self" | "cls"))
@@ -1419,12 +1418,7 @@ fn guards_never_written(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let prose = prose_lines(&lines.join("\n"));
     let mut out = Vec::new();
     for d in defs {
-        let doc: Vec<usize> = d
-            .body
-            .iter()
-            .copied()
-            .take_while(|&b| prose.get(b) == Some(&true))
-            .collect();
+        let doc = d.docstring(&prose);
         let (Some(&last_doc), Some(&code)) = (doc.last(), d.body.get(doc.len())) else {
             continue;
         };
@@ -1441,10 +1435,7 @@ fn guards_never_written(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
             continue;
         }
         // The parameters in the order the `def` line writes them.
-        let def_line = (0..d.body[0])
-            .rev()
-            .find(|&k| matches!(first_word(lines[k]).as_str(), "def" | "async"));
-        let header = def_line.map_or_else(Vec::new, |k| tokens(&code_of(lines[k])));
+        let header = d.header(lines);
         let params = header
             .iter()
             .filter(|p| d.params.contains(*p) && !matches!(p.as_str(), "self" | "cls"));
