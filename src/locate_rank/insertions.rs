@@ -43,9 +43,13 @@
 //! - the update of one name of a loop's pair copied for the other (`table[away] += DRAW_POINTS`);
 //! - a constant defined and never read put to use: defaults merged under keyword parameters
 //!   (`values = {**DEFAULTS, **values}`), a comment marker cut off a text (`text.split(COMMENT)[0].strip()`);
-//! - a loop's `continue` or `break` missing at the end of an `if` block the checks ran.
+//! - a loop's `continue` or `break` missing at the end of an `if` block the checks ran;
+//! - a result a loop never gathers into, a dict key counted into before it has a value, a method's parameter never
+//!   read ([`untouched`]).
 //!
 //! Pure: text in, lines out.
+
+mod untouched;
 
 use std::collections::HashSet;
 
@@ -84,6 +88,9 @@ const UNTOLD: &[Kind] = &[
     group_flushes_on_change,
     counters_never_counted,
     loop_state_never_updated,
+    untouched::results_never_gathered,
+    untouched::counts_never_started,
+    untouched::parameters_never_read,
     groups_never_reset,
     split_parts_stripped,
     siblings_never_reset,
@@ -225,6 +232,14 @@ impl Def {
     fn docstring(&self, prose: &[bool]) -> Vec<usize> {
         let doc = self.body.iter().copied();
         doc.take_while(|&b| prose.get(b) == Some(&true)).collect()
+    }
+
+    /// The code tokens of each line of its body, strings and comments left out.
+    fn tokens(&self, lines: &[&str]) -> Vec<Vec<String>> {
+        self.body
+            .iter()
+            .map(|&b| tokens(&code_of(lines[b])))
+            .collect()
     }
 
     /// The tokens of its `def` line: its parameters in the order written, with their defaults.
@@ -820,11 +835,6 @@ const MAX_LOOP_NAMES: usize = 3;
 /// those of them added to it there that another update in the loop adds (`spent += qty * price`: `bought += qty`).
 fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    let reads = |u: &[String], name: &str| {
-        u.iter()
-            .enumerate()
-            .any(|(i, w)| w == name && (i == 0 || u[i - 1] != "."))
-    };
     for d in defs {
         let toks: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
         for (k, t) in toks.iter().enumerate() {
@@ -878,6 +888,13 @@ fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
         }
     }
     out
+}
+
+/// Whether a line's tokens `u` read `name` itself, not an attribute of that name (`.name`).
+fn reads(u: &[String], name: &str) -> bool {
+    u.iter()
+        .enumerate()
+        .any(|(i, w)| w == name && (i == 0 || u[i - 1] != "."))
 }
 
 /// The parts of a text split apart and used as they came, spaces and all (`for part in text.split(","):` and no

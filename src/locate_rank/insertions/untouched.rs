@@ -1,0 +1,368 @@
+//! Insertions for a name a function binds and then leaves alone where its code needs it: a result started before a
+//! loop that the loop never gathers into, a dict counted into by key before the key has a value, a method's
+//! parameter that is never read. Pure: lines in, lines out.
+
+use super::super::{defines, is_name};
+use super::{Def, block_below, indent_of, reads};
+
+/// The words of a name that keeps the greatest of what a loop sees (`best`, `longest_run`).
+const GREATEST: &[&str] = &[
+    "best", "longest", "max", "maximum", "most", "highest", "largest", "biggest", "top", "peak",
+];
+
+/// The words of a name that keeps the least of what a loop sees (`lowest`, `shortest_gap`).
+const LEAST: &[&str] = &[
+    "min", "minimum", "least", "lowest", "shortest", "smallest", "fewest", "cheapest",
+];
+
+/// The most lines written for one result never gathered.
+const MAX_GATHERED: usize = 3;
+
+/// The names a line binds, in a fixed order.
+fn bound(toks: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = defines(toks).into_iter().collect();
+    names.sort();
+    names
+}
+
+/// A result a function starts before a loop, at the loop's depth or above, and reads after it, that the loop
+/// never mentions: a list or a set started empty (`protein = []`) gets what the loop computes at the end of the
+/// loop's body (`protein.append(amino)`, the names its body binds latest first, then the loop's own); a number
+/// started at 0 and named for the greatest or the least (`best = run = 0`) keeps the greatest or the least of a
+/// name the loop updates, just after each update (`best = max(best, run)` after `run += 1`).
+pub(in crate::locate_rank) fn results_never_gathered(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        for (k, t) in toks.iter().enumerate() {
+            let head = t.first().map(String::as_str);
+            if !matches!(head, Some("for" | "while")) {
+                continue;
+            }
+            let depth = indent_of(lines[d.body[k]]).len();
+            let block = block_below(lines, &d.body[k + 1..], depth);
+            let (Some(&first), Some(&end)) = (block.first(), block.last()) else {
+                continue;
+            };
+            let inner = &toks[k + 1..k + 1 + block.len()];
+            let after = &toks[k + 1 + block.len()..];
+            let targets = if head == Some("for") {
+                bound(t)
+            } else {
+                Vec::new()
+            };
+            let mut computed: Vec<String> = Vec::new();
+            for u in inner.iter().rev() {
+                for n in bound(u) {
+                    if !computed.contains(&n) && !targets.contains(&n) {
+                        computed.push(n);
+                    }
+                }
+            }
+            for (j, b) in toks[..k].iter().enumerate() {
+                if indent_of(lines[d.body[j]]).len() > depth {
+                    continue;
+                }
+                // Each name of a chain (`best = run = 0`) and the value it starts at.
+                let mut i = 0;
+                while i + 1 < b.len() && is_name(&b[i]) && b[i + 1] == "=" {
+                    i += 2;
+                }
+                let value: Vec<&str> = b[i..].iter().map(String::as_str).collect();
+                for name in b[..i].iter().step_by(2) {
+                    let touched = toks[j + 1..k + 1 + block.len()]
+                        .iter()
+                        .any(|u| u.contains(name));
+                    if touched || !after.iter().any(|u| reads(u, name)) {
+                        continue;
+                    }
+                    let method = match value.as_slice() {
+                        ["[", "]"] | ["list", "(", ")"] => Some("append"),
+                        ["set", "(", ")"] => Some("add"),
+                        _ => None,
+                    };
+                    if let Some(method) = method {
+                        let indent = indent_of(lines[first]);
+                        for x in computed.iter().chain(&targets).take(MAX_GATHERED) {
+                            out.push((end, format!("{indent}{name}.{method}({x})")));
+                        }
+                        continue;
+                    }
+                    if matches!(value.as_slice(), ["0"] | ["0", ".", "0"]) {
+                        let loop_ = (inner, block.as_slice(), targets.as_slice());
+                        out.extend(extremes_kept(lines, name, loop_));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// For a number `name` started at 0 before a loop (its body's tokens, its lines and its own names), when its name
+/// says it keeps the greatest or the least: `name = max(name, x)` (or `min`) just after each line of the body that
+/// updates another name `x`.
+fn extremes_kept(
+    lines: &[&str],
+    name: &str,
+    (inner, block, targets): (&[Vec<String>], &[usize], &[String]),
+) -> Vec<(usize, String)> {
+    let words: Vec<String> = name
+        .to_ascii_lowercase()
+        .split('_')
+        .map(str::to_string)
+        .collect();
+    let said = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    let keep = if said(GREATEST) {
+        "max"
+    } else if said(LEAST) {
+        "min"
+    } else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (u, &at) in inner.iter().zip(block) {
+        for x in bound(u)
+            .iter()
+            .filter(|x| *x != name && !targets.contains(x))
+        {
+            let indent = indent_of(lines[at]);
+            out.push((at, format!("{indent}{name} = {keep}({name}, {x})")));
+        }
+    }
+    out.truncate(MAX_GATHERED);
+    out
+}
+
+/// A dict started empty and then counted into by key (`result[project] += minutes`, `groups[key].append(x)`)
+/// with no first value for a new key anywhere in its function (no `setdefault`, `get`, `in` test or
+/// `defaultdict`): `result.setdefault(project, 0)` (or `[]`, `set()`) just before the line, at its indentation.
+pub(in crate::locate_rank) fn counts_never_started(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        for (j, t) in toks.iter().enumerate() {
+            let empty = matches!(
+                t.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
+                [_, "=", "{", "}"] | [_, "=", "dict", "(", ")"]
+            );
+            let Some(name) = t.first().filter(|n| empty && is_name(n)) else {
+                continue;
+            };
+            let started = toks.iter().any(|u| {
+                u.windows(3).any(|w| {
+                    w[0] == *name && w[1] == "." && matches!(w[2].as_str(), "setdefault" | "get")
+                }) || u.windows(2).any(|w| w[0] == "in" && w[1] == *name)
+            });
+            if started {
+                continue;
+            }
+            for i in j + 1..toks.len() {
+                let u: Vec<&str> = toks[i].iter().map(String::as_str).collect();
+                let first = match u.as_slice() {
+                    [n, "[", key, "]", "+=" | "-=", ..] if *n == name && is_name(key) => "0",
+                    [n, "[", key, "]", ".", "append" | "extend", ..]
+                        if *n == name && is_name(key) =>
+                    {
+                        "[]"
+                    }
+                    [n, "[", key, "]", ".", "add", ..] if *n == name && is_name(key) => "set()",
+                    _ => continue,
+                };
+                let indent = indent_of(lines[d.body[i]]);
+                let line = format!("{indent}{name}.setdefault({}, {first})", u[2]);
+                out.push((d.body[i - 1], line));
+            }
+        }
+    }
+    out
+}
+
+/// The most calls written for one parameter never read.
+const MAX_CALLS: usize = 2;
+
+/// The parameters of a `def` line's tokens, in order, without their defaults.
+fn positional(header: &[String]) -> Vec<String> {
+    let Some(open) = header.iter().position(|t| t == "(") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut depth = 0;
+    for (i, t) in header.iter().enumerate().skip(open) {
+        match t.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            _ if depth == 1 && matches!(header[i - 1].as_str(), "(" | ",") && is_name(t) => {
+                out.push(t.clone());
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A method's parameter that its body never reads (`other` of `transfer(self, other, amount)`): a call of
+/// another method of its class on it, after the method's last line, passing the parameters the method does read
+/// when that method takes as many (`other.deposit(amount)`), the methods it does not already call first.
+pub(in crate::locate_rank) fn parameters_never_read(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let methods: Vec<(&Def, Vec<String>)> = defs
+        .iter()
+        .map(|d| (d, positional(&d.header(lines))))
+        .filter(|(_, p)| p.first().is_some_and(|s| s == "self"))
+        .collect();
+    for (d, params) in &methods {
+        let body = d.tokens(lines);
+        let read = |p: &String| body.iter().any(|u| u.contains(p));
+        let args: Vec<&String> = params[1..].iter().filter(|p| read(p)).collect();
+        let calls = |m: &str| {
+            body.iter().any(|u| {
+                u.windows(3)
+                    .any(|w| w[0] == "." && w[1] == m && w[2] == "(")
+            })
+        };
+        // Its siblings in the class: methods at its indentation, not itself, not a dunder.
+        let mut siblings: Vec<&(&Def, Vec<String>)> = methods
+            .iter()
+            .filter(|(s, p)| {
+                s.indent == d.indent
+                    && s.name != d.name
+                    && !s.name.starts_with("__")
+                    && p.len() - 1 == args.len()
+            })
+            .collect();
+        siblings.sort_by_key(|(s, _)| calls(&s.name));
+        for p in params[1..]
+            .iter()
+            .filter(|p| !read(p) && !p.starts_with('_'))
+        {
+            for (s, _) in siblings.iter().take(MAX_CALLS) {
+                let args = args
+                    .iter()
+                    .map(|a| a.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                out.push((d.last, format!("{}{p}.{}({args})", d.indent, s.name)));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::of_file;
+
+    /// The insertions of `text`, with no error told, as (1-based line after which, line).
+    fn lines_of(text: &str) -> Vec<(usize, String)> {
+        of_file(text, &[], None)
+            .into_iter()
+            .map(|i| (i.after, i.line))
+            .collect()
+    }
+
+    #[test]
+    fn a_list_the_loop_never_gathers_into_gets_what_the_loop_computes_at_its_end() {
+        let text = "def translate(seq):\n    protein = []\n    for i in range(0, len(seq), 3):\n        amino = CODONS.get(seq[i:i + 3], \"X\")\n        if amino == \"*\":\n            break\n    return \"\".join(protein)\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(6, "        protein.append(amino)".into())),
+            "{got:?}"
+        );
+        // What the body binds comes before the loop's own name.
+        let amino = got.iter().position(|(_, l)| l.ends_with("append(amino)"));
+        let i = got.iter().position(|(_, l)| l.ends_with("append(i)"));
+        assert!(amino < i, "{got:?}");
+        // Not when the loop gathers into it already, nor when nothing reads it after the loop.
+        let gathered = text.replace(
+            "            break\n",
+            "            break\n        protein.append(amino)\n",
+        );
+        assert!(
+            !lines_of(&gathered)
+                .iter()
+                .any(|(_, l)| l.contains("protein.append"))
+        );
+        let unread = text.replace("\"\".join(protein)", "None");
+        assert!(
+            !lines_of(&unread)
+                .iter()
+                .any(|(_, l)| l.contains("protein.append"))
+        );
+    }
+
+    #[test]
+    fn a_best_so_far_never_kept_takes_the_greatest_after_each_update() {
+        let text = "def longest_run(highs):\n    best = run = 0\n    for high in highs:\n        if high >= 30:\n            run += 1\n        else:\n            run = 0\n    return best\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(5, "            best = max(best, run)".into())),
+            "{got:?}"
+        );
+        // The loop's own name is not what it keeps, and a name of no extreme is no best.
+        assert!(
+            !got.iter().any(|(_, l)| l.contains("max(best, high)")),
+            "{got:?}"
+        );
+        let plain = text.replace("best", "total");
+        assert!(!lines_of(&plain).iter().any(|(_, l)| l.contains("max(")));
+        let least = text.replace("best", "shortest");
+        assert!(
+            lines_of(&least).contains(&(5, "            shortest = min(shortest, run)".into()))
+        );
+    }
+
+    #[test]
+    fn a_dict_counted_into_before_its_key_has_a_value_starts_the_key() {
+        let text = "def totals(entries):\n    result = {}\n    for project, start, end in entries:\n        result[project] += end - start\n    return result\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(3, "        result.setdefault(project, 0)".into())),
+            "{got:?}"
+        );
+        let grouped = "def groups(pairs):\n    out = {}\n    for k, v in pairs:\n        out[k].append(v)\n    return out\n";
+        assert!(lines_of(grouped).contains(&(3, "        out.setdefault(k, [])".into())));
+        // Not where a key is started already.
+        let started = text.replace("        result[project]", "        if project not in result:\n            result[project] = 0\n        result[project]");
+        assert!(
+            !lines_of(&started)
+                .iter()
+                .any(|(_, l)| l.contains("setdefault"))
+        );
+    }
+
+    #[test]
+    fn a_parameter_a_method_never_reads_is_handed_another_method_s_call() {
+        let text = "class Account:\n    def __init__(self, balance=0):\n        self.balance = balance\n\n    def deposit(self, amount):\n        self.balance += amount\n\n    def withdraw(self, amount):\n        self.balance -= amount\n\n    def report(self):\n        return self.balance\n\n    def transfer(self, other, amount):\n        self.withdraw(amount)\n";
+        let got = lines_of(text);
+        // The method it does not call already first; one of another arity never.
+        let deposit = got
+            .iter()
+            .position(|l| *l == (15, "        other.deposit(amount)".into()));
+        let withdraw = got
+            .iter()
+            .position(|l| *l == (15, "        other.withdraw(amount)".into()));
+        assert!(deposit.is_some() && deposit < withdraw, "{got:?}");
+        assert!(
+            !got.iter().any(|(_, l)| l.contains("other.report")),
+            "{got:?}"
+        );
+        // A parameter it reads needs nothing.
+        let read = text.replace("self.withdraw(amount)", "other.deposit(amount)");
+        assert!(!lines_of(&read).iter().any(|(_, l)| l.contains("other.")));
+    }
+}
