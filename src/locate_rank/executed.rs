@@ -157,6 +157,12 @@ impl Executed {
                 Reach::Ran
             } else if in_body && open == 0 && k == statement && produces_a_line_event(t) {
                 Reach::NotRun
+            } else if k != statement
+                && out[statement] == Reach::NotRun
+                && !ran.body.contains(&(k + 1))
+            {
+                // A later line of a statement never reached did not run either.
+                Reach::NotRun
             } else {
                 Reach::Neutral
             };
@@ -193,9 +199,10 @@ pub(super) enum Reach {
     FailingAndBefore,
     /// It ran.
     Ran,
-    /// A statement in a function's body that runs as a line of its own, and the checks never ran it.
+    /// A statement in a function's body that runs as a line of its own, and the checks never ran it, or a later
+    /// line of such a statement.
     NotRun,
-    /// Nothing to say: a line outside any function, a later line of a statement, a docstring, `else:`.
+    /// Nothing to say: a line outside any function, a later line of a statement that ran, a docstring, `else:`.
     Neutral,
 }
 
@@ -271,6 +278,21 @@ mod tests {
         assert_eq!(at(10), Reach::Neutral, "a docstring is never reported");
         assert_eq!(at(9), Reach::Ran, "a def line runs at import");
         assert_eq!(at(6), Reach::Ran);
+    }
+
+    #[test]
+    fn every_line_of_a_statement_never_reached_is_not_run() {
+        let source = "def f(n):\n    if n:\n        return g(\n            n)\n    return 0\n";
+        let trace = "local-llm-trace 1\nhit 0 1 1 module\nhit 0 2 1 body\nhit 0 5 1 body\n";
+        let e = Executed::read(&[trace.to_string()], &["f.py"]);
+        let lines = e.lines("f.py", source).unwrap();
+        assert_eq!(lines[2], Reach::NotRun);
+        assert_eq!(
+            lines[3],
+            Reach::NotRun,
+            "the call's later line never ran either"
+        );
+        assert_eq!(lines[4], Reach::Ran);
     }
 
     #[test]

@@ -162,7 +162,7 @@ impl Failing {
     /// of the file's top level (the `LEVELS = {...}` it reads, every line of it, the body of a helper it calls), 0.5 for the named
     /// definition's own line, 0 elsewhere. A test says which function it exercises, not which of its lines is wrong.
     pub(super) fn reach(&self, text: &str) -> Vec<f64> {
-        let mut out = named_scopes(text, |name| self.said(name));
+        let mut out = named_scopes(text, 0.5, |name| f64::from(u8::from(self.said(name))));
         let lines: Vec<&str> = text.lines().collect();
         let used: HashSet<String> = lines
             .iter()
@@ -171,7 +171,7 @@ impl Failing {
             .flat_map(|(l, _)| tokens(l))
             .filter(|t| is_name(t))
             .collect();
-        let helpers = named_scopes(text, |name| used.contains(name));
+        let helpers = named_scopes(text, 0.5, |name| f64::from(u8::from(used.contains(name))));
         let mut open = 0i32; // brackets a top-level definition used there leaves open (`UNITS = {` ... `}`)
         for (k, line) in lines.iter().enumerate() {
             let toks = tokens(&without_strings(line));

@@ -12,7 +12,9 @@
 //!   the new code uses (`name = ...` before `return name`) or where the task says "after ...";
 //! - the definition the task names: the body of a function or class whose name the task writes (`total`,
 //!   `strip_trailing`, or its parts in order: "long enough" for `long_enough`) ranks above lines elsewhere, its
-//!   `def` line by half (a default or a parameter may be the fix);
+//!   `def` line by half (a default or a parameter may be the fix, and more so when the task speaks of defaults);
+//!   the definition the task reports first weighs most, others it reports less, and one it names only to say it
+//!   works nothing ([`roles`]);
 //! - words for operators: a task that says what is wrong in words ("subtracting", "exactly 70", "the wrong way
 //!   round") is read for the operators they stand for (`-`, `<` and `>`, a call's commas), and English function
 //!   words ("a", "the", "must") are not shared words (the article "a" matched a line's `"A"`).
@@ -25,10 +27,12 @@ mod failing;
 mod implied;
 mod insertions;
 pub mod mutants;
+mod roles;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub use failing::{Failing, Missing, failing_place, line_before_edit, named_lines};
+use roles::Roles;
 
 use crate::patch::PreImage;
 use crate::patch::focus::{self, Focus};
@@ -132,6 +136,7 @@ pub fn rank(
 ) -> Vec<Spot> {
     let (task, asked_terms) = asked(spec, files, signals);
     let task_words = words_of(&spec.task);
+    let roles = Roles::of(&spec.task);
     let (fragments, new_names) = fragments_and_names(&task, signals);
     let adds = signals.insertion && asks_to_add(&spec.task);
     let after_terms = Terms::of(&after_phrase(&spec.task));
@@ -144,7 +149,8 @@ pub fn rank(
         let after = word_scores(&lines, &after_terms);
         let after_top = after.iter().copied().fold(0.0, f64::max);
         let prose = prose_lines(&pre.text);
-        let (scopes, checked) = named_evidence(path, &pre.text, &task_words, failing, signals);
+        let (scopes, checked) =
+            named_evidence(path, &pre.text, &task_words, &roles, failing, signals);
         let flow = if adds {
             data_flow(&lines, &new_names)
         } else {
@@ -211,7 +217,12 @@ pub fn rank(
             );
         }
     }
-    // Best first; among equals the earlier line (stable over the files' order).
+    best_distinct(scored, max)
+}
+
+/// The best `max` scored places, best first, distinct by file, text and kind; among equals the earlier line (stable
+/// over the files' order).
+fn best_distinct(mut scored: Vec<(f64, Spot)>, max: usize) -> Vec<Spot> {
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut seen = HashSet::new();
     scored
@@ -344,20 +355,28 @@ fn named_evidence(
     path: &str,
     text: &str,
     task_words: &[String],
+    roles: &Roles,
     failing: &Failing,
     signals: Signals,
 ) -> (Vec<f64>, Vec<f64>) {
     let mut scopes = if signals.scope {
-        named_scopes(text, |name| names(task_words, name))
+        // A default lives on the `def` line: where the task speaks of one, it counts more than the body.
+        let own = if signals.operator_words && speaks_of_defaults(task_words) {
+            1.5
+        } else {
+            0.5
+        };
+        let defs = definitions(text);
+        let defs: Vec<&str> = defs.iter().map(String::as_str).collect();
+        let weights = roles.weights(&defs, names);
+        named_scopes(text, own, |name| {
+            defs.iter()
+                .position(|d| *d == name)
+                .map_or(0.0, |k| weights[k])
+        })
     } else {
         Vec::new()
     };
-    if signals.operator_words && speaks_of_defaults(task_words) {
-        // A default lives on the `def` line: it counts more than the body.
-        for v in scopes.iter_mut().filter(|v| **v == 0.5) {
-            *v = 1.5;
-        }
-    }
     let mut checked = Vec::new();
     if signals.check && !failing.is_empty() {
         // What the failing test exercises stands in for a definition the task does not name.
@@ -716,10 +735,11 @@ fn body_lines(lines: &[&str], d: usize) -> Vec<usize> {
         .collect()
 }
 
-/// For each line of a text (0-based), how far it is inside a definition whose name is `named`: 1 for the lines of
-/// its body (the lines after the definition indented deeper than it, up to the first that is not), 0.5 for the
-/// definition's own line, 0 elsewhere.
-fn named_scopes(text: &str, named: impl Fn(&str) -> bool) -> Vec<f64> {
+/// For each line of a text (0-based), how far it is inside a definition, by what `weight` gives its name (0 for
+/// a name not meant): the weight for the lines of its body (the lines after the definition indented deeper than
+/// it, up to the first that is not), `own` times it for the definition's own line, 0 elsewhere; the most of the
+/// definitions that hold a line.
+fn named_scopes(text: &str, own: f64, weight: impl Fn(&str) -> f64) -> Vec<f64> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = vec![0.0; lines.len()];
     for (d, line) in lines.iter().enumerate() {
@@ -727,15 +747,23 @@ fn named_scopes(text: &str, named: impl Fn(&str) -> bool) -> Vec<f64> {
         let Some(name) = definition(&toks) else {
             continue;
         };
-        if !named(name) {
+        let w = weight(name);
+        if w <= 0.0 {
             continue;
         }
-        out[d] = f64::max(out[d], 0.5);
+        out[d] = f64::max(out[d], w * own);
         for b in body_lines(&lines, d) {
-            out[b] = 1.0;
+            out[b] = f64::max(out[b], w);
         }
     }
     out
+}
+
+/// The names of the definitions in a text, in order.
+fn definitions(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| definition(&tokens(l)).map(str::to_string))
+        .collect()
 }
 
 /// A line of code with the text of its string literals blanked (`"gmail.com"` is not a module's attribute).
