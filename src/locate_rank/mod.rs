@@ -7,6 +7,7 @@
 //!   the file's lines, a run of two counted double (the ranking before the others were added);
 //! - code fragments: how small an edit (in tokens) turns part of a line into a code fragment the task writes out
 //!   (`width * height`, `items[-1]`, `"Hello, Ann!"`): a task quotes the line it is about, or the line it wants;
+//!   an example call of the function the task reports (`is_common("Password123")`) is not matched to its callers;
 //! - prose below code: a comment or docstring that merely repeats the task's words ranks below the code;
 //! - insertion points: a task that asks to add a line ranks the places after lines, best where a line defines what
 //!   the new code uses (`name = ...` before `return name`) or where the task says "after ...";
@@ -158,11 +159,12 @@ pub fn rank(
         };
         let ran = Evidence::of(failing, path, &pre.text, signals);
         let traced = |s: f64, line: usize, insert: bool| ran.moved(s, line, insert);
+        let reported = first_reported(&pre.text, &roles, signals);
         for (k, (i, line)) in lines.iter().enumerate() {
             let tokens = tokens(line);
             let frag = fragments
                 .iter()
-                .filter(|f| !calls_the_function_defined(f, &tokens))
+                .filter(|f| !calls_the_function_defined(f, &tokens) && !calls(f, reported))
                 .map(|f| fragment_match(f, &tokens))
                 .fold(0.0, f64::max);
             let mut s = if signals.fragments {
@@ -759,6 +761,34 @@ fn named_scopes(text: &str, own: f64, weight: impl Fn(&str) -> f64) -> Vec<f64> 
     out
 }
 
+/// The definition of `text` the task reports first ([`Roles`]), when the scope signal is on.
+fn first_reported<'t>(text: &'t str, roles: &Roles, signals: Signals) -> Option<&'t str> {
+    if !signals.scope {
+        return None;
+    }
+    let defs: Vec<&str> = text
+        .lines()
+        .filter_map(|l| {
+            let toks = tokens(l);
+            let name = definition(&toks)?;
+            let at = l.find(name)?;
+            Some(&l[at..at + name.len()])
+        })
+        .collect();
+    let weights = roles.weights(&defs, names);
+    defs.iter()
+        .zip(weights)
+        .find(|(_, w)| *w >= 1.0)
+        .map(|(d, _)| *d)
+}
+
+/// Whether a code fragment is a call of the function `name` (`is_common("Password123")`): where the task reports
+/// that function going wrong, the call is its example, and the lines elsewhere that call it are not the slip.
+fn calls(fragment: &[String], name: Option<&str>) -> bool {
+    name.is_some_and(|n| fragment.first().is_some_and(|f| f == n))
+        && fragment.get(1).is_some_and(|t| t == "(")
+}
+
 /// The names of the definitions in a text, in order.
 fn definitions(text: &str) -> Vec<String> {
     text.lines()
@@ -1258,6 +1288,29 @@ mod tests {
             without[0], 3,
             "without the trace the words decide: {without:?}"
         );
+    }
+
+    #[test]
+    fn the_example_call_of_the_function_a_task_reports_does_not_rank_its_callers_first() {
+        // `is_common("Password123")` is the task's example: an edit or two turns it into the caller's
+        // `if is_common(password):`, yet the slip is in `is_common` itself.
+        let text = "COMMON = {\"password123\", \"letmein\"}\n\n\ndef is_common(password):\n    \"\"\"Whether the password is common, ignoring case.\"\"\"\n    return password in COMMON\n\n\ndef problems(password):\n    found = []\n    if len(password) < 8:\n        found.append(\"short\")\n    if is_common(password):\n        found.append(\"too common\")\n    return found\n";
+        let t = "In m.py, common passwords typed with capitals get through: is_common(\"Password123\") returns False \
+                 instead of True, so problems(\"Password123\") misses \"too common\".";
+        let ranked: Vec<usize> = rank(
+            &task(t),
+            &file(text),
+            &Focus::new(),
+            &Failing::default(),
+            Signals::ALL,
+            8,
+        )
+        .iter()
+        .filter(|s| !s.insert)
+        .map(|s| s.line)
+        .collect();
+        let at = |n: usize| ranked.iter().position(|l| *l == n).unwrap_or(usize::MAX);
+        assert!(at(6) < at(13), "the body above the caller: {ranked:?}");
     }
 
     #[test]
