@@ -782,11 +782,13 @@ fn first_reported<'t>(text: &'t str, roles: &Roles, signals: Signals) -> Option<
         .map(|(d, _)| *d)
 }
 
-/// Whether a code fragment is a call of the function `name` (`is_common("Password123")`): where the task reports
-/// that function going wrong, the call is its example, and the lines elsewhere that call it are not the slip.
+/// Whether a code fragment is a call of the function `name` with arguments (`is_common("Password123")`, not the
+/// bare `is_common()` that names it): where the task reports that function going wrong, the call is its example,
+/// and the lines elsewhere that call it are not the slip.
 fn calls(fragment: &[String], name: Option<&str>) -> bool {
     name.is_some_and(|n| fragment.first().is_some_and(|f| f == n))
         && fragment.get(1).is_some_and(|t| t == "(")
+        && fragment.get(2).is_some_and(|t| t != ")")
 }
 
 /// The names of the definitions in a text, in order.
