@@ -10,7 +10,7 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh` or `twelfth` runs a set written for `--localize` instead of the bench's own
+//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth` or `thirteenth` runs a set written for `--localize` instead of the bench's own
 //! tasks; `SOLVE_HANDED=1` hands each task's true line as the file's range (`PATH:N-N`) instead of the whole file
 //! (what the model solves when handed the right line); `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
@@ -60,6 +60,8 @@ mod tasks;
 mod tenth;
 #[path = "solve/third.rs"]
 mod third;
+#[path = "solve/thirteenth.rs"]
+mod thirteenth;
 #[path = "solve/twelfth.rs"]
 mod twelfth;
 
@@ -148,7 +150,7 @@ fn run() -> Result<(), String> {
     if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
         println!("  files    each task's true line only, as its range (SOLVE_HANDED=1)");
     }
-    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh` or `twelfth`: one of the sets written for `--localize` instead of the bench's own.
+    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth` or `thirteenth`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
         Ok("fresh") => fresh::FRESH,
@@ -162,10 +164,11 @@ fn run() -> Result<(), String> {
         Ok("tenth") => tenth::TENTH,
         Ok("eleventh") => eleventh::ELEVENTH,
         Ok("twelfth") => twelfth::TWELFTH,
+        Ok("thirteenth") => thirteenth::THIRTEENTH,
         Ok("") | Err(_) => tasks::TASKS,
         Ok(other) => {
             return Err(format!(
-                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh or twelfth"
+                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth or thirteenth"
             ));
         }
     };
@@ -418,6 +421,11 @@ fn localize() {
         ("tenth", "held out, tenth set", tenth::TENTH),
         ("eleventh", "held out, eleventh set", eleventh::ELEVENTH),
         ("twelfth", "held out, twelfth set", twelfth::TWELFTH),
+        (
+            "thirteenth",
+            "held out, thirteenth set",
+            thirteenth::THIRTEENTH,
+        ),
     ] {
         if !only.is_empty() && only != key {
             continue;
