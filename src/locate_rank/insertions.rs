@@ -45,10 +45,13 @@
 //!   (`values = {**DEFAULTS, **values}`), a comment marker cut off a text (`text.split(COMMENT)[0].strip()`);
 //! - a loop's `continue` or `break` missing at the end of an `if` block the checks ran;
 //! - a result a loop never gathers into, a dict key counted into before it has a value, a method's parameter never
-//!   read ([`untouched`]).
+//!   read ([`untouched`]);
+//! - a count a dict literal starts at 0 and no line counts, a branch that finds the other answer and falls through
+//!   to the usual one, a normalising function a loop never calls ([`forgotten`]).
 //!
 //! Pure: text in, lines out.
 
+mod forgotten;
 mod untouched;
 
 use std::collections::HashSet;
@@ -91,6 +94,9 @@ const UNTOLD: &[Kind] = &[
     untouched::results_never_gathered,
     untouched::counts_never_started,
     untouched::parameters_never_read,
+    forgotten::key_counts_never_counted,
+    forgotten::returns_fallen_through,
+    forgotten::normalisers_never_called,
     groups_never_reset,
     split_parts_stripped,
     siblings_never_reset,
@@ -467,57 +473,100 @@ fn membership_updates(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     for d in defs {
         for &b in &d.body {
             let toks = tokens(&code_of(lines[b]));
-            let Some(kind) = empty_collection(&toks) else {
-                continue;
-            };
-            let name = &toks[0];
-            if updated(lines, &d.body, name) {
-                continue;
-            }
-            for &t in d.body.iter().filter(|&&t| t > b) {
-                let Some((item, negated)) = membership_test(&tokens(&code_of(lines[t])), name)
-                else {
+            for (name, kind) in empty_starts(&toks) {
+                let name = &name;
+                if updated(lines, &d.body, name) {
                     continue;
-                };
-                let update = match kind {
-                    "set" => format!("{name}.add({item})"),
-                    "list" => format!("{name}.append({item})"),
-                    _ => format!("{name}[{item}] = True"),
-                };
-                let depth = indent_of(lines[t]).len();
-                let inner = |k: &usize| *k > t && indent_of(lines[*k]).len() > depth;
-                let block: Vec<usize> = if negated {
-                    d.body
-                        .iter()
-                        .copied()
-                        .skip_while(|k| *k <= t)
-                        .take_while(|k| inner(k))
-                        .collect()
-                } else {
-                    let rest = d.body.iter().copied().skip_while(|k| *k <= t);
-                    rest.take_while(|k| indent_of(lines[*k]).len() >= depth)
-                        .collect()
-                };
-                let Some(&end) = block.last() else { continue };
-                let indent = if negated {
-                    indent_of(lines[block[0]])
-                } else {
-                    indent_of(lines[t])
-                };
-                // Before a last statement that leaves the block.
-                let at = if ends_flow(lines[end]) && indent_of(lines[end]) == indent {
-                    match block.iter().rev().nth(1) {
-                        Some(&p) => p,
-                        None => t,
-                    }
-                } else {
-                    end
-                };
-                out.push((at, format!("{indent}{update}")));
+                }
+                for &t in d.body.iter().filter(|&&t| t > b) {
+                    let Some((item, negated)) = membership_test(&tokens(&code_of(lines[t])), name)
+                    else {
+                        continue;
+                    };
+                    let update = match kind {
+                        "set" => format!("{name}.add({item})"),
+                        "list" => format!("{name}.append({item})"),
+                        _ => format!("{name}[{item}] = True"),
+                    };
+                    let depth = indent_of(lines[t]).len();
+                    let inner = |k: &usize| *k > t && indent_of(lines[*k]).len() > depth;
+                    let block: Vec<usize> = if negated {
+                        d.body
+                            .iter()
+                            .copied()
+                            .skip_while(|k| *k <= t)
+                            .take_while(|k| inner(k))
+                            .collect()
+                    } else {
+                        let rest = d.body.iter().copied().skip_while(|k| *k <= t);
+                        rest.take_while(|k| indent_of(lines[*k]).len() >= depth)
+                            .collect()
+                    };
+                    let Some(&end) = block.last() else { continue };
+                    let indent = if negated {
+                        indent_of(lines[block[0]])
+                    } else {
+                        indent_of(lines[t])
+                    };
+                    // Before a last statement that leaves the block.
+                    let at = if ends_flow(lines[end]) && indent_of(lines[end]) == indent {
+                        match block.iter().rev().nth(1) {
+                            Some(&p) => p,
+                            None => t,
+                        }
+                    } else {
+                        end
+                    };
+                    out.push((at, format!("{indent}{update}")));
+                }
             }
         }
     }
     out
+}
+
+/// The names a line starts as empty collections, with their kinds: `seen = set()`, or each of a tuple's
+/// (`seen, result = set(), []`).
+fn empty_starts(toks: &[String]) -> Vec<(String, &'static str)> {
+    if let Some(kind) = empty_collection(toks) {
+        return vec![(toks[0].clone(), kind)];
+    }
+    let Some(eq) = toks.iter().position(|t| t == "=") else {
+        return Vec::new();
+    };
+    let names: Vec<&String> = toks[..eq].iter().step_by(2).collect();
+    let commas = toks[..eq].iter().skip(1).step_by(2).all(|t| t == ",");
+    if names.len() < 2 || !commas || !names.iter().all(|n| is_name(n)) {
+        return Vec::new();
+    }
+    // The values, split at the commas outside brackets.
+    let mut values: Vec<Vec<String>> = vec![Vec::new()];
+    let mut depth = 0usize;
+    for t in &toks[eq + 1..] {
+        match t.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth = depth.saturating_sub(1),
+            "," if depth == 0 => {
+                values.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(v) = values.last_mut() {
+            v.push(t.clone());
+        }
+    }
+    if values.len() != names.len() {
+        return Vec::new();
+    }
+    names
+        .into_iter()
+        .zip(values)
+        .filter_map(|(n, v)| {
+            let line: Vec<String> = [n.clone(), "=".to_string()].into_iter().chain(v).collect();
+            empty_collection(&line).map(|kind| (n.clone(), kind))
+        })
+        .collect()
 }
 
 /// The kind of empty collection a line `NAME = set()` / `[]` / `{}` / `dict()` / `list()` starts, if it does.
@@ -1640,43 +1689,142 @@ fn groups_never_reset(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
             let body = block_below(lines, &d.body[k + 1..], indent_of(lines[f]).len());
             let toks: Vec<Vec<String>> = body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
             for (j, t) in toks.iter().enumerate() {
-                let [s, dot, append, open, g, close] = t.as_slice() else {
-                    continue;
-                };
-                let collects =
-                    is_name(s) && dot == "." && append == "append" && open == "(" && close == ")";
-                if !collects || !is_name(g) || s == g {
-                    continue;
-                }
-                // Started empty before the loop, at the function's depth.
-                let start = d.body[..k].iter().rev().find_map(|&b| {
-                    let bt = tokens(&code_of(lines[b]));
-                    (bt.first() == Some(g) && bt.get(1).is_some_and(|e| e == "="))
-                        .then_some((b, bt))
-                });
-                let Some((b, bt)) = start else { continue };
-                let empty = empty_collection(&bt).is_some() || bt[2..] == ["0"];
-                let built = toks.iter().any(|u| {
-                    u.windows(3)
-                        .any(|w| w[0] == *g && w[1] == "." && w[2] == "append")
-                        || u.windows(2).any(|w| w[0] == *g && w[1] == "+=")
-                });
-                let reset = toks
-                    .iter()
-                    .any(|u| u.first() == Some(g) && u.get(1).is_some_and(|e| e == "="));
-                let Some((_, first)) = lines[b].split_once('=') else {
-                    continue;
-                };
-                if empty && built && !reset {
-                    out.push((
-                        body[j],
-                        format!("{}{g} = {}", indent_of(lines[body[j]]), first.trim()),
-                    ));
+                for (g, bare) in collected(t) {
+                    let g = &g;
+                    // Started empty (or at 0) before the loop, at the function's depth.
+                    let Some(first) = d.body[..k]
+                        .iter()
+                        .rev()
+                        .find_map(|&b| first_values(lines[b]).into_iter().find(|(n, _)| n == g))
+                        .map(|(_, v)| v)
+                    else {
+                        continue;
+                    };
+                    let value = tokens(&first);
+                    let line: Vec<String> = [g.clone(), "=".into()]
+                        .into_iter()
+                        .chain(value.clone())
+                        .collect();
+                    let empty = empty_collection(&line).is_some()
+                        || value == ["0"]
+                        || value == ["0", ".", "0"];
+                    let built = toks.iter().any(|u| {
+                        u.windows(3)
+                            .any(|w| w[0] == *g && w[1] == "." && w[2] == "append")
+                            || u.windows(2).any(|w| w[0] == *g && w[1] == "+=")
+                    });
+                    let reset = toks
+                        .iter()
+                        .any(|u| u.first() == Some(g) && u.get(1).is_some_and(|e| e == "="));
+                    if !empty || !built || reset {
+                        continue;
+                    }
+                    let fresh = format!("{g} = {first}");
+                    // A total collected in an expression (`summary.append((current, round(net, 2)))`) starts afresh
+                    // where its group changes: at the end of the loop's block that holds the collection.
+                    if let Some((end, indent)) = outer_block_end(lines, &body, j).filter(|_| !bare)
+                    {
+                        out.push((end, format!("{indent}{fresh}")));
+                    }
+                    out.push((body[j], format!("{}{fresh}", indent_of(lines[body[j]]))));
                 }
             }
         }
     }
     out
+}
+
+/// The names a line `S.append(...)` collects, each with whether it is the whole argument (`runs.append(current)`)
+/// or a name the argument reads (`summary.append((current, round(net, 2)))`, not `round`).
+fn collected(t: &[String]) -> Vec<(String, bool)> {
+    let [s, dot, append, open, inner @ .., close] = t else {
+        return Vec::new();
+    };
+    if !is_name(s) || dot != "." || append != "append" || open != "(" || close != ")" {
+        return Vec::new();
+    }
+    if let [g] = inner {
+        return if is_name(g) && g != s {
+            vec![(g.clone(), true)]
+        } else {
+            Vec::new()
+        };
+    }
+    let mut out: Vec<(String, bool)> = Vec::new();
+    for (i, w) in inner.iter().enumerate() {
+        let called = inner.get(i + 1).is_some_and(|n| n == "(");
+        let attribute = i > 0 && inner[i - 1] == ".";
+        if is_name(w) && w != s && !called && !attribute && !out.iter().any(|(n, _)| n == w) {
+            out.push((w.clone(), false));
+        }
+    }
+    out
+}
+
+/// The block of a loop's `body` (its lines) that holds the line `j` of it, one level in: its last line and the
+/// indentation of its first; `None` when line `j` is at the body's own depth.
+fn outer_block_end<'l>(lines: &[&'l str], body: &[usize], j: usize) -> Option<(usize, &'l str)> {
+    let depth = indent_of(lines[*body.first()?]).len();
+    let head = (0..j)
+        .rev()
+        .find(|&h| indent_of(lines[body[h]]).len() == depth)?;
+    if indent_of(lines[body[j]]).len() == depth {
+        return None;
+    }
+    let block = block_below(lines, &body[head + 1..], depth);
+    Some((*block.last()?, indent_of(lines[*block.first()?])))
+}
+
+/// The first values a line gives names: `total = 0`, or each of a tuple's (`current, net = None, 0.0`); values
+/// split at the commas outside brackets and strings.
+fn first_values(line: &str) -> Vec<(String, String)> {
+    let code = code_of(line);
+    let Some((names, values)) = code.split_once('=') else {
+        return Vec::new();
+    };
+    if values.starts_with('=')
+        || names.ends_with(['!', '<', '>', '+', '-', '*', '/', '%', '|', '&'])
+    {
+        return Vec::new();
+    }
+    let names: Vec<&str> = names.split(',').map(str::trim).collect();
+    if !names.iter().all(|n| is_name(n) && !n.contains(' ')) {
+        return Vec::new();
+    }
+    // The values from the line itself (strings are blanked in `code`, not in `line`).
+    let Some((_, raw)) = line.split_once('=') else {
+        return Vec::new();
+    };
+    let raw = raw.trim();
+    let parts: Vec<String> = if names.len() == 1 {
+        vec![raw.to_string()]
+    } else {
+        let mut parts = vec![String::new()];
+        let mut depth = 0usize;
+        let mut quote: Option<char> = None;
+        for c in raw.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '(' | '[' | '{') => depth += 1,
+                (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
+                (None, ',') if depth == 0 => {
+                    parts.push(String::new());
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some(p) = parts.last_mut() {
+                p.push(c);
+            }
+        }
+        parts.into_iter().map(|p| p.trim().to_string()).collect()
+    };
+    if parts.len() != names.len() || parts.iter().any(String::is_empty) {
+        return Vec::new();
+    }
+    names.into_iter().map(str::to_string).zip(parts).collect()
 }
 
 /// A loop's `continue` (or `break`) missing at the end of an `if` block the checks ran, when the block does not
@@ -1769,12 +1917,17 @@ fn membership_test(toks: &[String], name: &str) -> Option<(String, bool)> {
         [item @ .., "in"] => (item, false),
         _ => return None,
     };
-    let dotted = !item.is_empty()
-        && item
+    // A dotted name, or a call of one without arguments (`title.lower()`).
+    let name = match item {
+        [name @ .., "(", ")"] => name,
+        name => name,
+    };
+    let dotted = !name.is_empty()
+        && name
             .iter()
             .enumerate()
             .all(|(k, p)| if k % 2 == 0 { is_name(p) } else { *p == "." })
-        && item.len() % 2 == 1;
+        && name.len() % 2 == 1;
     dotted.then(|| (item.concat(), negated))
 }
 
@@ -1993,11 +2146,23 @@ fn call_statement(line: &str) -> Option<Vec<String>> {
 mod tests {
     use super::*;
 
-    fn lines_of(text: &str, missing: &[Missing], reach: Option<&[Reach]>) -> Vec<(usize, String)> {
+    /// The insertions of `text` as (1-based line after which, line); shared with the submodules' tests.
+    pub(super) fn lines_of(
+        text: &str,
+        missing: &[Missing],
+        reach: Option<&[Reach]>,
+    ) -> Vec<(usize, String)> {
         of_file(text, missing, reach)
             .into_iter()
             .map(|i| (i.after, i.line))
             .collect()
+    }
+
+    /// Whether any insertion of `text`, with no error told, holds `needle`.
+    pub(super) fn offers(text: &str, needle: &str) -> bool {
+        lines_of(text, &[], None)
+            .iter()
+            .any(|(_, l)| l.contains(needle))
     }
 
     /// The insertions of `text`, with no error told, hold `line` after the 1-based line `at`.

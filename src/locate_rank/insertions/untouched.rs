@@ -265,14 +265,11 @@ pub(in crate::locate_rank) fn parameters_never_read(
 
 #[cfg(test)]
 mod tests {
-    use super::super::of_file;
+    use super::super::tests::offers;
 
     /// The insertions of `text`, with no error told, as (1-based line after which, line).
     fn lines_of(text: &str) -> Vec<(usize, String)> {
-        of_file(text, &[], None)
-            .into_iter()
-            .map(|i| (i.after, i.line))
-            .collect()
+        super::super::tests::lines_of(text, &[], None)
     }
 
     #[test]
@@ -292,17 +289,9 @@ mod tests {
             "            break\n",
             "            break\n        protein.append(amino)\n",
         );
-        assert!(
-            !lines_of(&gathered)
-                .iter()
-                .any(|(_, l)| l.contains("protein.append"))
-        );
+        assert!(!offers(&gathered, "protein.append"));
         let unread = text.replace("\"\".join(protein)", "None");
-        assert!(
-            !lines_of(&unread)
-                .iter()
-                .any(|(_, l)| l.contains("protein.append"))
-        );
+        assert!(!offers(&unread, "protein.append"));
     }
 
     #[test]
@@ -319,7 +308,7 @@ mod tests {
             "{got:?}"
         );
         let plain = text.replace("best", "total");
-        assert!(!lines_of(&plain).iter().any(|(_, l)| l.contains("max(")));
+        assert!(!offers(&plain, "max("));
         let least = text.replace("best", "shortest");
         assert!(
             lines_of(&least).contains(&(5, "            shortest = min(shortest, run)".into()))
@@ -338,11 +327,7 @@ mod tests {
         assert!(lines_of(grouped).contains(&(3, "        out.setdefault(k, [])".into())));
         // Not where a key is started already.
         let started = text.replace("        result[project]", "        if project not in result:\n            result[project] = 0\n        result[project]");
-        assert!(
-            !lines_of(&started)
-                .iter()
-                .any(|(_, l)| l.contains("setdefault"))
-        );
+        assert!(!offers(&started, "setdefault"));
     }
 
     #[test]
@@ -363,6 +348,6 @@ mod tests {
         );
         // A parameter it reads needs nothing.
         let read = text.replace("self.withdraw(amount)", "other.deposit(amount)");
-        assert!(!lines_of(&read).iter().any(|(_, l)| l.contains("other.")));
+        assert!(!offers(&read, "other."));
     }
 }
