@@ -51,6 +51,7 @@
 //!
 //! Pure: text in, lines out.
 
+mod counterparts;
 mod forgotten;
 mod untouched;
 
@@ -108,6 +109,11 @@ const UNTOLD: &[Kind] = &[
     sibling_updates,
     unread_constants_applied,
     keys_in_case,
+    forgotten::streaks_never_reset,
+    forgotten::pool_items_never_taken,
+    forgotten::nones_never_dropped,
+    counterparts::counterparts_never_updated,
+    counterparts::parameters_never_normalised,
 ];
 
 /// The insertions for the Python file `text`, those the error `missing` tells first, then the others, at most
@@ -2156,6 +2162,11 @@ mod tests {
             .into_iter()
             .map(|i| (i.after, i.line))
             .collect()
+    }
+
+    /// The insertions of `text`, with no error told, as (1-based line after which, line).
+    pub(super) fn untold(text: &str) -> Vec<(usize, String)> {
+        lines_of(text, &[], None)
     }
 
     /// Whether any insertion of `text`, with no error told, holds `needle`.

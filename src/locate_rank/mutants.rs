@@ -996,8 +996,31 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     }
     out.extend(all_turned(line, toks));
     out.extend(alias_copied(line, toks));
+    out.extend(elements_converted(line, toks));
     if names.cased {
         out.extend(case_folded(line, toks));
+    }
+    out
+}
+
+/// A comprehension that gives each item as it came (`tuple(part for part in parts)`, a copy at most, so likely
+/// meant to convert): each item made a whole number, then a decimal one.
+fn elements_converted(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let mut out = Vec::new();
+    for w in toks.windows(4) {
+        let opens = matches!(text(&w[0]), "(" | "[" | "{");
+        let item = text(&w[1]);
+        let same = w[1].kind == Kind::Name && text(&w[2]) == "for" && text(&w[3]) == item;
+        if opens && same && !KEYWORDS.contains(&item) {
+            for kind in ["int", "float"] {
+                out.push(format!(
+                    "{}{kind}({item}){}",
+                    &line[..w[1].start],
+                    &line[w[1].end..]
+                ));
+            }
+        }
     }
     out
 }
@@ -2479,6 +2502,20 @@ mod tests {
             ..Names::default()
         };
         of_line(line, &names)
+    }
+
+    #[test]
+    fn a_comprehension_that_copies_its_items_converts_them() {
+        gives(
+            "    return tuple(part for part in core.split(SEP))",
+            "    return tuple(int(part) for part in core.split(SEP))",
+        );
+        gives(
+            "    values = [v for v in row]",
+            "    values = [float(v) for v in row]",
+        );
+        // A comprehension that does something with its item already is left as it is.
+        never_gives("    return [len(w) for w in words]", "int(");
     }
 
     #[test]

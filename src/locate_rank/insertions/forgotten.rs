@@ -17,6 +17,12 @@ const NORMALISING: &[&str] = &[
     "clean",
 ];
 
+/// Whether a function's name says it brings a value to one form: its first word is one of [`NORMALISING`].
+pub(super) fn normalising(name: &str) -> bool {
+    let first = name.split('_').next().unwrap_or("").to_ascii_lowercase();
+    NORMALISING.contains(&first.as_str())
+}
+
 /// The most `return` lines one function is given by [`returns_fallen_through`].
 const MAX_FALLEN: usize = 2;
 
@@ -167,12 +173,11 @@ pub(in crate::locate_rank) fn normalisers_never_called(
 ) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for f in defs {
-        let first = f.name.split('_').next().unwrap_or("").to_ascii_lowercase();
         let mut params = f.params.iter().filter(|p| *p != "self");
         let (Some(p), None) = (params.next(), params.next()) else {
             continue;
         };
-        if !NORMALISING.contains(&first.as_str()) {
+        if !normalising(&f.name) {
             continue;
         }
         for g in defs.iter().filter(|g| g.name != f.name) {
@@ -203,14 +208,199 @@ pub(in crate::locate_rank) fn normalisers_never_called(
     out
 }
 
+/// Whether the tokens `t` are those of `words`.
+fn are(t: &[String], words: &[&str]) -> bool {
+    t.len() == words.len() && t.iter().zip(words).all(|(a, b)| a == b)
+}
+
+/// A run length started before a loop at a number (`current = 0`), counted in the loop (`current += 1`) and read
+/// there beside another name (`longest = max(longest, current)`), never started afresh in it: its first value
+/// first in each block of the loop's `if`, `elif` or `else` that does not count it (`if temp <= threshold:
+/// continue`).
+pub(in crate::locate_rank) fn streaks_never_reset(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        let at = |b: usize| d.body.iter().position(|&x| x == b).unwrap_or(0);
+        for (k, t) in toks.iter().enumerate() {
+            if !matches!(t.first().map(String::as_str), Some("for" | "while")) {
+                continue;
+            }
+            let depth = indent_of(lines[d.body[k]]).len();
+            let block = block_below(lines, &d.body[k + 1..], depth);
+            for (j, u) in toks[..k].iter().enumerate() {
+                let value = lines[d.body[j]].split_once('=').map(|(_, v)| v.trim());
+                let number = value.filter(|v| v.parse::<f64>().is_ok());
+                let (Some(start), true) = (number, u.len() > 2 && is_name(&u[0]) && u[1] == "=")
+                else {
+                    continue;
+                };
+                let n = &u[0];
+                let sets = |b: &usize, op: &str| {
+                    let v = &toks[at(*b)];
+                    v.first() == Some(n) && v.get(1).is_some_and(|o| o == op)
+                };
+                let counted: Vec<usize> = block.iter().copied().filter(|b| sets(b, "+=")).collect();
+                let reset = block.iter().any(|b| sets(b, "="));
+                let read = block.iter().any(|&b| {
+                    let v = &toks[at(b)];
+                    v.first() != Some(n) && v.contains(n)
+                });
+                if counted.is_empty() || reset || !read {
+                    continue;
+                }
+                for &b in &block {
+                    let v = &toks[at(b)];
+                    if !matches!(v.first().map(String::as_str), Some("if" | "elif" | "else")) {
+                        continue;
+                    }
+                    let inner = block_below(lines, &d.body[at(b) + 1..], indent_of(lines[b]).len());
+                    let Some(&first) = inner.first() else {
+                        continue;
+                    };
+                    if inner.iter().any(|i| counted.contains(i)) {
+                        continue;
+                    }
+                    out.push((b, format!("{}{n} = {start}", indent_of(lines[first]))));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A list copied to be used up (`tiles = list(rack)`, `left = seats.copy()`) that a loop tests for its item (`if
+/// letter not in tiles: return False`, `if seat in left:`) and no line ever takes from: `tiles.remove(letter)`
+/// after the test's block (that leaves the loop's turn) or at the end of the block (that does not).
+pub(in crate::locate_rank) fn pool_items_never_taken(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    const TAKING: &[&str] = &["remove", "pop", "discard", "clear"];
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        let at = |b: usize| d.body.iter().position(|&x| x == b).unwrap_or(0);
+        for (j, u) in toks.iter().enumerate() {
+            let copy = u.len() > 3
+                && is_name(&u[0])
+                && u[1] == "="
+                && (matches!(u[2].as_str(), "list" | "sorted") && u[3] == "("
+                    || u.ends_with(&[".".into(), "copy".into(), "(".into(), ")".into()])
+                    || u.ends_with(&["[".into(), ":".into(), "]".into()]));
+            if !copy {
+                continue;
+            }
+            let c = &u[0];
+            let taken = toks.iter().any(|v| {
+                v.windows(3)
+                    .any(|w| w[0] == *c && w[1] == "." && TAKING.contains(&w[2].as_str()))
+                    || v.first().is_some_and(|f| f == "del") && v.contains(c)
+            });
+            if taken {
+                continue;
+            }
+            for (k, t) in toks.iter().enumerate().skip(j + 1) {
+                let (Some("for"), Some(x), Some("in")) = (
+                    t.first().map(String::as_str),
+                    t.get(1).filter(|x| is_name(x)),
+                    t.get(2).map(String::as_str),
+                ) else {
+                    continue;
+                };
+                let block = block_below(lines, &d.body[k + 1..], indent_of(lines[d.body[k]]).len());
+                for &b in &block {
+                    let v = &toks[at(b)];
+                    let not_in = are(v, &["if", x, "not", "in", c, ":"]);
+                    if !not_in && !are(v, &["if", x, "in", c, ":"]) {
+                        continue;
+                    }
+                    let inner = block_below(lines, &d.body[at(b) + 1..], indent_of(lines[b]).len());
+                    let (Some(&first), Some(&last)) = (inner.first(), inner.last()) else {
+                        continue;
+                    };
+                    let leaves = inner.iter().any(|&i| ends_flow(lines[i]));
+                    let indent = if not_in && leaves {
+                        indent_of(lines[b])
+                    } else if !not_in && !leaves {
+                        indent_of(lines[first])
+                    } else {
+                        continue;
+                    };
+                    out.push((last, format!("{indent}{c}.remove({x})")));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A list of what a function of the file gives (`scores = [response_score(r) for r in responses]`), where that
+/// function returns `None` on some path, then summed or taken the least or most of (`sum(scores)`) with no line
+/// dropping the `None`s: `scores = [value for value in scores if value is not None]` after it.
+pub(in crate::locate_rank) fn nones_never_dropped(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    const FOLDS: &[&str] = &["sum", "max", "min", "sorted", "mean", "median", "fmean"];
+    let gives_none: Vec<&str> = defs
+        .iter()
+        .filter(|f| {
+            let toks = f.tokens(lines);
+            toks.iter()
+                .any(|t| are(t, &["return", "None"]) || are(t, &["return"]))
+        })
+        .map(|f| f.name.as_str())
+        .collect();
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        for (k, t) in toks.iter().enumerate() {
+            let listed = t.len() > 5
+                && is_name(&t[0])
+                && t[1] == "="
+                && t[2] == "["
+                && t[3] != d.name
+                && gives_none.contains(&t[3].as_str())
+                && t[4] == "("
+                && t.iter().any(|w| w == "for");
+            if !listed {
+                continue;
+            }
+            let l = &t[0];
+            let rest = &toks[k + 1..];
+            let folded = rest.iter().any(|v| {
+                v.windows(4).any(|w| {
+                    FOLDS.contains(&w[0].as_str()) && w[1] == "(" && w[2] == *l && w[3] == ")"
+                })
+            });
+            let dropped = rest
+                .iter()
+                .any(|v| v.contains(l) && v.iter().any(|w| w == "None"));
+            let Some(v) = ["value", "item", "v"]
+                .into_iter()
+                .find(|n| !d.bound.contains(*n))
+            else {
+                continue;
+            };
+            if folded && !dropped {
+                let indent = indent_of(lines[d.body[k]]);
+                out.push((
+                    d.body[k],
+                    format!("{indent}{l} = [{v} for {v} in {l} if {v} is not None]"),
+                ));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::tests::offers;
-
-    /// The insertions of `text`, with no error told, as (1-based line after which, line).
-    fn lines_of(text: &str) -> Vec<(usize, String)> {
-        super::super::tests::lines_of(text, &[], None)
-    }
+    use super::super::tests::{offers, untold as lines_of};
 
     #[test]
     fn a_count_a_dict_starts_at_zero_and_never_counts_is_counted_before_the_last_return() {
@@ -299,5 +489,66 @@ mod tests {
                 .any(|(at, l)| *at == 5 && l == "            seen.add(title.lower())"),
             "{got:?}"
         );
+    }
+    #[test]
+    fn a_run_counted_in_a_loop_and_never_started_afresh_is_reset_where_the_loop_skips() {
+        let text = "def best_run(days):\n    \"\"\"The most days in a row with rain.\"\"\"\n    best = 0\n    run = 0\n    for mm in days:\n        if mm == 0:\n            continue\n        run += 1\n        best = max(best, run)\n    return best\n";
+        let got = lines_of(text);
+        assert!(got.contains(&(6, "            run = 0".into())), "{got:?}");
+        // Not when the loop starts it afresh already, nor in the block that counts it.
+        let reset = text.replace(
+            "            continue\n",
+            "            run = 0\n            continue\n",
+        );
+        assert!(!lines_of(&reset).iter().any(|(_, l)| l.trim() == "run = 0"));
+        let inside = "def hits(xs):\n    n = 0\n    for x in xs:\n        if x:\n            n += 1\n    return n\n";
+        assert!(
+            !lines_of(inside).iter().any(|(_, l)| l.trim() == "n = 0"),
+            "{:?}",
+            lines_of(inside)
+        );
+    }
+
+    #[test]
+    fn a_copied_list_a_loop_tests_and_never_takes_from_gives_up_the_item() {
+        let text = "def can_pay(price, coins):\n    purse = list(coins)\n    for coin in price:\n        if coin not in purse:\n            return False\n    return True\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(5, "        purse.remove(coin)".into())),
+            "{got:?}"
+        );
+        // A test that does not leave takes the item inside its block.
+        let text = "def seat(wanted, free):\n    left = free.copy()\n    got = []\n    for s in wanted:\n        if s in left:\n            got.append(s)\n    return got\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(6, "            left.remove(s)".into())),
+            "{got:?}"
+        );
+        // Not when a line takes from it already, nor for a list the function did not copy.
+        let taken = text.replace("got.append(s)\n", "got.append(s)\n            left.pop()\n");
+        assert!(!offers(&taken, ".remove("));
+        let uncopied = text.replace("left = free.copy()", "left = free");
+        assert!(!offers(&uncopied, ".remove("));
+    }
+
+    #[test]
+    fn the_nones_a_list_gathers_from_a_function_that_gives_them_are_dropped_before_the_sum() {
+        let text = "def rating(r):\n    if not r:\n        return None\n    return sum(r) / len(r)\n\n\ndef average(rows):\n    ratings = [rating(r) for r in rows]\n    return sum(ratings) / len(ratings)\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(
+                8,
+                "    ratings = [value for value in ratings if value is not None]".into()
+            )),
+            "{got:?}"
+        );
+        // Not for a function that never gives `None`, nor when a line drops them already.
+        let never = text.replace("        return None\n", "        return 0\n");
+        assert!(!offers(&never, "is not None"));
+        let dropped = text.replace(
+            "    return sum(ratings)",
+            "    ratings = [x for x in ratings if x is not None]\n    return sum(ratings)",
+        );
+        assert!(!offers(&dropped, "value is not None"));
     }
 }

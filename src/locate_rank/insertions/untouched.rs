@@ -265,12 +265,7 @@ pub(in crate::locate_rank) fn parameters_never_read(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::offers;
-
-    /// The insertions of `text`, with no error told, as (1-based line after which, line).
-    fn lines_of(text: &str) -> Vec<(usize, String)> {
-        super::super::tests::lines_of(text, &[], None)
-    }
+    use super::super::tests::{offers, untold as lines_of};
 
     #[test]
     fn a_list_the_loop_never_gathers_into_gets_what_the_loop_computes_at_its_end() {

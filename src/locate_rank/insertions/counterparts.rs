@@ -1,0 +1,245 @@
+//! Insertions for the half of a pair a function leaves out: the write a place parameter gets and its partner does
+//! not (stock taken from `source` and never put at `target`), and the normalisation the file's other functions give
+//! a parameter of the same name and one function takes as it came. Pure: lines in, lines out.
+
+use super::super::{is_name, prose_lines, tokens};
+use super::{Def, code_of, renamed};
+
+/// The most mirrored writes one function is given by [`counterparts_never_updated`].
+const MAX_MIRRORED: usize = 4;
+
+/// The 0-based line after which a line goes first in `d`'s body: its docstring's last line, else the line before
+/// its first.
+fn body_start(d: &Def, prose: &[bool]) -> Option<usize> {
+    let first = *d.body.first()?;
+    Some(
+        d.docstring(prose)
+            .last()
+            .copied()
+            .unwrap_or(first.saturating_sub(1)),
+    )
+}
+
+/// `text` with each ` + ` written ` - ` and the other way round.
+fn signs_turned(text: &str) -> String {
+    text.replace(" + ", " \u{0} ")
+        .replace(" - ", " + ")
+        .replace(" \u{0} ", " - ")
+}
+
+/// Whether the tokens `t` hold an operator of arithmetic outside brackets.
+fn arithmetic_at_top(t: &[String]) -> bool {
+    let mut depth = 0i32;
+    t.iter().any(|w| {
+        match w.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            _ => {}
+        }
+        depth == 0 && matches!(w.as_str(), "+" | "-" | "*" | "/" | "//" | "%")
+    })
+}
+
+/// A write through a place parameter (`ledger[source][sku] = available - qty`, `balances[sender] -= amount`) in a
+/// function with a partner parameter that indexes nothing, is not on that line, and is read only beside the first
+/// (`if source == target:`), or not at all: the same write for the partner after it, its locals computed from the first
+/// parameter computed afresh (`ledger[target][sku] = on_hand(ledger, target, sku) + qty`), the signs turned, then
+/// as they were.
+pub(in crate::locate_rank) fn counterparts_never_updated(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        let mut params: Vec<&String> = d.params.iter().filter(|p| *p != "self").collect();
+        params.sort();
+        let mut given = 0;
+        for (k, t) in toks.iter().enumerate() {
+            let Some(op) = t
+                .iter()
+                .position(|w| matches!(w.as_str(), "=" | "+=" | "-="))
+            else {
+                continue;
+            };
+            let place = t.len() > 4 && is_name(&t[0]) && t[1] == "[" && t[3] == "]";
+            if !place || !d.params.contains(&t[2]) || t[..op].iter().any(|w| w == "(") {
+                continue;
+            }
+            let p = &t[2];
+            let raw = lines[d.body[k]];
+            let code = code_of(raw);
+            let Some(at) = code
+                .find(t[op].as_str())
+                .filter(|_| code.len() <= raw.len())
+            else {
+                continue;
+            };
+            for q in params.iter().filter(|q| **q != p && **q != &t[0]) {
+                let indexes = toks.iter().any(|u| {
+                    u.windows(3)
+                        .any(|w| w[0] == "[" && w[1] == **q && w[2] == "]")
+                });
+                let alone = toks
+                    .iter()
+                    .any(|u| u.contains(q) && !u.contains(p) || u.first() == Some(q));
+                if indexes || alone || t.contains(q) || given >= MAX_MIRRORED {
+                    continue;
+                }
+                let lhs = renamed(&raw[..at], p, q);
+                let mut rhs = raw[at + t[op].len()..].to_string();
+                // A local the function computes from the first parameter, computed for the partner.
+                for (j, u) in toks[..k].iter().enumerate() {
+                    let local = u.len() > 2 && is_name(&u[0]) && u[1] == "=" && u[2..].contains(p);
+                    if !local || d.params.contains(&u[0]) || !t[op + 1..].contains(&u[0]) {
+                        continue;
+                    }
+                    let line = lines[d.body[j]].trim();
+                    let Some(value) = line.split_once('=').map(|(_, v)| v.trim()) else {
+                        continue;
+                    };
+                    let value = renamed(value, p, q);
+                    let value = if arithmetic_at_top(&u[2..]) {
+                        format!("({value})")
+                    } else {
+                        value
+                    };
+                    rhs = renamed(&rhs, &u[0], &value);
+                }
+                let rhs = renamed(&rhs, p, q);
+                let turned = match t[op].as_str() {
+                    "+=" => format!("{}-={rhs}", lhs),
+                    "-=" => format!("{}+={rhs}", lhs),
+                    _ => format!("{lhs}={}", signs_turned(&rhs)),
+                };
+                let plain = format!("{lhs}{}{rhs}", t[op]);
+                for line in [turned, plain] {
+                    if !out.contains(&(d.body[k], line.clone())) {
+                        out.push((d.body[k], line));
+                    }
+                }
+                given += 1;
+            }
+        }
+    }
+    out
+}
+
+/// A parameter the file's functions bring to one form first (`address = normalize_address(address)`,
+/// `name = name.strip().lower()`, or a call of a normalising function on it, `normalize_address(address) in
+/// members`) and one function of the same parameter reads as it came: the same line first in that function.
+pub(in crate::locate_rank) fn parameters_never_normalised(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let prose = prose_lines(&lines.join("\n"));
+    // (parameter, the value it is given, the function that gives it).
+    let mut forms: Vec<(String, String, &str)> = Vec::new();
+    // A normaliser's own steps are its business, not its callers'.
+    for f in defs
+        .iter()
+        .filter(|f| !super::forgotten::normalising(&f.name))
+    {
+        for &b in &f.body {
+            let t = tokens(&code_of(lines[b]));
+            let own = t.len() > 3 && f.params.contains(&t[0]) && t[1] == "=";
+            if own && t[2..].contains(&t[0]) && t[2..].iter().any(|w| w == "(") {
+                let value = lines[b].trim().split_once('=').map(|(_, v)| v.trim());
+                if let Some(v) = value {
+                    forms.push((t[0].clone(), v.to_string(), &f.name));
+                }
+                continue;
+            }
+            for w in t.windows(4) {
+                let normaliser = defs.iter().any(|g| g.name == w[0] && g.params.len() == 1)
+                    && super::forgotten::normalising(&w[0]);
+                if normaliser && w[1] == "(" && w[3] == ")" && f.params.contains(&w[2]) {
+                    forms.push((w[2].clone(), format!("{}({})", w[0], w[2]), &f.name));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (p, value, giver) in &forms {
+        let value_toks = tokens(&code_of(value));
+        for g in defs
+            .iter()
+            .filter(|g| g.name != *giver && g.params.contains(p))
+        {
+            let toks = g.tokens(lines);
+            let callee = value_toks.first().is_some_and(|c| *c == g.name);
+            let assigned = toks
+                .iter()
+                .any(|u| u.first() == Some(p) && u.get(1).is_some_and(|o| o == "="));
+            let given = toks.iter().any(|u| {
+                u.windows(value_toks.len())
+                    .any(|w| w == value_toks.as_slice())
+            });
+            let read = toks.iter().any(|u| u.contains(p));
+            let Some(at) = body_start(g, &prose) else {
+                continue;
+            };
+            let line = format!("{}{p} = {value}", g.indent);
+            if callee || assigned || given || !read || out.contains(&(at, line.clone())) {
+                continue;
+            }
+            out.push((at, line));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_write_through_one_place_parameter_is_mirrored_for_its_partner() {
+        let text = "def move(seats, origin, dest, n):\n    \"\"\"Move n seats.\"\"\"\n    if origin == dest:\n        return\n    free = count(seats, origin)\n    seats[origin] = free - n\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(6, "    seats[dest] = count(seats, dest) + n".into())),
+            "{got:?}"
+        );
+        assert!(got.contains(&(6, "    seats[dest] = count(seats, dest) - n".into())));
+        // `n` is read without `origin`: no partner of it, and no write indexes by it.
+        assert!(!got.iter().any(|(_, l)| l.contains("seats[n]")), "{got:?}");
+        // An augmented write is turned round.
+        let text = "def pay(balances, sender, receiver, amount):\n    balances[sender] -= amount\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(2, "    balances[receiver] += amount".into())),
+            "{got:?}"
+        );
+        // Not when the partner is written already.
+        let both = "def pay(balances, sender, receiver, amount):\n    balances[sender] -= amount\n    balances[receiver] += amount\n";
+        assert!(
+            !offers(both, "balances[receiver] -="),
+            "{:?}",
+            lines_of(both)
+        );
+        assert!(!lines_of(both).iter().any(|(at, _)| *at == 2));
+    }
+
+    #[test]
+    fn a_parameter_the_other_functions_normalise_is_normalised_first() {
+        let text = "def clean_tag(tag):\n    return tag.strip().lower()\n\n\ndef add(tags, tag):\n    \"\"\"Add a tag.\"\"\"\n    tag = clean_tag(tag)\n    tags.add(tag)\n\n\ndef has(tags, tag):\n    return clean_tag(tag) in tags\n\n\ndef remove(tags, tag):\n    \"\"\"Remove a tag; True if it was there.\"\"\"\n    if tag not in tags:\n        return False\n    tags.discard(tag)\n    return True\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(16, "    tag = clean_tag(tag)".into())),
+            "{got:?}"
+        );
+        // Not for the functions that normalise it already, nor for the normaliser itself.
+        assert!(
+            !got.iter().any(|(at, _)| *at == 6 || *at == 11 || *at == 1),
+            "{got:?}"
+        );
+        // A form written with methods is copied too.
+        let text = "def add(names, name):\n    name = name.strip().lower()\n    names.add(name)\n\n\ndef drop(names, name):\n    names.discard(name)\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(6, "    name = name.strip().lower()".into())),
+            "{got:?}"
+        );
+    }
+}
