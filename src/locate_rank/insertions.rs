@@ -114,6 +114,7 @@ const UNTOLD: &[Kind] = &[
     forgotten::nones_never_dropped,
     counterparts::counterparts_never_updated,
     counterparts::parameters_never_normalised,
+    counterparts::sibling_constants_never_read,
 ];
 
 /// The insertions for the Python file `text`, those the error `missing` tells first, then the others, at most
@@ -828,13 +829,14 @@ fn counters_never_counted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> 
     let mut out = Vec::new();
     for d in defs {
         let toks: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
-        for (k, t) in toks.iter().enumerate() {
-            let [name, eq, zero] = t.as_slice() else {
-                continue;
-            };
-            if !is_name(name) || eq != "=" || zero != "0" {
-                continue;
-            }
+        let starts = (0..toks.len()).flat_map(|k| {
+            first_values(lines[d.body[k]])
+                .into_iter()
+                .filter(|(_, v)| v == "0")
+                .map(move |(name, _)| (k, name))
+        });
+        for (k, name) in starts {
+            let name = &name;
             let mut read = false;
             let mut set = false;
             for u in &toks[k + 1..] {
@@ -1784,6 +1786,9 @@ fn outer_block_end<'l>(lines: &[&'l str], body: &[usize], j: usize) -> Option<(u
 /// The first values a line gives names: `total = 0`, or each of a tuple's (`current, net = None, 0.0`); values
 /// split at the commas outside brackets and strings.
 fn first_values(line: &str) -> Vec<(String, String)> {
+    if let Some(chain) = chained_values(line) {
+        return chain;
+    }
     let code = code_of(line);
     let Some((names, values)) = code.split_once('=') else {
         return Vec::new();
@@ -1831,6 +1836,38 @@ fn first_values(line: &str) -> Vec<(String, String)> {
         return Vec::new();
     }
     names.into_iter().map(str::to_string).zip(parts).collect()
+}
+
+/// The names a chained assignment binds (`wins = draws = losses = 0`), each with the one value; `None` for a line
+/// that is no chain of two or more names.
+fn chained_values(line: &str) -> Option<Vec<(String, String)>> {
+    let code: Vec<char> = code_of(line).chars().collect();
+    let mut cuts = Vec::new();
+    for (i, &c) in code.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|p| code[p]);
+        let joined = prev.is_some_and(|p| "=!<>+-*/%|&:^@".contains(p));
+        if c == '=' && !joined && code.get(i + 1) != Some(&'=') {
+            cuts.push(i);
+        }
+    }
+    if cuts.len() < 2 {
+        return None;
+    }
+    let mut names = Vec::new();
+    let mut from = 0;
+    for &cut in &cuts {
+        let name: String = code[from..cut].iter().collect();
+        let name = name.trim();
+        if !is_name(name) || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        names.push(name.to_string());
+        from = cut + 1;
+    }
+    // The value from the line itself (strings are blanked in `code`, not in `line`), its comment left out.
+    let value: String = line.chars().take(code.len()).skip(from).collect();
+    let value = value.trim().to_string();
+    (!value.is_empty()).then(|| names.into_iter().map(|n| (n, value.clone())).collect())
 }
 
 /// A loop's `continue` (or `break`) missing at the end of an `if` block the checks ran, when the block does not
@@ -2469,6 +2506,19 @@ mod tests {
         assert!(lines_of(&counted, &[], None).is_empty());
         let unread = text.replace("return counts, spoiled", "return counts");
         assert!(lines_of(&unread, &[], None).is_empty());
+        // A counter started in a chain of names.
+        let chained = text.replace("    spoiled = 0\n", "    spoiled = valid = 0\n");
+        let got = lines_of(&chained, &[], None);
+        assert!(
+            got.contains(&(5, "            spoiled += 1".into())),
+            "{got:?}"
+        );
+        assert_eq!(
+            chained_values("    a = b = 0  # both"),
+            Some(vec![("a".into(), "0".into()), ("b".into(), "0".into())])
+        );
+        assert_eq!(chained_values("    a = b == 0"), None);
+        assert_eq!(chained_values("    a[i] = b = 0"), None);
     }
 
     #[test]

@@ -30,7 +30,8 @@ use crate::task::Task;
 pub const MAX_PER_LINE: usize = 14;
 /// The most of the costlier mutants of one line ([`kin_of_line`]).
 pub const MAX_LOCAL_SWAPS: usize = 6;
-/// The most lines that are probed: the best ranked lines to change, without this signal.
+/// The most ranked lines that are probed: the best ranked lines to change, without this signal, that give a line
+/// of code the checks reached (a docstring or a comment ranked among them does not count).
 pub const MAX_LINES: usize = 20;
 /// The most names of the file one name is exchanged for (a constant for constants, an attribute for attributes).
 const MAX_CONSTANTS: usize = 4;
@@ -184,6 +185,12 @@ pub struct Names {
     /// Whether `None` is spoken of, by the docstring of the line's function ([`Names::at`]) or by the task (set by
     /// the caller): only then is a truth test read as a test for `None` ([`none_for_falsy`]).
     pub none_said: bool,
+    /// The whole numbers a task says, in digits or in words (`best of three`), set by the caller from the task
+    /// ([`said_numbers`]): a parameter's default that is the wrong one is often one of them.
+    pub said: Vec<String>,
+    /// For one line ([`Names::at`]): whether its function's docstring speaks of 0-based or 1-based positions: a
+    /// value converted between the two is often one off.
+    pub based: bool,
 }
 
 impl Names {
@@ -224,6 +231,8 @@ impl Names {
             cased: false,
             reported: Vec::new(),
             none_said: false,
+            said: Vec::new(),
+            based: false,
             offsets: offsets(text),
             compared: picked(text, |line, toks, k| {
                 let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
@@ -260,6 +269,19 @@ impl Names {
         let code = code_tokens(text);
         out.locals = locals(&code, def, n - 1, &body, &self.constants);
         out.cased = says_case_ignored(&lines, def, &body);
+        out.based = body.iter().take(3).chain([&def]).any(|&b| {
+            let l = lines[b].to_ascii_lowercase();
+            [
+                "0-based",
+                "1-based",
+                "zero-based",
+                "one-based",
+                "0-indexed",
+                "1-indexed",
+            ]
+            .iter()
+            .any(|w| l.contains(w))
+        });
         out.none_said = body.iter().take(3).any(|&b| lines[b].contains("None"));
         out.stale = stale_loop_names(&lines, &code, n - 1, &body);
         out.indents = loop_edge_indents(&lines, n - 1, &body);
@@ -997,10 +1019,82 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(all_turned(line, toks));
     out.extend(alias_copied(line, toks));
     out.extend(elements_converted(line, toks));
+    out.extend(defaults_said(line, toks, &names.said));
+    if names.based {
+        out.extend(shifted_by_one(line, toks));
+    }
     if names.cased {
         out.extend(case_folded(line, toks));
     }
     out
+}
+
+/// The number words a task may say for a whole number.
+const NUMBER_WORDS: &[&str] = &[
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve",
+];
+
+/// The whole numbers a task says, in digits or as a word of [`NUMBER_WORDS`] (`best of three sets`), in order,
+/// each once.
+pub fn said_numbers(task: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in task.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let lower = w.to_ascii_lowercase();
+        let n = match NUMBER_WORDS.iter().position(|n| *n == lower) {
+            Some(i) => i.to_string(),
+            None if !w.is_empty() && w.len() <= 6 && w.chars().all(|c| c.is_ascii_digit()) => {
+                w.to_string()
+            }
+            None => continue,
+        };
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// The most numbers the task says that one default is exchanged for.
+const MAX_SAID: usize = 3;
+
+/// On a `def` line, a parameter's whole-number default (`best_of=5`) exchanged for each number the task says
+/// ([`Names::said`]), at most [`MAX_SAID`].
+fn defaults_said(line: &str, toks: &[Tok], said: &[String]) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    if toks
+        .first()
+        .is_none_or(|t| !matches!(text(t), "def" | "async"))
+    {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate().skip(1) {
+        if t.kind != Kind::Number || text(&toks[k - 1]) != "=" {
+            continue;
+        }
+        for n in said.iter().filter(|n| n.as_str() != text(t)).take(MAX_SAID) {
+            out.push(format!("{}{n}{}", &line[..t.start], &line[t.end..]));
+        }
+    }
+    out
+}
+
+/// A value a line assigns to one name, or returns, one more or one less (`col = int(label[1:])` to `col =
+/// int(label[1:]) - 1`), where its function speaks of 0-based or 1-based positions ([`Names::based`]).
+fn shifted_by_one(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let assigned = toks.len() > 2 && toks[0].kind == Kind::Name && text(&toks[1]) == "=";
+    let returned = toks.len() > 1 && text(&toks[0]) == "return";
+    let one = toks.iter().all(|t| text(t) != ",");
+    if !(assigned || returned) || !one || line.trim_end().ends_with(':') {
+        return Vec::new();
+    }
+    let end = line.trim_end().len();
+    ["- 1", "+ 1"]
+        .iter()
+        .map(|by| format!("{} {by}{}", &line[..end], &line[end..]))
+        .collect()
 }
 
 /// A comprehension that gives each item as it came (`tuple(part for part in parts)`, a copy at most, so likely
@@ -2219,6 +2313,7 @@ pub fn probe(
         failing,
         check,
         reported: reported(&spec.task),
+        said: said_numbers(&spec.task),
         none_said: spec.task.contains("None"),
         tried: HashSet::new(),
     };
@@ -2276,6 +2371,7 @@ struct Probe<'a, 'c> {
     failing: &'a Failing,
     check: &'a mut Check<'c>,
     reported: Vec<(String, String)>,
+    said: Vec<String>,
     none_said: bool,
     tried: HashSet<(String, usize, String)>,
 }
@@ -2335,7 +2431,12 @@ impl Probe<'_, '_> {
         let mut probed: Vec<(&str, usize)> = Vec::new();
         // What is read of a file once, whichever of its lines is probed: what ran, its prose, its names, its lines.
         let mut read = BTreeMap::new();
-        for spot in places.take(MAX_LINES) {
+        // Only the spots that give a line to probe count: a file's docstrings may rank above its code.
+        let mut taken = 0;
+        for spot in places {
+            if taken == MAX_LINES {
+                break;
+            }
             let Some(Some(pre)) = self.files.get(&spot.path) else {
                 continue;
             };
@@ -2355,6 +2456,7 @@ impl Probe<'_, '_> {
             // the definition of each constant it reads (`FIRST_WEEKEND_DAY = 6` for `>= FIRST_WEEKEND_DAY`).
             let same = (1..=lines.len()).filter(|&n| lines[n - 1] == spot.text);
             let defined = definitions_read(lines, &spot.text, &names.constants);
+            let before = probed.len();
             for line in same.chain(defined) {
                 let not_run = reach
                     .as_ref()
@@ -2365,6 +2467,7 @@ impl Probe<'_, '_> {
                     probed.push(place);
                 }
             }
+            taken += usize::from(probed.len() > before);
         }
         for &(path, line) in &probed {
             let (Some(Some(pre)), Some((_, _, names, lines))) =
@@ -2375,6 +2478,7 @@ impl Probe<'_, '_> {
             let file_unread = &names.unread;
             let mut names = names.at(&pre.text, line);
             names.reported.clone_from(&self.reported);
+            names.said.clone_from(&self.said);
             names.none_said |= self.none_said;
             let mutants = match tier {
                 Tier::Unread => unread_local_uses(lines[line - 1], &names, file_unread),
@@ -2502,6 +2606,45 @@ mod tests {
             ..Names::default()
         };
         of_line(line, &names)
+    }
+
+    #[test]
+    fn a_default_takes_the_numbers_the_task_says_and_a_based_value_moves_by_one() {
+        assert_eq!(
+            said_numbers("best of three sets, so two should win (3 of 5)"),
+            ["3", "2", "5"]
+        );
+        let names = Names {
+            said: vec!["3".into(), "2".into()],
+            ..Names::default()
+        };
+        let got = of_line("def winner(sets, best_of=5):", &names);
+        assert!(
+            got.contains(&"def winner(sets, best_of=3):".to_string()),
+            "{got:?}"
+        );
+        // Not a number that is no default.
+        let got = of_line("    limit = 10", &names);
+        assert!(!got.iter().any(|m| m.contains("limit = 3")), "{got:?}");
+        let based = Names {
+            based: true,
+            ..Names::default()
+        };
+        let got = of_line("    col = int(label[1:])", &based);
+        assert!(
+            got.contains(&"    col = int(label[1:]) - 1".to_string()),
+            "{got:?}"
+        );
+        assert!(
+            !of_line("    col = int(label[1:])", &Names::default())
+                .iter()
+                .any(|m| m.ends_with(" - 1"))
+        );
+        assert!(
+            !of_line("    return row, col", &based)
+                .iter()
+                .any(|m| m.ends_with(" + 1"))
+        );
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! Insertions for the half of a pair a function leaves out: the write a place parameter gets and its partner does
-//! not (stock taken from `source` and never put at `target`), and the normalisation the file's other functions give
-//! a parameter of the same name and one function takes as it came. Pure: lines in, lines out.
+//! not (stock taken from `source` and never put at `target`), the normalisation the file's other functions give
+//! a parameter of the same name and one function takes as it came, and the update a constant's sibling makes in
+//! one branch and the constant never makes in another (`POINTS_WIN` awarded, `POINTS_DRAW` never read). Pure:
+//! lines in, lines out.
 
 use super::super::{is_name, prose_lines, tokens};
-use super::{Def, code_of, renamed};
+use super::{Def, block_below, code_of, indent_of, renamed, unread_constants};
 
 /// The most mirrored writes one function is given by [`counterparts_never_updated`].
 const MAX_MIRRORED: usize = 4;
@@ -189,6 +191,96 @@ pub(in crate::locate_rank) fn parameters_never_normalised(
     out
 }
 
+/// The most branches one constant never read is tried in by [`sibling_constants_never_read`].
+const MAX_BRANCHES: usize = 3;
+
+/// A module constant never read (`POINTS_DRAW = 1`) that shares a word with one an update in a branch reads
+/// (`row["points"] += POINTS_WIN` under `if scored > conceded:`): the same update with the constant never read, at
+/// the end of each other block of that `if` chain that does not update the same target.
+pub(in crate::locate_rank) fn sibling_constants_never_read(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let unread = unread_constants(lines);
+    for d in defs {
+        let toks = d.tokens(lines);
+        for (k, t) in toks.iter().enumerate() {
+            let Some(op) = t
+                .iter()
+                .position(|w| matches!(w.as_str(), "=" | "+=" | "-="))
+            else {
+                continue;
+            };
+            let depth = indent_of(lines[d.body[k]]).len();
+            // The block's header: the nearest line above it that is less indented.
+            let Some(h) = (0..k)
+                .rev()
+                .find(|&j| indent_of(lines[d.body[j]]).len() < depth)
+            else {
+                continue;
+            };
+            let head = indent_of(lines[d.body[h]]).len();
+            if !matches!(
+                toks[h].first().map(String::as_str),
+                Some("if" | "elif" | "else")
+            ) {
+                continue;
+            }
+            // The chain's headers: `if`, `elif` and `else` lines at the header's depth, around it.
+            let at_head = |j: &usize| indent_of(lines[d.body[*j]]).len() == head;
+            let first = (0..=h)
+                .rev()
+                .filter(at_head)
+                .find(|&j| toks[j].first().is_some_and(|w| w == "if"))
+                .unwrap_or(h);
+            let mut chain = vec![first];
+            for j in first + 1..toks.len() {
+                let here = indent_of(lines[d.body[j]]).len();
+                if here < head || (here == head && !matches!(toks[j][0].as_str(), "elif" | "else"))
+                {
+                    break;
+                }
+                if here == head {
+                    chain.push(j);
+                }
+            }
+            // The target as written (a key's text is blanked in the tokens).
+            let own = lines[d.body[k]].trim();
+            let Some(target) = own.find(&format!(" {} ", t[op])).map(|at| &own[..at]) else {
+                continue;
+            };
+            for (_, u, _) in &unread {
+                let words: Vec<&str> = u.split('_').filter(|w| w.len() > 1).collect();
+                let sibling = t[op + 1..].iter().find(|w| {
+                    w.split('_').any(|x| words.contains(&x))
+                        && w.chars()
+                            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                });
+                let Some(sibling) = sibling else { continue };
+                let line = renamed(own, sibling, u);
+                let mut given = 0;
+                for &c in chain.iter().filter(|&&c| c != h) {
+                    let block = block_below(lines, &d.body[c + 1..], head);
+                    let (Some(&b0), Some(&end)) = (block.first(), block.last()) else {
+                        continue;
+                    };
+                    let updates = block.iter().any(|&b| {
+                        let rest = lines[b].trim().strip_prefix(target);
+                        rest.is_some_and(|r| r.trim_start().starts_with(t[op].as_str()))
+                    });
+                    if updates || given == MAX_BRANCHES {
+                        continue;
+                    }
+                    out.push((end, format!("{}{line}", indent_of(lines[b0]))));
+                    given += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
@@ -241,5 +333,26 @@ mod tests {
             got.contains(&(6, "    name = name.strip().lower()".into())),
             "{got:?}"
         );
+    }
+
+    #[test]
+    fn a_constant_never_read_makes_its_sibling_s_update_in_the_other_branches() {
+        let text = "BONUS_GOLD = 50\nBONUS_SILVER = 20\n\n\ndef award(player, medal):\n    if medal == \"gold\":\n        player[\"medals\"] += 1\n        player[\"score\"] += BONUS_GOLD\n    elif medal == \"silver\":\n        player[\"medals\"] += 1\n    else:\n        player[\"entries\"] += 1\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(10, "        player[\"score\"] += BONUS_SILVER".into())),
+            "{got:?}"
+        );
+        assert!(got.contains(&(12, "        player[\"score\"] += BONUS_SILVER".into())));
+        // Not in the branch that updates it already, nor once the constant is read.
+        assert!(
+            !got.iter()
+                .any(|(at, l)| *at == 8 && l.contains("BONUS_SILVER"))
+        );
+        let read = text.replace(
+            "player[\"medals\"] += 1\n    else",
+            "player[\"score\"] += BONUS_SILVER\n    else",
+        );
+        assert!(!offers(&read, "+= BONUS_SILVER"), "{:?}", lines_of(&read));
     }
 }

@@ -3,7 +3,7 @@
 //! normalising function the file defines and a loop never calls. Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
-use super::{Def, block_below, code_of, ends_flow, first_word, indent_of};
+use super::{Def, block_below, code_of, ends_flow, first_values, first_word, indent_of};
 
 /// The first words of a function's name that say it brings a value to one form (`normalize_unit`).
 const NORMALISING: &[&str] = &[
@@ -231,14 +231,9 @@ pub(in crate::locate_rank) fn streaks_never_reset(
             }
             let depth = indent_of(lines[d.body[k]]).len();
             let block = block_below(lines, &d.body[k + 1..], depth);
-            for (j, u) in toks[..k].iter().enumerate() {
-                let value = lines[d.body[j]].split_once('=').map(|(_, v)| v.trim());
-                let number = value.filter(|v| v.parse::<f64>().is_ok());
-                let (Some(start), true) = (number, u.len() > 2 && is_name(&u[0]) && u[1] == "=")
-                else {
-                    continue;
-                };
-                let n = &u[0];
+            let starts = (0..k).flat_map(|j| first_values(lines[d.body[j]]));
+            for (n, start) in starts.filter(|(_, v)| v.parse::<f64>().is_ok()) {
+                let n = &n;
                 let sets = |b: &usize, op: &str| {
                     let v = &toks[at(*b)];
                     v.first() == Some(n) && v.get(1).is_some_and(|o| o == op)
@@ -501,6 +496,12 @@ mod tests {
             "            run = 0\n            continue\n",
         );
         assert!(!lines_of(&reset).iter().any(|(_, l)| l.trim() == "run = 0"));
+        let chained = text.replace("    best = 0\n    run = 0\n", "    best = run = 0\n");
+        assert!(
+            lines_of(&chained).contains(&(5, "            run = 0".into())),
+            "{:?}",
+            lines_of(&chained)
+        );
         let inside = "def hits(xs):\n    n = 0\n    for x in xs:\n        if x:\n            n += 1\n    return n\n";
         assert!(
             !lines_of(inside).iter().any(|(_, l)| l.trim() == "n = 0"),
