@@ -485,6 +485,7 @@ mod tests {
             "{got:?}"
         );
     }
+
     #[test]
     fn a_run_counted_in_a_loop_and_never_started_afresh_is_reset_where_the_loop_skips() {
         let text = "def best_run(days):\n    \"\"\"The most days in a row with rain.\"\"\"\n    best = 0\n    run = 0\n    for mm in days:\n        if mm == 0:\n            continue\n        run += 1\n        best = max(best, run)\n    return best\n";
