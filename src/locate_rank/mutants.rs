@@ -752,6 +752,58 @@ fn absolute_difference(line: &str, toks: &[Tok]) -> Option<String> {
     })
 }
 
+/// A difference taken the wrong way round: `a - b` to `b - a`, for a whole expression (after `=`, `return`, an
+/// opening bracket or a comma, up to the next comma, closing bracket or end) that is one subtraction of two
+/// operands, each a name, a number, a call, an attribute or a subscript, with no looser operator beside it.
+fn operands_swapped(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let opens = |s: &str| matches!(s, "=" | "return" | "(" | "[" | "," | "+=" | "-=");
+    let closes = |s: &str| matches!(s, "," | ")" | "]" | ":" | "");
+    let mut out = Vec::new();
+    for start in (0..toks.len()).filter(|&k| opens(text(k))) {
+        // The expression's tokens at its own depth, up to where it closes.
+        let (mut depth, mut minus, mut end) = (0i32, Vec::new(), toks.len());
+        let mut loose = false;
+        for k in start + 1..toks.len() {
+            let s = text(k);
+            match s {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" if depth > 0 => depth -= 1,
+                _ if depth == 0 && closes(s) => {
+                    end = k;
+                    break;
+                }
+                "-" if depth == 0 => minus.push(k),
+                _ if depth == 0 => {
+                    let binary_op = toks[k].kind == Kind::Op && !matches!(s, "." | "**");
+                    let word = matches!(s, "and" | "or" | "if" | "else" | "not" | "in" | "is" | "for" | "lambda");
+                    loose |= binary_op || word;
+                }
+                _ => {}
+            }
+        }
+        let [m] = minus.as_slice() else { continue };
+        let m = *m;
+        if loose || m <= start + 1 || m + 1 >= end || text(m - 1) == "," {
+            continue;
+        }
+        let (a0, a1) = (toks[start + 1].start, toks[m - 1].end);
+        let (b0, b1) = (toks[m + 1].start, toks[end - 1].end);
+        if line[a0..a1] != line[b0..b1] {
+            out.push(format!(
+                "{}{}{}{}{}",
+                &line[..a0],
+                &line[b0..b1],
+                &line[a1..b0],
+                &line[a0..a1],
+                &line[b1..]
+            ));
+        }
+    }
+    out.truncate(2);
+    out
+}
+
 /// The most names a loop's name read after its loop is exchanged for.
 const MAX_STALE: usize = 3;
 
@@ -985,7 +1037,8 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
     }
     let grouped = regrouped(line, &toks)
         .into_iter()
-        .chain(absolute_difference(line, &toks));
+        .chain(absolute_difference(line, &toks))
+        .chain(operands_swapped(line, &toks));
     // Two neighbouring arguments or tuple items the wrong way round (`f(b, a)`, `return b, a`).
     let swapped = swaps(line, &toks)
         .into_iter()
@@ -1451,7 +1504,7 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
 /// (`percent / 10` for `/ 100`). None for a literal that is not a plain decimal integer.
 fn numbers_near(literal: &str) -> Vec<String> {
     let Ok(n) = literal.parse::<u64>() else {
-        return Vec::new();
+        return decimal_powers_near(literal);
     };
     let mut out = vec![n.saturating_add(1).to_string()];
     if n > 0 {
@@ -1466,6 +1519,35 @@ fn numbers_near(literal: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// A decimal power of ten ten times smaller and ten times larger, a unit's factor off by one step (`0.01` to
+/// `0.001` and `0.1`, `100.0` to `10.0` and `1000.0`); none for any other literal.
+fn decimal_powers_near(literal: &str) -> Vec<String> {
+    if let Some(zeros) = literal
+        .strip_prefix("0.")
+        .and_then(|f| f.strip_suffix('1'))
+        .filter(|z| z.bytes().all(|c| c == b'0'))
+    {
+        let smaller = format!("0.{zeros}01");
+        let larger = match zeros.len() {
+            0 => "1.0".to_string(),
+            k => format!("0.{}1", &zeros[..k - 1]),
+        };
+        return vec![smaller, larger];
+    }
+    if let Some(zeros) = literal
+        .strip_suffix(".0")
+        .and_then(|w| w.strip_prefix('1'))
+        .filter(|z| z.bytes().all(|c| c == b'0'))
+    {
+        let smaller = match zeros.len() {
+            0 => "0.1".to_string(),
+            k => format!("1{}.0", &zeros[..k - 1]),
+        };
+        return vec![smaller, format!("1{zeros}0.0")];
+    }
+    Vec::new()
 }
 
 /// The last item for the first or the second (`parts[1]` to `parts[-1]`): `-1` for a `0` or a `1` that a
@@ -2606,6 +2688,28 @@ mod tests {
             ..Names::default()
         };
         of_line(line, &names)
+    }
+
+    #[test]
+    fn a_decimal_power_of_ten_moves_one_step_and_a_difference_turns_round() {
+        gives("    \"ml\": (\"l\", 0.01),", "    \"ml\": (\"l\", 0.001),");
+        gives("    \"ml\": (\"l\", 0.01),", "    \"ml\": (\"l\", 0.1),");
+        gives("RATE = 0.1", "RATE = 1.0");
+        gives("SCALE = 100.0", "SCALE = 10.0");
+        gives("SCALE = 100.0", "SCALE = 1000.0");
+        gives("SCALE = 1.0", "SCALE = 0.1");
+        // Not a decimal that is no power of ten.
+        never_gives("RATE = 0.25", "0.025");
+        gives(
+            "    left = to_balls(total) - to_balls(bowled)",
+            "    left = to_balls(bowled) - to_balls(total)",
+        );
+        gives("    return end.day - start[0]", "    return start[0] - end.day");
+        gives("    f(a, b - c)", "    f(a, c - b)");
+        // Not a part of a longer sum, nor a negation.
+        never_gives("    x = a - b * c", "b * c - a");
+        never_gives("    x = a - b + c", "b + c - a");
+        never_gives("    x = -a", "a -");
     }
 
     #[test]
