@@ -544,10 +544,11 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
     // The mutation probe, as validation on propose runs it (there: confined, within its time budget).
     let spec = task_spec(task);
     let files = task_files(task);
-    let mut runs = 0;
+    let runs = std::cell::Cell::new(0usize);
     let trace = std::env::var("SOLVE_TRACE").as_deref() == Ok(task.name);
     let mut check = |path: &str, text: &str| {
-        runs += 1;
+        runs.set(runs.get() + 1);
+        let runs = runs.get();
         if trace {
             // `SOLVE_TRACE=<task>`: each probed change, as the first line it differs at.
             let before: Vec<&str> = task.source.lines().collect();
@@ -566,18 +567,60 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
             .ok()?;
         Some(out.status.success())
     };
-    let fixed = local_llm_delegator::locate_rank::mutants::probe(
+    // Every mutant in one run of the test, as validation on propose runs them (`locate_rank::batch`).
+    let mut many = |mutants: &[(String, String)]| {
+        use local_llm_delegator::locate_rank::batch;
+        let folder = root.join(batch::PROBE_FOLDER);
+        std::fs::create_dir(&folder).ok()?;
+        std::fs::write(folder.join("sitecustomize.py"), batch::PROBER).ok()?;
+        let texts: Vec<(std::path::PathBuf, &str)> = mutants
+            .iter()
+            .map(|(p, t)| (root.join(p), t.as_str()))
+            .collect();
+        std::fs::write(folder.join(batch::MUTANTS_FILE), batch::encode(&texts)).ok()?;
+        let vars = batch::environment(&folder, None, 250, PROBE_MANY_MS, 2);
+        let started = std::time::Instant::now();
+        let _ = std::process::Command::new("python3")
+            .arg(&test_file)
+            .current_dir(&root)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .envs(vars)
+            .output();
+        let wrote: Vec<String> = std::fs::read_dir(&folder)
+            .ok()?
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("probe-"))
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .collect();
+        std::fs::remove_dir_all(&folder).ok();
+        let verdicts = batch::read(&wrote, mutants.len());
+        if let Some(v) = &verdicts {
+            runs.set(v.iter().filter(|x| x.is_some()).count());
+            if trace {
+                eprintln!(
+                    "    {} of {} mutants run in {} ms",
+                    runs.get(),
+                    mutants.len(),
+                    started.elapsed().as_millis()
+                );
+            }
+        }
+        verdicts
+    };
+    let fixed = local_llm_delegator::locate_rank::batch::probe_many(
         &spec,
         &files,
         &Default::default(),
         &failing,
         PROBE_RUNS,
+        &mut many,
         &mut check,
     );
     if std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1") {
         println!(
-            "    {:<15} probe: {runs} mutants, passed at {fixed:?}",
-            task.name
+            "    {:<15} probe: {} mutants, passed at {fixed:?}",
+            task.name,
+            runs.get()
         );
     }
     Failing { fixed, ..failing }
@@ -600,6 +643,9 @@ fn same_place(task: &tasks::SolveTask, line: usize) -> bool {
                 .is_some_and(|l| l.trim().is_empty())
         })
 }
+
+/// How long the bench's one run of every mutant may go on forking, as validation on propose allows it.
+const PROBE_MANY_MS: u64 = 3000;
 
 /// The most mutants the bench's probe tries per task, as validation on propose does.
 const PROBE_RUNS: usize = local_llm_delegator::service::PROBE_RUNS;

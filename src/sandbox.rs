@@ -653,48 +653,115 @@ impl Tracer {
     /// only regular files are read.
     pub fn take(self) -> Vec<String> {
         use crate::locate_rank::executed::{MAX_TRACE, MAX_TRACES};
-        use rustix::fs::{Mode, OFlags};
-        use std::io::Read;
-        let mut out = Vec::new();
-        let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let Ok(dir) = rustix::fs::open(&self.folder, dir_flags, Mode::empty()) else {
-            return out;
-        };
-        let Ok(entries) = rustix::fs::Dir::read_from(&dir) else {
-            return out;
-        };
-        let file_flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        for entry in entries.flatten() {
-            if out.len() >= MAX_TRACES {
-                break;
-            }
-            let name = entry.file_name().to_string_lossy();
-            if !(name.starts_with("trace-") && name.ends_with(".txt")) {
-                continue;
-            }
-            let Ok(fd) = rustix::fs::openat(&dir, entry.file_name(), file_flags, Mode::empty())
-            else {
-                continue;
-            };
-            if !rustix::fs::fstat(&fd).is_ok_and(|st| {
-                rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
-            }) {
-                continue;
-            }
-            let mut bytes = Vec::new();
-            if std::fs::File::from(fd)
-                .take(MAX_TRACE as u64)
-                .read_to_end(&mut bytes)
-                .is_ok()
-            {
-                out.push(String::from_utf8_lossy(&bytes).into_owned());
-            }
-        }
-        out
+        written(&self.folder, "trace-", MAX_TRACE, MAX_TRACES)
     }
 }
 
+/// What a run wrote into `folder`: the regular files named `<prefix>...txt`, each at most `most_bytes`, at most
+/// `most_files` of them. A check may have put anything there: the folder and each file are opened without
+/// following a symlink and without blocking, and only regular files are read.
+fn written(folder: &Path, prefix: &str, most_bytes: usize, most_files: usize) -> Vec<String> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Read;
+    let mut out = Vec::new();
+    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Ok(dir) = rustix::fs::open(folder, dir_flags, Mode::empty()) else {
+        return out;
+    };
+    let Ok(entries) = rustix::fs::Dir::read_from(&dir) else {
+        return out;
+    };
+    let file_flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    for entry in entries.flatten() {
+        if out.len() >= most_files {
+            break;
+        }
+        let name = entry.file_name().to_string_lossy();
+        if !(name.starts_with(prefix) && name.ends_with(".txt")) {
+            continue;
+        }
+        let Ok(fd) = rustix::fs::openat(&dir, entry.file_name(), file_flags, Mode::empty()) else {
+            continue;
+        };
+        if !rustix::fs::fstat(&fd).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+        }) {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        if std::fs::File::from(fd)
+            .take(most_bytes as u64)
+            .read_to_end(&mut bytes)
+            .is_ok()
+        {
+            out.push(String::from_utf8_lossy(&bytes).into_owned());
+        }
+    }
+    out
+}
+
 impl Drop for Tracer {
+    fn drop(&mut self) {
+        remove_tree(&self.folder);
+    }
+}
+
+/// The prober in a sandbox copy ([`crate::locate_rank::batch`]): staged with its mutants for the probe's one run
+/// of the failing check in the folder [`PROBE_FOLDER`](crate::locate_rank::batch::PROBE_FOLDER) at the copy's top,
+/// read and removed right after it (and removed when dropped, whatever happened), so that no later check sees it.
+pub struct Prober {
+    folder: PathBuf,
+}
+
+impl Prober {
+    /// Put the prober and the encoded `mutants` into the copy at `root`, readable by `owner` (the user confined
+    /// checks run as, if not this one). `None` when the copy already has an entry of that name: the project's own
+    /// is left alone.
+    pub fn stage(root: &Path, owner: Option<u32>, mutants: &[u8]) -> Result<Option<Prober>> {
+        use crate::error::IoContext;
+        use crate::locate_rank::batch::{MUTANTS_FILE, PROBE_FOLDER, PROBER};
+        let folder = root.join(PROBE_FOLDER);
+        if fs::symlink_metadata(&folder).is_ok() {
+            return Ok(None);
+        }
+        let place = format!("validation sandbox: {PROBE_FOLDER}");
+        fs::create_dir(&folder).at("cannot create", &place)?;
+        let prober = Prober { folder };
+        fs::write(prober.folder.join("sitecustomize.py"), PROBER).at("cannot write", &place)?;
+        fs::write(prober.folder.join(MUTANTS_FILE), mutants).at("cannot write", &place)?;
+        if let Some(uid) = owner {
+            hand_over(
+                root,
+                &[
+                    PROBE_FOLDER,
+                    &format!("{PROBE_FOLDER}/sitecustomize.py"),
+                    &format!("{PROBE_FOLDER}/{MUTANTS_FILE}"),
+                ],
+                uid,
+            );
+        }
+        Ok(Some(prober))
+    }
+
+    /// The folder the prober is in and writes into.
+    pub fn folder(&self) -> &Path {
+        &self.folder
+    }
+
+    /// What the run wrote (`probe-<pid>.txt`, at most
+    /// [`MAX_VERDICTS`](crate::locate_rank::batch::MAX_VERDICTS) bytes each, at most 4 of them); the folder is
+    /// removed.
+    pub fn take(self) -> Vec<String> {
+        written(
+            &self.folder,
+            "probe-",
+            crate::locate_rank::batch::MAX_VERDICTS,
+            4,
+        )
+    }
+}
+
+impl Drop for Prober {
     fn drop(&mut self) {
         remove_tree(&self.folder);
     }
@@ -978,6 +1045,73 @@ mod tests {
             "grams' call failed"
         );
         assert!(ran.failing_before.is_empty());
+    }
+
+    #[test]
+    fn the_prober_runs_every_mutant_in_one_run_stops_at_the_first_pass_and_is_then_gone() {
+        use crate::locate_rank::batch;
+        let (_d, root) = ws();
+        let source = "def grams(oz):\n    return oz / 28.35\n";
+        write(&root, "scale.py", source);
+        write(&root, "lib/sitecustomize.py", "print('theirs ran')\n");
+        let loops = "def grams(oz):\n    while True:\n        pass\n";
+        let fixed = "def grams(oz):\n    return oz * 28.35\n";
+        let path = root.join("scale.py");
+        let mutants = [
+            (path.clone(), "def grams(oz):\n    return oz + 28.35\n"),
+            (path.clone(), loops),
+            (
+                path.clone(),
+                "def grams(oz):\n    raise SystemExit(0 if oz else 1)\n",
+            ),
+            (path.clone(), fixed),
+            (path.clone(), "def grams(oz):\n    return 56.7\n"),
+        ];
+        let p = Prober::stage(&root, None, &batch::encode(&mutants))
+            .unwrap()
+            .expect("no entry of its name");
+        let mut vars =
+            batch::environment(p.folder(), Some(root.join("lib").as_os_str()), 300, 5000, 2);
+        vars.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+        let out = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import scale\nassert scale.grams(2) == 56.7\nprint('checked')",
+            ])
+            .current_dir(&root)
+            .envs(vars)
+            .output()
+            .expect("python3 runs");
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(said.contains("theirs ran"), "{said}");
+        assert!(
+            !said.contains("checked"),
+            "the check itself went on: {said}"
+        );
+        let folder = p.folder().to_path_buf();
+        let wrote = p.take();
+        assert!(!folder.exists(), "the prober's folder is left in the copy");
+        let verdicts = batch::read(&wrote, mutants.len()).expect("the prober wrote its verdicts");
+        // The loop is killed and fails; a `SystemExit(0)` passes as a check's exit 0 does; the run stops at that
+        // first pass, before the fixed text and the one after it.
+        assert_eq!(verdicts[0], Some(false));
+        assert_eq!(verdicts[1], Some(false));
+        assert_eq!(verdicts[2], Some(true));
+        assert_eq!(verdicts[4], None);
+        // Nothing was written to the file itself.
+        assert_eq!(fs::read_to_string(&path).unwrap(), source);
+        // A check that never imports the file (it runs it as a script) says nothing.
+        let p = Prober::stage(&root, None, &batch::encode(&mutants[3..4]))
+            .unwrap()
+            .unwrap();
+        let vars = batch::environment(p.folder(), None, 300, 5000, 2);
+        std::process::Command::new("python3")
+            .arg("scale.py")
+            .current_dir(&root)
+            .envs(vars)
+            .output()
+            .expect("python3 runs");
+        assert_eq!(batch::read(&p.take(), 1), None);
     }
 
     #[test]

@@ -53,6 +53,7 @@
 
 mod counterparts;
 mod forgotten;
+mod idioms;
 mod untouched;
 
 use std::collections::HashSet;
@@ -118,9 +119,15 @@ const UNTOLD: &[Kind] = &[
 ];
 
 /// The insertions for the Python file `text`, those the error `missing` tells first, then the others, at most
-/// [`MAX_INSERTIONS`], each a line the file does not already hold at that place. `reach`: what the checks ran of
-/// the file (the copied calls go only into functions they ran).
-pub(super) fn of_file(text: &str, missing: &[Missing], reach: Option<&[Reach]>) -> Vec<Insertion> {
+/// `most` (the probe gives [`MAX_INSERTIONS`] when it runs one check a mutant), each a line the file does not
+/// already hold at that place. `reach`: what the checks ran of the file (the copied calls go only into functions
+/// they ran).
+pub(super) fn of_file(
+    text: &str,
+    missing: &[Missing],
+    reach: Option<&[Reach]>,
+    most: usize,
+) -> Vec<Insertion> {
     let lines: Vec<&str> = text
         .lines()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
@@ -189,8 +196,34 @@ pub(super) fn of_file(text: &str, missing: &[Missing], reach: Option<&[Reach]>) 
     }
     // Told first, each kind in the order written.
     out.sort_by_key(|i| !i.told);
-    out.truncate(MAX_INSERTIONS);
+    out.truncate(most);
     out
+}
+
+/// The generic insertions ([`idioms`]) for the Python file `text`, in the functions holding its 0-based lines
+/// `near` (best ranked first), each a line the file does not already hold at that place.
+pub(super) fn generic(text: &str, reach: Option<&[Reach]>, near: &[usize]) -> Vec<Insertion> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    let prose = prose_lines(text);
+    let mut seen = HashSet::new();
+    idioms::of_defs(&lines, &prose, reach, near)
+        .into_iter()
+        .filter(|(after0, line)| {
+            let doubled = lines
+                .get(after0 + 1)
+                .is_some_and(|n| n.trim() == line.trim())
+                || lines[*after0].trim() == line.trim();
+            !doubled && seen.insert((*after0, line.clone()))
+        })
+        .map(|(after0, line)| Insertion {
+            after: after0 + 1,
+            line,
+            told: false,
+        })
+        .collect()
 }
 
 /// Whether the checks ran the 0-based line `k`; with no `reach`, every line may have run.
@@ -2195,7 +2228,7 @@ mod tests {
         missing: &[Missing],
         reach: Option<&[Reach]>,
     ) -> Vec<(usize, String)> {
-        of_file(text, missing, reach)
+        of_file(text, missing, reach, MAX_INSERTIONS)
             .into_iter()
             .map(|i| (i.after, i.line))
             .collect()
@@ -2229,7 +2262,7 @@ mod tests {
     fn a_module_the_error_names_is_imported_after_the_imports_or_the_docstring() {
         let text = "\"\"\"Shapes.\"\"\"\n\nimport re\n\n\ndef area(r):\n    return math.pi * r\n";
         let told = [Missing::Name("math".into())];
-        let got = of_file(text, &told, None);
+        let got = of_file(text, &told, None, MAX_INSERTIONS);
         // After the plain imports, before the `from` ones.
         assert_eq!(got[0].after, 3);
         assert_eq!(got[0].line, "import math");
@@ -2266,7 +2299,7 @@ mod tests {
     #[test]
     fn a_function_whose_result_is_used_and_never_returned_returns_what_it_assigns_last() {
         let text = "def digits(raw):\n    d = raw.strip()\n    if d.startswith(\"1\"):\n        d = d[1:]\n\n\ndef valid(raw):\n    return len(digits(raw)) == 10\n";
-        let got = of_file(text, &[Missing::Value], None);
+        let got = of_file(text, &[Missing::Value], None, MAX_INSERTIONS);
         assert_eq!(got[0].after, 4);
         assert_eq!(got[0].line, "    return d");
         assert!(got[0].told);
@@ -2378,7 +2411,7 @@ mod tests {
     fn an_accumulator_the_error_says_is_unbound_starts_before_its_outermost_loop() {
         let text = "def summary(answers):\n    \"\"\"Mean and share.\"\"\"\n    total = 0\n    for r in answers:\n        total += r\n        if r > 3:\n            positive += 1\n    return total, positive\n";
         let told = [Missing::Unbound("positive".into())];
-        let got = of_file(text, &told, None);
+        let got = of_file(text, &told, None, MAX_INSERTIONS);
         assert_eq!(
             (got[0].after, got[0].line.as_str(), got[0].told),
             (3, "    positive = 0", true)
@@ -2793,7 +2826,7 @@ mod tests {
             "    return y\n",
         ] {
             let reach = vec![Reach::Ran; 8];
-            for i in of_file(text, &every, Some(&reach)) {
+            for i in of_file(text, &every, Some(&reach), MAX_INSERTIONS) {
                 assert!(
                     i.after >= 1 && i.after <= text.lines().count(),
                     "{text:?}: {i:?}"

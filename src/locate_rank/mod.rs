@@ -23,6 +23,7 @@
 //! For the repair round [`named_lines`] reads the places a failing check's output names (Python tracebacks,
 //! `file:line:col` of compilers, pytest's `file:line:`), restricted to the selected files.
 
+pub mod batch;
 pub mod executed;
 mod failing;
 mod implied;

@@ -764,7 +764,7 @@ fn operands_swapped(line: &str, toks: &[Tok]) -> Vec<String> {
         // The expression's tokens at its own depth, up to where it closes.
         let (mut depth, mut minus, mut end) = (0i32, Vec::new(), toks.len());
         let mut loose = false;
-        for k in start + 1..toks.len() {
+        for (k, tok) in toks.iter().enumerate().skip(start + 1) {
             let s = text(k);
             match s {
                 "(" | "[" | "{" => depth += 1,
@@ -775,8 +775,11 @@ fn operands_swapped(line: &str, toks: &[Tok]) -> Vec<String> {
                 }
                 "-" if depth == 0 => minus.push(k),
                 _ if depth == 0 => {
-                    let binary_op = toks[k].kind == Kind::Op && !matches!(s, "." | "**");
-                    let word = matches!(s, "and" | "or" | "if" | "else" | "not" | "in" | "is" | "for" | "lambda");
+                    let binary_op = tok.kind == Kind::Op && !matches!(s, "." | "**");
+                    let word = matches!(
+                        s,
+                        "and" | "or" | "if" | "else" | "not" | "in" | "is" | "for" | "lambda"
+                    );
                     loose |= binary_op || word;
                 }
                 _ => {}
@@ -2388,7 +2391,7 @@ pub fn probe(
         mutants: false,
         ..Signals::ALL
     };
-    let (told, untold) = insertions_of(files, failing);
+    let (told, untold) = insertions_of(files, failing, insertions::MAX_INSERTIONS.max(runs / 4));
     let adds = super::asks_to_add(&spec.task);
     let mut probe = Probe {
         files,
@@ -2420,6 +2423,8 @@ pub fn probe(
         }
         // The costlier mutants last: the probe's time may run out before them.
         probe.mutate_lines(&spots, Tier::Costly, &mut left)?;
+        // And the generic missing lines, where every mutant runs in one run of the check.
+        probe.insert(&generic_of(files, failing, &spots), &mut left)?;
         ControlFlow::Continue(())
     };
     match all() {
@@ -2647,6 +2652,7 @@ type Placed = Vec<(String, Insertion)>;
 fn insertions_of(
     files: &BTreeMap<String, Option<PreImage>>,
     failing: &Failing,
+    most: usize,
 ) -> (Placed, Placed) {
     let (mut told, mut untold) = (Vec::new(), Vec::new());
     for (path, pre) in files {
@@ -2654,12 +2660,43 @@ fn insertions_of(
             continue;
         };
         let reach = failing.ran.lines(path, &pre.text);
-        for i in insertions::of_file(&pre.text, &failing.missing, reach.as_deref()) {
+        for i in insertions::of_file(&pre.text, &failing.missing, reach.as_deref(), most) {
             let list = if i.told { &mut told } else { &mut untold };
             list.push((path.clone(), i));
         }
     }
     (told, untold)
+}
+
+/// The generic insertions ([`insertions::generic`]) of the selected Python files, in the functions of the ranked
+/// `spots`, best ranked first.
+fn generic_of(
+    files: &BTreeMap<String, Option<PreImage>>,
+    failing: &Failing,
+    spots: &[super::Spot],
+) -> Placed {
+    let mut out = Vec::new();
+    let mut order: Vec<&str> = Vec::new();
+    for s in spots {
+        if s.path.ends_with(".py") && !order.contains(&s.path.as_str()) {
+            order.push(&s.path);
+        }
+    }
+    for path in order {
+        let Some(Some(pre)) = files.get(path) else {
+            continue;
+        };
+        let near: Vec<usize> = spots
+            .iter()
+            .filter(|s| s.path == path && s.line > 0)
+            .map(|s| s.line - 1)
+            .collect();
+        let reach = failing.ran.lines(path, &pre.text);
+        for i in insertions::generic(&pre.text, reach.as_deref(), &near) {
+            out.push((path.to_string(), i));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -2704,7 +2741,10 @@ mod tests {
             "    left = to_balls(total) - to_balls(bowled)",
             "    left = to_balls(bowled) - to_balls(total)",
         );
-        gives("    return end.day - start[0]", "    return start[0] - end.day");
+        gives(
+            "    return end.day - start[0]",
+            "    return start[0] - end.day",
+        );
         gives("    f(a, b - c)", "    f(a, c - b)");
         // Not a part of a longer sum, nor a negation.
         never_gives("    x = a - b * c", "b * c - a");

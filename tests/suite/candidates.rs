@@ -1051,22 +1051,7 @@ fn a_pinned_candidate_goes_to_the_line_where_a_mutant_made_the_failing_check_pas
     // Scripted: the first (free) answer changes the rate. Both `return` lines run in the failing call and share the
     // task's words, and the assertion names neither; only the mutation probe, whose `- SHIPPING` to `+ SHIPPING` (the
     // line's first mutant) made the check pass in the confined copy, points the second candidate at the total's line.
-    let wrong = "    return net - SHIPPING + tax(net)";
-    let s = scripted(vec![
-        Reply::chat(r#"{"edits":[{"path":"order.py","old":"RATE = 0.2","new":"RATE = 0.25"}]}"#),
-        Reply::chat(&format!(
-            r#"{{"edits":[{{"path":"order.py","old":{},"new":"    return net + SHIPPING + tax(net)"}}]}}"#,
-            serde_json::to_string(wrong).unwrap()
-        )),
-    ]);
-    let ws = two_candidates_checked_by(&s.base_url, "test_order.py");
-    ws.write(
-        "order.py",
-        &format!(
-            "\"\"\"What an order costs.\"\"\"\n\nRATE = 0.2\nSHIPPING = 5\n\n\n\
-             def tax(net):\n    return net * RATE\n\n\ndef total(net):\n{wrong}\n"
-        ),
-    );
+    let (s, ws) = order_with_a_wrong_total("test_order.py", "");
     ws.write(
         "test_order.py",
         "import order\nassert order.tax(10) == 2\ncost = order.total(10)\nassert cost == 17, cost\n",
@@ -1077,7 +1062,7 @@ fn a_pinned_candidate_goes_to_the_line_where_a_mutant_made_the_failing_check_pas
         "An order's total comes out wrong: the net, its tax and the shipping should add up.",
         "the test passes",
         "order.py",
-        wrong,
+        WRONG_TOTAL,
     );
 }
 
@@ -1114,14 +1099,59 @@ fn a_pinned_candidate_inserts_where_a_line_copied_from_a_sibling_method_made_the
     );
     let task =
         "A file reopened from the Open Recent menu stays where it was; it should go to the top.";
-    let (out, v) = passed_after_failing(&ws, task, "the test passes", "recent.py");
-    assert_eq!(
-        s.pinned_edit(1),
-        serde_json::json!({"path": "recent.py", "after": anchor}),
-        "{}",
-        stderr(&out)
+    second_candidate_inserted_and_passed(&s, &ws, task, "recent.py", anchor);
+}
+
+#[test]
+fn a_pinned_candidate_inserts_where_a_statement_of_the_function_s_own_names_made_the_failing_check_pass()
+ {
+    // Scripted: the first (free) answer changes the docstring. No kind of omission the probe knows by name fits;
+    // only the generic missing lines, which the probe affords because every mutant runs in ONE run of the check
+    // (the prober forks a child per mutant), find that `merged.sort()` after the loop's `extend` makes the check
+    // pass, and pin the second candidate there.
+    let anchor = "        merged.extend(schedule)";
+    let s = scripted(vec![
+        Reply::chat(
+            r#"{"edits":[{"path":"days.py","old":"    \"\"\"Merge lists of days.\"\"\"","new":"    \"\"\"Merge.\"\"\""}]}"#,
+        ),
+        Reply::chat(&format!(
+            r#"{{"edits":[{{"path":"days.py","after":{},"new":"        merged.sort()"}}]}}"#,
+            serde_json::to_string(anchor).unwrap()
+        )),
+    ]);
+    let ws = two_candidates_checked_by(&s.base_url, "test_days.py");
+    ws.write(
+        "days.py",
+        &format!(
+            "\"\"\"Collection days.\"\"\"\n\n\ndef merge(*schedules):\n    \"\"\"Merge lists of days.\"\"\"\n\
+             \x20   merged = []\n    for schedule in schedules:\n{anchor}\n    return merged\n"
+        ),
     );
-    assert_eq!(v["candidates"]["chosen"], 2, "{v}");
+    ws.write(
+        "test_days.py",
+        "from days import merge\nassert merge([1, 9], [5]) == [1, 5, 9], merge([1, 9], [5])\n",
+    );
+    let task = "merge([1, 9], [5]) gives [1, 9, 5]; the merged days should come out in order.";
+    second_candidate_inserted_and_passed(&s, &ws, task, "days.py", anchor);
+}
+
+#[test]
+fn a_check_that_runs_the_file_as_a_script_is_probed_one_run_a_mutant() {
+    // Scripted: as in the test of the mutant at the total's line, but the check runs the selected file itself
+    // (its own asserts under `__main__`), so it never imports it and the prober's one run says nothing: the probe
+    // falls back to one run of the check a mutant, and still points the second candidate at the total's line.
+    let (s, ws) = order_with_a_wrong_total(
+        "order.py",
+        "\n\nif __name__ == \"__main__\":\n    assert tax(10) == 2\n    assert total(10) == 17, total(10)\n",
+    );
+    second_candidate_pinned_and_passed(
+        &s,
+        &ws,
+        "An order's total comes out wrong: the net, its tax and the shipping should add up.",
+        "the test passes",
+        "order.py",
+        WRONG_TOTAL,
+    );
 }
 
 #[test]
@@ -1147,6 +1177,30 @@ fn a_candidate_that_keeps_the_size_of_the_file_is_not_run_as_the_bytecode_of_the
     let task = "word() must return the letters the other way round.";
     let (_, v) = passed_after_failing(&ws, task, "the test passes", "word.py");
     assert_eq!(v["candidates"]["chosen"], 1, "{v}");
+}
+
+/// The line of `order.py` that subtracts the shipping it should add.
+const WRONG_TOTAL: &str = "    return net - SHIPPING + tax(net)";
+
+/// A workspace whose `order.py` (followed by `tail`) subtracts the shipping, checked by `python3 CHECK`, and a
+/// scripted model whose first (free) answer changes the rate and whose second fixes the total's line.
+fn order_with_a_wrong_total(check: &str, tail: &str) -> (Scripted, Ws) {
+    let s = scripted(vec![
+        Reply::chat(r#"{"edits":[{"path":"order.py","old":"RATE = 0.2","new":"RATE = 0.25"}]}"#),
+        Reply::chat(&format!(
+            r#"{{"edits":[{{"path":"order.py","old":{},"new":"    return net + SHIPPING + tax(net)"}}]}}"#,
+            serde_json::to_string(WRONG_TOTAL).unwrap()
+        )),
+    ]);
+    let ws = two_candidates_checked_by(&s.base_url, check);
+    ws.write(
+        "order.py",
+        &format!(
+            "\"\"\"What an order costs.\"\"\"\n\nRATE = 0.2\nSHIPPING = 5\n\n\n\
+             def tax(net):\n    return net * RATE\n\n\ndef total(net):\n{WRONG_TOTAL}\n{tail}"
+        ),
+    );
+    (s, ws)
 }
 
 /// A workspace whose one check is `python3 TEST` (validated on propose), asking two candidates one at a time.
@@ -1195,6 +1249,25 @@ fn second_candidate_pinned_and_passed(
     assert_eq!(
         s.pinned_edit(1),
         serde_json::json!({"path": file, "old": old}),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(v["candidates"]["chosen"], 2, "{v}");
+}
+
+/// Propose `task` on `file` of `ws` as [`passed_after_failing`] does, and check that the second candidate was pinned
+/// to insert after `anchor` and was the one chosen.
+fn second_candidate_inserted_and_passed(
+    s: &Scripted,
+    ws: &Ws,
+    task: &str,
+    file: &str,
+    anchor: &str,
+) {
+    let (out, v) = passed_after_failing(ws, task, "the test passes", file);
+    assert_eq!(
+        s.pinned_edit(1),
+        serde_json::json!({"path": file, "after": anchor}),
         "{}",
         stderr(&out)
     );

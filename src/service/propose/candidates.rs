@@ -731,11 +731,14 @@ const PROBE_BUDGET: Duration = Duration::from_secs(3);
 /// How long it may take at most, however slow the check: [`PROBE_BUDGET`] or twelve times the check's time before
 /// any edit, whichever is longer, up to this (a loaded machine slows every run of the check alike).
 const PROBE_BUDGET_MOST: Duration = Duration::from_secs(6);
+/// The least time one child of the check may take on one mutant when the probe runs them all in one run.
+const PROBE_EACH_LEAST: Duration = Duration::from_millis(250);
 /// A failing check that took longer than this before any edit is not probed: too few mutants would fit.
 const PROBE_SLOWEST_MS: u64 = 1_500;
 
 /// Run the mutation probe ([`locate_rank::mutants`]) with the check that `failed` before any edit, in the copy of
-/// `v`: the lines where a mutant made it pass. Each mutant's check may take four times as long as the check took
+/// `v`: the lines where a mutant made it pass. Every mutant goes to one run of the check when it is Python and
+/// imports a selected file ([`locate_rank::batch`]); otherwise one run a mutant. Each mutant's check may take four times as long as the check took
 /// before any edit (at least a second, at most the policy's timeout, since a mutant may loop), and the probe stops
 /// at [`PROBE_RUNS`] mutants, when its time is up (twelve times the check's, within [`PROBE_BUDGET`] and
 /// [`PROBE_BUDGET_MOST`]), or at a cancellation.
@@ -754,6 +757,18 @@ fn probe(
     let budget =
         Duration::from_millis(12 * failed.duration_ms).clamp(PROBE_BUDGET, PROBE_BUDGET_MOST);
     let started = Instant::now();
+    // Every mutant in one run of the check: each child of it within four times the check's own time before any
+    // edit (which counted the interpreter's start too), at least PROBE_EACH_LEAST, at most a mutant's timeout.
+    let each = Duration::from_millis(failed.duration_ms.saturating_mul(4))
+        .clamp(PROBE_EACH_LEAST, timeout);
+    let mut many = |mutants: &[(String, String)]| {
+        if watch.is_cancelled() {
+            return None;
+        }
+        v.try_many(mutants, &failed.command, each, budget, watch)
+            .ok()
+            .flatten()
+    };
     let mut check = |path: &str, text: &str| {
         if started.elapsed() >= budget || watch.is_cancelled() {
             return None;
@@ -761,7 +776,9 @@ fn probe(
         v.try_text(path, text, &failed.command, timeout, watch).ok()
     };
     let s = &p.selection;
-    locate_rank::mutants::probe(&p.task, &s.files, &s.focus, failing, PROBE_RUNS, &mut check)
+    locate_rank::batch::probe_many(
+        &p.task, &s.files, &s.focus, failing, PROBE_RUNS, &mut many, &mut check,
+    )
 }
 
 /// The first line of a refusal, without the "model answer: " every answer's refusal starts with, at most 200

@@ -162,6 +162,70 @@ impl<'p> Validator<'p> {
         Ok(!results.is_empty() && results.iter().all(|r| r.passed))
     }
 
+    /// Run the one validation command `command` ONCE in the copy with the prober
+    /// ([`crate::locate_rank::batch`]) and every mutant of `mutants` (a selected Python file's path and its whole
+    /// text): each one's verdict (`None` for one not reached within `budget`), each child of the check killed after
+    /// `each`. `None` when the run could not say (no mutant of a Python file, the copy has its own entry of the
+    /// prober's name, or the check never imported a selected file): the caller then runs one check a mutant. The
+    /// selected files are put back as the model saw them first; the prober is gone from the copy when this returns.
+    pub(super) fn try_many(
+        &self,
+        mutants: &[(String, String)],
+        command: &str,
+        each: Duration,
+        budget: Duration,
+        watch: &Watch,
+    ) -> Result<Option<Vec<Option<bool>>>> {
+        use locate_rank::batch;
+        if mutants.is_empty() || !mutants.iter().all(|(p, _)| p.ends_with(".py")) {
+            return Ok(None);
+        }
+        sandbox::stage_pre_images(&self.sws, &self.p.selection.files)?;
+        if let Some(uid) = self.owner {
+            let touched: Vec<&str> = self.p.selection.files.keys().map(String::as_str).collect();
+            sandbox::hand_over(self.sws.root(), &touched, uid);
+        }
+        let root = self.sws.root();
+        let texts: Vec<(std::path::PathBuf, &str)> = mutants
+            .iter()
+            .map(|(p, t)| (root.join(p), t.as_str()))
+            .collect();
+        let Some(prober) = sandbox::Prober::stage(root, self.owner, &batch::encode(&texts))? else {
+            return Ok(None);
+        };
+        let mut launch = self.launch.clone();
+        let python_path = launch
+            .env
+            .iter()
+            .find(|(k, _)| k == "PYTHONPATH")
+            .map(|(_, v)| v.clone());
+        let vars = batch::environment(
+            prober.folder(),
+            python_path.as_deref(),
+            u64::try_from(each.as_millis()).unwrap_or(u64::MAX),
+            u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+            PROBE_JOBS,
+        );
+        launch
+            .env
+            .retain(|(k, _)| !vars.iter().any(|(n, _)| n == k));
+        launch.env.extend(vars);
+        let secret = self.p.policy.secret();
+        // Forking stops at `budget`; the children still running then may take `each` more.
+        let most = Duration::from_secs(self.p.policy.validation.timeout_secs);
+        let run = checks::Run {
+            launch: &launch,
+            timeout: (budget + each + Duration::from_secs(1)).min(most.max(each)),
+            secret: &secret,
+        };
+        let _ = checks::run_all(&[command.to_string()], root, &run, watch);
+        let wrote = prober.take();
+        if watch.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        Ok(batch::read(&wrote, mutants.len()))
+    }
+
     /// Run the validation commands on `cand` in the copy: the selected files are first put back as the model saw
     /// them (the copy may lack one or hold newer bytes, and a previous candidate may have changed them).
     pub(super) fn check(&self, cand: &Candidate, watch: &Watch) -> Result<Vec<CheckResult>> {
@@ -216,6 +280,10 @@ impl<'p> Validator<'p> {
         Ok(applied.validation)
     }
 }
+
+/// How many children of the check the prober runs at once: one per core of a small machine, so that a mutant that
+/// loops does not hold up the others.
+const PROBE_JOBS: usize = 2;
 
 /// A sandbox copy of a workspace and how checks run in it, as validation on propose runs them.
 pub(crate) struct CheckCopy {

@@ -1,0 +1,395 @@
+//! The generic missing lines: where the probe runs every mutant in one run of the check
+//! ([`crate::locate_rank::batch`]), it can afford, after every kind of omission it knows, the short statements a
+//! routine fix adds, tried at every place of the functions the ranking points at: after each line the checks ran,
+//! at each depth a new line may stand there. The statements are made of the function's own names, by what the
+//! function does with them:
+//! - a list it builds (`x = []`, `.append`, `.extend`, `sorted(...)`, `.split(...)`): `x.sort()`, `x.reverse()`,
+//!   and `x.append(v)` for the names of the loops around the place;
+//! - a set (`x = set()`, `.add`): `x.add(v)` for the names of the loops around the place;
+//! - a number it counts (`x += ...`, `x -= ...`, `x = 0`): `x += 1`, `x -= 1`, `x += e` for each `e` it is
+//!   updated by elsewhere, and its first value again (a count started afresh);
+//! - a parameter or a text it reads as it came: `x = x.strip()`, `x.lower()`, `x.upper()`, and both, first in the
+//!   function or right after the line that binds it.
+//!
+//! Pure: lines in, lines out.
+
+use std::collections::HashSet;
+
+use super::super::{defines, is_name, tokens};
+use super::{Def, code_of, ends_flow, indent_of, ran_at};
+use crate::locate_rank::executed::Reach;
+
+/// The most lines written for one function.
+const MAX_PER_DEF: usize = 400;
+
+/// The most functions written for.
+const MAX_DEFS: usize = 4;
+
+/// Normalisations of a text, as `x = x<suffix>`.
+const TEXT_FIXES: &[&str] = &[
+    ".strip()",
+    ".lower()",
+    ".upper()",
+    ".strip().lower()",
+    ".strip().upper()",
+];
+
+/// The generic insertions (0-based line after which, the line) for the functions holding the 0-based lines
+/// `near`, in the order those lines come (at most [`MAX_DEFS`]); `prose`: which lines are docstrings or comments;
+/// `reach`: what the checks ran (a place after a line they never reached is left out).
+pub(in crate::locate_rank) fn of_defs(
+    lines: &[&str],
+    prose: &[bool],
+    reach: Option<&[Reach]>,
+    near: &[usize],
+) -> Vec<(usize, String)> {
+    let defs = Def::all(lines);
+    let mut chosen: Vec<&Def> = Vec::new();
+    for &k in near {
+        // The innermost function holding the line.
+        let holder = defs
+            .iter()
+            .filter(|d| d.body.contains(&k))
+            .min_by_key(|d| d.body.len());
+        if let Some(d) = holder.filter(|d| !chosen.iter().any(|c| std::ptr::eq(*c, *d))) {
+            chosen.push(d);
+        }
+        if chosen.len() == MAX_DEFS {
+            break;
+        }
+    }
+    let mut out = Vec::new();
+    for d in chosen {
+        let mut mine = of_def(lines, prose, reach, d);
+        mine.truncate(MAX_PER_DEF);
+        out.extend(mine);
+    }
+    out
+}
+
+/// What a function does with its names: the lists, the sets, the counted numbers (with what each is updated by
+/// and its first value) and the texts it builds or reads.
+#[derive(Default)]
+struct Kinds {
+    lists: Vec<String>,
+    sets: Vec<String>,
+    counted: Vec<(String, Vec<String>, Option<String>)>,
+    texts: Vec<String>,
+}
+
+impl Kinds {
+    fn of(lines: &[&str], d: &Def) -> Kinds {
+        let mut k = Kinds::default();
+        let push = |v: &mut Vec<String>, n: &str| {
+            if !v.iter().any(|x| x == n) {
+                v.push(n.to_string());
+            }
+        };
+        for &b in &d.body {
+            let code = code_of(lines[b]);
+            let t = tokens(&code);
+            let rhs_at = t.iter().position(|x| x == "=");
+            // `name = <value>`: what the value is.
+            if let (Some(1), Some(name)) = (rhs_at, t.first().filter(|n| is_name(n))) {
+                let rhs: Vec<&str> = t[2..].iter().map(String::as_str).collect();
+                let text = code.split_once('=').map_or("", |(_, r)| r).trim();
+                match rhs.as_slice() {
+                    ["[", ..] | ["list", "(", ..] | ["sorted", "(", ..] => push(&mut k.lists, name),
+                    ["set", "(", ")"] => push(&mut k.sets, name),
+                    [n] if n.chars().all(|c| c.is_ascii_digit() || c == '.') => {
+                        counted(&mut k.counted, name, None, Some(text.to_string()));
+                    }
+                    _ if rhs.contains(&"split") => push(&mut k.lists, name),
+                    _ if rhs
+                        .iter()
+                        .any(|r| matches!(*r, "strip" | "lower" | "upper")) =>
+                    {
+                        push(&mut k.texts, name);
+                    }
+                    _ => {}
+                }
+            }
+            // `name += <value>`: a counted number, and what it is updated by.
+            if let (Some(op), Some(name)) = (t.get(1), t.first().filter(|n| is_name(n)))
+                && matches!(op.as_str(), "+=" | "-=")
+            {
+                let by = code.split_once(op.as_str()).map_or("", |(_, r)| r).trim();
+                if !by.is_empty() {
+                    counted(&mut k.counted, name, Some(format!("{op} {by}")), None);
+                }
+            }
+            for w in t.windows(3) {
+                if w[1] != "." || !is_name(&w[0]) {
+                    continue;
+                }
+                match w[2].as_str() {
+                    "append" | "extend" | "insert" => push(&mut k.lists, &w[0]),
+                    "add" | "discard" => push(&mut k.sets, &w[0]),
+                    "strip" | "lower" | "upper" | "replace" | "split" | "startswith"
+                    | "endswith" | "isdigit" | "isalpha" => push(&mut k.texts, &w[0]),
+                    _ => {}
+                }
+            }
+        }
+        // A text the function reads as it came: every parameter but `self` and `cls` may be one.
+        let mut params: Vec<&String> = d.params.iter().collect();
+        params.sort();
+        for p in params {
+            if !matches!(p.as_str(), "self" | "cls") {
+                push(&mut k.texts, p);
+            }
+        }
+        k.lists.retain(|n| d.bound.contains(n));
+        k.sets.retain(|n| d.bound.contains(n));
+        k.texts.retain(|n| d.bound.contains(n));
+        k
+    }
+}
+
+/// Record `name` as counted: `by` one of its updates, `first` its first value.
+fn counted(
+    list: &mut Vec<(String, Vec<String>, Option<String>)>,
+    name: &str,
+    by: Option<String>,
+    first: Option<String>,
+) {
+    let at = match list.iter().position(|(n, _, _)| n == name) {
+        Some(at) => at,
+        None => {
+            list.push((name.to_string(), Vec::new(), None));
+            list.len() - 1
+        }
+    };
+    let entry = &mut list[at];
+    if let Some(by) = by.filter(|b| !entry.1.contains(b)) {
+        entry.1.push(by);
+    }
+    if entry.2.is_none() {
+        entry.2 = first;
+    }
+}
+
+/// The generic insertions of one function.
+fn of_def(
+    lines: &[&str],
+    prose: &[bool],
+    reach: Option<&[Reach]>,
+    d: &Def,
+) -> Vec<(usize, String)> {
+    let kinds = Kinds::of(lines, d);
+    let code: Vec<usize> = d
+        .body
+        .iter()
+        .copied()
+        .filter(|&b| prose.get(b) != Some(&true))
+        .collect();
+    let Some(&first_code) = code.first() else {
+        return Vec::new();
+    };
+    let width = |k: usize| indent_of(lines[k]).len();
+    let mut out = Vec::new();
+    // First in the function: after its header or its docstring.
+    let top = (0..first_code)
+        .rev()
+        .find(|&k| !lines[k].trim().is_empty())
+        .unwrap_or(first_code);
+    for p in &kinds.texts {
+        if d.params.contains(p) {
+            for fix in TEXT_FIXES {
+                out.push((top, format!("{}{p} = {p}{fix}", d.indent)));
+            }
+        }
+    }
+    let mut first_in_block = Vec::new();
+    let mut depth = 0i32;
+    for (i, &k) in code.iter().enumerate() {
+        let line = code_of(lines[k]);
+        for c in line.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        // Only after a whole statement the checks ran.
+        if depth != 0 || line.trim_end().ends_with('\\') || !ran_at(reach, k) {
+            continue;
+        }
+        let next = code.get(i + 1).map_or(d.indent.len(), |&n| width(n));
+        let opens = line.trim_end().ends_with(':');
+        let levels: Vec<usize> = if opens {
+            if next > width(k) {
+                vec![next]
+            } else {
+                Vec::new()
+            }
+        } else {
+            open_levels(lines, &code[..=i], d.indent.len())
+                .into_iter()
+                .filter(|&w| w >= next && !(w == width(k) && ends_flow(lines[k])))
+                .collect()
+        };
+        let bound: HashSet<String> = std::iter::once(&d.params)
+            .flatten()
+            .cloned()
+            .chain(
+                code[..=i]
+                    .iter()
+                    .flat_map(|&b| defines(&tokens(&code_of(lines[b])))),
+            )
+            .collect();
+        let binds: HashSet<String> = defines(&tokens(&line));
+        for w in levels {
+            let pad = " ".repeat(w);
+            let loops = loop_names(lines, &code[..=i], w);
+            for s in statements(&kinds, &bound, &binds, &loops) {
+                let line = format!("{pad}{s}");
+                if opens {
+                    first_in_block.push((k, line));
+                } else {
+                    out.push((k, line));
+                }
+            }
+        }
+    }
+    // A line first in a block comes after the others: a fix that adds one to a block adds it last more often,
+    // and where both pass, the place after the block's last line is the one to report.
+    out.extend(first_in_block);
+    out
+}
+
+/// The depths (in columns) a new line may take after the last of `code` (a function's code lines up to it): its
+/// own, and that of each block around it, down to the body's `base`.
+fn open_levels(lines: &[&str], code: &[usize], base: usize) -> Vec<usize> {
+    let width = |k: usize| indent_of(lines[k]).len();
+    let Some(&last) = code.last() else {
+        return Vec::new();
+    };
+    let mut cur = width(last);
+    let mut out = vec![cur];
+    for &k in code.iter().rev() {
+        if cur <= base {
+            break;
+        }
+        if width(k) < cur {
+            cur = width(k);
+            out.push(cur);
+        }
+    }
+    out
+}
+
+/// The names bound by the `for` loops whose bodies hold a new line at depth `w` after the last of `code`.
+fn loop_names(lines: &[&str], code: &[usize], w: usize) -> Vec<String> {
+    let width = |k: usize| indent_of(lines[k]).len();
+    let mut out = Vec::new();
+    let mut cur = w;
+    for &k in code.iter().rev() {
+        if width(k) >= cur {
+            continue;
+        }
+        cur = width(k);
+        let t = tokens(&code_of(lines[k]));
+        if t.first().is_some_and(|f| f == "for") {
+            let mut names: Vec<String> = defines(&t).into_iter().collect();
+            names.sort();
+            out.extend(names);
+        }
+    }
+    out
+}
+
+/// The statements for one place: the names `bound` there, `binds` those its line binds, `loops` the names of
+/// the loops around it.
+fn statements(
+    kinds: &Kinds,
+    bound: &HashSet<String>,
+    binds: &HashSet<String>,
+    loops: &[String],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for x in kinds.lists.iter().filter(|x| bound.contains(*x)) {
+        out.push(format!("{x}.sort()"));
+        out.push(format!("{x}.reverse()"));
+        for v in loops.iter().filter(|v| *v != x) {
+            out.push(format!("{x}.append({v})"));
+        }
+    }
+    for x in kinds.sets.iter().filter(|x| bound.contains(*x)) {
+        for v in loops.iter().filter(|v| *v != x) {
+            out.push(format!("{x}.add({v})"));
+        }
+    }
+    for (x, by, first) in kinds.counted.iter().filter(|(x, _, _)| bound.contains(x)) {
+        out.push(format!("{x} += 1"));
+        out.push(format!("{x} -= 1"));
+        for b in by.iter().filter(|b| !matches!(b.as_str(), "+= 1" | "-= 1")) {
+            out.push(format!("{x} {b}"));
+        }
+        if let Some(first) = first {
+            out.push(format!("{x} = {first}"));
+        }
+    }
+    // A text normalised right after the line that binds it.
+    for x in kinds.texts.iter().filter(|x| binds.contains(*x)) {
+        for fix in TEXT_FIXES {
+            out.push(format!("{x} = {x}{fix}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str, near: usize) -> Vec<(usize, String)> {
+        let lines: Vec<&str> = text.lines().collect();
+        let prose = crate::locate_rank::prose_lines(text);
+        of_defs(&lines, &prose, None, &[near - 1])
+    }
+
+    fn has(list: &[(usize, String)], after: usize, line: &str) -> bool {
+        list.iter().any(|(a, l)| *a + 1 == after && l == line)
+    }
+
+    #[test]
+    fn a_list_is_sorted_a_set_gets_the_loop_name_and_a_loop_index_steps() {
+        let merged = "def merge(*schedules):\n    \"\"\"Merge.\"\"\"\n    merged = []\n    for s in schedules:\n        merged.extend(s)\n    return merged\n";
+        let got = at(merged, 5);
+        // At the loop's depth and after it.
+        assert!(has(&got, 5, "        merged.sort()"), "{got:?}");
+        assert!(has(&got, 5, "    merged.sort()"), "{got:?}");
+        assert!(has(&got, 5, "        merged.append(s)"), "{got:?}");
+        // Never after the return.
+        assert!(!got.iter().any(|(a, _)| *a + 1 == 6), "{got:?}");
+
+        let seen = "def valid(numbers):\n    seen = set()\n    for n in numbers:\n        if n in seen:\n            return False\n    return True\n";
+        let got = at(seen, 4);
+        assert!(has(&got, 5, "        seen.add(n)"), "{got:?}");
+        // Not at the depth of the `return` it follows.
+        assert!(!has(&got, 5, "            seen.add(n)"), "{got:?}");
+
+        let bowling = "def frames(rolls):\n    i = 0\n    for _ in range(10):\n        if rolls[i] == 10:\n            x = 1\n        elif rolls[i] == 5:\n            i += 2\n    return i\n";
+        let got = at(bowling, 5);
+        assert!(has(&got, 5, "            i += 1"), "{got:?}");
+        assert!(has(&got, 5, "            i += 2"), "{got:?}");
+        assert!(has(&got, 7, "    i = 0"), "{got:?}");
+    }
+
+    #[test]
+    fn a_parameter_is_normalised_first_and_a_text_after_its_binding() {
+        let valid = "def is_valid(postcode):\n    \"\"\"Ignoring case.\"\"\"\n    return bool(RE.match(postcode))\n";
+        let got = at(valid, 3);
+        assert!(
+            has(&got, 2, "    postcode = postcode.strip().upper()"),
+            "{got:?}"
+        );
+        let split = "def f(text):\n    key, _, value = text.partition(\"=\")\n    return {key.strip(): value}\n";
+        let got = at(split, 2);
+        assert!(has(&got, 2, "    key = key.strip()"), "{got:?}");
+        // A statement is never cut in two.
+        let open = "def f(a):\n    x = g(\n        a)\n    return x\n";
+        assert!(!at(open, 2).iter().any(|(after, _)| *after + 1 == 2));
+    }
+}
