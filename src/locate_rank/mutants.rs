@@ -141,6 +141,9 @@ pub struct Names {
     /// Names assigned and never read: the file's unused module constants ([`Names::of`]) and, for one line
     /// ([`Names::at`]), the unused locals its function assigns before it.
     pub unread: Vec<String>,
+    /// The names a `for` header of the function unpacks before the line and no other line of it reads (`quantity`
+    /// in `for dish, price, quantity in order:`): a value scaled by one is a costlier mutant ([`kin_of_line`]).
+    pub loop_unread: Vec<String>,
     /// The keys the file reads out of dicts by a string (`item["sku"]`, `row.get("sku")`) or writes in a dict
     /// literal (`{"sku": sku}`), without their quotes, in order: a slip reads the wrong one of them.
     pub keys: Vec<String>,
@@ -221,6 +224,7 @@ impl Names {
             constants,
             attributes,
             unread,
+            loop_unread: Vec::new(),
             keys: keys(text),
             factors: factors(text),
             defaults: defaults(text),
@@ -304,6 +308,18 @@ impl Names {
             for name in bound.filter(|t| !t.starts_with('_')) {
                 if toks.len() > 2 && !out.unread.contains(name) && never_read(of_body(), name) {
                     out.unread.push(name.clone());
+                }
+            }
+            // Each name a `for` header unpacks (`for dish, price, quantity in order:`) that no other line reads.
+            if toks.first().is_some_and(|t| t == "for") {
+                let unpacked = toks[1..].iter().take_while(|t| *t != "in");
+                for name in unpacked.filter(|t| super::is_name(t) && !t.starts_with('_')) {
+                    let read = of_body()
+                        .filter(|t| !std::ptr::eq(*t, toks))
+                        .any(|t| t.iter().any(|w| w == name));
+                    if !read && !out.loop_unread.contains(name) {
+                        out.loop_unread.push(name.clone());
+                    }
                 }
             }
         }
@@ -1391,6 +1407,8 @@ pub fn kin_of_line(line: &str, names: &Names) -> Vec<String> {
     for m in kin
         .into_iter()
         .chain(local_swaps(line, &toks, &names.locals))
+        .chain(unread_scales(line, &toks, &names.unread))
+        .chain(unread_scales(line, &toks, &names.loop_unread))
     {
         if out.len() < MAX_LOCAL_SWAPS && m != line && !cheaper.contains(&m) && !out.contains(&m) {
             out.push(m);
@@ -1412,6 +1430,17 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
     let swappable = called || matches!(s, "and" | "or" | "True" | "False");
     for (_, with) in NAME_SWAPS.iter().filter(|(n, _)| *n == s && swappable) {
         out.extend(with.iter().map(|w| replace(w)));
+    }
+    // Rounding the other way: `round(x)` up or down (`math.ceil`, `math.floor`: a file that never imports `math`
+    // fails the check on its own), `int(x)`, which truncates, rounded.
+    let dotted = k >= 1 && text(&toks[k - 1]) == ".";
+    if called && !dotted {
+        let others: &[&str] = match s {
+            "round" => &["math.ceil", "math.floor"],
+            "int" => &["round", "math.ceil"],
+            _ => &[],
+        };
+        out.extend(others.iter().map(|w| replace(w)));
     }
     // A text split at every separator where only the first was meant: `line.split(":")` to `line.split(":", 1)`.
     let method = k >= 1 && text(&toks[k - 1]) == ".";
@@ -1906,6 +1935,17 @@ const MAX_UNREAD: usize = 4;
 /// The line with a value read (a number, or a name that is not called, assigned or an attribute; on a `def` line
 /// only a parameter's default) exchanged for each of the bindings never read, `unread`, at most [`MAX_UNREAD`].
 fn unread_uses(line: &str, toks: &[Tok], unread: &[String]) -> Vec<String> {
+    unread_reads(line, toks, unread, false)
+}
+
+/// A name's value scaled by a binding never read instead (`total += price` to `total += price * quantity`), as
+/// [`unread_uses`] finds its places, at most [`MAX_UNREAD`]: a costlier mutant ([`kin_of_line`]).
+fn unread_scales(line: &str, toks: &[Tok], unread: &[String]) -> Vec<String> {
+    unread_reads(line, toks, unread, true)
+}
+
+/// The mutants of [`unread_uses`], or (`scale`) of [`unread_scales`].
+fn unread_reads(line: &str, toks: &[Tok], unread: &[String], scale: bool) -> Vec<String> {
     let text = |t: &Tok| &line[t.start..t.end];
     let def_line = toks
         .first()
@@ -1938,7 +1978,11 @@ fn unread_uses(line: &str, toks: &[Tok], unread: &[String]) -> Vec<String> {
             continue;
         }
         for u in unread.iter().filter(|u| !own(u)) {
-            out.push(format!("{}{u}{}", &line[..t.start], &line[t.end..]));
+            if !scale {
+                out.push(format!("{}{u}{}", &line[..t.start], &line[t.end..]));
+            } else if t.kind == Kind::Name {
+                out.push(format!("{}{s} * {u}{}", &line[..t.start], &line[t.end..]));
+            }
         }
     }
     out.truncate(MAX_UNREAD);
@@ -2725,6 +2769,40 @@ mod tests {
             ..Names::default()
         };
         of_line(line, &names)
+    }
+
+    #[test]
+    fn rounding_goes_the_other_way_and_an_unread_local_scales_a_value() {
+        gives("    return round(v / BOX)", "    return math.ceil(v / BOX)");
+        gives(
+            "    return round(v / BOX)",
+            "    return math.floor(v / BOX)",
+        );
+        gives("    n = int(x * 1.5)", "    n = round(x * 1.5)");
+        // A method of that name is no builtin.
+        never_gives("    return self.round(v)", "math.");
+        let names = Names {
+            unread: vec!["quantity".into()],
+            ..Names::default()
+        };
+        let got = unread_local_uses("        total += price", &names, &[]);
+        assert_eq!(got, ["        total += quantity"]);
+        // Scaled only among the costlier mutants, after every probed line's cheaper ones.
+        let got = kin_of_line("        total += price", &names);
+        assert!(
+            got.contains(&"        total += price * quantity".to_string()),
+            "{got:?}"
+        );
+        // A name a `for` loop unpacks and never reads scales a value of the loop's body.
+        let text = "def items_total(order):\n    total = 0.0\n    for dish, price, quantity in order:\n        total += price\n    return total\n";
+        let at = Names::of(text).at(text, 4);
+        assert_eq!(at.loop_unread, ["dish", "quantity"]);
+        assert!(at.unread.is_empty(), "{:?}", at.unread);
+        let got = kin_of_line("        total += price", &at);
+        assert!(
+            got.contains(&"        total += price * quantity".to_string()),
+            "{got:?}"
+        );
     }
 
     #[test]

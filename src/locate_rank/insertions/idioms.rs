@@ -9,7 +9,8 @@
 //! - a number it counts (`x += ...`, `x -= ...`, `x = 0`): `x += 1`, `x -= 1`, `x += e` for each `e` it is
 //!   updated by elsewhere, and its first value again (a count started afresh);
 //! - a parameter or a text it reads as it came: `x = x.strip()`, `x.lower()`, `x.upper()`, and both, first in the
-//!   function or right after the line that binds it.
+//!   function or right after the line that binds it;
+//! - a list or a set parameter it changes in place (`.append`, `.add`): a copy first (`playlist = list(playlist)`).
 //!
 //! Pure: lines in, lines out.
 
@@ -200,6 +201,12 @@ fn of_def(
             }
         }
     }
+    // A list or a set the caller passed, changed in place: a copy first.
+    for (list, make) in [(&kinds.lists, "list"), (&kinds.sets, "set")] {
+        for p in list.iter().filter(|p| d.params.contains(*p)) {
+            out.push((top, format!("{}{p} = {make}({p})", d.indent)));
+        }
+    }
     let mut first_in_block = Vec::new();
     let mut depth = 0i32;
     for (i, &k) in code.iter().enumerate() {
@@ -379,6 +386,8 @@ mod tests {
 
     #[test]
     fn a_parameter_is_normalised_first_and_a_text_after_its_binding() {
+        let add = "def add(playlist, track):\n    \"\"\"A new list.\"\"\"\n    playlist.append(track)\n    return playlist\n";
+        assert!(has(&at(add, 3), 2, "    playlist = list(playlist)"));
         let valid = "def is_valid(postcode):\n    \"\"\"Ignoring case.\"\"\"\n    return bool(RE.match(postcode))\n";
         let got = at(valid, 3);
         assert!(
