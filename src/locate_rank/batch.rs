@@ -164,6 +164,21 @@ pub fn probe_many(
         .collect()
 }
 
+/// Whether the probe has any mutant of `files` to run: with no place found after it ran, none of them passed.
+pub fn any_mutant(
+    spec: &Task,
+    files: &BTreeMap<String, Option<PreImage>>,
+    focus: &Focus,
+    failing: &Failing,
+) -> bool {
+    let mut any = false;
+    probe(spec, files, focus, failing, 1, &mut |_, _| {
+        any = true;
+        None
+    });
+    any
+}
+
 /// Where the mutant `text` of `before` changed it, as the probe reports it: the 1-based line it changed
 /// (`false`), or the line after which it inserted one (`true`); a line inserted just before a lone `pass` of its
 /// own indentation reports the `pass` changed. None when it is neither.

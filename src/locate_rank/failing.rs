@@ -27,6 +27,8 @@ pub struct Failing {
     pub missing: Vec<Missing>,
     /// The place where a mutation or an inserted line made the failing check pass ([`super::mutants::probe`]).
     pub fixed: Vec<Fixed>,
+    /// The probe ran at least one mutant: with `fixed` empty, no small change of the best ranked lines passed.
+    pub probed: bool,
 }
 
 /// A place where the probe made the failing check pass: a line a mutant changed, or (`insert`) the place after a
@@ -124,6 +126,7 @@ impl Failing {
             ran: Default::default(),
             missing: missing_of(output),
             fixed: Vec::new(),
+            probed: false,
         }
     }
 

@@ -220,7 +220,38 @@ pub fn rank(
             );
         }
     }
-    best_distinct(scored, max)
+    let mut best = best_distinct(scored, max);
+    if signals.mutants && failing.probed && failing.fixed.is_empty() {
+        after_the_first(&mut best, files, max);
+    }
+    best
+}
+
+/// When the probe ran and no small change of the best ranked lines passed, the fix may well be a line the code
+/// lacks: the place after the first ranked line (when that is a line to change, of code that does not end its
+/// block's flow) ranks second, before the other lines, within `max`.
+fn after_the_first(best: &mut Vec<Spot>, files: &BTreeMap<String, Option<PreImage>>, max: usize) {
+    let Some(first) = best.first().filter(|s| !s.insert) else {
+        return;
+    };
+    let code = first.text.trim();
+    let flow = ["return", "raise", "continue", "break", "pass"];
+    let ends_flow = flow
+        .iter()
+        .any(|w| code == *w || code.starts_with(&format!("{w} ")));
+    let python = first.path.ends_with(".py") && files.contains_key(&first.path);
+    if code.is_empty() || code.starts_with('#') || ends_flow || !python || max < 2 {
+        return;
+    }
+    let after = Spot {
+        insert: true,
+        ..first.clone()
+    };
+    if best.contains(&after) {
+        return;
+    }
+    best.insert(1, after);
+    best.truncate(max);
 }
 
 /// The best `max` scored places, best first, distinct by file, text and kind; among equals the earlier line (stable
@@ -1255,6 +1286,61 @@ mod tests {
         .iter()
         .map(|s| (s.line, s.insert))
         .collect()
+    }
+
+    #[test]
+    fn when_the_probe_found_nothing_the_place_after_the_first_line_ranks_second() {
+        let text = "def merge(a, b):\n    merged = a + b\n    return merged\n";
+        let t = "merge([3], [1]) returns [3, 1]: `merged = a + b` keeps the lists as they come; it must be in order";
+        let ranked = |failing: &Failing| -> Vec<(usize, bool)> {
+            rank(
+                &task(t),
+                &file(text),
+                &Focus::new(),
+                failing,
+                Signals::ALL,
+                3,
+            )
+            .iter()
+            .map(|s| (s.line, s.insert))
+            .collect()
+        };
+        let before = ranked(&Failing::default());
+        let first = before[0];
+        assert!(!first.1, "{before:?}");
+        let probed = Failing {
+            probed: true,
+            ..Failing::default()
+        };
+        let after = ranked(&probed);
+        assert_eq!(after[0], first, "{after:?}");
+        assert_eq!(after[1], (first.0, true), "{after:?}");
+        assert_eq!(after.len(), 3);
+        // Not when a mutant passed (that place ranks first), nor when no probe ran.
+        let found = Failing {
+            probed: true,
+            fixed: vec![failing::Fixed {
+                path: "m.py".into(),
+                line: 3,
+                insert: false,
+            }],
+            ..Failing::default()
+        };
+        assert!(!ranked(&found).iter().any(|s| s.1), "{:?}", ranked(&found));
+        // Never after a line that ends its block's flow.
+        let ret = "def f(a):\n    return a\n";
+        let spots = rank(
+            &task("f(1) returns 1"),
+            &file(ret),
+            &Focus::new(),
+            &probed,
+            Signals::ALL,
+            3,
+        );
+        assert!(
+            spots.iter().all(|s| !(s.insert && s.line == 2)),
+            "{spots:?}"
+        );
     }
 
     #[test]

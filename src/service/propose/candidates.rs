@@ -538,8 +538,17 @@ impl State {
                         ran: Executed::read(&before.traces, &selected),
                         ..Failing::read(&r.output, &selected, &roots)
                     };
+                    let fixed = probe(p, &v, &failing, r, watch);
+                    let s = &p.selection;
+                    // Whether the probe ran any mutant: with none passing, the fix may be a line the code lacks.
+                    let probed = !fixed.is_empty()
+                        || probes(r)
+                            && locate_rank::batch::any_mutant(
+                                &p.task, &s.files, &s.focus, &failing,
+                            );
                     Failing {
-                        fixed: probe(p, &v, &failing, r, watch),
+                        fixed,
+                        probed,
                         ..failing
                     }
                 });
@@ -736,6 +745,12 @@ const PROBE_EACH_LEAST: Duration = Duration::from_millis(250);
 /// A failing check that took longer than this before any edit is not probed: too few mutants would fit.
 const PROBE_SLOWEST_MS: u64 = 1_500;
 
+/// Whether the probe runs on the check that `failed` before any edit: not when it timed out or was too slow for
+/// enough mutants to fit.
+fn probes(failed: &CheckResult) -> bool {
+    !failed.timed_out && failed.duration_ms <= PROBE_SLOWEST_MS
+}
+
 /// Run the mutation probe ([`locate_rank::mutants`]) with the check that `failed` before any edit, in the copy of
 /// `v`: the lines where a mutant made it pass. Every mutant goes to one run of the check when it is Python and
 /// imports a selected file ([`locate_rank::batch`]); otherwise one run a mutant. Each mutant's check may take four times as long as the check took
@@ -749,7 +764,7 @@ fn probe(
     failed: &CheckResult,
     watch: &Watch,
 ) -> Vec<locate_rank::mutants::Fixed> {
-    if failed.timed_out || failed.duration_ms > PROBE_SLOWEST_MS {
+    if !probes(failed) {
         return Vec::new();
     }
     let most = p.policy.validation.timeout_secs.saturating_mul(1000);
