@@ -323,8 +323,45 @@ impl Names {
                 }
             }
         }
+        // Each parameter the body never reads (`base` where the body uses `DEFAULT_SERVINGS`).
+        let header = code.iter().find(|(k, _)| *k == def).map(|(_, t)| t);
+        for p in header.map(|t| parameters(t)).unwrap_or_default() {
+            let read = of_body().any(|t| {
+                t.iter()
+                    .enumerate()
+                    .any(|(k, w)| *w == p && (k == 0 || t[k - 1] != "."))
+            });
+            if !read && !out.unread.contains(&p) {
+                out.unread.push(p);
+            }
+        }
         out
     }
+}
+
+/// The parameters a `def` line's tokens name, in order: not `self` or `cls`, not a default's value, not `*` or `**`.
+fn parameters(def: &[String]) -> Vec<String> {
+    let Some(open) = def.iter().position(|t| t == "(") else {
+        return Vec::new();
+    };
+    let (mut out, mut depth, mut in_default) = (Vec::new(), 0, false);
+    for (k, t) in def.iter().enumerate().skip(open + 1) {
+        match t.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" if depth == 0 => break,
+            ")" | "]" | "}" => depth -= 1,
+            "," if depth == 0 => in_default = false,
+            "=" if depth == 0 => in_default = true,
+            _ if depth == 0 && !in_default && super::is_name(t) => {
+                let annotation = def.get(k - 1).is_some_and(|p| p == ":");
+                if !annotation && !matches!(t.as_str(), "self" | "cls") && !t.starts_with('_') {
+                    out.push(t.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The locals bound before the 0-based line `at` of the function whose `def` is the 0-based line `def` (its
@@ -1290,6 +1327,115 @@ fn alias_copied(line: &str, toks: &[Tok]) -> Option<String> {
         .then(|| format!("{}.copy(){}", &line[..b.end], &line[b.end..]))
 }
 
+/// A name bound to a module constant's list or dict, where a copy was meant (`groups = DEFAULT_GROUPS`, then
+/// `groups.append(...)` changes the constant): `list(...)`, `dict(...)` and `.copy()` of it. A costlier mutant.
+fn constant_copied(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let [a, eq, b] = toks else { return Vec::new() };
+    let constant = b.kind == Kind::Name
+        && text(b).chars().any(|c| c.is_ascii_uppercase())
+        && !text(b).chars().any(|c| c.is_ascii_lowercase());
+    if a.kind != Kind::Name || text(eq) != "=" || !constant {
+        return Vec::new();
+    }
+    let (head, name, tail) = (&line[..b.start], text(b), &line[b.end..]);
+    vec![
+        format!("{head}list({name}){tail}"),
+        format!("{head}{name}.copy(){tail}"),
+        format!("{head}dict({name}){tail}"),
+    ]
+}
+
+/// A dict entry set where it was to be added to (`totals[key] = count` for a key met again):
+/// `totals[key] = totals.get(key, 0) + count`. A costlier mutant.
+fn entry_accumulated(line: &str, toks: &[Tok]) -> Option<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let (name, open) = (toks.first()?, toks.get(1)?);
+    if name.kind != Kind::Name || text(open) != "[" {
+        return None;
+    }
+    // The subscript's closing bracket at depth 0, then `=` and the value to the end.
+    let mut depth = 0;
+    let close = toks.iter().enumerate().skip(1).find_map(|(k, t)| {
+        match text(t) {
+            "[" | "(" | "{" => depth += 1,
+            "]" | ")" | "}" => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+        None
+    })?;
+    let eq = toks.get(close + 1)?;
+    let value = toks.get(close + 2)?;
+    if text(eq) != "=" || close < 3 {
+        return None;
+    }
+    let key = &line[toks[2].start..toks[close - 1].end];
+    let rest = line[value.start..].trim_end();
+    Some(format!(
+        "{}{n}[{key}] = {n}.get({key}, 0) + {rest}",
+        &line[..name.start],
+        n = text(name)
+    ))
+}
+
+/// The parts of a split text kept with their spaces (`parts = line.split(SEP)` for `"a, b"`): each stripped,
+/// `[part.strip() for part in line.split(SEP)]`, where the split is the whole value. A costlier mutant.
+fn split_parts_stripped(line: &str, toks: &[Tok]) -> Option<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let eq = toks.iter().position(|t| text(t) == "=")?;
+    let value = &toks[eq + 1..];
+    let (last, dot, split) = (
+        value.last()?,
+        value.iter().position(|t| text(t) == ".")?,
+        value
+            .iter()
+            .position(|t| matches!(text(t), "split" | "rsplit"))?,
+    );
+    // `name.split(...)` alone: the name, the call, and its closing bracket last.
+    let mut depth = 0;
+    let closes_last = value.iter().enumerate().all(|(k, t)| {
+        match text(t) {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            _ => {}
+        }
+        depth > 0 || k + 1 == value.len() || k < 3
+    });
+    if dot != 1 || split != 2 || text(last) != ")" || value[0].kind != Kind::Name || !closes_last {
+        return None;
+    }
+    let start = value.first()?.start;
+    Some(format!(
+        "{}[part.strip() for part in {}]{}",
+        &line[..start],
+        &line[start..last.end],
+        &line[last.end..]
+    ))
+}
+
+/// A number formatted to a width padded with spaces where zeros were meant: `{n:5d}` and `{n:{WIDTH}d}` to
+/// `{n:05d}` and `{n:0{WIDTH}d}`, in a string of the line. A costlier mutant.
+fn zero_padded(line: &str, toks: &[Tok]) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in toks.iter().filter(|t| t.kind == Kind::Str) {
+        let s = &line[t.start..t.end];
+        for (i, _) in s.match_indices(':') {
+            let next = s[i + 1..].chars().next();
+            if next.is_some_and(|c| c == '{' || c.is_ascii_digit() && c != '0') {
+                let at = t.start + i + 1;
+                out.push(format!("{}0{}", &line[..at], &line[at..]));
+            }
+        }
+    }
+    out.truncate(2);
+    out
+}
+
 /// The most names of one line compared in lower case.
 const MAX_FOLDED: usize = 2;
 
@@ -1406,6 +1552,10 @@ pub fn kin_of_line(line: &str, names: &Names) -> Vec<String> {
     let kin = offset_uses(line, &toks, &names.offsets);
     for m in kin
         .into_iter()
+        .chain(constant_copied(line, &toks))
+        .chain(entry_accumulated(line, &toks))
+        .chain(split_parts_stripped(line, &toks))
+        .chain(zero_padded(line, &toks))
         .chain(local_swaps(line, &toks, &names.locals))
         .chain(unread_scales(line, &toks, &names.unread))
         .chain(unread_scales(line, &toks, &names.loop_unread))
@@ -2803,6 +2953,46 @@ mod tests {
             got.contains(&"        total += price * quantity".to_string()),
             "{got:?}"
         );
+    }
+
+    #[test]
+    fn a_constant_is_copied_an_entry_accumulated_split_parts_stripped_and_a_width_zero_padded() {
+        let names = Names::default();
+        let kin = |line: &str| kin_of_line(line, &names);
+        assert!(
+            kin("    groups = DEFAULT_GROUPS")
+                .contains(&"    groups = list(DEFAULT_GROUPS)".to_string())
+        );
+        assert!(
+            kin("        totals[species] = count")
+                .contains(&"        totals[species] = totals.get(species, 0) + count".to_string())
+        );
+        assert!(
+            kin("    parts = line.split(SEPARATOR)").contains(
+                &"    parts = [part.strip() for part in line.split(SEPARATOR)]".to_string()
+            )
+        );
+        assert!(
+            kin("    return f\"{PREFIX}-{number:{ID_WIDTH}d}\"")
+                .contains(&"    return f\"{PREFIX}-{number:0{ID_WIDTH}d}\"".to_string())
+        );
+        assert!(kin("    return f\"{n:5d}\"").contains(&"    return f\"{n:05d}\"".to_string()));
+        // Not a lower-case name, not a subscript read, not a split that is part of a longer value.
+        assert!(
+            !kin("    groups = defaults")
+                .iter()
+                .any(|m| m.contains("list("))
+        );
+        assert!(!kin("    x = totals[k]").iter().any(|m| m.contains(".get(")));
+        assert!(
+            !kin("    n = len(line.split(SEP))")
+                .iter()
+                .any(|m| m.contains("strip"))
+        );
+        // A parameter the body never reads takes a value's place first.
+        let text = "def scale(items, wanted, base=4):\n    return [q * wanted / SERVINGS for q in items]\n";
+        let at = Names::of(text).at(text, 2);
+        assert_eq!(at.unread, ["base"]);
     }
 
     #[test]

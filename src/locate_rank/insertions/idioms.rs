@@ -286,13 +286,22 @@ fn open_levels(lines: &[&str], code: &[usize], base: usize) -> Vec<usize> {
     out
 }
 
-/// The names bound by the `for` loops whose bodies hold a new line at depth `w` after the last of `code`.
+/// The names bound by the `for` loops whose bodies hold a new line at depth `w` after the last of `code`, then the
+/// names the innermost of them binds in its body before that place (`key = normalise(answer)`).
 fn loop_names(lines: &[&str], code: &[usize], w: usize) -> Vec<String> {
     let width = |k: usize| indent_of(lines[k]).len();
     let mut out = Vec::new();
+    let mut inside: Vec<String> = Vec::new();
+    let mut innermost = true;
     let mut cur = w;
     for &k in code.iter().rev() {
         if width(k) >= cur {
+            if innermost {
+                let mut bound: Vec<String> =
+                    defines(&tokens(&code_of(lines[k]))).into_iter().collect();
+                bound.sort();
+                inside.extend(bound);
+            }
             continue;
         }
         cur = width(k);
@@ -301,6 +310,15 @@ fn loop_names(lines: &[&str], code: &[usize], w: usize) -> Vec<String> {
             let mut names: Vec<String> = defines(&t).into_iter().collect();
             names.sort();
             out.extend(names);
+            innermost = false;
+        }
+    }
+    // Only within a loop: outside one, every name of the function would be a candidate.
+    if !innermost {
+        for n in inside {
+            if !out.contains(&n) {
+                out.push(n);
+            }
         }
     }
     out
@@ -374,6 +392,10 @@ mod tests {
         let seen = "def valid(numbers):\n    seen = set()\n    for n in numbers:\n        if n in seen:\n            return False\n    return True\n";
         let got = at(seen, 4);
         assert!(has(&got, 5, "        seen.add(n)"), "{got:?}");
+        // A name the loop's body binds before the place is added too.
+        let keyed = "def score(answers):\n    seen = set()\n    for a in answers:\n        key = a.lower()\n        if key in seen:\n            continue\n    return len(seen)\n";
+        let got = at(keyed, 5);
+        assert!(has(&got, 6, "        seen.add(key)"), "{got:?}");
         // Not at the depth of the `return` it follows.
         assert!(!has(&got, 5, "            seen.add(n)"), "{got:?}");
 
