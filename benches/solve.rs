@@ -10,7 +10,7 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth` or `eighteenth` runs a set written for `--localize` instead of the bench's own
+//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth` or `nineteenth` runs a set written for `--localize` instead of the bench's own
 //! tasks; `SOLVE_HANDED=1` hands each task's true line as the file's range (`PATH:N-N`) instead of the whole file
 //! (what the model solves when handed the right line); `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
@@ -52,6 +52,8 @@ mod fourteenth;
 mod fourth;
 #[path = "solve/fresh.rs"]
 mod fresh;
+#[path = "solve/nineteenth.rs"]
+mod nineteenth;
 #[path = "solve/ninth.rs"]
 mod ninth;
 #[path = "solve/seventeenth.rs"]
@@ -160,7 +162,7 @@ fn run() -> Result<(), String> {
     if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
         println!("  files    each task's true line only, as its range (SOLVE_HANDED=1)");
     }
-    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth` or `eighteenth`: one of the sets written for `--localize` instead of the bench's own.
+    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth` or `nineteenth`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
         Ok("fresh") => fresh::FRESH,
@@ -180,10 +182,11 @@ fn run() -> Result<(), String> {
         Ok("sixteenth") => sixteenth::SIXTEENTH,
         Ok("seventeenth") => seventeenth::SEVENTEENTH,
         Ok("eighteenth") => eighteenth::EIGHTEENTH,
+        Ok("nineteenth") => nineteenth::NINETEENTH,
         Ok("") | Err(_) => tasks::TASKS,
         Ok(other) => {
             return Err(format!(
-                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth or eighteenth"
+                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth or nineteenth"
             ));
         }
     };
@@ -458,6 +461,11 @@ fn localize() {
             "held out, eighteenth set",
             eighteenth::EIGHTEENTH,
         ),
+        (
+            "nineteenth",
+            "held out, nineteenth set",
+            nineteenth::NINETEENTH,
+        ),
     ] {
         if !only.is_empty() && only != key {
             continue;
@@ -639,7 +647,17 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
             runs.get()
         );
     }
-    Failing { fixed, ..failing }
+    let probed = local_llm_delegator::locate_rank::batch::any_mutant(
+        &spec,
+        &files,
+        &Default::default(),
+        &failing,
+    );
+    Failing {
+        fixed,
+        probed,
+        ..failing
+    }
 }
 
 /// Whether the ranked place `line` is the task's true place: its line or, for a fix that adds a line, the place
