@@ -1354,21 +1354,8 @@ fn entry_accumulated(line: &str, toks: &[Tok]) -> Option<String> {
     if name.kind != Kind::Name || text(open) != "[" {
         return None;
     }
-    // The subscript's closing bracket at depth 0, then `=` and the value to the end.
-    let mut depth = 0;
-    let close = toks.iter().enumerate().skip(1).find_map(|(k, t)| {
-        match text(t) {
-            "[" | "(" | "{" => depth += 1,
-            "]" | ")" | "}" => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(k);
-                }
-            }
-            _ => {}
-        }
-        None
-    })?;
+    // The subscript's closing bracket, then `=` and the value to the end.
+    let close = closing(line, toks, 1)?;
     let eq = toks.get(close + 1)?;
     let value = toks.get(close + 2)?;
     if text(eq) != "=" || close < 3 {
