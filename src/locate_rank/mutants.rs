@@ -115,6 +115,17 @@ const NAME_SWAPS: &[(&str, &[&str])] = &[
     ("removesuffix", &["removeprefix"]),
 ];
 
+/// The exceptions routine code raises, one exchanged for another in an `except` clause.
+const EXCEPTIONS: &[&str] = &[
+    "ValueError",
+    "KeyError",
+    "TypeError",
+    "IndexError",
+    "ZeroDivisionError",
+    "AttributeError",
+    "Exception",
+];
+
 /// Keywords after which an operator is unary (`return -x`, `in *rest`) rather than binary.
 const KEYWORDS: &[&str] = &[
     "return", "in", "and", "or", "not", "if", "elif", "else", "while", "for", "lambda", "yield",
@@ -1568,6 +1579,16 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
     for (_, with) in NAME_SWAPS.iter().filter(|(n, _)| *n == s && swappable) {
         out.extend(with.iter().map(|w| replace(w)));
     }
+    // The exception an `except` catches, for another a routine call raises (`int("x")` raises ValueError, not
+    // KeyError).
+    let excepted = toks.first().is_some_and(|f| text(f) == "except") && k == 1;
+    if excepted
+        && t.kind == Kind::Name
+        && toks.get(2).is_some_and(|c| matches!(text(c), ":" | "as"))
+    {
+        let others = EXCEPTIONS.iter().filter(|e| **e != s);
+        out.extend(others.map(|e| replace(e)));
+    }
     // Rounding the other way: `round(x)` up or down (`math.ceil`, `math.floor`: a file that never imports `math`
     // fails the check on its own), `int(x)`, which truncates, rounded.
     let dotted = k >= 1 && text(&toks[k - 1]) == ".";
@@ -2980,6 +3001,13 @@ mod tests {
         let text = "def scale(items, wanted, base=4):\n    return [q * wanted / SERVINGS for q in items]\n";
         let at = Names::of(text).at(text, 2);
         assert_eq!(at.unread, ["base"]);
+    }
+
+    #[test]
+    fn an_except_clause_catches_another_exception() {
+        gives("    except KeyError:", "    except ValueError:");
+        gives("    except KeyError as e:", "    except TypeError as e:");
+        never_gives("    except (KeyError, ValueError):", "Exception");
     }
 
     #[test]

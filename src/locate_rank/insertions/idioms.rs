@@ -10,7 +10,9 @@
 //!   updated by elsewhere, and its first value again (a count started afresh);
 //! - a parameter or a text it reads as it came: `x = x.strip()`, `x.lower()`, `x.upper()`, and both, first in the
 //!   function or right after the line that binds it;
-//! - a list or a set parameter it changes in place (`.append`, `.add`): a copy first (`playlist = list(playlist)`).
+//! - a list or a set parameter it changes in place (`.append`, `.add`): a copy first (`playlist = list(playlist)`);
+//! - a dict it counts into (`x = {}`, `x[k] += ...`): the loop's names counted (`counts[name] += 1`);
+//! - a parameter it does arithmetic or comparisons with: converted first (`tickets = int(tickets)`).
 //!
 //! Pure: lines in, lines out.
 
@@ -76,6 +78,10 @@ struct Kinds {
     sets: Vec<String>,
     counted: Vec<(String, Vec<String>, Option<String>)>,
     texts: Vec<String>,
+    /// Dicts it counts into (`x[k] += ...`, `x = {}`, `defaultdict(int)`, `Counter()`).
+    counts: Vec<String>,
+    /// Parameters it does arithmetic or comparisons with (`tickets * PRICE`, `tickets > 0`).
+    numbers: Vec<String>,
 }
 
 impl Kinds {
@@ -97,6 +103,12 @@ impl Kinds {
                 match rhs.as_slice() {
                     ["[", ..] | ["list", "(", ..] | ["sorted", "(", ..] => push(&mut k.lists, name),
                     ["set", "(", ")"] => push(&mut k.sets, name),
+                    ["{", "}"]
+                    | ["dict", "(", ")"]
+                    | ["defaultdict", "(", "int", ")"]
+                    | ["Counter", "(", ")"] => {
+                        push(&mut k.counts, name);
+                    }
                     [n] if n.chars().all(|c| c.is_ascii_digit() || c == '.') => {
                         counted(&mut k.counted, name, None, Some(text.to_string()));
                     }
@@ -117,6 +129,30 @@ impl Kinds {
                 let by = code.split_once(op.as_str()).map_or("", |(_, r)| r).trim();
                 if !by.is_empty() {
                     counted(&mut k.counted, name, Some(format!("{op} {by}")), None);
+                }
+            }
+            // `x[...] += ...`: a dict counted into.
+            if let Some(name) = t.first().filter(|n| is_name(n))
+                && t.get(1).is_some_and(|b| b == "[")
+                && t.iter().any(|x| x == "+=")
+            {
+                push(&mut k.counts, name);
+            }
+            // A parameter in arithmetic or a comparison with a number or a name.
+            for w in t.windows(2) {
+                let op = |x: &str| {
+                    matches!(
+                        x,
+                        "*" | "/" | "//" | "%" | "-" | "+" | "<" | ">" | "<=" | ">="
+                    )
+                };
+                if d.params.contains(&w[0]) && op(&w[1]) || op(&w[0]) && d.params.contains(&w[1]) {
+                    let p = if d.params.contains(&w[0]) {
+                        &w[0]
+                    } else {
+                        &w[1]
+                    };
+                    push(&mut k.numbers, p);
                 }
             }
             for w in t.windows(3) {
@@ -143,6 +179,7 @@ impl Kinds {
         k.lists.retain(|n| d.bound.contains(n));
         k.sets.retain(|n| d.bound.contains(n));
         k.texts.retain(|n| d.bound.contains(n));
+        k.counts.retain(|n| d.bound.contains(n));
         k
     }
 }
@@ -170,6 +207,49 @@ fn counted(
     }
 }
 
+/// The lines that go first in the function `d` (after its header or its docstring, before its first code line
+/// `first_code`): a text parameter stripped and cased, a parameter used as a number converted, a passed list or
+/// set copied.
+fn first_in_function(
+    lines: &[&str],
+    d: &Def,
+    kinds: &Kinds,
+    first_code: usize,
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    // First in the function: after its header or its docstring.
+    let top = (0..first_code)
+        .rev()
+        .find(|&k| !lines[k].trim().is_empty())
+        .unwrap_or(first_code);
+    for p in &kinds.texts {
+        if d.params.contains(p) {
+            for fix in TEXT_FIXES {
+                out.push((top, format!("{}{p} = {p}{fix}", d.indent)));
+            }
+        }
+    }
+    // A number that came as text: converted first.
+    for p in d
+        .params
+        .iter()
+        .filter(|p| !matches!(p.as_str(), "self" | "cls"))
+    {
+        if kinds.numbers.contains(p) {
+            for make in ["int", "float"] {
+                out.push((top, format!("{}{p} = {make}({p})", d.indent)));
+            }
+        }
+    }
+    // A list or a set the caller passed, changed in place: a copy first.
+    for (list, make) in [(&kinds.lists, "list"), (&kinds.sets, "set")] {
+        for p in list.iter().filter(|p| d.params.contains(*p)) {
+            out.push((top, format!("{}{p} = {make}({p})", d.indent)));
+        }
+    }
+    out
+}
+
 /// The generic insertions of one function.
 fn of_def(
     lines: &[&str],
@@ -188,25 +268,7 @@ fn of_def(
         return Vec::new();
     };
     let width = |k: usize| indent_of(lines[k]).len();
-    let mut out = Vec::new();
-    // First in the function: after its header or its docstring.
-    let top = (0..first_code)
-        .rev()
-        .find(|&k| !lines[k].trim().is_empty())
-        .unwrap_or(first_code);
-    for p in &kinds.texts {
-        if d.params.contains(p) {
-            for fix in TEXT_FIXES {
-                out.push((top, format!("{}{p} = {p}{fix}", d.indent)));
-            }
-        }
-    }
-    // A list or a set the caller passed, changed in place: a copy first.
-    for (list, make) in [(&kinds.lists, "list"), (&kinds.sets, "set")] {
-        for p in list.iter().filter(|p| d.params.contains(*p)) {
-            out.push((top, format!("{}{p} = {make}({p})", d.indent)));
-        }
-    }
+    let mut out = first_in_function(lines, d, &kinds, first_code);
     let mut first_in_block = Vec::new();
     let mut depth = 0i32;
     for (i, &k) in code.iter().enumerate() {
@@ -249,7 +311,9 @@ fn of_def(
         for w in levels {
             let pad = " ".repeat(w);
             let loops = loop_names(lines, &code[..=i], w);
-            for s in statements(&kinds, &bound, &binds, &loops) {
+            // The block at this depth ends after the place (the next line is shallower, or there is none).
+            let ends = next < w || code.get(i + 1).is_none();
+            for s in statements(&kinds, &bound, &binds, &loops, ends) {
                 let line = format!("{pad}{s}");
                 if opens {
                     first_in_block.push((k, line));
@@ -325,12 +389,13 @@ fn loop_names(lines: &[&str], code: &[usize], w: usize) -> Vec<String> {
 }
 
 /// The statements for one place: the names `bound` there, `binds` those its line binds, `loops` the names of
-/// the loops around it.
+/// the loops around it, `ends` whether its block ends after it.
 fn statements(
     kinds: &Kinds,
     bound: &HashSet<String>,
     binds: &HashSet<String>,
     loops: &[String],
+    ends: bool,
 ) -> Vec<String> {
     let mut out = Vec::new();
     for x in kinds.lists.iter().filter(|x| bound.contains(*x)) {
@@ -343,6 +408,13 @@ fn statements(
     for x in kinds.sets.iter().filter(|x| bound.contains(*x)) {
         for v in loops.iter().filter(|v| *v != x) {
             out.push(format!("{x}.add({v})"));
+        }
+    }
+    // A dict that counts by key: the loop's name counted, last in its block.
+    for x in kinds.counts.iter().filter(|x| ends && bound.contains(*x)) {
+        for v in loops.iter().filter(|v| *v != x) {
+            out.push(format!("{x}[{v}] += 1"));
+            out.push(format!("{x}[{v}] = {x}.get({v}, 0) + 1"));
         }
     }
     for (x, by, first) in kinds.counted.iter().filter(|(x, _, _)| bound.contains(x)) {
@@ -408,6 +480,11 @@ mod tests {
 
     #[test]
     fn a_parameter_is_normalised_first_and_a_text_after_its_binding() {
+        let raffle = "def cost(tickets):\n    \"\"\"Tickets may come as text.\"\"\"\n    return tickets * PRICE\n";
+        assert!(has(&at(raffle, 3), 2, "    tickets = int(tickets)"));
+        let rota = "def shifts(rota):\n    counts = {}\n    for day, name in rota:\n        counts.setdefault(name, 0)\n    return counts\n";
+        let got = at(rota, 4);
+        assert!(has(&got, 4, "        counts[name] += 1"), "{got:?}");
         let add = "def add(playlist, track):\n    \"\"\"A new list.\"\"\"\n    playlist.append(track)\n    return playlist\n";
         assert!(has(&at(add, 3), 2, "    playlist = list(playlist)"));
         let valid = "def is_valid(postcode):\n    \"\"\"Ignoring case.\"\"\"\n    return bool(RE.match(postcode))\n";
