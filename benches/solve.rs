@@ -631,7 +631,7 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
         }
         verdicts
     };
-    let fixed = local_llm_delegator::locate_rank::batch::probe_many(
+    let found = local_llm_delegator::locate_rank::batch::probe_many(
         &spec,
         &files,
         &Default::default(),
@@ -642,20 +642,15 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
     );
     if std::env::var("SOLVE_VERBOSE").as_deref() == Ok("1") {
         println!(
-            "    {:<15} probe: {} mutants, passed at {fixed:?}",
+            "    {:<15} probe: {} mutants, passed at {:?}",
             task.name,
-            runs.get()
+            runs.get(),
+            found.fixed
         );
     }
-    let probed = local_llm_delegator::locate_rank::batch::any_mutant(
-        &spec,
-        &files,
-        &Default::default(),
-        &failing,
-    );
     Failing {
-        fixed,
-        probed,
+        fixed: found.fixed,
+        probed: found.any,
         ..failing
     }
 }

@@ -614,36 +614,21 @@ pub fn stage_pre_images(
 /// any edit in the folder [`TRACE_FOLDER`](crate::locate_rank::executed::TRACE_FOLDER) at the copy's top, read
 /// and removed right after it (and removed when dropped, whatever happened), so that no later check sees it.
 pub struct Tracer {
-    folder: PathBuf,
+    staged: Staged,
 }
 
 impl Tracer {
     /// Put the tracer into the copy at `root`, writable by `owner` (the user confined checks run as, if not this
     /// one). `None` when the copy already has an entry of that name: the project's own is left alone.
     pub fn stage(root: &Path, owner: Option<u32>) -> Result<Option<Tracer>> {
-        use crate::error::IoContext;
         use crate::locate_rank::executed::{TRACE_FOLDER, TRACER};
-        let folder = root.join(TRACE_FOLDER);
-        if fs::symlink_metadata(&folder).is_ok() {
-            return Ok(None);
-        }
-        let place = format!("validation sandbox: {TRACE_FOLDER}");
-        fs::create_dir(&folder).at("cannot create", &place)?;
-        let tracer = Tracer { folder };
-        fs::write(tracer.folder.join("sitecustomize.py"), TRACER).at("cannot write", &place)?;
-        if let Some(uid) = owner {
-            hand_over(
-                root,
-                &[TRACE_FOLDER, &format!("{TRACE_FOLDER}/sitecustomize.py")],
-                uid,
-            );
-        }
-        Ok(Some(tracer))
+        let files = [("sitecustomize.py", TRACER.as_bytes())];
+        Ok(Staged::new(root, TRACE_FOLDER, &files, owner)?.map(|staged| Tracer { staged }))
     }
 
     /// The folder the tracer is in and writes into.
     pub fn folder(&self) -> &Path {
-        &self.folder
+        &self.staged.folder
     }
 
     /// What the run's Python processes wrote (`trace-<pid>.txt`), each at most
@@ -653,7 +638,7 @@ impl Tracer {
     /// only regular files are read.
     pub fn take(self) -> Vec<String> {
         use crate::locate_rank::executed::{MAX_TRACE, MAX_TRACES};
-        written(&self.folder, "trace-", MAX_TRACE, MAX_TRACES)
+        written(&self.staged.folder, "trace-", MAX_TRACE, MAX_TRACES)
     }
 }
 
@@ -700,7 +685,44 @@ fn written(folder: &Path, prefix: &str, most_bytes: usize, most_files: usize) ->
     out
 }
 
-impl Drop for Tracer {
+/// A folder staged at the top of a sandbox copy for one run of the checks (the tracer, the prober), removed when
+/// dropped, whatever happened.
+struct Staged {
+    folder: PathBuf,
+}
+
+impl Staged {
+    /// Create the folder `name` at the copy's top `root` holding `files` (name, bytes), handed to `owner` (the user
+    /// confined checks run as, if not this one) with them. `None` when the copy already has an entry of that
+    /// name: the project's own is left alone.
+    fn new(
+        root: &Path,
+        name: &str,
+        files: &[(&str, &[u8])],
+        owner: Option<u32>,
+    ) -> Result<Option<Staged>> {
+        use crate::error::IoContext;
+        let folder = root.join(name);
+        if fs::symlink_metadata(&folder).is_ok() {
+            return Ok(None);
+        }
+        let place = format!("validation sandbox: {name}");
+        fs::create_dir(&folder).at("cannot create", &place)?;
+        let staged = Staged { folder };
+        for (file, bytes) in files {
+            fs::write(staged.folder.join(file), bytes).at("cannot write", &place)?;
+        }
+        if let Some(uid) = owner {
+            let mut rels = vec![name.to_string()];
+            rels.extend(files.iter().map(|(file, _)| format!("{name}/{file}")));
+            let rels: Vec<&str> = rels.iter().map(String::as_str).collect();
+            hand_over(root, &rels, uid);
+        }
+        Ok(Some(staged))
+    }
+}
+
+impl Drop for Staged {
     fn drop(&mut self) {
         remove_tree(&self.folder);
     }
@@ -710,7 +732,7 @@ impl Drop for Tracer {
 /// of the failing check in the folder [`PROBE_FOLDER`](crate::locate_rank::batch::PROBE_FOLDER) at the copy's top,
 /// read and removed right after it (and removed when dropped, whatever happened), so that no later check sees it.
 pub struct Prober {
-    folder: PathBuf,
+    staged: Staged,
 }
 
 impl Prober {
@@ -718,34 +740,17 @@ impl Prober {
     /// checks run as, if not this one). `None` when the copy already has an entry of that name: the project's own
     /// is left alone.
     pub fn stage(root: &Path, owner: Option<u32>, mutants: &[u8]) -> Result<Option<Prober>> {
-        use crate::error::IoContext;
         use crate::locate_rank::batch::{MUTANTS_FILE, PROBE_FOLDER, PROBER};
-        let folder = root.join(PROBE_FOLDER);
-        if fs::symlink_metadata(&folder).is_ok() {
-            return Ok(None);
-        }
-        let place = format!("validation sandbox: {PROBE_FOLDER}");
-        fs::create_dir(&folder).at("cannot create", &place)?;
-        let prober = Prober { folder };
-        fs::write(prober.folder.join("sitecustomize.py"), PROBER).at("cannot write", &place)?;
-        fs::write(prober.folder.join(MUTANTS_FILE), mutants).at("cannot write", &place)?;
-        if let Some(uid) = owner {
-            hand_over(
-                root,
-                &[
-                    PROBE_FOLDER,
-                    &format!("{PROBE_FOLDER}/sitecustomize.py"),
-                    &format!("{PROBE_FOLDER}/{MUTANTS_FILE}"),
-                ],
-                uid,
-            );
-        }
-        Ok(Some(prober))
+        let files = [
+            ("sitecustomize.py", PROBER.as_bytes()),
+            (MUTANTS_FILE, mutants),
+        ];
+        Ok(Staged::new(root, PROBE_FOLDER, &files, owner)?.map(|staged| Prober { staged }))
     }
 
     /// The folder the prober is in and writes into.
     pub fn folder(&self) -> &Path {
-        &self.folder
+        &self.staged.folder
     }
 
     /// What the run wrote (`probe-<pid>.txt`, at most
@@ -753,17 +758,11 @@ impl Prober {
     /// removed.
     pub fn take(self) -> Vec<String> {
         written(
-            &self.folder,
+            &self.staged.folder,
             "probe-",
             crate::locate_rank::batch::MAX_VERDICTS,
             4,
         )
-    }
-}
-
-impl Drop for Prober {
-    fn drop(&mut self) {
-        remove_tree(&self.folder);
     }
 }
 

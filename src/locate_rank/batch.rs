@@ -126,7 +126,7 @@ pub fn probe_many(
     runs: usize,
     many: &mut Many<'_>,
     check: &mut Check<'_>,
-) -> Vec<Fixed> {
+) -> Probed {
     // Every mutant, in the order the probe tries them: none passes, so it goes through them all.
     let mut all: Vec<(String, String)> = Vec::new();
     probe(
@@ -140,43 +140,42 @@ pub fn probe_many(
             Some(false)
         },
     );
-    if all.is_empty() {
-        return Vec::new();
+    let fixed = if all.is_empty() {
+        Vec::new()
+    } else if let Some(verdicts) = many(&all) {
+        // The first that passed, in the order the probe wrote them; its place read off the change it made.
+        let passed = all.iter().zip(verdicts).find(|(_, v)| *v == Some(true));
+        passed
+            .and_then(|((path, text), _)| {
+                let Some(Some(pre)) = files.get(path) else {
+                    return None;
+                };
+                let (line, insert) = place_of(&pre.text, text)?;
+                Some(Fixed {
+                    path: path.clone(),
+                    line,
+                    insert,
+                })
+            })
+            .into_iter()
+            .collect()
+    } else {
+        probe(spec, files, focus, failing, runs, check)
+    };
+    Probed {
+        fixed,
+        any: !all.is_empty(),
     }
-    let Some(verdicts) = many(&all) else {
-        return probe(spec, files, focus, failing, runs, check);
-    };
-    // The first that passed, in the order the probe wrote them; its place read off the change it made.
-    let passed = all.iter().zip(verdicts).find(|(_, v)| *v == Some(true));
-    let Some(((path, text), _)) = passed else {
-        return Vec::new();
-    };
-    let Some(Some(pre)) = files.get(path) else {
-        return Vec::new();
-    };
-    place_of(&pre.text, text)
-        .map(|(line, insert)| Fixed {
-            path: path.clone(),
-            line,
-            insert,
-        })
-        .into_iter()
-        .collect()
 }
 
-/// Whether the probe has any mutant of `files` to run: with no place found after it ran, none of them passed.
-pub fn any_mutant(
-    spec: &Task,
-    files: &BTreeMap<String, Option<PreImage>>,
-    focus: &Focus,
-    failing: &Failing,
-) -> bool {
-    let mut any = false;
-    probe(spec, files, focus, failing, 1, &mut |_, _| {
-        any = true;
-        None
-    });
-    any
+/// What [`probe_many`] found: the place where a mutant passed, and whether it had any mutant to run (with no
+/// place, none of them passed: [`Failing::probed`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Probed {
+    /// The place where the first mutant that passed changed a file (none when none passed).
+    pub fixed: Vec<Fixed>,
+    /// The probe had at least one mutant to run.
+    pub any: bool,
 }
 
 /// Where the mutant `text` of `before` changed it, as the probe reports it: the 1-based line it changed

@@ -538,17 +538,11 @@ impl State {
                         ran: Executed::read(&before.traces, &selected),
                         ..Failing::read(&r.output, &selected, &roots)
                     };
-                    let fixed = probe(p, &v, &failing, r, watch);
-                    let s = &p.selection;
-                    // Whether the probe ran any mutant: with none passing, the fix may be a line the code lacks.
-                    let probed = !fixed.is_empty()
-                        || probes(r)
-                            && locate_rank::batch::any_mutant(
-                                &p.task, &s.files, &s.focus, &failing,
-                            );
+                    // With no place found after the probe ran any mutant, the fix may be a line the code lacks.
+                    let found = probe(p, &v, &failing, r, watch);
                     Failing {
-                        fixed,
-                        probed,
+                        fixed: found.fixed,
+                        probed: found.any,
                         ..failing
                     }
                 });
@@ -763,9 +757,9 @@ fn probe(
     failing: &Failing,
     failed: &CheckResult,
     watch: &Watch,
-) -> Vec<locate_rank::mutants::Fixed> {
+) -> locate_rank::batch::Probed {
     if !probes(failed) {
-        return Vec::new();
+        return Default::default();
     }
     let most = p.policy.validation.timeout_secs.saturating_mul(1000);
     let timeout = Duration::from_millis((4 * failed.duration_ms).clamp(1000, most.max(1)));

@@ -93,24 +93,17 @@ impl<'p> Validator<'p> {
         } else {
             None
         };
-        let mut launch = self.launch.clone();
-        if let Some(t) = &tracer {
-            let python_path = launch
-                .env
-                .iter()
-                .find(|(k, _)| k == "PYTHONPATH")
-                .map(|(_, v)| v.clone());
-            let vars = locate_rank::executed::environment(
-                self.sws.root(),
-                t.folder(),
-                &selected,
-                python_path.as_deref(),
-            );
-            launch
-                .env
-                .retain(|(k, _)| !vars.iter().any(|(n, _)| n == k));
-            launch.env.extend(vars);
-        }
+        let launch = match &tracer {
+            Some(t) => with_python_vars(&self.launch, |python_path| {
+                locate_rank::executed::environment(
+                    self.sws.root(),
+                    t.folder(),
+                    &selected,
+                    python_path,
+                )
+            }),
+            None => self.launch.clone(),
+        };
         let secret = policy.secret();
         let run = checks::Run {
             launch: &launch,
@@ -193,23 +186,15 @@ impl<'p> Validator<'p> {
         let Some(prober) = sandbox::Prober::stage(root, self.owner, &batch::encode(&texts))? else {
             return Ok(None);
         };
-        let mut launch = self.launch.clone();
-        let python_path = launch
-            .env
-            .iter()
-            .find(|(k, _)| k == "PYTHONPATH")
-            .map(|(_, v)| v.clone());
-        let vars = batch::environment(
-            prober.folder(),
-            python_path.as_deref(),
-            u64::try_from(each.as_millis()).unwrap_or(u64::MAX),
-            u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
-            PROBE_JOBS,
-        );
-        launch
-            .env
-            .retain(|(k, _)| !vars.iter().any(|(n, _)| n == k));
-        launch.env.extend(vars);
+        let launch = with_python_vars(&self.launch, |python_path| {
+            batch::environment(
+                prober.folder(),
+                python_path,
+                u64::try_from(each.as_millis()).unwrap_or(u64::MAX),
+                u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+                PROBE_JOBS,
+            )
+        });
         let secret = self.p.policy.secret();
         // Forking stops at `budget`; the children still running then may take `each` more.
         let most = Duration::from_secs(self.p.policy.validation.timeout_secs);
@@ -279,6 +264,26 @@ impl<'p> Validator<'p> {
         )?;
         Ok(applied.validation)
     }
+}
+
+/// `launch` with the variables `vars` makes from its PYTHONPATH (none when it has none) in place of those of the
+/// same names: how the tracer and the prober are put first on a check's PYTHONPATH.
+fn with_python_vars(
+    launch: &confine::Launch,
+    vars: impl FnOnce(Option<&std::ffi::OsStr>) -> Vec<(std::ffi::OsString, std::ffi::OsString)>,
+) -> confine::Launch {
+    let mut launch = launch.clone();
+    let python_path = launch
+        .env
+        .iter()
+        .find(|(k, _)| k == "PYTHONPATH")
+        .map(|(_, v)| v.clone());
+    let vars = vars(python_path.as_deref());
+    launch
+        .env
+        .retain(|(k, _)| !vars.iter().any(|(n, _)| n == k));
+    launch.env.extend(vars);
+    launch
 }
 
 /// How many children of the check the prober runs at once: one per core of a small machine, so that a mutant that
