@@ -87,8 +87,13 @@ fn once(url: &str, run: usize, plain: bool) -> Result<(u64, u64, String), String
             let v = serde_json::to_value(&r).map_err(|e| e.to_string())?;
             let c = &v["candidates"];
             let line = format!(
-                "validation {:<5} repaired {:<5} asked {} validated {} passed {}",
-                v["validation_passed"], r.repaired, c["asked"], c["validated"], c["passed"]
+                "validation {:<5} repaired {:<5} asked {} validated {} passed {} checks {} ms",
+                v["validation_passed"],
+                r.repaired,
+                c["asked"],
+                c["validated"],
+                c["passed"],
+                c["checks_ms"]
             );
             (wall, r.model_ms, line)
         }
