@@ -599,6 +599,16 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
     let mut many = |mutants: &[(String, String)]| {
         use local_llm_delegator::locate_rank::batch;
         let folder = root.join(batch::PROBE_FOLDER);
+        if trace {
+            // Each mutant handed to the one run, as the first line it differs at.
+            let before: Vec<&str> = task.source.lines().collect();
+            for (i, (_, text)) in mutants.iter().enumerate() {
+                let after: Vec<&str> = text.lines().collect();
+                if let Some(k) = (0..after.len()).find(|&k| before.get(k) != after.get(k)) {
+                    eprintln!("    {:>3} line {:>3}: {}", i + 1, k + 1, after[k]);
+                }
+            }
+        }
         std::fs::create_dir(&folder).ok()?;
         std::fs::write(folder.join("sitecustomize.py"), batch::PROBER).ok()?;
         let texts: Vec<(std::path::PathBuf, &str)> = mutants

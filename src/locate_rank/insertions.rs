@@ -114,6 +114,7 @@ const UNTOLD: &[Kind] = &[
     forgotten::pool_items_never_taken,
     forgotten::nones_never_dropped,
     counterparts::counterparts_never_updated,
+    counterparts::partner_writes_left_out,
     counterparts::parameters_never_normalised,
     counterparts::sibling_constants_never_read,
 ];

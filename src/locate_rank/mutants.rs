@@ -816,6 +816,34 @@ fn absolute_difference(line: &str, toks: &[Tok]) -> Option<String> {
     })
 }
 
+/// A ratio turned upside down: `a / b` to `b / a` (`distance / litres * 100` to `litres / distance * 100`), for
+/// two names or numbers standing alone with nothing tighter on either side; at most two a line.
+fn ratio_inverted(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let atom = |i: usize| atom_at(line, toks, i);
+    let tighter = |s: &str| matches!(s, "." | "**" | "/" | "//" | "%" | "~");
+    let mut out = Vec::new();
+    for k in 1..toks.len().saturating_sub(1) {
+        let before = if k >= 2 { text(k - 2) } else { "" };
+        if text(k) != "/" || !atom(k - 1) || !atom(k + 1) || tighter(before) || text(k + 2) == "**"
+        {
+            continue;
+        }
+        let (a, b) = (&toks[k - 1], &toks[k + 1]);
+        let (left, right) = (&line[a.start..a.end], &line[b.start..b.end]);
+        if left != right {
+            out.push(format!(
+                "{}{right}{}{left}{}",
+                &line[..a.start],
+                &line[a.end..b.start],
+                &line[b.end..]
+            ));
+        }
+    }
+    out.truncate(2);
+    out
+}
+
 /// A difference taken the wrong way round: `a - b` to `b - a`, for a whole expression (after `=`, `return`, an
 /// opening bracket or a comma, up to the next comma, closing bracket or end) that is one subtraction of two
 /// operands, each a name, a number, a call, an attribute or a subscript, with no looser operator beside it.
@@ -1105,7 +1133,8 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
     let grouped = regrouped(line, &toks)
         .into_iter()
         .chain(absolute_difference(line, &toks))
-        .chain(operands_swapped(line, &toks));
+        .chain(operands_swapped(line, &toks))
+        .chain(ratio_inverted(line, &toks));
     // Two neighbouring arguments or tuple items the wrong way round (`f(b, a)`, `return b, a`).
     let swapped = swaps(line, &toks)
         .into_iter()
@@ -1438,7 +1467,8 @@ fn zero_padded(line: &str, toks: &[Tok]) -> Vec<String> {
 const MAX_FOLDED: usize = 2;
 
 /// A text compared or looked up as it came where its function says case does not matter ([`Names::cased`]):
-/// `password in COMMON` to `password.lower() in COMMON`, `a == b` to `a.lower() == b.lower()`.
+/// `password in COMMON` to `password.lower() in COMMON`, `a == b` to `a.lower() == b.lower()`, `RATES[kind]` and
+/// `RATES.get(kind, 0)` to `RATES[kind.lower()]` and `RATES.get(kind.lower(), 0)`.
 fn case_folded(line: &str, toks: &[Tok]) -> Vec<String> {
     let text = |t: &Tok| &line[t.start..t.end];
     let mut out = Vec::new();
@@ -1454,7 +1484,19 @@ fn case_folded(line: &str, toks: &[Tok]) -> Vec<String> {
             continue;
         }
         let lower = |t: &Tok| format!("{}.lower()", text(t));
+        // A key looked up: `TABLE[key]`, `TABLE.get(key, ...)`.
+        let before = |back: usize| k.checked_sub(back).map(|p| text(&toks[p]));
+        let key = (prev == Some("[") && next == Some("]"))
+            || (prev == Some("(") && before(2) == Some("get") && before(3) == Some("."));
         match next {
+            _ if key => {
+                out.push(format!(
+                    "{}{}{}",
+                    &line[..t.start],
+                    lower(t),
+                    &line[t.end..]
+                ));
+            }
             Some("in") | Some("not") => {
                 out.push(format!(
                     "{}{}{}",
@@ -3036,6 +3078,19 @@ mod tests {
     }
 
     #[test]
+    fn a_ratio_turns_upside_down() {
+        gives(
+            "    return distance_km / litres * 100",
+            "    return litres / distance_km * 100",
+        );
+        gives("    share = part / whole", "    share = whole / part");
+        // Not an operand bound tighter to its other side, nor a power.
+        never_gives("    x = a ** b / c", "c / b");
+        never_gives("    x = a.b / c", "c / a.b");
+        never_gives("    x = a / b ** 2", "b / a");
+    }
+
+    #[test]
     fn a_default_takes_the_numbers_the_task_says_and_a_based_value_moves_by_one() {
         assert_eq!(
             said_numbers("best of three sets, so two should win (3 of 5)"),
@@ -3997,6 +4052,17 @@ mod tests {
             of_line("    return a == b", &cased)
                 .contains(&"    return a.lower() == b.lower()".into())
         );
+        // A key looked up, by a subscript or by `.get`.
+        for (line, want) in [
+            (
+                "    return INTERVALS.get(plant, DEFAULT)",
+                "    return INTERVALS.get(plant.lower(), DEFAULT)",
+            ),
+            ("    return RATES[kind]", "    return RATES[kind.lower()]"),
+        ] {
+            let got = of_line(line, &cased);
+            assert!(got.contains(&want.to_string()), "{got:?}");
+        }
     }
 
     #[test]

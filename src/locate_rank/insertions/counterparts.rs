@@ -1,8 +1,11 @@
 //! Insertions for the half of a pair a function leaves out: the write a place parameter gets and its partner does
-//! not (stock taken from `source` and never put at `target`), the normalisation the file's other functions give
+//! not (stock taken from `source` and never put at `target`), the write a block makes for one of two parameters the
+//! function otherwise treats alike (a draw's point for `home` and none for `away`), the normalisation the file's other functions give
 //! a parameter of the same name and one function takes as it came, and the update a constant's sibling makes in
 //! one branch and the constant never makes in another (`POINTS_WIN` awarded, `POINTS_DRAW` never read). Pure:
 //! lines in, lines out.
+
+use std::collections::HashSet;
 
 use super::super::{is_name, prose_lines, tokens};
 use super::{Def, block_below, code_of, indent_of, renamed, unread_constants};
@@ -121,6 +124,124 @@ pub(in crate::locate_rank) fn counterparts_never_updated(
                     }
                 }
                 given += 1;
+            }
+        }
+    }
+    out
+}
+
+/// `line` with each name of `pairs` written as its partner, all at once (`a` to `b` and `b` to `a`).
+fn swapped(line: &str, pairs: &[(String, String)]) -> String {
+    let mut out = line.to_string();
+    // Each name first to a character no code holds (a private-use one), then to its partner.
+    let marks: Vec<char> = (0..pairs.len())
+        .filter_map(|i| char::from_u32(0xE000 + i as u32))
+        .collect();
+    for ((from, _), m) in pairs.iter().zip(&marks) {
+        out = renamed(&out, from, &m.to_string());
+    }
+    for ((_, to), m) in pairs.iter().zip(&marks) {
+        out = out.replace(*m, to);
+    }
+    out
+}
+
+/// The names that stand for `a` and `b` in the function's names `names`, each with its partner both ways: the two
+/// themselves, and each name made of `a` among other words (`home_goals`) whose twin made of `b` (`away_goals`) is
+/// one of them too.
+fn partner_names(a: &str, b: &str, names: &HashSet<&str>) -> Vec<(String, String)> {
+    let mut pairs = vec![
+        (a.to_string(), b.to_string()),
+        (b.to_string(), a.to_string()),
+    ];
+    for n in names {
+        let words: Vec<&str> = n.split('_').collect();
+        if words.len() < 2 || !words.contains(&a) {
+            continue;
+        }
+        let twin: Vec<&str> = words.iter().map(|w| if *w == a { b } else { w }).collect();
+        let twin = twin.join("_");
+        if names.contains(twin.as_str()) {
+            pairs.push((n.to_string(), twin.clone()));
+            pairs.push((twin, n.to_string()));
+        }
+    }
+    pairs
+}
+
+/// Two parameters a function treats alike (`table[home]["gf"] += home_goals` beside `table[away]["gf"] +=
+/// away_goals`) and a block that writes for one of them only (`table[home]["points"] += POINTS_DRAW` alone under
+/// `else:`) where no other block makes the partner's write: that write after it, each name of the pair written as
+/// its partner.
+pub(in crate::locate_rank) fn partner_writes_left_out(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        let names: HashSet<&str> = toks
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(|w| is_name(w))
+            .collect();
+        let own: Vec<&str> = d.body.iter().map(|&b| lines[b].trim()).collect();
+        // A write: an assignment whose target holds a name of the pair.
+        let writes = |k: usize, pairs: &[(String, String)]| {
+            let t = &toks[k];
+            let op = t
+                .iter()
+                .position(|w| matches!(w.as_str(), "=" | "+=" | "-=" | "*=" | "/="));
+            op.is_some_and(|op| {
+                op > 0
+                    && is_name(&t[0])
+                    && t[..op].iter().any(|w| pairs.iter().any(|(n, _)| n == w))
+            })
+        };
+        let mut params: Vec<&String> = d.params.iter().filter(|p| *p != "self").collect();
+        params.sort();
+        let mut given = 0;
+        // The writes whose partner's write the function holds, with the names of `pairs` turned.
+        let alike = |pairs: &[(String, String)]| {
+            (0..own.len())
+                .filter(|&k| {
+                    let m = swapped(own[k], pairs);
+                    writes(k, pairs) && m != own[k] && own.contains(&m.as_str())
+                })
+                .count()
+        };
+        for (i, a) in params.iter().enumerate() {
+            for b in &params[i + 1..] {
+                let mut pairs = partner_names(a, b, &names);
+                let mut best = alike(&pairs);
+                if best == 0 {
+                    continue;
+                }
+                // Two more parameters that turn with them (`hg` and `ag` beside `home` and `away`), where that
+                // makes more writes alike.
+                for (j, c) in params.iter().enumerate() {
+                    for e in &params[j + 1..] {
+                        if [a, b].contains(&c) || [a, b].contains(&e) {
+                            continue;
+                        }
+                        let mut more = pairs.clone();
+                        more.extend(partner_names(c, e, &names));
+                        let n = alike(&more);
+                        if n > best {
+                            (pairs, best) = (more, n);
+                        }
+                    }
+                }
+                for k in (0..own.len()).filter(|&k| writes(k, &pairs)) {
+                    let m = swapped(own[k], &pairs);
+                    // Its partner's write anywhere in the function (another branch makes it) is no omission.
+                    if m == own[k] || own.contains(&m.as_str()) || given >= MAX_MIRRORED {
+                        continue;
+                    }
+                    out.push((d.body[k], format!("{}{m}", indent_of(lines[d.body[k]]))));
+                    given += 1;
+                }
             }
         }
     }
@@ -284,6 +405,29 @@ pub(in crate::locate_rank) fn sibling_constants_never_read(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_block_that_writes_for_one_of_two_parameters_treated_alike_gets_the_partner_s_write() {
+        let text = "def result(t, home, away, hg, ag):\n    t[home][\"for\"] += hg\n    t[away][\"for\"] += ag\n    if hg > ag:\n        t[home][\"pts\"] += WIN\n    elif ag > hg:\n        t[away][\"pts\"] += WIN\n    else:\n        t[home][\"pts\"] += DRAW\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(9, "        t[away][\"pts\"] += DRAW".into())),
+            "{got:?}"
+        );
+        // A block that already holds the partner's write gets nothing.
+        assert!(!got.iter().any(|(at, _)| *at == 2 || *at == 3), "{got:?}");
+        // Names made of a parameter's name turn with it: `home_goals` to `away_goals`, and back.
+        let text = "def f(t, home, away, home_goals, away_goals):\n    t[home] += home_goals - away_goals\n    t[away] += away_goals - home_goals\n    if home_goals == away_goals:\n        t[home] += 1\n";
+        let got = lines_of(text);
+        assert!(got.contains(&(5, "        t[away] += 1".into())), "{got:?}");
+        // Two parameters never written alike: no partner.
+        let text = "def f(t, home, away):\n    t[home] += 1\n    t[away] -= 1\n    if home:\n        t[home] += 2\n";
+        let got = lines_of(text);
+        assert!(
+            !got.iter().any(|(_, l)| l.contains("t[away] += 2")),
+            "{got:?}"
+        );
+    }
 
     #[test]
     fn a_write_through_one_place_parameter_is_mirrored_for_its_partner() {

@@ -12,7 +12,9 @@
 //!   function or right after the line that binds it;
 //! - a list or a set parameter it changes in place (`.append`, `.add`): a copy first (`playlist = list(playlist)`);
 //! - a dict it counts into (`x = {}`, `x[k] += ...`): the loop's names counted (`counts[name] += 1`);
-//! - a parameter it does arithmetic or comparisons with: converted first (`tickets = int(tickets)`).
+//! - a parameter it does arithmetic or comparisons with: converted first (`tickets = int(tickets)`);
+//! - a parameter it reads by position or measures (`scores[mid]`, `len(scores)`): sorted first
+//!   (`scores = sorted(scores)`).
 //!
 //! Pure: lines in, lines out.
 
@@ -82,16 +84,14 @@ struct Kinds {
     counts: Vec<String>,
     /// Parameters it does arithmetic or comparisons with (`tickets * PRICE`, `tickets > 0`).
     numbers: Vec<String>,
+    /// Parameters it reads by position (`scores[mid]`) or measures (`len(scores)`).
+    sequences: Vec<String>,
 }
 
 impl Kinds {
     fn of(lines: &[&str], d: &Def) -> Kinds {
         let mut k = Kinds::default();
-        let push = |v: &mut Vec<String>, n: &str| {
-            if !v.iter().any(|x| x == n) {
-                v.push(n.to_string());
-            }
-        };
+        let push = push_once;
         for &b in &d.body {
             let code = code_of(lines[b]);
             let t = tokens(&code);
@@ -138,23 +138,7 @@ impl Kinds {
             {
                 push(&mut k.counts, name);
             }
-            // A parameter in arithmetic or a comparison with a number or a name.
-            for w in t.windows(2) {
-                let op = |x: &str| {
-                    matches!(
-                        x,
-                        "*" | "/" | "//" | "%" | "-" | "+" | "<" | ">" | "<=" | ">="
-                    )
-                };
-                if d.params.contains(&w[0]) && op(&w[1]) || op(&w[0]) && d.params.contains(&w[1]) {
-                    let p = if d.params.contains(&w[0]) {
-                        &w[0]
-                    } else {
-                        &w[1]
-                    };
-                    push(&mut k.numbers, p);
-                }
-            }
+            k.parameter_uses(d, &t);
             for w in t.windows(3) {
                 if w[1] != "." || !is_name(&w[0]) {
                     continue;
@@ -181,6 +165,44 @@ impl Kinds {
         k.texts.retain(|n| d.bound.contains(n));
         k.counts.retain(|n| d.bound.contains(n));
         k
+    }
+
+    /// The parameters the tokens `t` of one line do arithmetic or comparisons with, or read by position or
+    /// measure.
+    fn parameter_uses(&mut self, d: &Def, t: &[String]) {
+        let push = push_once;
+        // A parameter in arithmetic or a comparison with a number or a name.
+        for w in t.windows(2) {
+            let op = |x: &str| {
+                matches!(
+                    x,
+                    "*" | "/" | "//" | "%" | "-" | "+" | "<" | ">" | "<=" | ">="
+                )
+            };
+            if d.params.contains(&w[0]) && op(&w[1]) || op(&w[0]) && d.params.contains(&w[1]) {
+                let p = if d.params.contains(&w[0]) {
+                    &w[0]
+                } else {
+                    &w[1]
+                };
+                push(&mut self.numbers, p);
+            }
+        }
+        // A parameter read by position or measured: a sequence.
+        for (i, w) in t.iter().enumerate() {
+            let indexed = t.get(i + 1).is_some_and(|n| n == "[");
+            let measured = i >= 2 && t[i - 1] == "(" && t[i - 2] == "len";
+            if d.params.contains(w) && (indexed || measured) {
+                push(&mut self.sequences, w);
+            }
+        }
+    }
+}
+
+/// `n` added to `v` unless it is there.
+fn push_once(v: &mut Vec<String>, n: &str) {
+    if !v.iter().any(|x| x == n) {
+        v.push(n.to_string());
     }
 }
 
@@ -240,6 +262,14 @@ fn first_in_function(
                 out.push((top, format!("{}{p} = {make}({p})", d.indent)));
             }
         }
+    }
+    // A sequence read by position as it came: put in order first.
+    for p in kinds
+        .sequences
+        .iter()
+        .filter(|p| !matches!(p.as_str(), "self" | "cls"))
+    {
+        out.push((top, format!("{}{p} = sorted({p})", d.indent)));
     }
     // A list or a set the caller passed, changed in place: a copy first.
     for (list, make) in [(&kinds.lists, "list"), (&kinds.sets, "set")] {
@@ -496,6 +526,11 @@ mod tests {
         let split = "def f(text):\n    key, _, value = text.partition(\"=\")\n    return {key.strip(): value}\n";
         let got = at(split, 2);
         assert!(has(&got, 2, "    key = key.strip()"), "{got:?}");
+        // A sequence read by position is sorted first; a name read only whole is not.
+        let median = "def median(scores, label):\n    \"\"\"The middle one.\"\"\"\n    mid = len(scores) // 2\n    return label, scores[mid]\n";
+        let got = at(median, 3);
+        assert!(has(&got, 2, "    scores = sorted(scores)"), "{got:?}");
+        assert!(!has(&got, 2, "    label = sorted(label)"), "{got:?}");
         // A statement is never cut in two.
         let open = "def f(a):\n    x = g(\n        a)\n    return x\n";
         assert!(!at(open, 2).iter().any(|(after, _)| *after + 1 == 2));
