@@ -1152,6 +1152,7 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
 /// infinity for a start.
 fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     let mut out = unread_uses(line, toks, &names.unread);
+    out.extend(index_difference_shifted(line, toks));
     out.extend(reported_values(line, toks, &names.reported));
     out.extend(stale_reads(line, toks, &names.stale));
     let moved = names.indents.iter();
@@ -1246,6 +1247,45 @@ fn shifted_by_one(line: &str, toks: &[Tok]) -> Vec<String> {
         .collect()
 }
 
+/// A difference of two names inside an index or a slice one off (`readings[max(0, i - window):i + 1]` to
+/// `readings[max(0, i - window + 1):i + 1]`, then `- 1`): a window's start or an index counted from the other end
+/// is a routine place for the slip. Each operand a name standing alone; at most two a line.
+fn index_difference_shifted(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let name = |i: usize| atom_at(line, toks, i) && toks[i].kind == Kind::Name;
+    let tighter = |s: &str| matches!(s, "*" | "/" | "//" | "%" | "**" | "." | "~");
+    let mut out = Vec::new();
+    let mut open: Vec<(usize, bool)> = Vec::new();
+    for k in 0..toks.len() {
+        match text(k) {
+            "(" | "{" => open.push((k, false)),
+            // A subscript's bracket follows a name or a closing bracket; a list's does not.
+            "[" => {
+                let after =
+                    k > 0 && (toks[k - 1].kind == Kind::Name || matches!(text(k - 1), ")" | "]"));
+                open.push((k, after && !KEYWORDS.contains(&text(k - 1))));
+            }
+            ")" | "]" | "}" => {
+                open.pop();
+            }
+            "-" if open.iter().any(|(_, sub)| *sub) && k > 0 => {
+                let before = if k >= 2 { text(k - 2) } else { "" };
+                if name(k - 1) && name(k + 1) && !tighter(before) && !tighter(text(k + 2)) {
+                    let end = toks[k + 1].end;
+                    for by in [" + 1", " - 1"] {
+                        out.push(format!("{}{by}{}", &line[..end], &line[end..]));
+                    }
+                }
+            }
+            _ => {}
+        }
+        if out.len() >= 2 {
+            break;
+        }
+    }
+    out
+}
+
 /// A comprehension that gives each item as it came (`tuple(part for part in parts)`, a copy at most, so likely
 /// meant to convert): each item made a whole number, then a decimal one.
 fn elements_converted(line: &str, toks: &[Tok]) -> Vec<String> {
@@ -1269,7 +1309,8 @@ fn elements_converted(line: &str, toks: &[Tok]) -> Vec<String> {
 }
 
 /// Each number of the line that a task reports as the wrong value ([`Names::reported`], equal in value) for the
-/// one it expected.
+/// one it expected; and each whole number of the line scaled as the task's first report is (`returns 10 instead
+/// of 30`: `ML_PER_TBSP = 5` to `15`), where the one is a whole multiple of the other.
 fn reported_values(line: &str, toks: &[Tok], reported: &[(String, String)]) -> Vec<String> {
     let value = |n: &str| n.parse::<f64>().ok();
     let mut out = Vec::new();
@@ -1282,6 +1323,27 @@ fn reported_values(line: &str, toks: &[Tok], reported: &[(String, String)]) -> V
             out.push(format!("{}{right}{}", &line[..t.start], &line[t.end..]));
         }
     }
+    let Some((Some(wrong), Some(right))) = reported.first().map(|(w, r)| (value(w), value(r)))
+    else {
+        return out;
+    };
+    let whole = |x: f64| x.is_finite() && x >= 2.0 && x.fract() == 0.0 && x <= 1e6;
+    let scaled = toks
+        .iter()
+        .filter(|t| t.kind == Kind::Number)
+        .filter_map(|t| {
+            let n: u64 = line[t.start..t.end].parse().ok().filter(|&n| n >= 2)?;
+            let x = n as f64;
+            let to = if wrong != 0.0 && whole(right / wrong) {
+                x * (right / wrong)
+            } else if right != 0.0 && whole(wrong / right) {
+                x / (wrong / right)
+            } else {
+                return None;
+            };
+            whole(to).then(|| format!("{}{}{}", &line[..t.start], to as u64, &line[t.end..]))
+        });
+    out.extend(scaled.take(2));
     out
 }
 
@@ -1549,7 +1611,8 @@ fn says_case_ignored(lines: &[&str], def: usize, body: &[usize]) -> bool {
 }
 
 /// The numbers a task reports as wrong, each with the one it expected: the words just before and after each
-/// `instead of` when both are numbers (`returns 16 instead of 48`, `gives 40.0 instead of 23.0,`).
+/// `instead of` when both are numbers (`returns 16 instead of 48`, `gives 40.0 instead of 23.0,`), or the first
+/// numbers of two bracketed values there (`returns (10, "ml") instead of (30, "ml")`).
 pub fn reported(task: &str) -> Vec<(String, String)> {
     let number = |w: &str| {
         let w = w.trim_matches(|c: char| {
@@ -1562,9 +1625,19 @@ pub fn reported(task: &str) -> Vec<(String, String)> {
             && w.chars().any(|c| c.is_ascii_digit());
         (plain && w.parse::<f64>().is_ok()).then(|| w.to_string())
     };
+    // A bracketed value's first number (`(10, "ml")`): its words from the one that opens it.
+    let first_in = |words: &[&str]| words.first().copied().and_then(number);
     let mut out = Vec::new();
     for (i, _) in task.match_indices("instead of") {
-        let before = task[..i].split_whitespace().last().and_then(number);
+        let words: Vec<&str> = task[..i].split_whitespace().collect();
+        let opens = words
+            .iter()
+            .rposition(|w| w.starts_with(['(', '[']))
+            .filter(|&o| words.len() - o <= 4 && words[words.len() - 1].ends_with([')', ']']));
+        let before = match opens {
+            Some(o) => first_in(&words[o..]),
+            None => words.last().copied().and_then(number),
+        };
         let after = task[i + "instead of".len()..]
             .split_whitespace()
             .next()
@@ -3078,6 +3151,19 @@ mod tests {
     }
 
     #[test]
+    fn a_difference_of_names_in_an_index_is_one_off() {
+        gives(
+            "        chunk = readings[max(0, i - window):i + 1]",
+            "        chunk = readings[max(0, i - window + 1):i + 1]",
+        );
+        gives("    return row[n - k]", "    return row[n - k - 1]");
+        // Not outside a subscript, nor in a list display, nor beside a tighter operator.
+        never_gives("    return n - k", "k + 1");
+        never_gives("    xs = [n - k]", "k + 1");
+        never_gives("    return row[n - k * 2]", "k + 1");
+    }
+
+    #[test]
     fn a_ratio_turns_upside_down() {
         gives(
             "    return distance_km / litres * 100",
@@ -4089,6 +4175,25 @@ mod tests {
             of_line("    return 40 * days", &names)[0],
             "    return 23.0 * days"
         );
+        // A whole number scaled as the report is: 10 for 30, three times.
+        let scaled = Names {
+            reported: reported(
+                "to_metric(2, \"tbsp\") returns (10, \"ml\") instead of (30, \"ml\").",
+            ),
+            ..Names::default()
+        };
+        assert_eq!(scaled.reported, [("10".to_string(), "30".to_string())]);
+        let got = of_line("ML_PER_TBSP = 5", &scaled);
+        assert!(got.contains(&"ML_PER_TBSP = 15".to_string()), "{got:?}");
+        // Not a number that a whole factor does not give.
+        let got = of_line(
+            "RATE = 7",
+            &Names {
+                reported: vec![("10".into(), "25".into())],
+                ..Names::default()
+            },
+        );
+        assert!(!got.iter().any(|l| l.starts_with("RATE = 1")), "{got:?}");
     }
 
     #[test]
