@@ -473,6 +473,11 @@ fn localize() {
             nineteenth::NINETEENTH,
         ),
         ("twentieth", "held out, twentieth set", twentieth::TWENTIETH),
+        (
+            "twenty-first",
+            "held out, twenty-first set",
+            twenty_first::TWENTY_FIRST,
+        ),
     ] {
         if !only.is_empty() && only != key {
             continue;
