@@ -94,6 +94,7 @@ const UNTOLD: &[Kind] = &[
     counters_never_counted,
     loop_state_never_updated,
     untouched::results_never_gathered,
+    untouched::loop_values_never_used,
     untouched::counts_never_started,
     untouched::parameters_never_read,
     forgotten::key_counts_never_counted,
@@ -109,6 +110,7 @@ const UNTOLD: &[Kind] = &[
     case_never_normalised,
     sibling_updates,
     unread_constants_applied,
+    unread_numbers_applied,
     keys_in_case,
     forgotten::streaks_never_reset,
     forgotten::pool_items_never_taken,
@@ -1345,6 +1347,42 @@ fn unread_constants_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
                 {
                     out.push((after_doc, format!("{indent}{p} = {p}.split({name})[0]")));
                 }
+            }
+        }
+    }
+    out
+}
+
+/// A module constant that is a number (`MINUTES_PER_DAY = 24 * 60`) the file never reads, and a local named by one
+/// of its words (`minutes`): the local wrapped by it (`minutes %= MINUTES_PER_DAY`) or held to it (`minutes =
+/// min(minutes, MINUTES_PER_DAY)`) just after each line that assigns it, at most [`MAX_UNREAD_PLACES`] a constant.
+fn unread_numbers_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (_, name, value) in unread_constants(lines) {
+        let number = value
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | '*' | '+' | ' ' | '_'))
+            && value.starts_with(|c: char| c.is_ascii_digit());
+        if !number {
+            continue;
+        }
+        let words: Vec<String> = name
+            .to_ascii_lowercase()
+            .split('_')
+            .map(str::to_string)
+            .collect();
+        let mut n = 0;
+        for d in defs {
+            for &b in &d.body {
+                let t = tokens(&code_of(lines[b]));
+                let assigns = t.len() > 2 && is_name(&t[0]) && t[1] == "=";
+                if !assigns || !words.contains(&t[0]) || n == MAX_UNREAD_PLACES {
+                    continue;
+                }
+                let (x, indent) = (&t[0], indent_of(lines[b]));
+                out.push((b, format!("{indent}{x} %= {name}")));
+                out.push((b, format!("{indent}{x} = min({x}, {name})")));
+                n += 1;
             }
         }
     }
@@ -2804,6 +2842,21 @@ mod tests {
             ]
         );
         assert!(lines_of(&text.replace("a comment runs", "it runs"), &[], None).is_empty());
+        // A number never read wraps or holds the local one of its words names.
+        let text = "MINUTES_PER_DAY = 24 * 60\n\n\ndef length(start, end):\n    minutes = end - start\n    return minutes\n";
+        let got = lines_of(text, &[], None);
+        assert!(
+            got.contains(&(5, "    minutes %= MINUTES_PER_DAY".into())),
+            "{got:?}"
+        );
+        assert!(got.contains(&(5, "    minutes = min(minutes, MINUTES_PER_DAY)".into())));
+        // Not a local its words do not name.
+        let other = text.replace("minutes", "span");
+        assert!(
+            !lines_of(&other, &[], None)
+                .iter()
+                .any(|(_, l)| l.contains("MINUTES_PER_DAY"))
+        );
     }
 
     #[test]

@@ -221,15 +221,32 @@ pub fn rank(
         }
     }
     let mut best = best_distinct(scored, max);
-    if signals.mutants && failing.probed && failing.fixed.is_empty() {
-        after_the_first(&mut best, files, max);
+    if signals.mutants && failing.probed {
+        second_after_probe(&mut best, failing, files, max);
     }
     best
 }
 
+/// After the probe ran: the place after the first ranked line second ([`after_the_first`]) when nothing passed
+/// (any line), or when what passed was a change of a block's header (the line its block may lack).
+fn second_after_probe(
+    best: &mut Vec<Spot>,
+    failing: &Failing,
+    files: &BTreeMap<String, Option<PreImage>>,
+    max: usize,
+) {
+    let header = best
+        .first()
+        .is_some_and(|s| !s.insert && s.text.trim_end().ends_with(':'));
+    if failing.fixed.is_empty() || header {
+        after_the_first(best, files, max);
+    }
+}
+
 /// When the probe ran and no small change of the best ranked lines passed, the fix may well be a line the code
 /// lacks: the place after the first ranked line (when that is a line to change, of code that does not end its
-/// block's flow) ranks second, before the other lines, within `max`.
+/// block's flow) ranks second, before the other lines, within `max`. So too when what passed was a change of a
+/// block's header (`if steps < goal:` turned round passes a test by chance where its block lacks `current = 0`).
 fn after_the_first(best: &mut Vec<Spot>, files: &BTreeMap<String, Option<PreImage>>, max: usize) {
     let Some(first) = best.first().filter(|s| !s.insert) else {
         return;
@@ -1327,6 +1344,29 @@ mod tests {
             ..Failing::default()
         };
         assert!(!ranked(&found).iter().any(|s| s.1), "{:?}", ranked(&found));
+        // But when what passed was a change of a block's header, its block may lack a line.
+        let text = "def streak(days, goal):\n    best = run = 0\n    for d in days:\n        if d < goal:\n            continue\n        run += 1\n        best = max(best, run)\n    return best\n";
+        let header = Failing {
+            probed: true,
+            fixed: vec![failing::Fixed {
+                path: "m.py".into(),
+                line: 4,
+                insert: false,
+            }],
+            ..Failing::default()
+        };
+        let got: Vec<(usize, bool)> = rank(
+            &task("streak([12, 3, 10], 10) returns 2 instead of 1"),
+            &file(text),
+            &Focus::new(),
+            &header,
+            Signals::ALL,
+            3,
+        )
+        .iter()
+        .map(|s| (s.line, s.insert))
+        .collect();
+        assert_eq!(got[..2], [(4, false), (4, true)], "{got:?}");
         // Never after a line that ends its block's flow.
         let ret = "def f(a):\n    return a\n";
         let spots = rank(

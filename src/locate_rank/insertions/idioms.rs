@@ -231,7 +231,7 @@ fn counted(
 
 /// The lines that go first in the function `d` (after its header or its docstring, before its first code line
 /// `first_code`): a text parameter stripped and cased, a parameter used as a number converted, a passed list or
-/// set copied.
+/// set copied, a sequence read by position sorted (after a guard the function opens with, then before it).
 fn first_in_function(
     lines: &[&str],
     d: &Def,
@@ -263,21 +263,47 @@ fn first_in_function(
             }
         }
     }
-    // A sequence read by position as it came: put in order first.
-    for p in kinds
-        .sequences
-        .iter()
-        .filter(|p| !matches!(p.as_str(), "self" | "cls"))
-    {
-        out.push((top, format!("{}{p} = sorted({p})", d.indent)));
-    }
     // A list or a set the caller passed, changed in place: a copy first.
     for (list, make) in [(&kinds.lists, "list"), (&kinds.sets, "set")] {
         for p in list.iter().filter(|p| d.params.contains(*p)) {
             out.push((top, format!("{}{p} = {make}({p})", d.indent)));
         }
     }
+    // A sequence read by position as it came: put in order first, after a guard the function opens with
+    // (`if not prices: raise ...`), then before it.
+    let guard = guard_end(lines, d, first_code);
+    for p in kinds
+        .sequences
+        .iter()
+        .filter(|p| !matches!(p.as_str(), "self" | "cls"))
+    {
+        for at in guard.into_iter().chain([top]) {
+            out.push((at, format!("{}{p} = sorted({p})", d.indent)));
+        }
+    }
     out
+}
+
+/// The last line (0-based) of the guard `d` opens with: an `if` block at the first code line `first_code` that
+/// ends by leaving (`raise`, `return`), with more code after it.
+fn guard_end(lines: &[&str], d: &Def, first_code: usize) -> Option<usize> {
+    if !code_of(lines[first_code]).trim_start().starts_with("if ") {
+        return None;
+    }
+    let depth = indent_of(lines[first_code]).len();
+    let at = d.body.iter().position(|&b| b == first_code)?;
+    let block: Vec<usize> = d.body[at + 1..]
+        .iter()
+        .copied()
+        .filter(|&b| !lines[b].trim().is_empty())
+        .take_while(|&b| indent_of(lines[b]).len() > depth)
+        .collect();
+    let end = *block.last()?;
+    let more = d
+        .body
+        .iter()
+        .any(|&b| b > end && !lines[b].trim().is_empty());
+    (ends_flow(lines[end]) && more).then_some(end)
 }
 
 /// The generic insertions of one function.
@@ -531,6 +557,15 @@ mod tests {
         let got = at(median, 3);
         assert!(has(&got, 2, "    scores = sorted(scores)"), "{got:?}");
         assert!(!has(&got, 2, "    label = sorted(label)"), "{got:?}");
+        // After a guard the function opens with, first.
+        let guarded = "def median(prices):\n    \"\"\"The middle one.\"\"\"\n    if not prices:\n        raise ValueError(\"none\")\n    mid = len(prices) // 2\n    return prices[mid]\n";
+        let got = at(guarded, 5);
+        let sorts: Vec<usize> = got
+            .iter()
+            .filter(|(_, l)| l == "    prices = sorted(prices)")
+            .map(|(a, _)| a + 1)
+            .collect();
+        assert_eq!(sorts, [4, 2], "{got:?}");
         // A statement is never cut in two.
         let open = "def f(a):\n    x = g(\n        a)\n    return x\n";
         assert!(!at(open, 2).iter().any(|(after, _)| *after + 1 == 2));

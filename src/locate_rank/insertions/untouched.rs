@@ -1,5 +1,5 @@
 //! Insertions for a name a function binds and then leaves alone where its code needs it: a result started before a
-//! loop that the loop never gathers into, a dict counted into by key before the key has a value, a method's
+//! loop that the loop never gathers into, a value a loop unpacks and never adds to the running value it reads, a dict counted into by key before the key has a value, a method's
 //! parameter that is never read. Pure: lines in, lines out.
 
 use super::super::{defines, is_name};
@@ -94,6 +94,72 @@ pub(in crate::locate_rank) fn results_never_gathered(
                     if matches!(value.as_slice(), ["0"] | ["0", ".", "0"]) {
                         let loop_ = (inner, block.as_slice(), targets.as_slice());
                         out.extend(extremes_kept(lines, name, loop_));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The most lines written for one loop's value never used.
+const MAX_ADDED: usize = 4;
+
+/// A `for` loop that unpacks a value it never reads (`for label, amount in transactions:` and no `amount` in its
+/// body) and a value started before the loop that its body reads and never updates (`balance = opening`, read in
+/// `history.append((label, balance))`): the running value updated by it, first in the body, then last (`balance
+/// += amount`, then `-=`).
+pub(in crate::locate_rank) fn loop_values_never_used(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        for (k, t) in toks.iter().enumerate() {
+            if t.first().map(String::as_str) != Some("for") {
+                continue;
+            }
+            let depth = indent_of(lines[d.body[k]]).len();
+            let block = block_below(lines, &d.body[k + 1..], depth);
+            let (Some(&first), Some(&end)) = (block.first(), block.last()) else {
+                continue;
+            };
+            let inner = &toks[k + 1..k + 1 + block.len()];
+            let unread: Vec<String> = bound(t)
+                .into_iter()
+                .filter(|v| v != "_" && !inner.iter().any(|u| u.contains(v)))
+                .collect();
+            let updated = |x: &str| {
+                inner.iter().any(|u| {
+                    u.first().is_some_and(|w| w == x)
+                        && u.get(1).is_some_and(|o| o.ends_with('=') && o != "==")
+                })
+            };
+            let mut running: Vec<&String> = Vec::new();
+            for (j, b) in toks[..k].iter().enumerate() {
+                let plain = b.len() > 2 && is_name(&b[0]) && b[1] == "=";
+                let collection = matches!(
+                    b.get(2).map(String::as_str),
+                    Some("[" | "{" | "list" | "set" | "dict")
+                );
+                let shallow = indent_of(lines[d.body[j]]).len() <= depth;
+                if plain && !collection && shallow && !running.contains(&&b[0]) {
+                    running.push(&b[0]);
+                }
+            }
+            running.retain(|x| inner.iter().any(|u| reads(u, x)) && !updated(x));
+            let indent = indent_of(lines[first]);
+            let mut given = 0;
+            for op in ["+=", "-="] {
+                for x in &running {
+                    for v in &unread {
+                        for at in [d.body[k], end] {
+                            if given < MAX_ADDED {
+                                out.push((at, format!("{indent}{x} {op} {v}")));
+                                given += 1;
+                            }
+                        }
                     }
                 }
             }
@@ -287,6 +353,26 @@ mod tests {
         assert!(!offers(&gathered, "protein.append"));
         let unread = text.replace("\"\".join(protein)", "None");
         assert!(!offers(&unread, "protein.append"));
+    }
+
+    #[test]
+    fn a_value_a_loop_unpacks_and_never_reads_updates_the_running_value_it_reads() {
+        let text = "def running(opening, moves):\n    balance = opening\n    history = []\n    for label, amount in moves:\n        history.append((label, balance))\n    return history\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(4, "        balance += amount".into())),
+            "{got:?}"
+        );
+        assert!(got.contains(&(5, "        balance -= amount".into())));
+        // `label` is read, and a list is no running value.
+        assert!(!offers(text, "+= label"), "{got:?}");
+        assert!(!offers(text, "history +="), "{got:?}");
+        // Not when the loop updates it already.
+        let updated = text.replace(
+            "        history.append",
+            "        balance = balance + 1\n        history.append",
+        );
+        assert!(!offers(&updated, "balance += amount"));
     }
 
     #[test]
