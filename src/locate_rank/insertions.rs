@@ -1182,11 +1182,16 @@ fn while_never_advances(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
 /// A module constant that caps or floors a value (`MAX_FINE`, `MIN_ORDER`, `FEE_CAP`) and is never read: in each
 /// function whose name or docstring it concerns (a word of its name, or the name itself), the value the function
 /// returns (`amount`, of `return round(amount, 2)`) capped (`amount = min(amount, MAX_FINE)`) just after its last
-/// assignment.
+/// assignment. So too for such a constant read elsewhere, in a function whose docstring names it and whose body
+/// never reads it (`"""..., never more than MAX_FINE."""`).
 fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let code: Vec<Vec<String>> = lines.iter().map(|l| tokens(&code_of(l))).collect();
-    for (_, name, _) in unread_constants(lines) {
+    let unread: Vec<String> = unread_constants(lines)
+        .into_iter()
+        .map(|(_, n, _)| n)
+        .collect();
+    for (_, name, _) in module_constants(lines, false) {
         let words: Vec<String> = name
             .to_ascii_lowercase()
             .split('_')
@@ -1218,10 +1223,15 @@ fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
                 .first()
                 .map(|&b| lines[b].to_ascii_lowercase())
                 .unwrap_or_default();
-            let concerns = lines[d.body[0]].contains(name.as_str())
-                || topic.iter().any(|w| {
-                    d.name.to_ascii_lowercase().contains(w.as_str()) || doc.contains(w.as_str())
-                });
+            let named = lines[d.body[0]].contains(name.as_str());
+            let concerns = if unread.contains(&name) {
+                named
+                    || topic.iter().any(|w| {
+                        d.name.to_ascii_lowercase().contains(w.as_str()) || doc.contains(w.as_str())
+                    })
+            } else {
+                named && !d.body[1..].iter().any(|&b| code[b].contains(&name))
+            };
             let last = &code[d.last];
             if !concerns || last.first().map(String::as_str) != Some("return") {
                 continue;
@@ -1253,6 +1263,12 @@ fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
 
 /// The module constants assigned at the top level of `lines` and read nowhere else: (0-based line, name, value).
 fn unread_constants(lines: &[&str]) -> Vec<(usize, String, String)> {
+    module_constants(lines, true)
+}
+
+/// The module constants assigned at the top level of `lines` (with `unread`, only those read nowhere else):
+/// (0-based line, name, value).
+fn module_constants(lines: &[&str], unread: bool) -> Vec<(usize, String, String)> {
     let code: Vec<Vec<String>> = lines.iter().map(|l| tokens(&code_of(l))).collect();
     let mut out = Vec::new();
     for (c, t) in code.iter().enumerate() {
@@ -1271,7 +1287,7 @@ fn unread_constants(lines: &[&str]) -> Vec<(usize, String, String)> {
         let Some((_, value)) = lines[c].split_once('=') else {
             continue;
         };
-        if upper && eq == "=" && !lines[c].starts_with(char::is_whitespace) && !read {
+        if upper && eq == "=" && !lines[c].starts_with(char::is_whitespace) && !(read && unread) {
             out.push((c, name.clone(), value.trim().to_string()));
         }
     }
@@ -2724,6 +2740,13 @@ mod tests {
         never_inserts(text, "y = min");
         let read = text.replace("round(amount, 2)", "round(min(amount, MAX_FINE), 2)");
         never_inserts(&read, "MAX_FINE");
+        // A cap read elsewhere, in a function whose docstring names it and whose body never reads it.
+        let named = "MAX_FINE = 10.0\n\n\ndef fine(late):\n    \"\"\"The fine, never more than MAX_FINE.\"\"\"\n    amount = late * 0.25\n    return round(amount, 2)\n\n\ndef ok(owed):\n    return owed < MAX_FINE\n";
+        inserts(named, 6, "    amount = min(amount, MAX_FINE)");
+        never_inserts(
+            &named.replace(", never more than MAX_FINE", ""),
+            "min(amount",
+        );
         // Split parts a docstring wants in lower case are lowered as well as stripped.
         let text = "def tags(raw):\n    \"\"\"A list of lowercase tags.\"\"\"\n    out = []\n    for tag in raw.split(\",\"):\n        out.append(tag)\n    return out\n";
         inserts(text, 4, "        tag = tag.strip()");

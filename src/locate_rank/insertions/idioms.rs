@@ -14,7 +14,8 @@
 //! - a dict it counts into (`x = {}`, `x[k] += ...`): the loop's names counted (`counts[name] += 1`);
 //! - a parameter it does arithmetic or comparisons with: converted first (`tickets = int(tickets)`);
 //! - a parameter it reads by position or measures (`scores[mid]`, `len(scores)`): sorted first
-//!   (`scores = sorted(scores)`).
+//!   (`scores = sorted(scores)`);
+//! - a parameter it iterates twice (a generator is spent after once): a list first (`fillups = list(fillups)`).
 //!
 //! Pure: lines in, lines out.
 
@@ -86,6 +87,8 @@ struct Kinds {
     numbers: Vec<String>,
     /// Parameters it reads by position (`scores[mid]`) or measures (`len(scores)`).
     sequences: Vec<String>,
+    /// Each `in p` of a parameter `p` it iterates (`for x in p`, `... for x in p)`), once an occurrence.
+    iterated: Vec<String>,
 }
 
 impl Kinds {
@@ -188,6 +191,12 @@ impl Kinds {
                 push(&mut self.numbers, p);
             }
         }
+        // A parameter iterated: once more each time.
+        for w in t.windows(2) {
+            if w[0] == "in" && d.params.contains(&w[1]) {
+                self.iterated.push(w[1].clone());
+            }
+        }
         // A parameter read by position or measured: a sequence.
         for (i, w) in t.iter().enumerate() {
             let indexed = t.get(i + 1).is_some_and(|n| n == "[");
@@ -231,7 +240,8 @@ fn counted(
 
 /// The lines that go first in the function `d` (after its header or its docstring, before its first code line
 /// `first_code`): a text parameter stripped and cased, a parameter used as a number converted, a passed list or
-/// set copied, a sequence read by position sorted (after a guard the function opens with, then before it).
+/// set copied, an iterable iterated twice made a list, a sequence read by position sorted (after a guard the
+/// function opens with, then before it).
 fn first_in_function(
     lines: &[&str],
     d: &Def,
@@ -268,6 +278,18 @@ fn first_in_function(
         for p in list.iter().filter(|p| d.params.contains(*p)) {
             out.push((top, format!("{}{p} = {make}({p})", d.indent)));
         }
+    }
+    // An iterable the caller passed, iterated twice (a generator is empty the second time): a list first.
+    let mut twice: Vec<&String> = kinds
+        .iterated
+        .iter()
+        .filter(|p| kinds.iterated.iter().filter(|q| q == p).count() > 1)
+        .filter(|p| !kinds.lists.contains(*p))
+        .collect();
+    twice.sort();
+    twice.dedup();
+    for p in twice {
+        out.push((top, format!("{}{p} = list({p})", d.indent)));
     }
     // A sequence read by position as it came: put in order first, after a guard the function opens with
     // (`if not prices: raise ...`), then before it.
@@ -557,6 +579,12 @@ mod tests {
         let got = at(median, 3);
         assert!(has(&got, 2, "    scores = sorted(scores)"), "{got:?}");
         assert!(!has(&got, 2, "    label = sorted(label)"), "{got:?}");
+        // An iterable iterated twice is made a list first.
+        let twice = "def average(fillups):\n    \"\"\"Mean of pairs.\"\"\"\n    litres = sum(a for a, _ in fillups)\n    km = sum(b for _, b in fillups)\n    return litres / km\n";
+        let got = at(twice, 3);
+        assert!(has(&got, 2, "    fillups = list(fillups)"), "{got:?}");
+        let once = "def total(items):\n    return sum(x for x in items)\n";
+        assert!(!has(&at(once, 2), 1, "    items = list(items)"));
         // After a guard the function opens with, first.
         let guarded = "def median(prices):\n    \"\"\"The middle one.\"\"\"\n    if not prices:\n        raise ValueError(\"none\")\n    mid = len(prices) // 2\n    return prices[mid]\n";
         let got = at(guarded, 5);

@@ -29,7 +29,8 @@ fn bound(toks: &[String]) -> Vec<String> {
 /// never mentions: a list or a set started empty (`protein = []`) gets what the loop computes at the end of the
 /// loop's body (`protein.append(amino)`, the names its body binds latest first, then the loop's own); a number
 /// started at 0 and named for the greatest or the least (`best = run = 0`) keeps the greatest or the least of a
-/// name the loop updates, just after each update (`best = max(best, run)` after `run += 1`).
+/// name the loop updates, just after each update (`best = max(best, run)` after `run += 1`), and any other number
+/// started at 0 adds it up (`total += spent` after `spent = totals.get(category, 0.0)`).
 pub(in crate::locate_rank) fn results_never_gathered(
     lines: &[&str],
     defs: &[Def],
@@ -168,9 +169,9 @@ pub(in crate::locate_rank) fn loop_values_never_used(
     out
 }
 
-/// For a number `name` started at 0 before a loop (its body's tokens, its lines and its own names), when its name
-/// says it keeps the greatest or the least: `name = max(name, x)` (or `min`) just after each line of the body that
-/// updates another name `x`.
+/// For a number `name` started at 0 before a loop (its body's tokens, its lines and its own names): when its name
+/// says it keeps the greatest or the least, `name = max(name, x)` (or `min`), else (a total) `name += x`, just after
+/// each line of the body that updates another name `x`.
 fn extremes_kept(
     lines: &[&str],
     name: &str,
@@ -183,20 +184,26 @@ fn extremes_kept(
         .collect();
     let said = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
     let keep = if said(GREATEST) {
-        "max"
+        Some("max")
     } else if said(LEAST) {
-        "min"
+        Some("min")
     } else {
-        return Vec::new();
+        None
     };
     let mut out = Vec::new();
     for (u, &at) in inner.iter().zip(block) {
+        // A total adds up what a plain assignment computes (not a running value of its own, not an entry).
+        let plain = |x: &String| u.first() == Some(x) && u.get(1).is_some_and(|e| e == "=");
         for x in bound(u)
             .iter()
             .filter(|x| *x != name && !targets.contains(x))
         {
             let indent = indent_of(lines[at]);
-            out.push((at, format!("{indent}{name} = {keep}({name}, {x})")));
+            match keep {
+                Some(keep) => out.push((at, format!("{indent}{name} = {keep}({name}, {x})"))),
+                None if plain(x) => out.push((at, format!("{indent}{name} += {x}"))),
+                None => {}
+            }
         }
     }
     out.truncate(MAX_GATHERED);
@@ -353,6 +360,16 @@ mod tests {
         assert!(!offers(&gathered, "protein.append"));
         let unread = text.replace("\"\".join(protein)", "None");
         assert!(!offers(&unread, "protein.append"));
+    }
+
+    #[test]
+    fn a_total_the_loop_never_adds_to_adds_up_what_the_body_computes() {
+        let text = "def summary(totals):\n    total = 0.0\n    over = []\n    for category, limit in BUDGET.items():\n        spent = totals.get(category, 0.0)\n        if spent > limit:\n            over.append(category)\n    return round(total, 2), over\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(5, "        total += spent".into())),
+            "{got:?}"
+        );
     }
 
     #[test]
