@@ -111,6 +111,7 @@ const UNTOLD: &[Kind] = &[
     sibling_updates,
     unread_constants_applied,
     unread_numbers_applied,
+    unread_characters_stripped,
     keys_in_case,
     forgotten::streaks_never_reset,
     forgotten::pool_items_never_taken,
@@ -1399,6 +1400,55 @@ fn unread_numbers_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> 
                 out.push((b, format!("{indent}{x} %= {name}")));
                 out.push((b, format!("{indent}{x} = min({x}, {name})")));
                 n += 1;
+            }
+        }
+    }
+    out
+}
+
+/// A module text constant the file never reads (`PUNCTUATION = ".,;:!?()"`) and a function whose docstring speaks
+/// of it (a word of its name: "with punctuation removed"): each text that function makes by a text method (`word =
+/// raw.lower()`) stripped of those characters just after (`word = word.strip(PUNCTUATION)`), at most
+/// [`MAX_UNREAD_PLACES`] a constant.
+fn unread_characters_stripped(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
+    let prose = prose_lines(&lines.join("\n"));
+    let mut out = Vec::new();
+    for (_, name, value) in unread_constants(lines) {
+        // Several characters: one short marker is cut off instead (`unread_constants_applied`).
+        if !value.starts_with(['"', '\'']) || value.len() <= 5 {
+            continue;
+        }
+        let words: Vec<String> = name
+            .to_ascii_lowercase()
+            .split('_')
+            .filter(|w| w.len() >= 4)
+            .map(str::to_string)
+            .collect();
+        let mut n = 0;
+        for d in defs {
+            let said = d
+                .docstring(&prose)
+                .iter()
+                .map(|&b| lines[b].to_ascii_lowercase())
+                .collect::<Vec<_>>()
+                .join(" ");
+            if !words.iter().any(|w| said.contains(w.as_str())) {
+                continue;
+            }
+            for &b in &d.body {
+                let t = tokens(&code_of(lines[b]));
+                let text = t.len() > 4
+                    && is_name(&t[0])
+                    && t[1] == "="
+                    && t.windows(2).any(|w| {
+                        w[0] == "."
+                            && matches!(w[1].as_str(), "lower" | "upper" | "strip" | "casefold")
+                    });
+                if text && n < MAX_UNREAD_PLACES {
+                    let (x, indent) = (&t[0], indent_of(lines[b]));
+                    out.push((b, format!("{indent}{x} = {x}.strip({name})")));
+                    n += 1;
+                }
             }
         }
     }
@@ -2865,6 +2915,19 @@ mod tests {
             ]
         );
         assert!(lines_of(&text.replace("a comment runs", "it runs"), &[], None).is_empty());
+        // A text of characters never read strips a text the function its docstring concerns makes.
+        let text = "PUNCTUATION = \".,!?\"\n\n\ndef words(text):\n    \"\"\"Lower-cased words, punctuation removed.\"\"\"\n    out = []\n    for raw in text.split():\n        word = raw.lower()\n        out.append(word)\n    return out\n";
+        let got = lines_of(text, &[], None);
+        assert!(
+            got.contains(&(8, "        word = word.strip(PUNCTUATION)".into())),
+            "{got:?}"
+        );
+        let plain = text.replace("punctuation removed", "as they come");
+        assert!(
+            !lines_of(&plain, &[], None)
+                .iter()
+                .any(|(_, l)| l.contains("PUNCTUATION"))
+        );
         // A number never read wraps or holds the local one of its words names.
         let text = "MINUTES_PER_DAY = 24 * 60\n\n\ndef length(start, end):\n    minutes = end - start\n    return minutes\n";
         let got = lines_of(text, &[], None);

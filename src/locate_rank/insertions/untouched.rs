@@ -96,6 +96,23 @@ pub(in crate::locate_rank) fn results_never_gathered(
                         let loop_ = (inner, block.as_slice(), targets.as_slice());
                         out.extend(extremes_kept(lines, name, loop_));
                     }
+                    // A choice started at None (`best = None` beside `best_seats = None`): the loop's item kept
+                    // where the body sets a sibling started before the loop (`best_seats = seats`).
+                    if value.as_slice() == ["None"] {
+                        let started = |y: &String| {
+                            toks[..k]
+                                .iter()
+                                .any(|b| b.first() == Some(y) && b.get(1).is_some_and(|e| e == "="))
+                        };
+                        let sets = inner.iter().zip(&block).filter(|(u, _)| {
+                            u.len() > 2 && u[0] != *name && u[1] == "=" && started(&u[0])
+                        });
+                        for (_, &at) in sets.take(MAX_GATHERED) {
+                            for x in &targets {
+                                out.push((at, format!("{}{name} = {x}", indent_of(lines[at]))));
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -360,6 +377,18 @@ mod tests {
         assert!(!offers(&gathered, "protein.append"));
         let unread = text.replace("\"\".join(protein)", "None");
         assert!(!offers(&unread, "protein.append"));
+    }
+
+    #[test]
+    fn a_choice_started_at_none_keeps_the_loop_s_item_where_its_sibling_is_set() {
+        let text = "def best_room(n):\n    best = None\n    best_seats = None\n    for room in ROOMS:\n        seats = ROOMS[room]\n        if seats >= n and (best_seats is None or seats < best_seats):\n            best_seats = seats\n    return best\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(7, "            best = room".into())),
+            "{got:?}"
+        );
+        // Not after a line that sets no sibling started before the loop.
+        assert!(!got.contains(&(5, "        best = room".into())), "{got:?}");
     }
 
     #[test]
