@@ -277,7 +277,41 @@ struct Def {
     bound: HashSet<String>,
 }
 
+/// A loop of a function's body: where its header stands and the lines of its block.
+struct Loop {
+    /// The header's index in the body (`Def::body`), and its indentation's width.
+    at: usize,
+    depth: usize,
+    /// The block's lines (0-based), never empty: its first and last.
+    block: Vec<usize>,
+    first: usize,
+    end: usize,
+}
+
 impl Def {
+    /// The loops of its body whose header starts with one of `heads` (`for`, `while`) and that have a block, given
+    /// the tokens `toks` of each body line ([`Def::tokens`]).
+    fn loops(&self, lines: &[&str], toks: &[Vec<String>], heads: &[&str]) -> Vec<Loop> {
+        let mut out = Vec::new();
+        for (k, t) in toks.iter().enumerate() {
+            if !t.first().is_some_and(|h| heads.contains(&h.as_str())) {
+                continue;
+            }
+            let depth = indent_of(lines[self.body[k]]).len();
+            let block = block_below(lines, &self.body[k + 1..], depth);
+            if let (Some(&first), Some(&end)) = (block.first(), block.last()) {
+                out.push(Loop {
+                    at: k,
+                    depth,
+                    block,
+                    first,
+                    end,
+                });
+            }
+        }
+        out
+    }
+
     /// The lines (0-based) of the docstring its body opens with, if any: the prose lines before its first code.
     fn docstring(&self, prose: &[bool]) -> Vec<usize> {
         let doc = self.body.iter().copied();
@@ -931,15 +965,15 @@ fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
     let mut out = Vec::new();
     for d in defs {
         let toks: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
-        for (k, t) in toks.iter().enumerate() {
-            if t.first().map(String::as_str) != Some("for") {
-                continue;
-            }
-            let depth = indent_of(lines[d.body[k]]).len();
-            let block = block_below(lines, &d.body[k + 1..], depth);
-            let (Some(&first), Some(&end)) = (block.first(), block.last()) else {
-                continue;
-            };
+        for Loop {
+            at: k,
+            depth,
+            block,
+            first,
+            end,
+        } in d.loops(lines, &toks, &["for"])
+        {
+            let t = &toks[k];
             let targets: Vec<&String> = t
                 .iter()
                 .skip(1)

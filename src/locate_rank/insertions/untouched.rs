@@ -3,7 +3,7 @@
 //! parameter that is never read. Pure: lines in, lines out.
 
 use super::super::{defines, is_name};
-use super::{Def, block_below, indent_of, reads};
+use super::{Def, Loop, indent_of, reads};
 
 /// The words of a name that keeps the greatest of what a loop sees (`best`, `longest_run`).
 const GREATEST: &[&str] = &[
@@ -38,16 +38,16 @@ pub(in crate::locate_rank) fn results_never_gathered(
     let mut out = Vec::new();
     for d in defs {
         let toks = d.tokens(lines);
-        for (k, t) in toks.iter().enumerate() {
+        for Loop {
+            at: k,
+            depth,
+            block,
+            first,
+            end,
+        } in d.loops(lines, &toks, &["for", "while"])
+        {
+            let t = &toks[k];
             let head = t.first().map(String::as_str);
-            if !matches!(head, Some("for" | "while")) {
-                continue;
-            }
-            let depth = indent_of(lines[d.body[k]]).len();
-            let block = block_below(lines, &d.body[k + 1..], depth);
-            let (Some(&first), Some(&end)) = (block.first(), block.last()) else {
-                continue;
-            };
             let inner = &toks[k + 1..k + 1 + block.len()];
             let after = &toks[k + 1 + block.len()..];
             let targets = if head == Some("for") {
@@ -134,15 +134,15 @@ pub(in crate::locate_rank) fn loop_values_never_used(
     let mut out = Vec::new();
     for d in defs {
         let toks = d.tokens(lines);
-        for (k, t) in toks.iter().enumerate() {
-            if t.first().map(String::as_str) != Some("for") {
-                continue;
-            }
-            let depth = indent_of(lines[d.body[k]]).len();
-            let block = block_below(lines, &d.body[k + 1..], depth);
-            let (Some(&first), Some(&end)) = (block.first(), block.last()) else {
-                continue;
-            };
+        for Loop {
+            at: k,
+            depth,
+            block,
+            first,
+            end,
+        } in d.loops(lines, &toks, &["for"])
+        {
+            let t = &toks[k];
             let inner = &toks[k + 1..k + 1 + block.len()];
             let unread: Vec<String> = bound(t)
                 .into_iter()
