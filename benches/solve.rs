@@ -628,7 +628,7 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
         Some(out.status.success())
     };
     // Every mutant in one run of the test, as validation on propose runs them (`locate_rank::batch`).
-    let mut many = |mutants: &[(String, String)]| {
+    let mut many = |mutants: &[(String, String)], every: bool| {
         use local_llm_delegator::locate_rank::batch;
         let folder = root.join(batch::PROBE_FOLDER);
         if trace {
@@ -647,7 +647,11 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
             .iter()
             .map(|(p, t)| (root.join(p), t.as_str()))
             .collect();
-        std::fs::write(folder.join(batch::MUTANTS_FILE), batch::encode(&texts)).ok()?;
+        std::fs::write(
+            folder.join(batch::MUTANTS_FILE),
+            batch::encode(&texts, every),
+        )
+        .ok()?;
         let vars = batch::environment(&folder, None, 250, PROBE_MANY_MS, 2);
         let started = std::time::Instant::now();
         let _ = std::process::Command::new("python3")
@@ -693,6 +697,14 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
             runs.get(),
             found.fixed
         );
+        if std::env::var("SOLVE_PASSES").as_deref() == Ok("1") {
+            let all: Vec<String> = found
+                .passed
+                .iter()
+                .map(|f| format!("{}{}", if f.insert { "after " } else { "" }, f.line))
+                .collect();
+            println!("    {:<15} every pass: {}", task.name, all.join(", "));
+        }
     }
     Failing {
         fixed: found.fixed,

@@ -1066,7 +1066,7 @@ mod tests {
             (path.clone(), fixed),
             (path.clone(), "def grams(oz):\n    return 56.7\n"),
         ];
-        let p = Prober::stage(&root, None, &batch::encode(&mutants))
+        let p = Prober::stage(&root, None, &batch::encode(&mutants, false))
             .unwrap()
             .expect("no entry of its name");
         let mut vars =
@@ -1100,7 +1100,7 @@ mod tests {
         // Nothing was written to the file itself.
         assert_eq!(fs::read_to_string(&path).unwrap(), source);
         // A check that never imports the file (it runs it as a script) says nothing.
-        let p = Prober::stage(&root, None, &batch::encode(&mutants[3..4]))
+        let p = Prober::stage(&root, None, &batch::encode(&mutants[3..4], false))
             .unwrap()
             .unwrap();
         let vars = batch::environment(p.folder(), None, 300, 5000, 2);
@@ -1111,6 +1111,23 @@ mod tests {
             .output()
             .expect("python3 runs");
         assert_eq!(batch::read(&p.take(), 1), None);
+        // Asked to run every mutant, it goes on past a pass: the fixed text and the one after it pass as well.
+        let p = Prober::stage(&root, None, &batch::encode(&mutants, true))
+            .unwrap()
+            .unwrap();
+        let vars = batch::environment(p.folder(), Some(root.join("lib").as_os_str()), 300, 5000, 2);
+        std::process::Command::new("python3")
+            .args(["-B", "-c", "import scale\nassert scale.grams(2) == 56.7"])
+            .current_dir(&root)
+            .envs(vars)
+            .output()
+            .expect("python3 runs");
+        let verdicts =
+            batch::read(&p.take(), mutants.len()).expect("the prober wrote its verdicts");
+        assert_eq!(
+            verdicts,
+            [Some(false), Some(false), Some(true), Some(true), Some(true)]
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::path::Path;
 use super::Failing;
 use super::failing::Fixed;
 use super::mutants::{Check, probe};
+use super::twins::{self, place_of};
 use crate::patch::PreImage;
 use crate::patch::focus::Focus;
 use crate::task::Task;
@@ -32,12 +33,20 @@ pub const MUTANTS_FILE: &str = "mutants.bin";
 /// The most bytes read of what the prober wrote (a line of a few bytes a mutant).
 pub const MAX_VERDICTS: usize = 256 * 1024;
 
+/// The most places next to the first pass where a mutant passed too that [`probe_many`] reports.
+pub const MAX_TWINS: usize = 2;
+
 /// The most mutants [`probe_many`] hands one run.
 pub const MAX_MUTANTS: usize = 4096;
 
-/// The mutants, each a selected file's absolute path in the copy and its whole text, as the prober reads them.
-pub fn encode(mutants: &[(std::path::PathBuf, &str)]) -> Vec<u8> {
-    let mut out = b"local-llm-probe 1\n".to_vec();
+/// The mutants, each a selected file's absolute path in the copy and its whole text, as the prober reads them;
+/// with `every`, the prober runs every one of them instead of stopping at the first that passed.
+pub fn encode(mutants: &[(std::path::PathBuf, &str)], every: bool) -> Vec<u8> {
+    let mut out = if every {
+        b"local-llm-probe 1 every\n".to_vec()
+    } else {
+        b"local-llm-probe 1\n".to_vec()
+    };
     for (path, text) in mutants {
         let path = path.as_os_str().as_encoded_bytes();
         out.extend_from_slice(format!("{} {}\n", path.len(), text.len()).as_bytes());
@@ -109,10 +118,10 @@ pub fn read(texts: &[String], n: usize) -> Option<Vec<Option<bool>>> {
     any.then_some(out)
 }
 
-/// Runs the failing check once on many mutants (each a selected file's path and its whole text): each one's
-/// verdict (`None` for one not run), or `None` when the run could not say (the caller then runs one check a
-/// mutant).
-pub type Many<'c> = dyn FnMut(&[(String, String)]) -> Option<Vec<Option<bool>>> + 'c;
+/// Runs the failing check once on many mutants (each a selected file's path and its whole text), stopping at the
+/// first that passed unless told to run `every` one ([`encode`]): each one's verdict (`None` for one not run), or
+/// `None` when the run could not say (the caller then runs one check a mutant).
+pub type Many<'c> = dyn FnMut(&[(String, String)], bool) -> Option<Vec<Option<bool>>> + 'c;
 
 /// The probe ([`probe`]) over every mutant it has, at most [`MAX_MUTANTS`], tried in ONE run of the check through
 /// `many`, in the same order and with the same answer: the first of them that passed (one `many` did not reach in
@@ -140,32 +149,66 @@ pub fn probe_many(
             Some(false)
         },
     );
-    let fixed = if all.is_empty() {
-        Vec::new()
-    } else if let Some(verdicts) = many(&all) {
-        // The first that passed, in the order the probe wrote them; its place read off the change it made.
-        let passed = all.iter().zip(verdicts).find(|(_, v)| *v == Some(true));
-        passed
-            .and_then(|((path, text), _)| {
-                let Some(Some(pre)) = files.get(path) else {
-                    return None;
+    let (fixed, passed) = if all.is_empty() {
+        (Vec::new(), Vec::new())
+    } else if let Some(verdicts) = many(&all, false) {
+        let passed = passed_places(files, &all, &verdicts);
+        let fixed = match passed.first() {
+            Some(first) => {
+                let added = twins::passed_line(files, &all, &verdicts, first);
+                let tried = twins::mutants(files, &all, &verdicts, first, added);
+                let twins = if tried.is_empty() {
+                    Vec::new()
+                } else {
+                    many(&tried, true).map_or_else(Vec::new, |v| {
+                        passed_places(files, &tried, &v)
+                            .into_iter()
+                            .filter(|p| p != first)
+                            .take(MAX_TWINS)
+                            .collect()
+                    })
                 };
-                let (line, insert) = place_of(&pre.text, text)?;
-                Some(Fixed {
-                    path: path.clone(),
-                    line,
-                    insert,
-                })
-            })
-            .into_iter()
-            .collect()
+                twins::ordered(files, first, added, twins)
+            }
+            None => Vec::new(),
+        };
+        (fixed, passed)
     } else {
-        probe(spec, files, focus, failing, runs, check)
+        let fixed = probe(spec, files, focus, failing, runs, check);
+        (fixed.clone(), fixed)
     };
     Probed {
         fixed,
+        passed,
         any: !all.is_empty(),
     }
+}
+
+/// Every place a mutant of `all` passed at by its `verdicts`, in the order the probe wrote them, each read off the
+/// change it made.
+fn passed_places(
+    files: &BTreeMap<String, Option<PreImage>>,
+    all: &[(String, String)],
+    verdicts: &[Option<bool>],
+) -> Vec<Fixed> {
+    let mut passed: Vec<Fixed> = Vec::new();
+    for ((path, text), _) in all.iter().zip(verdicts).filter(|(_, v)| **v == Some(true)) {
+        let Some(Some(pre)) = files.get(path) else {
+            continue;
+        };
+        let Some((line, insert)) = place_of(&pre.text, text) else {
+            continue;
+        };
+        let place = Fixed {
+            path: path.clone(),
+            line,
+            insert,
+        };
+        if !passed.contains(&place) {
+            passed.push(place);
+        }
+    }
+    passed
 }
 
 /// What [`probe_many`] found: the place where a mutant passed, and whether it had any mutant to run (with no
@@ -174,32 +217,10 @@ pub fn probe_many(
 pub struct Probed {
     /// The place where the first mutant that passed changed a file (none when none passed).
     pub fixed: Vec<Fixed>,
+    /// Every place a mutant passed at, the first first.
+    pub passed: Vec<Fixed>,
     /// The probe had at least one mutant to run.
     pub any: bool,
-}
-
-/// Where the mutant `text` of `before` changed it, as the probe reports it: the 1-based line it changed
-/// (`false`), or the line after which it inserted one (`true`); a line inserted just before a lone `pass` of its
-/// own indentation reports the `pass` changed. None when it is neither.
-fn place_of(before: &str, text: &str) -> Option<(usize, bool)> {
-    let old: Vec<&str> = before.lines().collect();
-    let new: Vec<&str> = text.lines().collect();
-    let k = (0..new.len()).find(|&k| old.get(k) != new.get(k))?;
-    if new.len() == old.len() {
-        return Some((k + 1, false));
-    }
-    if new.len() != old.len() + 1 || old[k..] != new[k + 1..] {
-        return None;
-    }
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let placeholder = old
-        .get(k)
-        .is_some_and(|n| n.trim() == "pass" && indent(n) == indent(new[k]));
-    Some(if placeholder {
-        (k + 1, false)
-    } else {
-        (k, true)
-    })
 }
 
 #[cfg(test)]
@@ -208,7 +229,10 @@ mod tests {
 
     #[test]
     fn the_mutants_are_written_length_first_and_the_verdicts_read_only_in_their_form() {
-        let bytes = encode(&[("/c/a.py".into(), "x = 1\n"), ("/c/b é.py".into(), "")]);
+        let bytes = encode(
+            &[("/c/a.py".into(), "x = 1\n"), ("/c/b é.py".into(), "")],
+            false,
+        );
         assert_eq!(
             bytes,
             "local-llm-probe 1\n7 6\n/c/a.pyx = 1\n10 0\n/c/b é.py".as_bytes()
@@ -225,39 +249,70 @@ mod tests {
     }
 
     #[test]
-    fn a_mutant_s_place_is_the_line_it_changed_or_the_one_it_inserted_after() {
-        let before = "def f(x):\n    y = x\n    return y\n";
-        assert_eq!(
-            place_of(before, "def f(x):\n    y = -x\n    return y\n"),
-            Some((2, false))
-        );
-        assert_eq!(
-            place_of(before, "def f(x):\n    y = x\n    y += 1\n    return y\n"),
-            Some((2, true))
-        );
-        // First in the body: after the `def` line.
-        assert_eq!(
-            place_of(
-                before,
-                "def f(x):\n    x = abs(x)\n    y = x\n    return y\n"
-            ),
-            Some((1, true))
-        );
-        // Before a lone `pass`: the placeholder changed.
-        let stub = "def f(x):\n    pass\n";
-        assert_eq!(
-            place_of(stub, "def f(x):\n    return x\n    pass\n"),
-            Some((2, false))
-        );
-        // Two lines changed apart, or the same text: no place.
-        assert_eq!(
-            place_of(before, "def g(x):\n    y = x\n    return x\n"),
-            Some((1, false))
-        );
-        assert_eq!(place_of(before, before), None);
-        assert_eq!(
-            place_of(before, "def f(x):\n    a\n    b\n    y = x\n    return y\n"),
-            None
-        );
+    fn after_the_first_pass_one_more_run_tries_every_mutant_next_to_it_and_ranks_those_that_pass_too()
+     {
+        let text = "def average(scores):\n    total = 0\n    count = 0\n    for s in scores:\n        if s is None:\n            continue\n        total += s\n    return total / count\n";
+        let files: BTreeMap<String, Option<PreImage>> = [(
+            "m.py".to_string(),
+            Some(PreImage {
+                text: text.into(),
+                mode: crate::patch::MODE_REGULAR,
+            }),
+        )]
+        .into();
+        let insert = |after: usize| {
+            super::super::insertions::with_inserted(text, after, "        count += 1")
+        };
+        let passing = [insert(6), insert(7)];
+        let spec = Task {
+            task: "average([80, None, 90]) raises ZeroDivisionError instead of returning 85.0"
+                .into(),
+            ..Task::default()
+        };
+        let mut runs: Vec<(usize, bool)> = Vec::new();
+        // A scripted check: the two texts that count pass; the first run stops at its first pass, as the prober does.
+        let mut many = |mutants: &[(String, String)], every: bool| {
+            runs.push((mutants.len(), every));
+            let mut verdicts = Vec::new();
+            let mut stopped = false;
+            for (_, t) in mutants {
+                let pass = passing.contains(t);
+                verdicts.push(if stopped { None } else { Some(pass) });
+                stopped |= pass && !every;
+            }
+            Some(verdicts)
+        };
+        let mut one = |_: &str, _: &str| -> Option<bool> { panic!("the batch said") };
+        let mut probed = |many: &mut Many<'_>| {
+            probe_many(
+                &spec,
+                &files,
+                &Focus::new(),
+                &Failing::default(),
+                64,
+                many,
+                &mut one,
+            )
+        };
+        let found = probed(&mut many);
+        let at = |line| Fixed {
+            path: "m.py".into(),
+            line,
+            insert: true,
+        };
+        assert_eq!(runs.len(), 2, "{runs:?}");
+        assert!(!runs[0].1 && runs[1].1, "{runs:?}");
+        // One of the two passed first; the other is its twin, and `total` was started first: its update first.
+        assert_eq!(found.passed.len(), 1);
+        assert_eq!(found.fixed, [at(7), at(6)]);
+        // Nothing passed: no second run.
+        runs.clear();
+        let mut none = |mutants: &[(String, String)], every: bool| {
+            runs.push((mutants.len(), every));
+            Some(vec![Some(false); mutants.len()])
+        };
+        let found = probed(&mut none);
+        assert!(found.fixed.is_empty() && found.any);
+        assert_eq!(runs.len(), 1);
     }
 }

@@ -30,6 +30,7 @@ mod implied;
 mod insertions;
 pub mod mutants;
 mod roles;
+mod twins;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -123,6 +124,9 @@ const NOT_RUN_FACTOR: f64 = 0.2;
 /// What a mutation that made the failing check pass adds to its line ([`Signals::mutants`]): more than every other
 /// signal together, since such a line almost always holds the slip.
 const MUTANT_WEIGHT: f64 = 4.0;
+/// What the probe's first pass adds to its place: above the places next to it where a mutant passed too
+/// ([`crate::locate_rank::batch`]'s twins), each of which adds [`MUTANT_WEIGHT`].
+const FIRST_PASS_WEIGHT: f64 = 2.0 * MUTANT_WEIGHT;
 
 /// The places the task most likely means, best first, at most `max`, distinct by file, text and kind (a place is
 /// pinned by its text). Each existing selected file's non-blank lines (inside its ranges, when narrowed) are
@@ -289,8 +293,8 @@ fn best_distinct(mut scored: Vec<(f64, Spot)>, max: usize) -> Vec<Spot> {
 struct Evidence<'t> {
     reach: Option<Vec<executed::Reach>>,
     /// The places (0-based lines, with their texts) where a change passed: a mutant of the line, or (`true`) a
-    /// line inserted after it.
-    fixed: Vec<(usize, &'t str, bool)>,
+    /// line inserted after it; with what passing there adds (the probe's first pass ranks above its twins).
+    fixed: Vec<(usize, &'t str, bool, f64)>,
 }
 
 impl<'t> Evidence<'t> {
@@ -300,9 +304,16 @@ impl<'t> Evidence<'t> {
         let mut fixed = Vec::new();
         if signals.mutants {
             let lines: Vec<&str> = text.lines().collect();
-            for f in failing.fixed.iter().filter(|f| f.path == path) {
-                if let Some(l) = f.line.checked_sub(1).and_then(|k| lines.get(k)) {
-                    fixed.push((f.line - 1, line(l), f.insert));
+            for (k, f) in failing.fixed.iter().enumerate() {
+                let l = f.line.checked_sub(1).and_then(|k| lines.get(k));
+                if let Some(l) = l.filter(|_| f.path == path) {
+                    // The first place that passed; then the places next to it where a mutant passed as well.
+                    let weight = if k == 0 {
+                        FIRST_PASS_WEIGHT
+                    } else {
+                        MUTANT_WEIGHT
+                    };
+                    fixed.push((f.line - 1, line(l), f.insert, weight));
                 }
             }
         }
@@ -314,13 +325,15 @@ impl<'t> Evidence<'t> {
         let passed = self
             .fixed
             .iter()
-            .any(|(n, _, i)| *n == line && *i == insert);
-        by_trace(s, self.reach.as_deref(), line, insert) + if passed { MUTANT_WEIGHT } else { 0.0 }
+            .filter(|(n, _, i, _)| *n == line && *i == insert)
+            .map(|(_, _, _, w)| *w)
+            .fold(0.0, f64::max);
+        by_trace(s, self.reach.as_deref(), line, insert) + passed
     }
 
     /// Whether a line inserted after the line `line` (0-based) made the failing check pass.
     fn inserted_after(&self, line: usize) -> bool {
-        self.fixed.iter().any(|(n, _, i)| *n == line && *i)
+        self.fixed.iter().any(|(n, _, i, _)| *n == line && *i)
     }
 
     /// The line (0-based) the shown line `i` with the text `line` stands for (as the place to change, or with
@@ -329,8 +342,8 @@ impl<'t> Evidence<'t> {
     fn stands_for(&self, i: usize, line: &str, insert: bool) -> usize {
         self.fixed
             .iter()
-            .find(|(_, t, ins)| *t == line && *ins == insert)
-            .map_or(i, |(n, _, _)| *n)
+            .find(|(_, t, ins, _)| *t == line && *ins == insert)
+            .map_or(i, |(n, _, _, _)| *n)
     }
 }
 

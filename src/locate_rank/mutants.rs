@@ -3,7 +3,7 @@
 //! moved by one, a condition negated, two digits of a number or two capitals of a code the other way round, the
 //! wrong dict key, factor or separator, `append` for `extend`, `split` for `rsplit`, a 1-based count used as an
 //! offset, the last item for the first, a slice from the wrong end, a sort key turned round, a percent read as a
-//! fraction, a format's precision, a default the same parameter has elsewhere, a best-so-far started at an infinity,
+//! fraction, a format's precision or a spec another field of the literal has, a default the same parameter has elsewhere, a best-so-far started at an infinity,
 //! a loop's name read after the loop for the total it built, a line moved across a loop's edge, arithmetic grouped
 //! the other way, a difference made a distance, the next unit taken of what the larger one leaves, an order
 //! reversed, a strip of some characters for a strip of all white space, a truth test for a test for `None`, every
@@ -1791,6 +1791,7 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
     let mut out = regex_runs(line, toks, k);
     out.extend(literals_near(s).map(|l| replace(&l)));
     out.extend(precisions_near(s).into_iter().map(|l| replace(&l)));
+    out.extend(specs_shared(s).into_iter().map(|l| replace(&l)));
     if let Some(key) = key_at(line, toks, k, false) {
         let q = &s[..1];
         out.extend(
@@ -2117,6 +2118,84 @@ fn precisions_near(literal: &str) -> Vec<String> {
         }
         moved += 1;
         i = end;
+    }
+    out
+}
+
+/// The most format specs of one string literal that are shared with its other fields.
+const MAX_SHARED_SPECS: usize = 2;
+
+/// A replacement field without a format spec given the spec another field of the same literal has
+/// (`f"{hours}:{mins:02d}"` to `f"{hours:02d}:{mins:02d}"`, `"{} to {:.2f}"` to `"{:.2f} to {:.2f}"`): a zero pad
+/// or a precision written for one part of a time, a date or an amount and left off another. At most
+/// [`MAX_SHARED_SPECS`] of them.
+fn specs_shared(literal: &str) -> Vec<String> {
+    // Each field: the byte range of its inside, and its spec (after a `:` outside brackets), if any.
+    let mut fields: Vec<(usize, usize, Option<&str>)> = Vec::new();
+    let b = literal.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'{' && b.get(i + 1) == Some(&b'{') {
+            i += 2;
+            continue;
+        }
+        if b[i] != b'{' {
+            i += 1;
+            continue;
+        }
+        let mut depth = 0;
+        let Some(end) = (i + 1..b.len()).find(|&e| match b[e] {
+            b'{' | b'(' | b'[' => {
+                depth += 1;
+                false
+            }
+            b')' | b']' => {
+                depth -= 1;
+                false
+            }
+            b'}' if depth > 0 => {
+                depth -= 1;
+                false
+            }
+            b'}' => true,
+            _ => false,
+        }) else {
+            break;
+        };
+        let inside = &literal[i + 1..end];
+        let mut level = 0;
+        let colon = inside.bytes().position(|c| {
+            match c {
+                b'(' | b'[' | b'{' => level += 1,
+                b')' | b']' | b'}' => level -= 1,
+                _ => {}
+            }
+            c == b':' && level == 0
+        });
+        fields.push((i + 1, end, colon.map(|c| &inside[c + 1..])));
+        i = end + 1;
+    }
+    let mut specs: Vec<&str> = Vec::new();
+    for spec in fields.iter().filter_map(|f| f.2) {
+        if !spec.is_empty() && !spec.contains(['{', '}']) && !specs.contains(&spec) {
+            specs.push(spec);
+        }
+    }
+    let mut out = Vec::new();
+    for &(start, end, _) in fields.iter().filter(|f| f.2.is_none()) {
+        let inside = &literal[start..end];
+        if inside.contains('!') || inside.contains(['\'', '"']) {
+            continue;
+        }
+        for spec in &specs {
+            if out.len() < MAX_SHARED_SPECS {
+                out.push(format!(
+                    "{}{inside}:{spec}{}",
+                    &literal[..start],
+                    &literal[end..]
+                ));
+            }
+        }
     }
     out
 }
@@ -3822,6 +3901,8 @@ mod tests {
                 // The format's width, not the `<` in the text.
                 "    s = f\"{a:03d} < {b}\" + 'x-y'  # a < b",
                 "    s = f\"{a:01d} < {b}\" + 'x-y'  # a < b",
+                // The width shared with the field without one.
+                "    s = f\"{a:02d} < {b:02d}\" + 'x-y'  # a < b",
                 "    s = f\"{a:02d} < {b}\" - 'x-y'  # a < b",
                 "    s = f\"{a:02d} < {b}\" * 'x-y'  # a < b"
             ]
@@ -4238,6 +4319,30 @@ mod tests {
 
     /// Runs enough for every mutant of the lines probed.
     const PROBE_ALL: usize = MAX_LINES * MAX_PER_LINE;
+
+    #[test]
+    fn a_field_without_a_format_spec_gets_the_spec_of_another_field_of_its_literal() {
+        assert_eq!(
+            specs_shared("f\"{hours}:{mins:02d}\""),
+            ["f\"{hours:02d}:{mins:02d}\""]
+        );
+        assert_eq!(
+            specs_shared("\"{} to {:.2f} ({:>6})\""),
+            [
+                "\"{:.2f} to {:.2f} ({:>6})\"",
+                "\"{:>6} to {:.2f} ({:>6})\""
+            ]
+        );
+        // An escaped brace, a conversion or a quoted key is left alone; no spec anywhere, nothing.
+        assert!(specs_shared("f\"{{x}} {a!r} {b:03d}\"").is_empty());
+        assert!(specs_shared("f\"{row['a']} {b:03d}\"").is_empty());
+        assert!(specs_shared("f\"{a}:{b}\"").is_empty());
+        let m = of_line("    return f\"{hours}:{mins:02d}\"", &Names::default());
+        assert!(
+            m.contains(&"    return f\"{hours:02d}:{mins:02d}\"".to_string()),
+            "{m:?}"
+        );
+    }
 
     #[test]
     fn a_line_is_replaced_with_its_ending_kept() {

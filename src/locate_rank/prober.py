@@ -7,7 +7,7 @@ selected file, this process stops being the check: it forks one child per mutant
 child imports its mutant's text in place of that file (compiled from memory: nothing is written, no bytecode cache
 is read) and goes on as the check would, its output thrown away, killed when it outlives
 LOCAL_LLM_PROBE_TIMEOUT_MS. A child that exits 0 passed. Forking stops at LOCAL_LLM_PROBE_BUDGET_MS, or once a
-mutant has passed and every mutant before it has ended. The parent then writes one small text file into
+mutant has passed and every mutant before it has ended (unless the mutants' file asks for every one). The parent then writes one small text file into
 LOCAL_LLM_PROBE_OUT (`<index> pass|fail|time` a line, for the mutants run) and exits. A check that never imports a
 selected file (it runs the file as a script) writes nothing, and the probe runs one check a mutant instead. It
 hands over to any other `sitecustomize` on the path first.
@@ -34,10 +34,12 @@ def _install():
         return
     real = os.path.realpath
     mutants = []
-    # `local-llm-probe 1`, then per mutant `<path bytes> <text bytes>` and the two, back to back.
+    # `local-llm-probe 1` (` every`: run them all, not stopping at a pass), then per mutant `<path bytes> <text
+    # bytes>` and the two, back to back.
     head, _, rest = data.partition(b"\n")
-    if head != b"local-llm-probe 1":
+    if head not in (b"local-llm-probe 1", b"local-llm-probe 1 every"):
         return
+    every = head.endswith(b" every")
     at = 0
     while at < len(rest):
         end = rest.find(b"\n", at)
@@ -113,7 +115,7 @@ def _install():
             index = entry[0]
             passed = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
             verdicts.setdefault(index, "pass" if passed else "fail")
-            if verdicts[index] == "pass" and (first_pass is None or index < first_pass):
+            if verdicts[index] == "pass" and not every and (first_pass is None or index < first_pass):
                 first_pass = index
         try:
             with open(os.path.join(out, "probe-%d.txt" % os.getpid()), "w") as f:

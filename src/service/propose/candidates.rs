@@ -770,11 +770,11 @@ fn probe(
     // edit (which counted the interpreter's start too), at least PROBE_EACH_LEAST, at most a mutant's timeout.
     let each = Duration::from_millis(failed.duration_ms.saturating_mul(4))
         .clamp(PROBE_EACH_LEAST, timeout);
-    let mut many = |mutants: &[(String, String)]| {
+    let mut many = |mutants: &[(String, String)], every: bool| {
         if watch.is_cancelled() {
             return None;
         }
-        v.try_many(mutants, &failed.command, each, budget, watch)
+        v.try_many(mutants, every, &failed.command, each, budget, watch)
             .ok()
             .flatten()
     };

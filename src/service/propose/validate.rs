@@ -164,6 +164,7 @@ impl<'p> Validator<'p> {
     pub(super) fn try_many(
         &self,
         mutants: &[(String, String)],
+        every: bool,
         command: &str,
         each: Duration,
         budget: Duration,
@@ -183,7 +184,8 @@ impl<'p> Validator<'p> {
             .iter()
             .map(|(p, t)| (root.join(p), t.as_str()))
             .collect();
-        let Some(prober) = sandbox::Prober::stage(root, self.owner, &batch::encode(&texts))? else {
+        let Some(prober) = sandbox::Prober::stage(root, self.owner, &batch::encode(&texts, every))?
+        else {
             return Ok(None);
         };
         let launch = with_python_vars(&self.launch, |python_path| {

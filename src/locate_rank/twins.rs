@@ -1,0 +1,505 @@
+//! The places next to the probe's first pass: a routine fix has its equivalents one place off (a counter's
+//! `count += 1` before or after the update beside it, `sorted(...)` around a comprehension or `.sort()` after it,
+//! a normalisation inserted as its own line or written into the line that binds the name), and the fix the task
+//! means may be any of them. [`super::batch::probe_many`] runs [`mutants`] (every one of them, in one more run of
+//! the check) once a mutant passed, and ranks the places where one passed too right after the first
+//! ([`ordered`]): the true place is then among the first three where it used to be one place off.
+//!
+//! Pure: texts in, mutants and places out.
+
+use std::collections::BTreeMap;
+
+use super::failing::Fixed;
+use super::insertions::with_inserted;
+use super::mutants::with_line;
+use crate::patch::PreImage;
+
+/// Where the mutant `text` of `before` changed it, as the probe reports it: the 1-based line it changed
+/// (`false`), or the line after which it inserted one (`true`); a line inserted just before a lone `pass` of its
+/// own indentation reports the `pass` changed. None when it is neither.
+pub(super) fn place_of(before: &str, text: &str) -> Option<(usize, bool)> {
+    let old: Vec<&str> = before.lines().collect();
+    let new: Vec<&str> = text.lines().collect();
+    let k = (0..new.len()).find(|&k| old.get(k) != new.get(k))?;
+    if new.len() == old.len() {
+        return Some((k + 1, false));
+    }
+    if new.len() != old.len() + 1 || old[k..] != new[k + 1..] {
+        return None;
+    }
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let placeholder = old
+        .get(k)
+        .is_some_and(|n| n.trim() == "pass" && indent(n) == indent(new[k]));
+    Some(if placeholder {
+        (k + 1, false)
+    } else {
+        (k, true)
+    })
+}
+
+/// The line the first pass inserted, when it inserted one: the mutant's text at the place it went.
+pub(super) fn passed_line<'a>(
+    files: &BTreeMap<String, Option<PreImage>>,
+    all: &'a [(String, String)],
+    verdicts: &[Option<bool>],
+    first: &Fixed,
+) -> Option<&'a str> {
+    let Some(Some(pre)) = files.get(&first.path) else {
+        return None;
+    };
+    if !first.insert {
+        return None;
+    }
+    all.iter()
+        .zip(verdicts)
+        .find(|((path, text), v)| {
+            **v == Some(true)
+                && *path == first.path
+                && place_of(&pre.text, text) == Some((first.line, true))
+        })
+        .and_then(|((_, text), _)| text.lines().nth(first.line))
+}
+
+/// The mutants to try at the places next to `first`, where the first mutant passed (`added`: the line it
+/// inserted, if it inserted one): that line moved one place up and one down, the same normalisation written the
+/// other ways ([`normalisation_twins`]), then the probe's own mutants of those places that its run never reached
+/// (it stops at the first pass), in its order.
+pub(super) fn mutants(
+    files: &BTreeMap<String, Option<PreImage>>,
+    all: &[(String, String)],
+    verdicts: &[Option<bool>],
+    first: &Fixed,
+    added: Option<&str>,
+) -> Vec<(String, String)> {
+    let Some(Some(pre)) = files.get(&first.path) else {
+        return Vec::new();
+    };
+    let before = &pre.text;
+    let lines: Vec<&str> = before.lines().collect();
+    let mut out: Vec<(String, String)> = Vec::new();
+    let push = |out: &mut Vec<(String, String)>, text: String| {
+        if !out.iter().any(|(_, t)| *t == text) && text != *before {
+            out.push((first.path.clone(), text));
+        }
+    };
+    if let Some(added) = added {
+        for after in [first.line.checked_sub(1), Some(first.line + 1)]
+            .into_iter()
+            .flatten()
+            .filter(|&a| a <= lines.len())
+        {
+            push(&mut out, with_inserted(before, after, added));
+        }
+        for (at, insert, line) in normalisation_twins(&lines, first.line, added) {
+            let text = if insert {
+                with_inserted(before, at, &line)
+            } else {
+                with_line(before, at, &line)
+            };
+            push(&mut out, text);
+        }
+    }
+    for ((path, text), v) in all.iter().zip(verdicts) {
+        if v.is_none()
+            && *path == first.path
+            && place_of(before, text).is_some_and(|p| near(first, p))
+        {
+            push(&mut out, text.clone());
+        }
+    }
+    out
+}
+
+/// Whether the place (1-based line, a line inserted after it) is next to `first` and not it: after a line
+/// inserted after n, the place after n - 1 or n + 1, or a change of n or n + 1; after a change of n, a change of
+/// n - 1 or n + 1, or a line after n - 1 or n.
+fn near(first: &Fixed, (line, insert): (usize, bool)) -> bool {
+    let n = first.line;
+    if (line, insert) == (n, first.insert) {
+        return false;
+    }
+    let within = |lo: usize, hi: usize| (lo..=hi).contains(&line);
+    match (first.insert, insert) {
+        (true, true) => within(n.saturating_sub(1), n + 1),
+        (true, false) => line == n || line == n + 1,
+        (false, false) => within(n.saturating_sub(1), n + 1),
+        (false, true) => within(n.saturating_sub(1), n),
+    }
+}
+
+/// The first pass and the places next to it where a mutant passed too, in the order they rank: the first pass
+/// first, unless it inserted an update (`count += 1`, `seen.add(key)`) that its twin one place off puts on the
+/// other side of the update beside it in the order the two names were started (`total = 0` then `count = 0`: the
+/// count's update after the total's).
+pub(super) fn ordered(
+    files: &BTreeMap<String, Option<PreImage>>,
+    first: &Fixed,
+    added: Option<&str>,
+    twins: Vec<Fixed>,
+) -> Vec<Fixed> {
+    let lines: Vec<&str> = match files.get(&first.path) {
+        Some(Some(pre)) => pre.text.lines().collect(),
+        _ => Vec::new(),
+    };
+    let moved = twins.iter().position(|t| {
+        t.insert
+            && t.path == first.path
+            && added.is_some_and(|a| in_start_order(&lines, first.line, t.line, a))
+    });
+    let mut out = vec![first.clone()];
+    out.extend(twins);
+    if let Some(k) = moved {
+        let twin = out.remove(k + 1);
+        out.insert(0, twin);
+    }
+    out
+}
+
+/// Whether the update `added`, inserted after the 1-based line `theirs` instead of after `ours` (one place off,
+/// across the update of another name), follows the order the two names were given their first values in.
+fn in_start_order(lines: &[&str], ours: usize, theirs: usize, added: &str) -> bool {
+    let between = if theirs == ours + 1 {
+        ours
+    } else if theirs + 1 == ours {
+        theirs
+    } else {
+        return false;
+    };
+    let (Some(x), Some(y)) = (updated(added), lines.get(between).and_then(|l| updated(l))) else {
+        return false;
+    };
+    let upto = ours.min(theirs);
+    let (Some(sx), Some(sy)) = (started(lines, x, upto), started(lines, y, upto)) else {
+        return false;
+    };
+    // Ours goes before the other update when theirs goes after it, and the other way round.
+    if sx == sy {
+        return false;
+    }
+    (theirs > ours) == (sx > sy)
+}
+
+/// The name a statement updates: `x += ...`, `x -= ...`, `x.append(...)`, `x.add(...)`, `x[k] = ...`.
+fn updated(line: &str) -> Option<&str> {
+    let code = line.trim();
+    let end = code
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(code.len());
+    let (name, rest) = code.split_at(end);
+    let update = [" += ", " -= ", " *= ", ".append(", ".add(", ".extend(", "["]
+        .iter()
+        .any(|op| rest.starts_with(op));
+    (identifier(name) && update).then_some(name)
+}
+
+/// The 0-based line, before the 1-based line `upto`, that last gave `name` a first value (`name = ...`, or one of
+/// the names of `a = b = 0`).
+fn started(lines: &[&str], name: &str, upto: usize) -> Option<usize> {
+    (0..upto.min(lines.len())).rev().find(|&k| {
+        let code = lines[k].trim();
+        let parts: Vec<&str> = code.split(" = ").collect();
+        parts.len() >= 2
+            && parts[..parts.len() - 1]
+                .iter()
+                .any(|t| t.split(',').any(|n| n.trim() == name))
+    })
+}
+
+/// The other ways of writing a normalisation that passed as a line of its own (`text = text.lower()` or `x =
+/// parse(x)`, inserted after the 1-based line `after`): folded into the line before when that binds the name
+/// (`text = normalize(title).lower()`, a change of that line), or applied to each name the line after binds from
+/// it (`amount, unit, name = text.split(maxsplit=2)`: `name = name.lower()` after it). Each as (1-based line,
+/// whether a line goes after it, the line).
+fn normalisation_twins(lines: &[&str], after: usize, added: &str) -> Vec<(usize, bool, String)> {
+    let Some((name, prefix, suffix)) = normalisation(added) else {
+        return Vec::new();
+    };
+    let indent = &added[..added.len() - added.trim_start().len()];
+    let mut out = Vec::new();
+    let same_depth = |l: &str| l.len() - l.trim_start().len() == indent.len();
+    let assignment = |l: &str| {
+        l.trim()
+            .split_once(" = ")
+            .filter(|(t, v)| !v.contains(" = ") && !t.contains(['[', '.', '(']))
+            .map(|(t, v)| (t.to_string(), v.to_string()))
+    };
+    let before = after.checked_sub(1).and_then(|k| lines.get(k));
+    if let Some((target, value)) = before
+        .filter(|l| same_depth(l))
+        .and_then(|l| assignment(l))
+        .filter(|(t, _)| t == name)
+    {
+        let value = if suffix.starts_with('.') && !plain(&value) {
+            format!("({value})")
+        } else {
+            value
+        };
+        out.push((
+            after,
+            false,
+            format!("{indent}{target} = {prefix}{value}{suffix}"),
+        ));
+    }
+    let next = lines.get(after);
+    if let Some((targets, _)) = next
+        .filter(|l| same_depth(l))
+        .and_then(|l| assignment(l))
+        .filter(|(_, v)| super::tokens(v).iter().any(|t| t == name))
+    {
+        for t in targets
+            .split(',')
+            .map(|t| t.trim().trim_matches(['(', ')', '[', ']']))
+        {
+            if identifier(t) && t != name {
+                out.push((
+                    after + 1,
+                    true,
+                    format!("{indent}{t} = {prefix}{t}{suffix}"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A line that normalises one name in place, `x = x.strip().lower()` or `x = parse(x)`: the name, and what goes
+/// before and after a value to normalise it the same way (`("", ".strip().lower()")`, `("parse(", ")")`).
+fn normalisation(line: &str) -> Option<(&str, String, String)> {
+    let (target, value) = line.trim().split_once(" = ")?;
+    if !identifier(target) {
+        return None;
+    }
+    if let Some(rest) = value.strip_prefix(target) {
+        return (rest.starts_with('.') && rest.ends_with(')'))
+            .then(|| (target, String::new(), rest.to_string()));
+    }
+    let open = value.find('(')?;
+    let callee = &value[..open];
+    (value[open..] == format!("({target})") && callee.split('.').all(identifier))
+        .then(|| (target, format!("{callee}("), ")".to_string()))
+}
+
+/// A Python identifier.
+fn identifier(t: &str) -> bool {
+    t.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && t.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// An expression a method call may follow as it is: no space or operator outside its brackets and strings
+/// (`normalize(title)`, `row["name"]`, `text`).
+fn plain(expr: &str) -> bool {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    for c in expr.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                c if depth == 0 && !(c.is_alphanumeric() || c == '_' || c == '.') => return false,
+                _ => {}
+            },
+        }
+    }
+    depth == 0 && quote.is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> BTreeMap<String, Option<PreImage>> {
+        let pre = PreImage {
+            text: text.into(),
+            mode: crate::patch::MODE_REGULAR,
+        };
+        [("m.py".to_string(), Some(pre))].into()
+    }
+
+    fn at(line: usize, insert: bool) -> Fixed {
+        Fixed {
+            path: "m.py".into(),
+            line,
+            insert,
+        }
+    }
+
+    const AVERAGE: &str = "def average(scores):\n    total = 0\n    count = 0\n    for s in scores:\n        if s is None:\n            continue\n        total += s\n    return total / count\n";
+
+    #[test]
+    fn the_places_next_to_a_pass_are_one_off_either_way_and_never_the_pass_itself() {
+        let after = at(6, true);
+        assert!(near(&after, (5, true)) && near(&after, (7, true)));
+        assert!(near(&after, (6, false)) && near(&after, (7, false)));
+        assert!(!near(&after, (6, true)) && !near(&after, (4, true)) && !near(&after, (5, false)));
+        let change = at(6, false);
+        assert!(near(&change, (5, false)) && near(&change, (7, false)));
+        assert!(near(&change, (5, true)) && near(&change, (6, true)));
+        assert!(
+            !near(&change, (6, false)) && !near(&change, (7, true)) && !near(&change, (4, false))
+        );
+    }
+
+    #[test]
+    fn the_inserted_line_moves_one_place_up_and_down_and_unrun_mutants_of_the_places_next_follow() {
+        let passed = with_inserted(AVERAGE, 6, "        count += 1");
+        let unrun_near = with_line(AVERAGE, 7, "        total -= s");
+        let unrun_far = with_line(AVERAGE, 2, "    total = 1");
+        let failed_near = with_line(AVERAGE, 7, "        total *= s");
+        let all: Vec<(String, String)> = [&failed_near, &passed, &unrun_near, &unrun_far]
+            .iter()
+            .map(|t| ("m.py".to_string(), t.to_string()))
+            .collect();
+        let verdicts = [Some(false), Some(true), None, None];
+        let files = file(AVERAGE);
+        let first = at(6, true);
+        let added = passed_line(&files, &all, &verdicts, &first);
+        assert_eq!(added, Some("        count += 1"));
+        let tried: Vec<String> = mutants(&files, &all, &verdicts, &first, added)
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        assert_eq!(
+            tried,
+            [
+                with_inserted(AVERAGE, 5, "        count += 1"),
+                with_inserted(AVERAGE, 7, "        count += 1"),
+                unrun_near,
+            ]
+        );
+    }
+
+    #[test]
+    fn an_update_ranks_on_the_side_of_the_update_beside_it_that_the_order_of_first_values_says() {
+        let files = file(AVERAGE);
+        // `count += 1` passed before `total += s` (after line 6) and after it (after line 7); `total` was started
+        // first, so its update comes first too.
+        let order = ordered(
+            &files,
+            &at(6, true),
+            Some("        count += 1"),
+            vec![at(7, true)],
+        );
+        assert_eq!(order, [at(7, true), at(6, true)]);
+        // Started the other way round, the first pass stays first.
+        let swapped = AVERAGE.replace(
+            "    total = 0\n    count = 0\n",
+            "    count = 0\n    total = 0\n",
+        );
+        let order = ordered(
+            &file(&swapped),
+            &at(6, true),
+            Some("        count += 1"),
+            vec![at(7, true)],
+        );
+        assert_eq!(order, [at(6, true), at(7, true)]);
+        // Not an update, or started on one line: the first pass first.
+        let order = ordered(
+            &files,
+            &at(6, true),
+            Some("        s = int(s)"),
+            vec![at(7, true)],
+        );
+        assert_eq!(order, [at(6, true), at(7, true)]);
+        let chained = AVERAGE.replace(
+            "    total = 0\n    count = 0\n",
+            "    total = count = 0\n\n",
+        );
+        let order = ordered(
+            &file(&chained),
+            &at(6, true),
+            Some("        count += 1"),
+            vec![at(7, true)],
+        );
+        assert_eq!(order, [at(6, true), at(7, true)]);
+    }
+
+    #[test]
+    fn a_normalisation_is_also_folded_into_the_line_that_binds_it_and_applied_to_the_names_bound_from_it()
+     {
+        let slug = [
+            "def slug(title):",
+            "    text = normalize(title)",
+            "    return text",
+        ];
+        assert_eq!(
+            normalisation_twins(&slug, 2, "    text = text.lower()"),
+            [(2, false, "    text = normalize(title).lower()".to_string())]
+        );
+        let sum = ["def f(a, b):", "    text = a + b", "    return text"];
+        assert_eq!(
+            normalisation_twins(&sum, 2, "    text = text.strip()"),
+            [(2, false, "    text = (a + b).strip()".to_string())]
+        );
+        let parse = [
+            "def parse(text):",
+            "    \"\"\"Parse an item.\"\"\"",
+            "    amount, unit, name = text.split(maxsplit=2)",
+            "    return name, amount",
+        ];
+        assert_eq!(
+            normalisation_twins(&parse, 2, "    text = text.strip().lower()"),
+            [
+                (3, true, "    amount = amount.strip().lower()".to_string()),
+                (3, true, "    unit = unit.strip().lower()".to_string()),
+                (3, true, "    name = name.strip().lower()".to_string()),
+            ]
+        );
+        assert_eq!(
+            normalisation_twins(&parse, 2, "    text = clean(text)"),
+            [
+                (3, true, "    amount = clean(amount)".to_string()),
+                (3, true, "    unit = clean(unit)".to_string()),
+                (3, true, "    name = clean(name)".to_string()),
+            ]
+        );
+        // Not a normalisation of one name in place: nothing.
+        assert!(normalisation_twins(&parse, 2, "    total += 1").is_empty());
+        assert!(normalisation_twins(&parse, 2, "    text = other.lower()").is_empty());
+        assert!(
+            !plain("a + b") && !plain("f(x) or y") && plain("row[\"a b\"]") && plain("f(a, b)")
+        );
+    }
+
+    #[test]
+    fn a_mutant_s_place_is_the_line_it_changed_or_the_one_it_inserted_after() {
+        let before = "def f(x):\n    y = x\n    return y\n";
+        assert_eq!(
+            place_of(before, "def f(x):\n    y = -x\n    return y\n"),
+            Some((2, false))
+        );
+        assert_eq!(
+            place_of(before, "def f(x):\n    y = x\n    y += 1\n    return y\n"),
+            Some((2, true))
+        );
+        // First in the body: after the `def` line.
+        assert_eq!(
+            place_of(
+                before,
+                "def f(x):\n    x = abs(x)\n    y = x\n    return y\n"
+            ),
+            Some((1, true))
+        );
+        // Before a lone `pass`: the placeholder changed.
+        let stub = "def f(x):\n    pass\n";
+        assert_eq!(
+            place_of(stub, "def f(x):\n    return x\n    pass\n"),
+            Some((2, false))
+        );
+        // Two lines changed apart, or the same text: no place.
+        assert_eq!(
+            place_of(before, "def g(x):\n    y = x\n    return x\n"),
+            Some((1, false))
+        );
+        assert_eq!(place_of(before, before), None);
+        assert_eq!(
+            place_of(before, "def f(x):\n    a\n    b\n    y = x\n    return y\n"),
+            None
+        );
+    }
+}
