@@ -3,13 +3,14 @@
 //! moved by one, a condition negated, two digits of a number or two capitals of a code the other way round, the
 //! wrong dict key, factor or separator, `append` for `extend`, `split` for `rsplit`, a 1-based count used as an
 //! offset, the last item for the first, a slice from the wrong end, a sort key turned round, a percent read as a
-//! fraction, a format's precision or a spec another field of the literal has, a default the same parameter has elsewhere, a best-so-far started at an infinity,
+//! fraction, a format's precision or a spec another field of the literal has, a window's end that misses its start,
+//! a default given with `or` meant for `None` only, a sort key passed through the file's own converter, a default the same parameter has elsewhere, a best-so-far started at an infinity,
 //! a loop's name read after the loop for the total it built, a line moved across a loop's edge, arithmetic grouped
 //! the other way, a difference made a distance, the next unit taken of what the larger one leaves, an order
 //! reversed, a strip of some characters for a strip of all white space, a truth test for a test for `None`, every
 //! comparison of a kind on a line turned at once, a copy for a second name of a list, a text compared in lower case,
 //! a number the task reports as wrong for the one it expected) and, when those fail on every probed line, the
-//! costlier ones (another local for a local, the file's own offset of a name), run against the check that fails
+//! costlier ones (another local for a local, the file's own offset of a name, a local for a fixed dict key), run against the check that fails
 //! before any edit; before all of them, a local never read in a value's place on every probed line. A line where one of them makes that check pass is
 //! very likely the line the fix changes (mutation-based fault localization): the signal
 //! [`super::Signals::mutants`] ranks it first. The mutations are pure and the probe runs a check only through the
@@ -205,6 +206,24 @@ pub struct Names {
     /// For one line ([`Names::at`]): whether its function's docstring speaks of 0-based or 1-based positions: a
     /// value converted between the two is often one off.
     pub based: bool,
+    /// The file's top-level functions of one parameter (`parse_time(text)`), in order: a sort key or a comparison
+    /// that reads a value as it came is often meant through one of them ([`converted_keys`]).
+    pub converters: Vec<String>,
+}
+
+/// The file's top-level functions of exactly one parameter, without a default (`def parse_time(text):`), in order.
+fn converters(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("def "))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once('(')?;
+            let (params, _) = rest.split_once(')')?;
+            let one = !params.trim().is_empty()
+                && !params.contains([',', '=', '*'])
+                && params.trim() != "self";
+            one.then(|| name.trim().to_string())
+        })
+        .collect()
 }
 
 impl Names {
@@ -248,6 +267,7 @@ impl Names {
             none_said: false,
             said: Vec::new(),
             based: false,
+            converters: converters(text),
             offsets: offsets(text),
             compared: picked(text, |line, toks, k| {
                 let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
@@ -1162,6 +1182,9 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(sorted_iteration(line, toks));
     out.extend(sort_key_negated(line, toks));
     out.extend(slices_turned(line, toks));
+    out.extend(slice_end_offset(line, toks));
+    out.extend(none_default(line, toks));
+    out.extend(converted_keys(line, toks, &names.converters));
     out.extend(infinite_starts(line, toks, &names.compared));
     if names.none_said {
         out.extend(none_for_falsy(line, toks));
@@ -1669,6 +1692,7 @@ pub fn kin_of_line(line: &str, names: &Names) -> Vec<String> {
         .chain(entry_accumulated(line, &toks))
         .chain(split_parts_stripped(line, &toks))
         .chain(zero_padded(line, &toks))
+        .chain(literal_keys_for_locals(line, &toks, &names.locals))
         .chain(local_swaps(line, &toks, &names.locals))
         .chain(unread_scales(line, &toks, &names.unread))
         .chain(unread_scales(line, &toks, &names.loop_unread))
@@ -2195,6 +2219,123 @@ fn specs_shared(literal: &str) -> Vec<String> {
                     &literal[end..]
                 ));
             }
+        }
+    }
+    out
+}
+
+/// A slice whose end misses its start (`guests[start:size]` to `guests[start:start + size]`): a window of `size`
+/// items from `start`, written as the absolute end it is not. Both bounds plain names.
+fn slice_end_offset(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let name = |i: usize| {
+        toks.get(i)
+            .is_some_and(|t| t.kind == Kind::Name && !KEYWORDS.contains(&text(i)))
+    };
+    let mut out = Vec::new();
+    for k in 1..toks.len() {
+        let window = text(k) == "["
+            && name(k + 1)
+            && text(k + 2) == ":"
+            && name(k + 3)
+            && text(k + 4) == "]"
+            && text(k + 1) != text(k + 3);
+        if window {
+            let at = toks[k + 3].start;
+            out.push(format!("{}{} + {}", &line[..at], text(k + 1), &line[at..]));
+        }
+    }
+    out
+}
+
+/// A default given with `or` where only a missing value was meant (`cart = cart or {}` to `cart = {} if cart is
+/// None else cart`): an empty collection or a zero the caller passed is thrown away for a new one.
+fn none_default(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let assigned = toks.len() >= 5
+        && toks[0].kind == Kind::Name
+        && text(1) == "="
+        && toks[2].kind == Kind::Name
+        && text(3) == "or"
+        && !toks[4..]
+            .iter()
+            .any(|t| matches!(&line[t.start..t.end], "or" | "and" | "if"));
+    if !assigned {
+        return Vec::new();
+    }
+    let (x, default) = (text(2), line[toks[4].start..].trim_end());
+    let indent = &line[..toks[0].start];
+    vec![format!(
+        "{indent}{} = {default} if {x} is None else {x}",
+        text(0)
+    )]
+}
+
+/// The most one-parameter functions of the file a sort key is passed through.
+const MAX_CONVERTERS: usize = 2;
+
+/// A key that orders values as they came where the file's own converter was meant (`key=lambda r: r[2]` to
+/// `key=lambda r: parse_time(r[2])`, times ordered as text): the body of a `lambda` of one parameter passed
+/// through each of the file's one-parameter functions ([`Names::converters`]), at most [`MAX_CONVERTERS`].
+fn converted_keys(line: &str, toks: &[Tok], converters: &[String]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for k in 0..toks.len() {
+        if text(k) != "lambda"
+            || toks.get(k + 1).is_none_or(|t| t.kind != Kind::Name)
+            || text(k + 2) != ":"
+        {
+            continue;
+        }
+        // The body: up to the `,` or `)` that closes the call it is an argument of.
+        let mut depth = 0i32;
+        let mut end = k + 3;
+        while end < toks.len() {
+            match text(end) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" if depth == 0 => break,
+                ")" | "]" | "}" => depth -= 1,
+                "," if depth == 0 => break,
+                _ => {}
+            }
+            end += 1;
+        }
+        if end == k + 3 || end - k - 3 > 8 {
+            continue;
+        }
+        let (a, b) = (toks[k + 3].start, toks[end - 1].end);
+        let body = &line[a..b];
+        for f in converters
+            .iter()
+            .filter(|f| !body.contains(f.as_str()))
+            .take(MAX_CONVERTERS)
+        {
+            out.push(format!("{}{f}({body}){}", &line[..a], &line[b..]));
+        }
+    }
+    out
+}
+
+/// The most locals a string key is exchanged for.
+const MAX_KEY_LOCALS: usize = 3;
+
+/// A dict read with a fixed key where the function's own value was meant (`DAILY_CAP["car"]` to
+/// `DAILY_CAP[vehicle]` beside `HOURLY_RATES[vehicle]`): each string subscript of the line exchanged for the
+/// locals bound before it ([`Names::locals`], parameters first), at most [`MAX_KEY_LOCALS`]. A costlier mutant.
+fn literal_keys_for_locals(line: &str, toks: &[Tok], locals: &[String]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for k in 1..toks.len() {
+        let keyed = text(k) == "["
+            && toks[k - 1].kind == Kind::Name
+            && toks.get(k + 1).is_some_and(|t| t.kind == Kind::Str)
+            && text(k + 2) == "]";
+        if !keyed {
+            continue;
+        }
+        let t = &toks[k + 1];
+        for local in locals.iter().take(MAX_KEY_LOCALS) {
+            out.push(format!("{}{local}{}", &line[..t.start], &line[t.end..]));
         }
     }
     out
@@ -4342,6 +4483,50 @@ mod tests {
             m.contains(&"    return f\"{hours:02d}:{mins:02d}\"".to_string()),
             "{m:?}"
         );
+    }
+
+    #[test]
+    fn a_window_s_end_an_or_default_a_sort_key_and_a_fixed_key_are_each_written_the_way_meant() {
+        let m = of_line(
+            "        tables.append(guests[start:size])",
+            &Names::default(),
+        );
+        assert!(
+            m.contains(&"        tables.append(guests[start:start + size])".to_string()),
+            "{m:?}"
+        );
+        assert!(slice_end_offset("x = a[i:i]", &lex("x = a[i:i]").unwrap()).is_empty());
+        let m = of_line("    cart = cart or {}", &Names::default());
+        assert!(
+            m.contains(&"    cart = {} if cart is None else cart".to_string()),
+            "{m:?}"
+        );
+        let line = "    x = a or b if c else d";
+        assert!(none_default(line, &lex(line).unwrap()).is_empty());
+        let names = Names::of(
+            "def parse_time(text):\n    return 1\n\n\ndef rank(results, limit=3):\n    return sorted(results, key=lambda r: r[2])\n",
+        );
+        assert_eq!(names.converters, ["parse_time"]);
+        let m = of_line("    return sorted(results, key=lambda r: r[2])", &names);
+        assert!(
+            m.contains(&"    return sorted(results, key=lambda r: parse_time(r[2]))".to_string()),
+            "{m:?}"
+        );
+        let names = Names {
+            locals: vec![
+                "vehicle".into(),
+                "minutes".into(),
+                "cost".into(),
+                "more".into(),
+            ],
+            ..Names::default()
+        };
+        let m = kin_of_line("    return min(cost, DAILY_CAP[\"car\"])", &names);
+        assert!(
+            m.contains(&"    return min(cost, DAILY_CAP[vehicle])".to_string()),
+            "{m:?}"
+        );
+        assert!(!m.iter().any(|l| l.contains("DAILY_CAP[more]")), "{m:?}");
     }
 
     #[test]

@@ -84,13 +84,6 @@ pub(super) fn mutants(
         }
     };
     if let Some(added) = added {
-        for after in [first.line.checked_sub(1), Some(first.line + 1)]
-            .into_iter()
-            .flatten()
-            .filter(|&a| a <= lines.len())
-        {
-            push(&mut out, with_inserted(before, after, added));
-        }
         for (at, insert, line) in normalisation_twins(&lines, first.line, added) {
             let text = if insert {
                 with_inserted(before, at, &line)
@@ -98,6 +91,13 @@ pub(super) fn mutants(
                 with_line(before, at, &line)
             };
             push(&mut out, text);
+        }
+        for after in [first.line.checked_sub(1), Some(first.line + 1)]
+            .into_iter()
+            .flatten()
+            .filter(|&a| a <= lines.len())
+        {
+            push(&mut out, with_inserted(before, after, added));
         }
     }
     for ((path, text), v) in all.iter().zip(verdicts) {
@@ -143,9 +143,13 @@ pub(super) fn ordered(
         _ => Vec::new(),
     };
     let moved = twins.iter().position(|t| {
-        t.insert
-            && t.path == first.path
-            && added.is_some_and(|a| in_start_order(&lines, first.line, t.line, a))
+        let update =
+            t.insert && added.is_some_and(|a| in_start_order(&lines, first.line, t.line, a));
+        // A normalisation first in a function that passed written where the value is made too: there.
+        let made = t.line > first.line + 1
+            && added.is_some_and(|a| normalisation(a).is_some())
+            && first_in_function(&lines, first.line);
+        t.path == first.path && (update || made)
     });
     let mut out = vec![first.clone()];
     out.extend(twins);
@@ -154,6 +158,25 @@ pub(super) fn ordered(
         out.insert(0, twin);
     }
     out
+}
+
+/// Whether the place after the 1-based line `after` is the top of a function's body: only its `def` line, its
+/// docstring and blank lines above it, up to the `def`.
+fn first_in_function(lines: &[&str], after: usize) -> bool {
+    let mut in_doc = false;
+    for k in (0..after.min(lines.len())).rev() {
+        let code = lines[k].trim();
+        if code.starts_with("def ") && !in_doc {
+            return true;
+        }
+        let quotes = code.matches("\"\"\"").count() + code.matches("'''").count();
+        if quotes == 1 {
+            in_doc = !in_doc;
+        } else if !(in_doc || code.is_empty() || quotes == 2) {
+            return false;
+        }
+    }
+    false
 }
 
 /// Whether the update `added`, inserted after the 1-based line `theirs` instead of after `ours` (one place off,
@@ -259,6 +282,79 @@ fn normalisation_twins(lines: &[&str], after: usize, added: &str) -> Vec<(usize,
                 ));
             }
         }
+    }
+    out.extend(downstream(lines, after, name, (&prefix, &suffix)));
+    out
+}
+
+/// The most lines of a function below a normalisation that [`downstream`] writes it into.
+const MAX_DOWNSTREAM: usize = 3;
+
+/// A normalisation of `name` inserted after the 1-based line `after`, written instead into the values the rest
+/// of its function derives from the name (`for raw in text.split():` then `word = raw.strip(PUNCTUATION)`: `word =
+/// raw.strip(PUNCTUATION).lower()`, or `word = word.lower()` after it), the fix written where the value is made
+/// rather than first in the function. At most [`MAX_DOWNSTREAM`] lines, each as a change and as a line after it.
+fn downstream(
+    lines: &[&str],
+    after: usize,
+    name: &str,
+    (prefix, suffix): (&str, &str),
+) -> Vec<(usize, bool, String)> {
+    let depth = |l: &str| l.len() - l.trim_start().len();
+    let Some(def) = (0..after.min(lines.len()))
+        .rev()
+        .find(|&k| lines[k].trim_start().starts_with("def "))
+    else {
+        return Vec::new();
+    };
+    let mut derived = vec![name.to_string()];
+    let reads =
+        |code: &str, derived: &[String]| super::tokens(code).iter().any(|t| derived.contains(t));
+    let mut out = Vec::new();
+    let mut written = 0;
+    for k in after..lines.len() {
+        let line = lines[k];
+        if line.trim().is_empty() {
+            continue;
+        }
+        if depth(line) <= depth(lines[def]) || written == MAX_DOWNSTREAM {
+            break;
+        }
+        let code = line.trim();
+        let indent = &line[..depth(line)];
+        if let Some(header) = code.strip_prefix("for ").and_then(|c| c.strip_suffix(':')) {
+            if let Some((targets, _)) = header
+                .split_once(" in ")
+                .filter(|(_, iterated)| reads(iterated, &derived))
+            {
+                derived.extend(targets.split(',').map(|t| t.trim().to_string()));
+            }
+            continue;
+        }
+        let Some((target, value)) = code.split_once(" = ") else {
+            continue;
+        };
+        if !identifier(target) || target == name || value.contains(" = ") || !reads(value, &derived)
+        {
+            continue;
+        }
+        derived.push(target.to_string());
+        let value = if suffix.starts_with('.') && !plain(value) {
+            format!("({value})")
+        } else {
+            value.to_string()
+        };
+        out.push((
+            k + 1,
+            false,
+            format!("{indent}{target} = {prefix}{value}{suffix}"),
+        ));
+        out.push((
+            k + 1,
+            true,
+            format!("{indent}{target} = {prefix}{target}{suffix}"),
+        ));
+        written += 1;
     }
     out
 }
@@ -458,6 +554,39 @@ mod tests {
                 (3, true, "    name = clean(name)".to_string()),
             ]
         );
+        // Written where the rest of the function makes a value from it, too.
+        let words = [
+            "def words(text):",
+            "    \"\"\"The words, lower case.\"\"\"",
+            "    result = []",
+            "    for raw in text.split():",
+            "        word = raw.strip(PUNCTUATION)",
+            "        result.append(word)",
+            "    return result",
+        ];
+        let got = normalisation_twins(&words, 2, "    text = text.lower()");
+        assert!(
+            got.contains(&(
+                5,
+                false,
+                "        word = raw.strip(PUNCTUATION).lower()".into()
+            )),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(5, true, "        word = word.lower()".into())),
+            "{got:?}"
+        );
+        assert!(first_in_function(&words, 2) && !first_in_function(&words, 3));
+        // And a twin written there ranks before the pass first in the function.
+        let text = words.join("\n") + "\n";
+        let order = ordered(
+            &file(&text),
+            &at(2, true),
+            Some("    text = text.lower()"),
+            vec![at(1, true), at(5, false)],
+        );
+        assert_eq!(order, [at(5, false), at(2, true), at(1, true)]);
         // Not a normalisation of one name in place: nothing.
         assert!(normalisation_twins(&parse, 2, "    total += 1").is_empty());
         assert!(normalisation_twins(&parse, 2, "    text = other.lower()").is_empty());

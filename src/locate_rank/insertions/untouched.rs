@@ -1,5 +1,6 @@
 //! Insertions for a name a function binds and then leaves alone where its code needs it: a result started before a
-//! loop that the loop never gathers into, a value a loop unpacks and never adds to the running value it reads, a dict counted into by key before the key has a value, a method's
+//! loop that the loop never gathers into, a value a loop unpacks and never adds to the running value it reads
+//! (or to the dict entry the loop starts at zero under its key), a dict counted into by key before the key has a value, a method's
 //! parameter that is never read. Pure: lines in, lines out.
 
 use super::super::{defines, is_name};
@@ -126,7 +127,8 @@ const MAX_ADDED: usize = 4;
 /// A `for` loop that unpacks a value it never reads (`for label, amount in transactions:` and no `amount` in its
 /// body) and a value started before the loop that its body reads and never updates (`balance = opening`, read in
 /// `history.append((label, balance))`): the running value updated by it, first in the body, then last (`balance
-/// += amount`, then `-=`).
+/// += amount`, then `-=`); and a dict entry the body starts at a number under its key and never adds to
+/// (`paid[person] = 0.0`): `paid[person] += amount` last in the body.
 pub(in crate::locate_rank) fn loop_values_never_used(
     lines: &[&str],
     defs: &[Def],
@@ -169,6 +171,29 @@ pub(in crate::locate_rank) fn loop_values_never_used(
             running.retain(|x| inner.iter().any(|u| reads(u, x)) && !updated(x));
             let indent = indent_of(lines[first]);
             let mut given = 0;
+            // A dict entry the loop starts at a number under its key and never adds to (`paid[person] = 0.0`):
+            // `paid[person] += amount` at the end of the body.
+            let number = |w: &str| w.chars().next().is_some_and(|c| c.is_ascii_digit());
+            for u in inner {
+                // The number may lex as several tokens (`0.0`: `0`, `.`, `0`).
+                let started = (6..=8).contains(&u.len())
+                    && is_name(&u[0])
+                    && u[1] == "["
+                    && is_name(&u[2])
+                    && u[3] == "]"
+                    && u[4] == "="
+                    && number(&u[5])
+                    && u[6..].iter().all(|w| w == "." || number(w));
+                let added = |w: &Vec<String>| w.len() > 4 && w[..4] == u[..4] && w[4] != "=";
+                if started && !inner.iter().any(added) {
+                    for v in &unread {
+                        if given < MAX_ADDED {
+                            out.push((end, format!("{indent}{}[{}] += {v}", u[0], u[2])));
+                            given += 1;
+                        }
+                    }
+                }
+            }
             for op in ["+=", "-="] {
                 for x in &running {
                     for v in &unread {
@@ -399,6 +424,22 @@ mod tests {
             got.contains(&(5, "        total += spent".into())),
             "{got:?}"
         );
+    }
+
+    #[test]
+    fn a_dict_entry_the_loop_starts_at_zero_and_never_adds_to_adds_the_value_it_never_reads() {
+        let text = "def paid_by(expenses):\n    paid = {}\n    for person, amount in expenses:\n        if person not in paid:\n            paid[person] = 0.0\n    return paid\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(5, "        paid[person] += amount".into())),
+            "{got:?}"
+        );
+        // Not when the loop adds to it already.
+        let added = text.replace(
+            "    return paid\n",
+            "        paid[person] += amount\n    return paid\n",
+        );
+        assert!(!offers(&added, "paid[person] += amount"));
     }
 
     #[test]
