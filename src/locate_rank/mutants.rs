@@ -4,6 +4,7 @@
 //! wrong dict key, factor or separator, `append` for `extend`, `split` for `rsplit`, a 1-based count used as an
 //! offset, the last item for the first, a slice from the wrong end, a sort key turned round, a percent read as a
 //! fraction, a format's precision or a spec another field of the literal has, a window's end that misses its start,
+//! two unpacked names the wrong way round, a loop's total set where it was meant to be added to,
 //! a default given with `or` meant for `None` only, a sort key passed through the file's own converter, a default the same parameter has elsewhere, a best-so-far started at an infinity,
 //! a loop's name read after the loop for the total it built, a line moved across a loop's edge, arithmetic grouped
 //! the other way, a difference made a distance, the next unit taken of what the larger one leaves, an order
@@ -1183,6 +1184,8 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(sort_key_negated(line, toks));
     out.extend(slices_turned(line, toks));
     out.extend(slice_end_offset(line, toks));
+    out.extend(targets_swapped(line, toks));
+    out.extend(assigned_for_added(line, toks));
     out.extend(none_default(line, toks));
     out.extend(converted_keys(line, toks, &names.converters));
     out.extend(infinite_starts(line, toks, &names.compared));
@@ -2246,6 +2249,42 @@ fn slice_end_offset(line: &str, toks: &[Tok]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Two names unpacked the wrong way round (`seconds, minutes = divmod(total, 60)` to `minutes, seconds = ...`):
+/// the targets of a two-name unpacking swapped.
+fn targets_swapped(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let name = |i: usize| toks.get(i).is_some_and(|t| t.kind == Kind::Name);
+    if !(name(0) && text(1) == "," && name(2) && text(3) == "=" && text(0) != text(2)) {
+        return Vec::new();
+    }
+    let (a, b) = (text(0), text(2));
+    vec![format!(
+        "{}{b}, {a}{}",
+        &line[..toks[0].start],
+        &line[toks[2].end..]
+    )]
+}
+
+/// A total set where it was meant to be added to, in a loop's body (`total = fee_for(m)` to `total += fee_for(m)`):
+/// a plain assignment of one name, indented at least two levels (a function's loop or block), whose value does
+/// not read the name.
+fn assigned_for_added(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let deep = toks.first().is_some_and(|t| t.start >= 8);
+    let plain = toks.len() > 2
+        && toks[0].kind == Kind::Name
+        && text(1) == "="
+        && !toks[2..].iter().any(|t| line[t.start..t.end] == *text(0));
+    if !(deep && plain) {
+        return Vec::new();
+    }
+    vec![format!(
+        "{}+{}",
+        &line[..toks[1].start],
+        &line[toks[1].start..]
+    )]
 }
 
 /// A default given with `or` where only a missing value was meant (`cart = cart or {}` to `cart = {} if cart is
@@ -4527,6 +4566,25 @@ mod tests {
             "{m:?}"
         );
         assert!(!m.iter().any(|l| l.contains("DAILY_CAP[more]")), "{m:?}");
+        // Two names unpacked the wrong way round; a total set where a loop meant to add to it.
+        let m = of_line(
+            "    seconds, minutes = divmod(total, 60)",
+            &Names::default(),
+        );
+        assert!(
+            m.contains(&"    minutes, seconds = divmod(total, 60)".to_string()),
+            "{m:?}"
+        );
+        let m = of_line("        total = fee_for(m)", &Names::default());
+        assert!(
+            m.contains(&"        total += fee_for(m)".to_string()),
+            "{m:?}"
+        );
+        // Not at a function's own depth, nor where the value reads the name.
+        let line = "    total = fee_for(m)";
+        assert!(assigned_for_added(line, &lex(line).unwrap()).is_empty());
+        let line = "        total = total * 2";
+        assert!(assigned_for_added(line, &lex(line).unwrap()).is_empty());
     }
 
     #[test]

@@ -322,6 +322,25 @@ fn downstream(
         }
         let code = line.trim();
         let indent = &line[..depth(line)];
+        // A value returned or tested as it came: the normalisation where it is read (`return cleaned.split()` to
+        // `return cleaned.lower().split()`, `if word in STOPWORDS:` to `if word.lower() in STOPWORDS:`).
+        let used = ["return ", "if ", "elif "]
+            .iter()
+            .any(|w| code.starts_with(w));
+        let read_at = derived.iter().find_map(|d| first_read(line, d));
+        if let Some(at) = read_at.filter(|_| used && written < MAX_DOWNSTREAM) {
+            let (before, rest) = line.split_at(at);
+            let n = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            let (read, after) = rest.split_at(n);
+            out.push((
+                k + 1,
+                false,
+                format!("{before}{prefix}{read}{suffix}{after}"),
+            ));
+            written += 1;
+        }
         if let Some(header) = code.strip_prefix("for ").and_then(|c| c.strip_suffix(':')) {
             if let Some((targets, _)) = header
                 .split_once(" in ")
@@ -357,6 +376,16 @@ fn downstream(
         written += 1;
     }
     out
+}
+
+/// The byte offset in `line` of the first read of the name `name` as a whole word, not after a `.`.
+fn first_read(line: &str, name: &str) -> Option<usize> {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    line.match_indices(name).map(|(i, _)| i).find(|&i| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + name.len()..].chars().next();
+        !before.is_some_and(|c| word(c) || c == '.') && !after.is_some_and(word)
+    })
 }
 
 /// A line that normalises one name in place, `x = x.strip().lower()` or `x = parse(x)`: the name, and what goes
@@ -525,12 +554,18 @@ mod tests {
         ];
         assert_eq!(
             normalisation_twins(&slug, 2, "    text = text.lower()"),
-            [(2, false, "    text = normalize(title).lower()".to_string())]
+            [
+                (2, false, "    text = normalize(title).lower()".to_string()),
+                (3, false, "    return text.lower()".to_string()),
+            ]
         );
         let sum = ["def f(a, b):", "    text = a + b", "    return text"];
         assert_eq!(
             normalisation_twins(&sum, 2, "    text = text.strip()"),
-            [(2, false, "    text = (a + b).strip()".to_string())]
+            [
+                (2, false, "    text = (a + b).strip()".to_string()),
+                (3, false, "    return text.strip()".to_string()),
+            ]
         );
         let parse = [
             "def parse(text):",
@@ -554,39 +589,6 @@ mod tests {
                 (3, true, "    name = clean(name)".to_string()),
             ]
         );
-        // Written where the rest of the function makes a value from it, too.
-        let words = [
-            "def words(text):",
-            "    \"\"\"The words, lower case.\"\"\"",
-            "    result = []",
-            "    for raw in text.split():",
-            "        word = raw.strip(PUNCTUATION)",
-            "        result.append(word)",
-            "    return result",
-        ];
-        let got = normalisation_twins(&words, 2, "    text = text.lower()");
-        assert!(
-            got.contains(&(
-                5,
-                false,
-                "        word = raw.strip(PUNCTUATION).lower()".into()
-            )),
-            "{got:?}"
-        );
-        assert!(
-            got.contains(&(5, true, "        word = word.lower()".into())),
-            "{got:?}"
-        );
-        assert!(first_in_function(&words, 2) && !first_in_function(&words, 3));
-        // And a twin written there ranks before the pass first in the function.
-        let text = words.join("\n") + "\n";
-        let order = ordered(
-            &file(&text),
-            &at(2, true),
-            Some("    text = text.lower()"),
-            vec![at(1, true), at(5, false)],
-        );
-        assert_eq!(order, [at(5, false), at(2, true), at(1, true)]);
         // Not a normalisation of one name in place: nothing.
         assert!(normalisation_twins(&parse, 2, "    total += 1").is_empty());
         assert!(normalisation_twins(&parse, 2, "    text = other.lower()").is_empty());
@@ -630,5 +632,68 @@ mod tests {
             place_of(before, "def f(x):\n    a\n    b\n    y = x\n    return y\n"),
             None
         );
+    }
+
+    #[test]
+    fn a_normalisation_first_in_a_function_is_also_written_where_the_value_is_made_returned_or_tested()
+     {
+        // Written where the rest of the function makes a value from it, too.
+        let words = [
+            "def words(text):",
+            "    \"\"\"The words, lower case.\"\"\"",
+            "    result = []",
+            "    for raw in text.split():",
+            "        word = raw.strip(PUNCTUATION)",
+            "        result.append(word)",
+            "    return result",
+        ];
+        let got = normalisation_twins(&words, 2, "    text = text.lower()");
+        assert!(
+            got.contains(&(
+                5,
+                false,
+                "        word = raw.strip(PUNCTUATION).lower()".into()
+            )),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(5, true, "        word = word.lower()".into())),
+            "{got:?}"
+        );
+        assert!(first_in_function(&words, 2) && !first_in_function(&words, 3));
+        // Where it is returned or tested as it came, too.
+        let tested = [
+            "def keywords(text):",
+            "    result = []",
+            "    for word in text.split():",
+            "        if word in STOPWORDS:",
+            "            continue",
+            "        result.append(word)",
+            "    return result",
+        ];
+        let got = normalisation_twins(&tested, 1, "    text = text.lower()");
+        assert!(
+            got.contains(&(4, false, "        if word.lower() in STOPWORDS:".into())),
+            "{got:?}"
+        );
+        let cleaned = [
+            "def words(text):",
+            "    cleaned = strip(text)",
+            "    return cleaned.split()",
+        ];
+        let got = normalisation_twins(&cleaned, 2, "    cleaned = cleaned.lower()");
+        assert!(
+            got.contains(&(3, false, "    return cleaned.lower().split()".into())),
+            "{got:?}"
+        );
+        // And a twin written there ranks before the pass first in the function.
+        let text = words.join("\n") + "\n";
+        let order = ordered(
+            &file(&text),
+            &at(2, true),
+            Some("    text = text.lower()"),
+            vec![at(1, true), at(5, false)],
+        );
+        assert_eq!(order, [at(5, false), at(2, true), at(1, true)]);
     }
 }
