@@ -211,13 +211,15 @@ fn passed_places(
     passed
 }
 
-/// What [`probe_many`] found: the place where a mutant passed, and whether it had any mutant to run (with no
+/// What [`probe_many`] found: the places where a mutant passed, and whether it had any mutant to run (with no
 /// place, none of them passed: [`Failing::probed`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Probed {
-    /// The place where the first mutant that passed changed a file (none when none passed).
+    /// The place where the first mutant that passed changed a file (none when none passed), then at most
+    /// [`MAX_TWINS`] places next to it where a mutant passed too, in the order they rank (`twins::ordered`).
     pub fixed: Vec<Fixed>,
-    /// Every place a mutant passed at, the first first.
+    /// The places the first run found a pass at, in the probe's order: it stops at the first pass, so mostly one
+    /// (children already running when it passed may pass too).
     pub passed: Vec<Fixed>,
     /// The probe had at least one mutant to run.
     pub any: bool,

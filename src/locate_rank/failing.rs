@@ -25,7 +25,8 @@ pub struct Failing {
     pub ran: super::executed::Executed,
     /// What the output's errors say is missing (a module, an attribute, a value), for the insertion probe.
     pub missing: Vec<Missing>,
-    /// The place where a mutation or an inserted line made the failing check pass ([`super::mutants::probe`]).
+    /// The places where a mutation or an inserted line made the failing check pass, the probe's first pass first
+    /// ([`super::mutants::probe`], [`super::batch::Probed::fixed`]).
     pub fixed: Vec<Fixed>,
     /// The probe ran at least one mutant: with `fixed` empty, no small change of the best ranked lines passed.
     pub probed: bool,

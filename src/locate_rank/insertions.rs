@@ -899,7 +899,7 @@ const MAX_COUNTED: usize = 3;
 fn counters_never_counted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
-        let toks: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        let toks = d.tokens(lines);
         let starts = (0..toks.len()).flat_map(|k| {
             first_values(lines[d.body[k]])
                 .into_iter()
@@ -964,7 +964,7 @@ const MAX_LOOP_NAMES: usize = 3;
 fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
-        let toks: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        let toks = d.tokens(lines);
         for Loop {
             at: k,
             depth,
@@ -1156,7 +1156,7 @@ const MAX_ADVANCED: usize = 2;
 fn while_never_advances(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
-        let all: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        let all = d.tokens(lines);
         // The locals assigned and never read in the function.
         let unread: Vec<&String> = all
             .iter()
@@ -1709,7 +1709,7 @@ fn order_never_sorted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
         {
             continue;
         }
-        let toks: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        let toks = d.tokens(lines);
         let sorts = |x: &String| {
             toks.iter().any(|t| {
                 t.windows(3)
@@ -2195,7 +2195,7 @@ const MAX_NORMALISED: usize = 2;
 fn parameter_normalisations(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
-        let body: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        let body = d.tokens(lines);
         for (k, toks) in body.iter().enumerate() {
             // `V = f(P)`: one call of a plain name on one parameter.
             let [_, eq, f, open, p, close] = toks.as_slice() else {
