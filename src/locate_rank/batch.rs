@@ -36,6 +36,14 @@ pub const MAX_VERDICTS: usize = 256 * 1024;
 /// The most places next to the first pass where a mutant passed too that [`probe_many`] reports.
 pub const MAX_TWINS: usize = 2;
 
+/// The most places elsewhere where a mutant the first run never reached passes too that [`probe_many`] reports,
+/// after the twins: another way to fix it (`scale_factor(wanted, original)` at the call, `Fraction(wanted,
+/// original)` in the function it calls).
+pub const MAX_OTHERS: usize = 2;
+
+/// The most of the mutants the first run never reached that the second run tries, after the twins.
+pub const MAX_REST: usize = 24;
+
 /// The most mutants [`probe_many`] hands one run.
 pub const MAX_MUTANTS: usize = 4096;
 
@@ -155,20 +163,43 @@ pub fn probe_many(
         let passed = passed_places(files, &all, &verdicts);
         let fixed = match passed.first() {
             Some(first) => {
-                let added = twins::passed_line(files, &all, &verdicts, first);
-                let tried = twins::mutants(files, &all, &verdicts, first, added);
-                let twins = if tried.is_empty() {
-                    Vec::new()
+                // The line it inserted, or the line it changed to.
+                let wrote = twins::passed_line(files, &all, &verdicts, first);
+                let (added, changed) = if first.insert {
+                    (wrote, None)
                 } else {
-                    many(&tried, true).map_or_else(Vec::new, |v| {
-                        passed_places(files, &tried, &v)
-                            .into_iter()
-                            .filter(|p| p != first)
-                            .take(MAX_TWINS)
-                            .collect()
+                    (None, wrote)
+                };
+                let mut tried = twins::mutants(files, &all, &verdicts, first, (added, changed));
+                let near = tried.len();
+                // Then the rest the first run never reached (it stops at the first pass), in its order.
+                let rest = all
+                    .iter()
+                    .zip(&verdicts)
+                    .filter(|(m, v)| v.is_none() && !tried.contains(m))
+                    .map(|(m, _)| m.clone())
+                    .take(MAX_REST)
+                    .collect::<Vec<_>>();
+                tried.extend(rest);
+                let (twins, others) = if tried.is_empty() {
+                    (Vec::new(), Vec::new())
+                } else {
+                    many(&tried, true).map_or_else(Default::default, |v| {
+                        let at = |from: usize, to: usize, max: usize, not: &[Fixed]| {
+                            passed_places(files, &tried[from..to], &v[from..to])
+                                .into_iter()
+                                .filter(|p| p != first && !not.contains(p))
+                                .take(max)
+                                .collect::<Vec<_>>()
+                        };
+                        let twins = at(0, near, MAX_TWINS, &[]);
+                        let others = at(near, tried.len(), MAX_OTHERS, &twins);
+                        (twins, others)
                     })
                 };
-                twins::ordered(files, first, added, twins)
+                let mut fixed = twins::ordered(files, first, added, twins);
+                fixed.extend(others);
+                fixed
             }
             None => Vec::new(),
         };
@@ -216,7 +247,8 @@ fn passed_places(
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Probed {
     /// The place where the first mutant that passed changed a file (none when none passed), then at most
-    /// [`MAX_TWINS`] places next to it where a mutant passed too, in the order they rank (`twins::ordered`).
+    /// [`MAX_TWINS`] places next to it where a mutant passed too, in the order they rank (`twins::ordered`), then
+    /// at most [`MAX_OTHERS`] places elsewhere where one of the mutants the first run never reached passed.
     pub fixed: Vec<Fixed>,
     /// The places the first run found a pass at, in the probe's order: it stops at the first pass, so mostly one
     /// (children already running when it passed may pass too).
@@ -251,7 +283,7 @@ mod tests {
     }
 
     #[test]
-    fn after_the_first_pass_one_more_run_tries_every_mutant_next_to_it_and_ranks_those_that_pass_too()
+    fn after_the_first_pass_one_more_run_tries_every_mutant_next_to_it_then_the_rest_and_ranks_those_that_pass_too()
      {
         let text = "def average(scores):\n    total = 0\n    count = 0\n    for s in scores:\n        if s is None:\n            continue\n        total += s\n    return total / count\n";
         let files: BTreeMap<String, Option<PreImage>> = [(
@@ -278,9 +310,13 @@ mod tests {
             let mut verdicts = Vec::new();
             let mut stopped = false;
             for (_, t) in mutants {
-                let pass = passing.contains(t);
-                verdicts.push(if stopped { None } else { Some(pass) });
-                stopped |= pass && !every;
+                // And any change of `count = 0`, far from them, which the first run did not reach in its time.
+                let elsewhere = t.lines().count() == text.lines().count()
+                    && t.lines().nth(2) != text.lines().nth(2);
+                let pass = passing.contains(t) || elsewhere;
+                let reached = !stopped && (every || !elsewhere);
+                verdicts.push(reached.then_some(pass));
+                stopped |= reached && pass && !every;
             }
             Some(verdicts)
         };
@@ -305,8 +341,13 @@ mod tests {
         assert_eq!(runs.len(), 2, "{runs:?}");
         assert!(!runs[0].1 && runs[1].1, "{runs:?}");
         // One of the two passed first; the other is its twin, and `total` was started first: its update first.
+        // Then the place elsewhere where a mutant the first run never reached passed too.
         assert_eq!(found.passed.len(), 1);
-        assert_eq!(found.fixed, [at(7), at(6)]);
+        let changed = Fixed {
+            insert: false,
+            ..at(3)
+        };
+        assert_eq!(found.fixed, [at(7), at(6), changed]);
         // Nothing passed: no second run.
         runs.clear();
         let mut none = |mutants: &[(String, String)], every: bool| {

@@ -24,8 +24,9 @@
 //!   the same line after the loop; and the other way round, a group collected only after the loop and started
 //!   afresh in it (`current = []` on a change): the collection before the fresh start;
 //! - a counter started at 0 and read, never counted: `spoiled += 1` first in an `if` block of a loop;
-//! - a loop's state never updated in it: a name started empty and read in the loop (`previous = None`) given the
-//!   loop's names at the end of its body (`previous = day`), a number started at 0 and read after the loop given
+//! - a loop's state never updated in it: a name started empty or from what the loop walks and read in the loop
+//!   (`previous = None`, `previous = readings[0][1]`) given the loop's names at the end of its body (`previous =
+//!   day`), a number started at 0 and read after the loop given
 //!   what another update of the loop adds (`bought += qty` beside `spent += qty * price`);
 //! - a pending value handed to a collecting call in the loop (`current = flush(current, tokens)`) and not after it:
 //!   the same call after the loop;
@@ -97,6 +98,7 @@ const UNTOLD: &[Kind] = &[
     untouched::loop_values_never_used,
     untouched::counts_never_started,
     untouched::parameters_never_read,
+    untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
     forgotten::returns_fallen_through,
     forgotten::normalisers_never_called,
@@ -958,8 +960,8 @@ fn counters_never_counted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> 
 const MAX_LOOP_NAMES: usize = 3;
 
 /// A name a function starts before a `for` loop and the loop never sets: one the loop reads that starts empty
-/// (`previous = None`, then `day - previous` in the loop) is given the loop's names at the end of its body
-/// (`previous = day`); a number started at 0 and read after the loop (`bought = 0.0` ... `spent / bought`) has
+/// (`previous = None`, then `day - previous` in the loop) or from what the loop walks (`previous = readings[0][1]`,
+/// `for month, value in readings[1:]`) is given the loop's names at the end of its body (`previous = day`); a number started at 0 and read after the loop (`bought = 0.0` ... `spent / bought`) has
 /// those of them added to it there that another update in the loop adds (`spent += qty * price`: `bought += qty`).
 fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
@@ -997,7 +999,11 @@ fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
                 }
                 let zero = matches!(value.as_slice(), ["0"] | ["0", ".", "0"]);
                 let empty = zero || matches!(value.as_slice(), ["None"] | ["False"]);
-                if empty && inner.iter().any(|u| reads(u, name)) {
+                // Or taken from what the loop walks (`previous = readings[0][1]`, `for month, value in
+                // readings[1:]`): the value before the first one the loop sees.
+                let walked = t.iter().skip_while(|w| *w != "in").nth(1);
+                let seeded = walked.is_some_and(|w| is_name(w) && value.contains(&w.as_str()));
+                if (empty || seeded) && inner.iter().any(|u| reads(u, name)) {
                     for t in targets.iter().take(MAX_LOOP_NAMES) {
                         out.push((end, format!("{indent}{name} = {t}")));
                     }
@@ -2699,6 +2705,13 @@ mod tests {
         assert_eq!(
             lines_of(text, &[], None),
             [(9, "        previous = day".into())]
+        );
+        // Started from what the loop walks, too.
+        let usage = "def usage(readings):\n    out = []\n    previous = readings[0][1]\n    for month, value in readings[1:]:\n        out.append((month, value - previous))\n    return out\n";
+        let got = lines_of(usage, &[], None);
+        assert!(
+            got.contains(&(5, "        previous = value".into())),
+            "{got:?}"
         );
         let set = text.replace(
             "        best = max",

@@ -1694,6 +1694,7 @@ pub fn kin_of_line(line: &str, names: &Names) -> Vec<String> {
         .chain(constant_copied(line, &toks))
         .chain(entry_accumulated(line, &toks))
         .chain(split_parts_stripped(line, &toks))
+        .chain(comprehension_filters(line, &toks))
         .chain(zero_padded(line, &toks))
         .chain(literal_keys_for_locals(line, &toks, &names.locals))
         .chain(local_swaps(line, &toks, &names.locals))
@@ -1742,14 +1743,23 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
         };
         out.extend(others.iter().map(|w| replace(w)));
     }
-    // A text split at every separator where only the first was meant: `line.split(":")` to `line.split(":", 1)`.
+    // A text split at every separator where only the first few were meant: `line.split(":")` to
+    // `line.split(":", 1)` (a key and its value), up to 3 (`date time level message`); `split()` to
+    // `split(maxsplit=1)` likewise.
     let method = k >= 1 && text(&toks[k - 1]) == ".";
     if called && method && matches!(s, "split" | "rsplit") {
         let one_arg = toks.get(k + 2).is_some_and(|a| a.kind != Kind::Op)
             && toks.get(k + 3).is_some_and(|c| text(c) == ")");
-        if one_arg {
-            let at = toks[k + 2].end;
-            out.push(format!("{}, 1{}", &line[..at], &line[at..]));
+        let no_arg = toks.get(k + 2).is_some_and(|c| text(c) == ")");
+        if one_arg || no_arg {
+            let (at, arg) = if one_arg {
+                (toks[k + 2].end, ", ")
+            } else {
+                (toks[k + 2].start, "maxsplit=")
+            };
+            for most in 1..=MAX_SPLIT {
+                out.push(format!("{}{arg}{most}{}", &line[..at], &line[at..]));
+            }
         }
     }
     // Only some of the characters stripped where all the white space was meant: `rstrip("\n")` to `rstrip()`.
@@ -2107,6 +2117,9 @@ fn ordinal(name: &str) -> bool {
     parts.last().is_some_and(|p| ORDINALS.contains(p))
 }
 
+/// The largest `maxsplit` a split at every separator is given instead.
+const MAX_SPLIT: usize = 3;
+
 /// The string methods before which a value read as it came is often meant stripped first.
 const STRIPPED_BEFORE: &[&str] = &["lower", "upper", "casefold", "title", "split", "partition"];
 
@@ -2264,6 +2277,57 @@ fn targets_swapped(line: &str, toks: &[Tok]) -> Vec<String> {
         "{}{b}, {a}{}",
         &line[..toks[0].start],
         &line[toks[2].end..]
+    )]
+}
+
+/// The methods of a text that return a new text and change nothing: a call of one as a statement of its own
+/// drops what it made.
+const RETURNS_NEW_TEXT: &[&str] = &[
+    "strip",
+    "lstrip",
+    "rstrip",
+    "lower",
+    "upper",
+    "title",
+    "capitalize",
+    "casefold",
+    "replace",
+    "removeprefix",
+    "removesuffix",
+];
+
+/// A text's method called as a statement of its own, its new text dropped (`name.strip()` to `name =
+/// name.strip()`): strings never change in place.
+fn result_dropped(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let call = toks.len() >= 5
+        && toks[0].kind == Kind::Name
+        && text(1) == "."
+        && RETURNS_NEW_TEXT.contains(&text(2))
+        && text(3) == "("
+        && text(toks.len() - 1) == ")";
+    if !call {
+        return Vec::new();
+    }
+    // The call's own bracket closes last: one call, nothing after it.
+    let mut depth = 0i32;
+    let whole = toks[3..].iter().enumerate().all(|(i, t)| {
+        match &line[t.start..t.end] {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            _ => {}
+        }
+        depth > 0 || i == toks.len() - 4
+    });
+    if !whole {
+        return Vec::new();
+    }
+    let start = toks[0].start;
+    vec![format!(
+        "{}{} = {}",
+        &line[..start],
+        text(0),
+        &line[start..]
     )]
 }
 
@@ -2468,6 +2532,59 @@ const MAX_UNREAD: usize = 4;
 /// only a parameter's default) exchanged for each of the bindings never read, `unread`, at most [`MAX_UNREAD`].
 fn unread_uses(line: &str, toks: &[Tok], unread: &[String]) -> Vec<String> {
     unread_reads(line, toks, unread, false)
+}
+
+/// A comprehension that binds a name it never reads and filters nothing (`[name for date, name, seats in shows]`):
+/// the filter on that name it left out, truthy or positive (`... in shows if seats]`, `if seats > 0]`). A costlier
+/// mutant ([`kin_of_line`]).
+fn comprehension_filters(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let mut out = Vec::new();
+    // Not a `for` statement: a comprehension's `for` follows what it makes.
+    for f in (1..toks.len()).filter(|&f| text(&toks[f]) == "for") {
+        let Some(i) = (f + 1..toks.len()).find(|&i| text(&toks[i]) == "in") else {
+            continue;
+        };
+        // The bracket that closes the comprehension, with no filter of its own before it.
+        let mut depth = 0i32;
+        let mut close = None;
+        for (j, t) in toks.iter().enumerate().skip(i + 1) {
+            match text(t) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" if depth == 0 => {
+                    close = Some(j);
+                    break;
+                }
+                ")" | "]" | "}" => depth -= 1,
+                "if" | "for" if depth == 0 => break,
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            continue;
+        };
+        let reads = |v: &str| {
+            toks.iter()
+                .enumerate()
+                .filter(|(j, t)| {
+                    text(t) == v && (*j == 0 || text(&toks[j - 1]) != ".") && !(f < *j && *j < i)
+                })
+                .count()
+        };
+        let at = toks[close].start;
+        let head = line[..at].trim_end();
+        for v in toks[f + 1..i]
+            .iter()
+            .filter(|t| t.kind == Kind::Name && !text(t).starts_with('_'))
+            .map(text)
+            .filter(|v| reads(v) == 0)
+        {
+            for filter in [format!("if {v}"), format!("if {v} > 0")] {
+                out.push(format!("{head} {filter}{}", &line[at..]));
+            }
+        }
+    }
+    out
 }
 
 /// A name's value scaled by a binding never read instead (`total += price` to `total += price * quantity`), as
@@ -2953,8 +3070,9 @@ enum Step {
 /// - and last the costlier mutants of the same lines ([`kin_of_line`]), with the runs left.
 ///
 /// Before the other mutants come those that put a local its function assigns and never reads in a value's place
-/// ([`unread_local_uses`]), on every probed line, at most [`MAX_UNREAD_FIRST`]: an unused local is itself the sign
-/// of the slip, whichever line ranks first. No mutant is run twice.
+/// ([`unread_local_uses`]) or keep the new text a statement drops ([`result_dropped`]), on every probed line, at
+/// most [`MAX_UNREAD_FIRST`]: an unused local or a call whose result goes nowhere is itself the sign of the slip,
+/// whichever line ranks first. No mutant is run twice.
 pub fn probe(
     spec: &Task,
     files: &BTreeMap<String, Option<PreImage>>,
@@ -3019,7 +3137,8 @@ pub const MAX_UNREAD_FIRST: usize = 8;
 /// Which of a line's mutants a pass of the probe tries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tier {
-    /// A local never read put in a value's place ([`unread_local_uses`]).
+    /// A local never read put in a value's place ([`unread_local_uses`]), or a text's new value kept where a
+    /// statement dropped it ([`result_dropped`]): each the sign of a slip.
     Unread,
     /// Every line's [`of_line`].
     Cheap,
@@ -3144,7 +3263,14 @@ impl Probe<'_, '_> {
             names.said.clone_from(&self.said);
             names.none_said |= self.none_said;
             let mutants = match tier {
-                Tier::Unread => unread_local_uses(lines[line - 1], &names, file_unread),
+                Tier::Unread => {
+                    let mut first = unread_local_uses(lines[line - 1], &names, file_unread);
+                    first.extend(
+                        lex(lines[line - 1])
+                            .map_or_else(Vec::new, |t| result_dropped(lines[line - 1], &t)),
+                    );
+                    first
+                }
                 Tier::Cheap => of_line(lines[line - 1], &names),
                 Tier::Costly => kin_of_line(lines[line - 1], &names),
             };
@@ -3953,6 +4079,38 @@ mod tests {
                 .iter()
                 .any(|l| l.contains("1.3"))
         );
+    }
+
+    #[test]
+    fn a_comprehension_gets_its_filter_a_dropped_text_is_kept_and_a_split_is_cut_at_the_first_few()
+    {
+        let shows = "    return [name for date, name, seats in sorted(shows)]";
+        let m = kin_of_line(shows, &Names::default());
+        assert!(
+            m.contains(
+                &"    return [name for date, name, seats in sorted(shows) if seats > 0]"
+                    .to_string()
+            ),
+            "{m:?}"
+        );
+        assert!(!m.iter().any(|l| l.contains("if name")), "{m:?}");
+        let filtered = "    return [name for date, name, seats in shows if date]";
+        assert!(
+            !kin_of_line(filtered, &Names::default())
+                .iter()
+                .any(|l| l.contains("if seats"))
+        );
+        let dropped = |line: &str| result_dropped(line, &lex(line).unwrap());
+        assert_eq!(dropped("    name.strip()"), ["    name = name.strip()"]);
+        assert!(dropped("    name.strip().lower").is_empty());
+        assert!(dropped("    names.sort()").is_empty());
+        assert!(dropped("    x = name.strip()").is_empty());
+        let m = mutants("    parts = line.split()");
+        assert!(
+            m.contains(&"    parts = line.split(maxsplit=3)".to_string()),
+            "{m:?}"
+        );
+        assert!(!m.iter().any(|l| l.contains("maxsplit=4")), "{m:?}");
     }
 
     #[test]

@@ -38,7 +38,72 @@ pub(super) fn place_of(before: &str, text: &str) -> Option<(usize, bool)> {
     })
 }
 
-/// The line the first pass inserted, when it inserted one: the mutant's text at the place it went.
+/// A change of the 1-based line `at` to `changed` that normalises a name where it is read (`if needle in title` to
+/// `if needle.lower() in title`), written instead where the function binds the name (`needle = query` to `needle
+/// = query.lower()`) and as a line after that binding (`needle = needle.lower()`): the fix made where the value
+/// is made rather than where it is used.
+fn upstream_twins(lines: &[&str], at: usize, changed: &str) -> Vec<(usize, bool, String)> {
+    let Some(old) = at.checked_sub(1).and_then(|k| lines.get(k)) else {
+        return Vec::new();
+    };
+    let head = old
+        .char_indices()
+        .zip(changed.chars())
+        .take_while(|((_, a), b)| a == b)
+        .last()
+        .map_or(0, |((i, a), _)| i + a.len_utf8());
+    let tail = old[head..]
+        .chars()
+        .rev()
+        .zip(changed[head..].chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .sum::<usize>();
+    // Only something added, right after a name: `.lower()`.
+    if head + tail != old.len() || changed.len() < head + tail {
+        return Vec::new();
+    }
+    let added = &changed[head..changed.len() - tail];
+    let before = &old[..head];
+    let name_at = before
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    let name = &before[name_at..];
+    let attribute = before[..name_at].ends_with('.');
+    let call = added.starts_with('.') && added.ends_with(')');
+    if !call || attribute || !identifier(name) {
+        return Vec::new();
+    }
+    let depth = |l: &str| l.len() - l.trim_start().len();
+    for k in (0..at - 1).rev() {
+        let l = lines[k];
+        if l.trim_start().starts_with("def ") {
+            break;
+        }
+        if l.trim().is_empty() || depth(l) > depth(old) {
+            continue;
+        }
+        let Some((target, value)) = l.trim().split_once(" = ") else {
+            continue;
+        };
+        if target != name || value.contains(" = ") {
+            continue;
+        }
+        let indent = &l[..depth(l)];
+        let value = if plain(value) {
+            value.to_string()
+        } else {
+            format!("({value})")
+        };
+        return vec![
+            (k + 1, false, format!("{indent}{name} = {value}{added}")),
+            (k + 1, true, format!("{indent}{name} = {name}{added}")),
+        ];
+    }
+    Vec::new()
+}
+
+/// The line the first pass wrote: the line it inserted, or the line it changed to, as the mutant's text holds it.
 pub(super) fn passed_line<'a>(
     files: &BTreeMap<String, Option<PreImage>>,
     all: &'a [(String, String)],
@@ -48,29 +113,32 @@ pub(super) fn passed_line<'a>(
     let Some(Some(pre)) = files.get(&first.path) else {
         return None;
     };
-    if !first.insert {
-        return None;
-    }
+    let at = if first.insert {
+        first.line
+    } else {
+        first.line.checked_sub(1)?
+    };
     all.iter()
         .zip(verdicts)
         .find(|((path, text), v)| {
             **v == Some(true)
                 && *path == first.path
-                && place_of(&pre.text, text) == Some((first.line, true))
+                && place_of(&pre.text, text) == Some((first.line, first.insert))
         })
-        .and_then(|((_, text), _)| text.lines().nth(first.line))
+        .and_then(|((_, text), _)| text.lines().nth(at))
 }
 
 /// The mutants to try at the places next to `first`, where the first mutant passed (`added`: the line it
-/// inserted, if it inserted one): that line moved one place up and one down, the same normalisation written the
-/// other ways ([`normalisation_twins`]), then the probe's own mutants of those places that its run never reached
-/// (it stops at the first pass), in its order.
+/// inserted, if it inserted one; `changed`: the line it changed to, if it changed one): that line moved one place
+/// up and one down, the same normalisation written the other ways ([`normalisation_twins`]), a normalisation
+/// where a name is read written where it is bound ([`upstream_twins`]), then the probe's own mutants of those
+/// places that its run never reached (it stops at the first pass), in its order.
 pub(super) fn mutants(
     files: &BTreeMap<String, Option<PreImage>>,
     all: &[(String, String)],
     verdicts: &[Option<bool>],
     first: &Fixed,
-    added: Option<&str>,
+    (added, changed): (Option<&str>, Option<&str>),
 ) -> Vec<(String, String)> {
     let Some(Some(pre)) = files.get(&first.path) else {
         return Vec::new();
@@ -83,14 +151,17 @@ pub(super) fn mutants(
             out.push((first.path.clone(), text));
         }
     };
+    // Each written twin: a line changed, or (`true`) one inserted after it.
+    let written = |(at, insert, line): (usize, bool, String)| {
+        if insert {
+            with_inserted(before, at, &line)
+        } else {
+            with_line(before, at, &line)
+        }
+    };
     if let Some(added) = added {
-        for (at, insert, line) in normalisation_twins(&lines, first.line, added) {
-            let text = if insert {
-                with_inserted(before, at, &line)
-            } else {
-                with_line(before, at, &line)
-            };
-            push(&mut out, text);
+        for twin in normalisation_twins(&lines, first.line, added) {
+            push(&mut out, written(twin));
         }
         for after in [first.line.checked_sub(1), Some(first.line + 1)]
             .into_iter()
@@ -98,6 +169,11 @@ pub(super) fn mutants(
             .filter(|&a| a <= lines.len())
         {
             push(&mut out, with_inserted(before, after, added));
+        }
+    }
+    if let Some(changed) = changed {
+        for twin in upstream_twins(&lines, first.line, changed) {
+            push(&mut out, written(twin));
         }
     }
     for ((path, text), v) in all.iter().zip(verdicts) {
@@ -388,8 +464,9 @@ fn first_read(line: &str, name: &str) -> Option<usize> {
     })
 }
 
-/// A line that normalises one name in place, `x = x.strip().lower()` or `x = parse(x)`: the name, and what goes
-/// before and after a value to normalise it the same way (`("", ".strip().lower()")`, `("parse(", ")")`).
+/// A line that normalises one name in place, `x = x.strip().lower()`, `x = parse(x)` or
+/// `x = " ".join(x.split())`: the name, and what goes before and after a value to normalise it the same way
+/// (`("", ".strip().lower()")`, `("parse(", ")")`, `("\" \".join(", ".split())")`).
 fn normalisation(line: &str) -> Option<(&str, String, String)> {
     let (target, value) = line.trim().split_once(" = ")?;
     if !identifier(target) {
@@ -401,8 +478,17 @@ fn normalisation(line: &str) -> Option<(&str, String, String)> {
     }
     let open = value.find('(')?;
     let callee = &value[..open];
-    (value[open..] == format!("({target})") && callee.split('.').all(identifier))
-        .then(|| (target, format!("{callee}("), ")".to_string()))
+    if value[open..] == format!("({target})") && callee.split('.').all(identifier) {
+        return Some((target, format!("{callee}("), ")".to_string()));
+    }
+    // A text's parts joined again: `SEP.join(x.split())`.
+    let joined = value.strip_suffix(&format!("({target}.split())"))?;
+    let sep = joined.strip_suffix(".join")?;
+    let quoted = sep.len() >= 2
+        && (sep.starts_with('"') && sep.ends_with('"')
+            || sep.starts_with('\'') && sep.ends_with('\''))
+        && !sep[1..sep.len() - 1].contains(['"', '\'', '\\']);
+    quoted.then(|| (target, format!("{joined}("), ".split())".to_string()))
 }
 
 /// A Python identifier.
@@ -485,7 +571,7 @@ mod tests {
         let first = at(6, true);
         let added = passed_line(&files, &all, &verdicts, &first);
         assert_eq!(added, Some("        count += 1"));
-        let tried: Vec<String> = mutants(&files, &all, &verdicts, &first, added)
+        let tried: Vec<String> = mutants(&files, &all, &verdicts, &first, (added, None))
             .into_iter()
             .map(|(_, t)| t)
             .collect();
@@ -559,6 +645,43 @@ mod tests {
                 (3, false, "    return text.lower()".to_string()),
             ]
         );
+        let joined = [
+            "def find(name):",
+            "    key = name.lower()",
+            "    return BOOK.get(key)",
+        ];
+        assert_eq!(
+            normalisation_twins(&joined, 2, "    key = \" \".join(key.split())"),
+            [
+                (
+                    2,
+                    false,
+                    "    key = \" \".join(name.lower().split())".to_string()
+                ),
+                (
+                    3,
+                    false,
+                    "    return BOOK.get(\" \".join(key.split()))".to_string()
+                ),
+            ]
+        );
+        // A name normalised where it is read: where it is bound too.
+        let search = [
+            "def search(books, query):",
+            "    needle = query",
+            "    return [b for b in books if needle in b.title.lower()]",
+        ];
+        let read = "    return [b for b in books if needle.lower() in b.title.lower()]";
+        assert_eq!(
+            upstream_twins(&search, 3, read),
+            [
+                (2, false, "    needle = query.lower()".to_string()),
+                (2, true, "    needle = needle.lower()".to_string()),
+            ]
+        );
+        // Not an attribute, nor anything but a call added after a name.
+        assert!(upstream_twins(&search, 3, &read.replace("needle.lower()", "needle.x")).is_empty());
+        assert!(upstream_twins(&search, 2, "    needle = query.title.lower()").is_empty());
         let sum = ["def f(a, b):", "    text = a + b", "    return text"];
         assert_eq!(
             normalisation_twins(&sum, 2, "    text = text.strip()"),

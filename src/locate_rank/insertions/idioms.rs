@@ -4,12 +4,15 @@
 //! at each depth a new line may stand there. The statements are made of the function's own names, by what the
 //! function does with them:
 //! - a list it builds (`x = []`, `.append`, `.extend`, `sorted(...)`, `.split(...)`): `x.sort()`, `x.reverse()`,
-//!   and `x.append(v)` for the names of the loops around the place;
+//!   `x.sort(reverse=True)`, a list of pairs (`list(d.items())`) sorted by its second item either way, and
+//!   `x.append(v)` for the names of the loops around the place;
 //! - a set (`x = set()`, `.add`): `x.add(v)` for the names of the loops around the place;
 //! - a number it counts (`x += ...`, `x -= ...`, `x = 0`): `x += 1`, `x -= 1`, `x += e` for each `e` it is
-//!   updated by elsewhere, and its first value again (a count started afresh);
-//! - a parameter or a text it reads as it came: `x = x.strip()`, `x.lower()`, `x.upper()`, and both, first in the
-//!   function or right after the line that binds it;
+//!   updated by elsewhere, its first value again (a count started afresh), and `x += p.f` for each field `f` the
+//!   file reads of a parameter `p` elsewhere and this function never does (`balance += plan.deposit`);
+//! - a parameter or a text it reads as it came (a name the file's other functions take as a text parameter
+//!   included): `x = x.strip()`, `x.lower()`, `x.upper()`, both, and its runs of
+//!   spaces collapsed (`" ".join(x.split())`), first in the function or right after the line that binds it;
 //! - a list or a set parameter it changes in place (`.append`, `.add`): a copy first (`playlist = list(playlist)`);
 //! - a dict it counts into (`x = {}`, `x[k] += ...`): the loop's names counted (`counts[name] += 1`);
 //! - a parameter it does arithmetic or comparisons with: converted first (`tickets = int(tickets)`);
@@ -40,6 +43,15 @@ const TEXT_FIXES: &[&str] = &[
     ".strip().upper()",
 ];
 
+/// The values a text `x` is normalised to: each of [`TEXT_FIXES`], then its runs of spaces collapsed to one
+/// (`" ".join(x.split())`, a name pasted with a double space).
+fn text_fixes(x: &str) -> impl Iterator<Item = String> + '_ {
+    TEXT_FIXES
+        .iter()
+        .map(move |fix| format!("{x}{fix}"))
+        .chain([format!("\" \".join({x}.split())")])
+}
+
 /// The generic insertions (0-based line after which, the line) for the functions holding the 0-based lines
 /// `near`, in the order those lines come (at most [`MAX_DEFS`]); `prose`: which lines are docstrings or comments;
 /// `reach`: what the checks ran (a place after a line they never reached is left out).
@@ -64,9 +76,10 @@ pub(in crate::locate_rank) fn of_defs(
             break;
         }
     }
+    let texts = text_parameters(lines, &defs);
     let mut out = Vec::new();
     for d in chosen {
-        let mut mine = of_def(lines, prose, reach, d);
+        let mut mine = of_def(lines, prose, reach, d, &texts);
         mine.truncate(MAX_PER_DEF);
         out.extend(mine);
     }
@@ -89,6 +102,11 @@ struct Kinds {
     sequences: Vec<String>,
     /// Each `in p` of a parameter `p` it iterates (`for x in p`, `... for x in p)`), once an occurrence.
     iterated: Vec<String>,
+    /// Lists of pairs it builds (`list(d.items())`, `list(zip(a, b))`): sorted by their second item.
+    pairs: Vec<String>,
+    /// `p.field` for each parameter `p` and each field the file reads of a name `p` elsewhere but this function
+    /// never does (`plan.deposit`): what a counted number may be missing.
+    fields: Vec<String>,
 }
 
 impl Kinds {
@@ -104,7 +122,12 @@ impl Kinds {
                 let rhs: Vec<&str> = t[2..].iter().map(String::as_str).collect();
                 let text = code.split_once('=').map_or("", |(_, r)| r).trim();
                 match rhs.as_slice() {
-                    ["[", ..] | ["list", "(", ..] | ["sorted", "(", ..] => push(&mut k.lists, name),
+                    ["[", ..] | ["list", "(", ..] | ["sorted", "(", ..] => {
+                        push(&mut k.lists, name);
+                        if text.contains(".items()") || text.contains("zip(") {
+                            push(&mut k.pairs, name);
+                        }
+                    }
                     ["set", "(", ")"] => push(&mut k.sets, name),
                     ["{", "}"]
                     | ["dict", "(", ")"]
@@ -163,6 +186,7 @@ impl Kinds {
                 push(&mut k.texts, p);
             }
         }
+        k.fields = unread_fields(lines, d);
         k.lists.retain(|n| d.bound.contains(n));
         k.sets.retain(|n| d.bound.contains(n));
         k.texts.retain(|n| d.bound.contains(n));
@@ -206,6 +230,69 @@ impl Kinds {
             }
         }
     }
+}
+
+/// `p.field` for each parameter `p` of `d` and each field the file's other lines read of a name `p` (not a
+/// method: no call follows) that `d`'s own body never reads, in the order the file first reads them.
+fn unread_fields(lines: &[&str], d: &Def) -> Vec<String> {
+    let mut params: Vec<&String> = d
+        .params
+        .iter()
+        .filter(|p| !matches!(p.as_str(), "self" | "cls"))
+        .collect();
+    params.sort();
+    let fields_in = |k: usize| {
+        let t = tokens(&code_of(lines[k]));
+        let mut out = Vec::new();
+        for (i, w) in t.windows(3).enumerate() {
+            let called = t.get(i + 3).is_some_and(|n| n == "(");
+            let after_dot = i > 0 && t[i - 1] == ".";
+            if w[1] == "." && is_name(&w[2]) && !called && !after_dot && params.contains(&&w[0]) {
+                out.push(format!("{}.{}", w[0], w[2]));
+            }
+        }
+        out
+    };
+    let own: HashSet<String> = d.body.iter().flat_map(|&b| fields_in(b)).collect();
+    let mut out = Vec::new();
+    for k in (0..lines.len()).filter(|k| !d.body.contains(k)) {
+        for f in fields_in(k) {
+            if !own.contains(&f) {
+                push_once(&mut out, &f);
+            }
+        }
+    }
+    out
+}
+
+/// The parameters the file's functions call a text's methods on (`email.rsplit("@", 1)`, `name.strip()`).
+fn text_parameters(lines: &[&str], defs: &[Def]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for d in defs {
+        for t in d.tokens(lines) {
+            for w in t.windows(3) {
+                let text_method = matches!(
+                    w[2].as_str(),
+                    "strip"
+                        | "lstrip"
+                        | "rstrip"
+                        | "lower"
+                        | "upper"
+                        | "split"
+                        | "rsplit"
+                        | "partition"
+                        | "rpartition"
+                        | "startswith"
+                        | "endswith"
+                        | "replace"
+                );
+                if w[1] == "." && text_method && d.params.contains(&w[0]) {
+                    out.insert(w[0].clone());
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `n` added to `v` unless it is there.
@@ -256,8 +343,8 @@ fn first_in_function(
         .unwrap_or(first_code);
     for p in &kinds.texts {
         if d.params.contains(p) {
-            for fix in TEXT_FIXES {
-                out.push((top, format!("{}{p} = {p}{fix}", d.indent)));
+            for fixed in text_fixes(p) {
+                out.push((top, format!("{}{p} = {fixed}", d.indent)));
             }
         }
     }
@@ -334,8 +421,16 @@ fn of_def(
     prose: &[bool],
     reach: Option<&[Reach]>,
     d: &Def,
+    texts: &HashSet<String>,
 ) -> Vec<(usize, String)> {
-    let kinds = Kinds::of(lines, d);
+    let mut kinds = Kinds::of(lines, d);
+    // A name the file's other functions take as a text parameter (`for email in raw:` beside `def domain(email)`
+    // that splits it) is one here too.
+    let mut named: Vec<&String> = d.bound.iter().filter(|n| texts.contains(*n)).collect();
+    named.sort();
+    for n in named {
+        push_once(&mut kinds.texts, n);
+    }
     let code: Vec<usize> = d
         .body
         .iter()
@@ -479,6 +574,11 @@ fn statements(
     for x in kinds.lists.iter().filter(|x| bound.contains(*x)) {
         out.push(format!("{x}.sort()"));
         out.push(format!("{x}.reverse()"));
+        out.push(format!("{x}.sort(reverse=True)"));
+        if kinds.pairs.contains(x) {
+            out.push(format!("{x}.sort(key=lambda pair: pair[1])"));
+            out.push(format!("{x}.sort(key=lambda pair: pair[1], reverse=True)"));
+        }
         for v in loops.iter().filter(|v| *v != x) {
             out.push(format!("{x}.append({v})"));
         }
@@ -504,11 +604,15 @@ fn statements(
         if let Some(first) = first {
             out.push(format!("{x} = {first}"));
         }
+        // A field of a parameter the function never reads: the amount it forgot to add (`balance += plan.deposit`).
+        for f in &kinds.fields {
+            out.push(format!("{x} += {f}"));
+        }
     }
     // A text normalised right after the line that binds it.
     for x in kinds.texts.iter().filter(|x| binds.contains(*x)) {
-        for fix in TEXT_FIXES {
-            out.push(format!("{x} = {x}{fix}"));
+        for fixed in text_fixes(x) {
+            out.push(format!("{x} = {fixed}"));
         }
     }
     out
@@ -554,6 +658,51 @@ mod tests {
         assert!(has(&got, 5, "            i += 1"), "{got:?}");
         assert!(has(&got, 5, "            i += 2"), "{got:?}");
         assert!(has(&got, 7, "    i = 0"), "{got:?}");
+    }
+
+    #[test]
+    fn pairs_are_sorted_by_their_second_item_a_text_has_its_spaces_collapsed_and_a_count_gets_an_unread_field()
+     {
+        let seeds = "def seed(players):\n    ranked = list(players.items())\n    return [n for n, _ in ranked]\n";
+        let got = at(seeds, 2);
+        assert!(has(&got, 2, "    ranked.sort(reverse=True)"), "{got:?}");
+        let by_value = "    ranked.sort(key=lambda pair: pair[1], reverse=True)";
+        assert!(has(&got, 2, by_value), "{got:?}");
+        // A list that is not of pairs is sorted whole only.
+        let names = seeds.replace("players.items()", "players");
+        assert!(!at(&names, 2).iter().any(|(_, l)| l.contains("pair[1]")));
+
+        let find = "def find(name):\n    key = name.strip().lower()\n    return BOOK.get(key)\n";
+        let got = at(find, 2);
+        assert!(has(&got, 2, "    key = \" \".join(key.split())"), "{got:?}");
+        assert!(
+            has(&got, 1, "    name = \" \".join(name.split())"),
+            "{got:?}"
+        );
+
+        // A loop's name that the file's other functions take as a text.
+        let emails = "def domain(email):\n    return email.rsplit(\"@\", 1)[-1]\n\n\ndef clean(raw):\n    out = []\n    for email in raw:\n        if domain(email) in BLOCKED:\n            continue\n        out.append(email)\n    return out\n";
+        let got = at(emails, 8);
+        assert!(
+            has(&got, 7, "        email = email.strip().lower()"),
+            "{got:?}"
+        );
+        let numbers = emails.replace("email.rsplit(\"@\", 1)[-1]", "email[0]");
+        assert!(!has(
+            &at(&numbers, 8),
+            7,
+            "        email = email.strip().lower()"
+        ));
+
+        let savings = "def total(plan):\n    return plan.start + plan.deposit + plan.fee()\n\n\ndef balance(plan, months):\n    balance = plan.start\n    for _ in range(months):\n        balance += balance * RATE\n    return balance\n";
+        let got = at(savings, 8);
+        assert!(has(&got, 8, "        balance += plan.deposit"), "{got:?}");
+        // Not a field the function reads already, nor a method.
+        assert!(
+            !got.iter().any(|(_, l)| l.ends_with("+= plan.start")),
+            "{got:?}"
+        );
+        assert!(!got.iter().any(|(_, l)| l.contains("plan.fee")), "{got:?}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Insertions for a name a function binds and then leaves alone where its code needs it: a result started before a
 //! loop that the loop never gathers into, a value a loop unpacks and never adds to the running value it reads
 //! (or to the dict entry the loop starts at zero under its key), a dict counted into by key before the key has a value, a method's
-//! parameter that is never read. Pure: lines in, lines out.
+//! parameter that is never read, a name a comprehension over lines binds and never filters on. Pure: lines in,
+//! lines out.
 
 use super::super::{defines, is_name};
 use super::{Def, Loop, indent_of, reads};
@@ -378,9 +379,89 @@ pub(in crate::locate_rank) fn parameters_never_read(
     out
 }
 
+/// A comprehension written over lines whose `for` clause, on a line of its own, binds a name nothing in it reads
+/// and filters nothing (`name for date, name, seats in sorted(shows)` between `[` and `]`): the filter it left
+/// out on a line after the clause, truthy or positive (`if seats`, `if seats > 0`).
+pub(in crate::locate_rank) fn comprehension_filters_left_out(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let open = |u: &[String]| {
+        u.iter()
+            .map(|w| match w.as_str() {
+                "(" | "[" | "{" => 1,
+                ")" | "]" | "}" => -1,
+                _ => 0,
+            })
+            .sum::<i32>()
+    };
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        // Each statement's lines (indices into the body), split where the brackets close.
+        let mut statements: Vec<Vec<usize>> = Vec::new();
+        let mut depth = 0;
+        for (k, u) in toks.iter().enumerate() {
+            if depth == 0 {
+                statements.push(Vec::new());
+            }
+            if let Some(s) = statements.last_mut() {
+                s.push(k);
+            }
+            depth = (depth + open(u)).max(0);
+        }
+        for s in statements.iter().filter(|s| s.len() > 2) {
+            for &k in &s[1..] {
+                let u = &toks[k];
+                let Some(f) = u.iter().position(|w| w == "for") else {
+                    continue;
+                };
+                let Some(i) = u[f..].iter().position(|w| w == "in").map(|i| f + i) else {
+                    continue;
+                };
+                // A filter after the clause, on its line or below it.
+                let filters = u[f..].contains(&"if".into())
+                    || s.iter().any(|&j| j > k && toks[j].contains(&"if".into()));
+                if open(u) != 0 || filters {
+                    continue;
+                }
+                let reads = |v: &String| {
+                    s.iter().any(|&j| {
+                        toks[j].iter().enumerate().any(|(x, w)| {
+                            let bound_here = j == k && f < x && x < i;
+                            w == v && !bound_here && (x == 0 || toks[j][x - 1] != ".")
+                        })
+                    })
+                };
+                let indent = indent_of(lines[d.body[k]]);
+                for v in bound(&u[f..])
+                    .iter()
+                    .filter(|v| !v.starts_with('_') && !reads(v))
+                {
+                    out.push((d.body[k], format!("{indent}if {v}")));
+                    out.push((d.body[k], format!("{indent}if {v} > 0")));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_comprehension_over_lines_that_never_reads_a_name_it_binds_gets_the_filter_on_it() {
+        let text = "def available(shows):\n    return [\n        name for date, name, seats in sorted(shows)\n    ]\n";
+        let got = lines_of(text);
+        assert!(got.contains(&(3, "        if seats > 0".into())), "{got:?}");
+        assert!(got.contains(&(3, "        if date".into())), "{got:?}");
+        assert!(!offers(text, "if name"));
+        // Not when it filters already.
+        let filtered = text.replace("sorted(shows)\n", "sorted(shows)\n        if date\n");
+        assert!(!offers(&filtered, "if seats"));
+    }
 
     #[test]
     fn a_list_the_loop_never_gathers_into_gets_what_the_loop_computes_at_its_end() {
