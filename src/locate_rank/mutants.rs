@@ -941,11 +941,59 @@ fn stale_reads(line: &str, toks: &[Tok], stale: &[(String, Vec<String>)]) -> Vec
     out
 }
 
-/// The factors of a Python file ([`Names::factors`]).
+/// The factors of a Python file ([`Names::factors`]), those in the fields of its f-strings too (`f"{total //
+/// 60:02d}"`).
 fn factors(text: &str) -> Vec<String> {
-    picked(text, |line, toks, k| {
+    let mut out = picked(text, |line, toks, k| {
         factor_at(line, toks, k).then(|| &line[toks[k].start..toks[k].end])
-    })
+    });
+    let fields = fstring_fields(text);
+    for f in picked(&fields, |line, toks, k| {
+        factor_at(line, toks, k).then(|| &line[toks[k].start..toks[k].end])
+    }) {
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The expressions in the replacement fields of a Python file's f-strings, one a line, each without its format
+/// spec or conversion (`f"{total // 60:02d}"`: `total // 60`).
+fn fstring_fields(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let Some(toks) = lex(line) else {
+            continue;
+        };
+        for t in toks.iter().filter(|t| t.kind == Kind::Str) {
+            let lit = &line[t.start..t.end];
+            if !lit.starts_with(['f', 'F']) {
+                continue;
+            }
+            let mut depth = 0;
+            let mut field = String::new();
+            for c in lit.chars() {
+                match c {
+                    '{' if depth == 0 => {
+                        depth = 1;
+                        field.clear();
+                    }
+                    '}' if depth == 1 => {
+                        depth = 0;
+                        let expr = field.split([':', '!']).next().unwrap_or_default().trim();
+                        if !expr.is_empty() && !expr.contains(['"', '\'']) {
+                            out.push_str(expr);
+                            out.push('\n');
+                        }
+                    }
+                    c if depth == 1 => field.push(c),
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
 }
 
 /// What `pick` takes out of the tokens of a Python file's code lines (prose left out), each once, in order.
@@ -1743,24 +1791,12 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
         };
         out.extend(others.iter().map(|w| replace(w)));
     }
-    // A text split at every separator where only the first few were meant: `line.split(":")` to
-    // `line.split(":", 1)` (a key and its value), up to 3 (`date time level message`); `split()` to
-    // `split(maxsplit=1)` likewise.
+    if called && !dotted && s == "round" {
+        out.extend(rounded_to_digits(line, toks, k));
+    }
     let method = k >= 1 && text(&toks[k - 1]) == ".";
     if called && method && matches!(s, "split" | "rsplit") {
-        let one_arg = toks.get(k + 2).is_some_and(|a| a.kind != Kind::Op)
-            && toks.get(k + 3).is_some_and(|c| text(c) == ")");
-        let no_arg = toks.get(k + 2).is_some_and(|c| text(c) == ")");
-        if one_arg || no_arg {
-            let (at, arg) = if one_arg {
-                (toks[k + 2].end, ", ")
-            } else {
-                (toks[k + 2].start, "maxsplit=")
-            };
-            for most in 1..=MAX_SPLIT {
-                out.push(format!("{}{arg}{most}{}", &line[..at], &line[at..]));
-            }
-        }
+        out.extend(split_cut(line, toks, k));
     }
     // Only some of the characters stripped where all the white space was meant: `rstrip("\n")` to `rstrip()`.
     let literal_arg = toks.get(k + 2).is_some_and(|a| a.kind == Kind::Str)
@@ -2115,6 +2151,59 @@ fn ordinal(name: &str) -> bool {
         parts.pop();
     }
     parts.last().is_some_and(|p| ORDINALS.contains(p))
+}
+
+/// Rounded to a whole number where a decimal or two were meant: the call `round(x)` at token `k` to `round(x, 1)`
+/// and `round(x, 2)`.
+fn rounded_to_digits(line: &str, toks: &[Tok], k: usize) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut one_arg = true;
+    for (j, u) in toks.iter().enumerate().skip(k + 1) {
+        match text(u) {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => {
+                depth -= 1;
+                if depth == 0 {
+                    if one_arg && j > k + 2 {
+                        for digits in [1, 2] {
+                            out.push(format!(
+                                "{}, {digits}{}",
+                                &line[..u.start],
+                                &line[u.start..]
+                            ));
+                        }
+                    }
+                    break;
+                }
+            }
+            "," if depth == 1 => one_arg = false,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A text split at every separator where only the first few were meant: the call `line.split(":")` at token `k`
+/// to `line.split(":", 1)` (a key and its value), up to [`MAX_SPLIT`] (`date time level message`); `split()` to
+/// `split(maxsplit=1)` likewise.
+fn split_cut(line: &str, toks: &[Tok], k: usize) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let one_arg = toks.get(k + 2).is_some_and(|a| a.kind != Kind::Op)
+        && toks.get(k + 3).is_some_and(|c| text(c) == ")");
+    let no_arg = toks.get(k + 2).is_some_and(|c| text(c) == ")");
+    if !(one_arg || no_arg) {
+        return Vec::new();
+    }
+    let (at, arg) = if one_arg {
+        (toks[k + 2].end, ", ")
+    } else {
+        (toks[k + 2].start, "maxsplit=")
+    };
+    (1..=MAX_SPLIT)
+        .map(|most| format!("{}{arg}{most}{}", &line[..at], &line[at..]))
+        .collect()
 }
 
 /// The largest `maxsplit` a split at every separator is given instead.
@@ -4100,6 +4189,14 @@ mod tests {
                 .iter()
                 .any(|l| l.contains("if seats"))
         );
+        let m = mutants("    return round(sum(hours) / len(hours)) if hours else 0.0");
+        let tenth = "    return round(sum(hours) / len(hours), 1) if hours else 0.0";
+        assert!(m.contains(&tenth.to_string()), "{m:?}");
+        assert!(
+            !mutants("    return round(x, 2)")
+                .iter()
+                .any(|l| l.contains(", 2, "))
+        );
         let dropped = |line: &str| result_dropped(line, &lex(line).unwrap());
         assert_eq!(dropped("    name.strip()"), ["    name = name.strip()"]);
         assert!(dropped("    name.strip().lower").is_empty());
@@ -4199,6 +4296,8 @@ mod tests {
         );
         let text = "def ts(ms):\n    s, milli = divmod(ms, 1000)\n    return s * 60 + 7 + 2 // 1\n";
         assert_eq!(Names::of(text).factors, ["1000", "60"]);
+        let clock = "def to_clock(total):\n    return f\"{total // 60:02d}:{total % 24}\"\n";
+        assert_eq!(Names::of(clock).factors, ["60", "24"]);
         let m = mutants("        out.append(wrap(p, width))");
         assert!(
             m.contains(&"        out.extend(wrap(p, width))".to_string()),

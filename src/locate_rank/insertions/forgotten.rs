@@ -216,7 +216,8 @@ fn are(t: &[String], words: &[&str]) -> bool {
 /// A run length started before a loop at a number (`current = 0`), counted in the loop (`current += 1`) and read
 /// there beside another name (`longest = max(longest, current)`), never started afresh in it: its first value
 /// first in each block of the loop's `if`, `elif` or `else` that does not count it (`if temp <= threshold:
-/// continue`).
+/// continue`), and before that at the block's end when the block reads the run and does not leave (`else: best =
+/// max(best, streak)`, then `streak = 0`).
 pub(in crate::locate_rank) fn streaks_never_reset(
     lines: &[&str],
     defs: &[Def],
@@ -259,7 +260,14 @@ pub(in crate::locate_rank) fn streaks_never_reset(
                     if inner.iter().any(|i| counted.contains(i)) {
                         continue;
                     }
-                    out.push((b, format!("{}{n} = {start}", indent_of(lines[first]))));
+                    let reset = format!("{}{n} = {start}", indent_of(lines[first]));
+                    // After the block's lines that read the run (`best = max(best, streak)`), unless it leaves.
+                    let last = *inner.last().unwrap_or(&first);
+                    let reads = inner.iter().any(|&i| toks[at(i)].contains(n));
+                    if reads && !ends_flow(lines[last]) {
+                        out.push((last, reset.clone()));
+                    }
+                    out.push((b, reset));
                 }
             }
         }
@@ -503,6 +511,16 @@ mod tests {
             "{:?}",
             lines_of(&chained)
         );
+        // After the block that records the run, where it does not leave.
+        let streak = "def longest(days):\n    best = streak = 0\n    for present in days:\n        if present:\n            streak += 1\n        else:\n            best = max(best, streak)\n    return max(best, streak)\n";
+        let got = lines_of(streak);
+        let end = got
+            .iter()
+            .position(|l| *l == (7, "            streak = 0".into()));
+        let first = got
+            .iter()
+            .position(|l| *l == (6, "            streak = 0".into()));
+        assert!(end.is_some() && end < first, "{got:?}");
         let inside = "def hits(xs):\n    n = 0\n    for x in xs:\n        if x:\n            n += 1\n    return n\n";
         assert!(
             !lines_of(inside).iter().any(|(_, l)| l.trim() == "n = 0"),

@@ -18,7 +18,9 @@
 //! - a parameter it does arithmetic or comparisons with: converted first (`tickets = int(tickets)`);
 //! - a parameter it reads by position or measures (`scores[mid]`, `len(scores)`): sorted first
 //!   (`scores = sorted(scores)`);
-//! - a parameter it iterates twice (a generator is spent after once): a list first (`fillups = list(fillups)`).
+//! - a parameter it iterates twice (a generator is spent after once): a list first (`fillups = list(fillups)`);
+//! - lines of text it walks and splits or strips: the blank ones dropped just before the loop and first in the
+//!   function (`lines = [line for line in lines if line.strip()]`).
 //!
 //! Pure: lines in, lines out.
 
@@ -348,6 +350,16 @@ fn first_in_function(
             }
         }
     }
+    // Lines of text the caller passed, each split or stripped in a loop: the blank ones dropped, just before the
+    // loop, then first in the function (`lines = [line for line in lines if line.strip()]`).
+    for (at, x, p) in lines_walked(lines, d) {
+        let kept = format!("{}{p} = [{x} for {x} in {p} if {x}.strip()]", d.indent);
+        for place in [at, top] {
+            if !out.contains(&(place, kept.clone())) {
+                out.push((place, kept.clone()));
+            }
+        }
+    }
     // A number that came as text: converted first.
     for p in d
         .params
@@ -388,6 +400,37 @@ fn first_in_function(
     {
         for at in guard.into_iter().chain([top]) {
             out.push((at, format!("{}{p} = sorted({p})", d.indent)));
+        }
+    }
+    out
+}
+
+/// Each loop of `d` over a parameter (`for line in lines[1:]:`) whose name the body splits or strips as text: the
+/// 0-based line before the loop, the loop's name and the parameter's.
+fn lines_walked(lines: &[&str], d: &Def) -> Vec<(usize, String, String)> {
+    let toks = d.tokens(lines);
+    let texts = |x: &String| {
+        toks.iter().any(|t| {
+            t.windows(3).any(|w| {
+                w[0] == *x && w[1] == "." && matches!(w[2].as_str(), "split" | "strip" | "rsplit")
+            })
+        })
+    };
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        let (Some("for"), Some(x), Some("in"), Some(p)) = (
+            t.first().map(String::as_str),
+            t.get(1),
+            t.get(2).map(String::as_str),
+            t.get(3),
+        ) else {
+            continue;
+        };
+        let Some(before) = k.checked_sub(1).map(|j| d.body[j]) else {
+            continue;
+        };
+        if is_name(x) && d.params.contains(p) && texts(x) {
+            out.push((before, x.clone(), p.clone()));
         }
     }
     out
@@ -680,6 +723,16 @@ mod tests {
             "{got:?}"
         );
 
+        // Lines of text split in a loop: the blank ones dropped before it.
+        let rows = "def parse(lines):\n    \"\"\"Rows.\"\"\"\n    rows = []\n    for line in lines[1:]:\n        rows.append(line.strip().split(\",\"))\n    return rows\n";
+        let kept = "    lines = [line for line in lines if line.strip()]";
+        let got = at(rows, 5);
+        let places: Vec<usize> = got
+            .iter()
+            .filter(|(_, l)| l == kept)
+            .map(|(a, _)| a + 1)
+            .collect();
+        assert_eq!(places, [3, 2], "{got:?}");
         // A loop's name that the file's other functions take as a text.
         let emails = "def domain(email):\n    return email.rsplit(\"@\", 1)[-1]\n\n\ndef clean(raw):\n    out = []\n    for email in raw:\n        if domain(email) in BLOCKED:\n            continue\n        out.append(email)\n    return out\n";
         let got = at(emails, 8);
