@@ -10,7 +10,7 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh` or `twenty-eighth` runs a set written for `--localize` instead of the bench's own
+//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth` or `twenty-ninth` runs a set written for `--localize` instead of the bench's own
 //! tasks; `SOLVE_HANDED=1` hands each task's true line as the file's range (`PATH:N-N`) instead of the whole file
 //! (what the model solves when handed the right line); `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
@@ -86,6 +86,8 @@ mod twenty_fifth;
 mod twenty_first;
 #[path = "solve/twenty_fourth.rs"]
 mod twenty_fourth;
+#[path = "solve/twenty_ninth.rs"]
+mod twenty_ninth;
 #[path = "solve/twenty_second.rs"]
 mod twenty_second;
 #[path = "solve/twenty_seventh.rs"]
@@ -180,7 +182,7 @@ fn run() -> Result<(), String> {
     if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
         println!("  files    each task's true line only, as its range (SOLVE_HANDED=1)");
     }
-    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh` or `twenty-eighth`: one of the sets written for `--localize` instead of the bench's own.
+    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth` or `twenty-ninth`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
         Ok("fresh") => fresh::FRESH,
@@ -210,10 +212,11 @@ fn run() -> Result<(), String> {
         Ok("twenty-sixth") => twenty_sixth::TWENTY_SIXTH,
         Ok("twenty-seventh") => twenty_seventh::TWENTY_SEVENTH,
         Ok("twenty-eighth") => twenty_eighth::TWENTY_EIGHTH,
+        Ok("twenty-ninth") => twenty_ninth::TWENTY_NINTH,
         Ok("") | Err(_) => tasks::TASKS,
         Ok(other) => {
             return Err(format!(
-                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third, twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh or twenty-eighth"
+                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third, twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth or twenty-ninth"
             ));
         }
     };
@@ -533,6 +536,11 @@ fn localize() {
             "twenty-eighth",
             "held out, twenty-eighth set",
             twenty_eighth::TWENTY_EIGHTH,
+        ),
+        (
+            "twenty-ninth",
+            "held out, twenty-ninth set",
+            twenty_ninth::TWENTY_NINTH,
         ),
     ] {
         if !only.is_empty() && only != key {
