@@ -181,25 +181,30 @@ pub fn probe_many(
                     .take(MAX_REST)
                     .collect::<Vec<_>>();
                 tried.extend(rest);
-                let (twins, others) = if tried.is_empty() {
-                    (Vec::new(), Vec::new())
+                let second = if tried.is_empty() {
+                    None
                 } else {
-                    many(&tried, true).map_or_else(Default::default, |v| {
-                        let at = |from: usize, to: usize, max: usize, not: &[Fixed]| {
-                            passed_places(files, &tried[from..to], &v[from..to])
-                                .into_iter()
-                                .filter(|p| p != first && !not.contains(p))
-                                .take(max)
-                                .collect::<Vec<_>>()
-                        };
-                        let twins = at(0, near, MAX_TWINS, &[]);
-                        let others = at(near, tried.len(), MAX_OTHERS, &twins);
-                        (twins, others)
-                    })
+                    many(&tried, true)
                 };
+                let (twins, others) = second.as_ref().map_or_else(Default::default, |v| {
+                    let at = |from: usize, to: usize, max: usize, not: &[Fixed]| {
+                        passed_places(files, &tried[from..to], &v[from..to])
+                            .into_iter()
+                            .filter(|p| p != first && !not.contains(p))
+                            .take(max)
+                            .collect::<Vec<_>>()
+                    };
+                    let twins = at(0, near, MAX_TWINS, &[]);
+                    let others = at(near, tried.len(), MAX_OTHERS, &twins);
+                    (twins, others)
+                });
                 let mut fixed = twins::ordered(files, first, added, twins);
                 fixed.extend(others);
-                fixed
+                let runs = [
+                    (&all[..], &verdicts[..]),
+                    (&tried[..], second.as_deref().unwrap_or(&[])),
+                ];
+                live_first(files, fixed, runs)
             }
             None => Vec::new(),
         };
@@ -213,6 +218,36 @@ pub fn probe_many(
         passed,
         any: !all.is_empty(),
     }
+}
+
+/// One run of the prober: the mutants it was handed and its verdicts on them.
+type Run<'a> = (&'a [(String, String)], &'a [Option<bool>]);
+
+/// The places where a mutant passed, `fixed`, with the first whose mutant leaves no local of its function never
+/// read moved before a first that does: such a pass (`for r in records` where `rows = sorted(records)` was read)
+/// is a workaround, not the fix. `runs`: the two runs' mutants and verdicts, where each place's mutant is found.
+fn live_first(
+    files: &BTreeMap<String, Option<PreImage>>,
+    mut fixed: Vec<Fixed>,
+    runs: [Run<'_>; 2],
+) -> Vec<Fixed> {
+    let dead = |f: &Fixed| {
+        let before = files.get(&f.path).and_then(Option::as_ref);
+        let text = runs
+            .iter()
+            .find_map(|(list, v)| twins::passed_text(files, list, v, f));
+        match (before, text) {
+            (Some(pre), Some(text)) => twins::leaves_unread(&pre.text, text),
+            _ => false,
+        }
+    };
+    if fixed.first().is_some_and(dead)
+        && let Some(k) = fixed.iter().position(|f| !dead(f))
+    {
+        let live = fixed.remove(k);
+        fixed.insert(0, live);
+    }
+    fixed
 }
 
 /// Every place a mutant of `all` passed at by its `verdicts`, in the order the probe wrote them, each read off the

@@ -151,6 +151,10 @@ pub struct Names {
     pub constants: Vec<String>,
     /// Names read or set as `self.NAME`, not called.
     pub attributes: Vec<String>,
+    /// The fields of each record class the file declares (a dataclass's or a `NamedTuple`'s annotated names, a
+    /// `namedtuple`'s field names), one list a class: a slip reads the wrong field of a record (`r.high` for
+    /// `r.low`).
+    pub fields: Vec<Vec<String>>,
     /// Names assigned and never read: the file's unused module constants ([`Names::of`]) and, for one line
     /// ([`Names::at`]), the unused locals its function assigns before it.
     pub unread: Vec<String>,
@@ -254,6 +258,7 @@ impl Names {
         Names {
             constants,
             attributes,
+            fields: record_fields(text),
             unread,
             loop_unread: Vec::new(),
             keys: keys(text),
@@ -941,6 +946,50 @@ fn stale_reads(line: &str, toks: &[Tok], stale: &[(String, Vec<String>)]) -> Vec
     out
 }
 
+/// The fields of each record class of a Python file ([`Names::fields`]): the annotated names a class body declares
+/// at its own depth (`high: float`, a dataclass's or a `NamedTuple`'s), and the names a `namedtuple` call lists
+/// (`namedtuple("Reading", "day high low")`, or as a list of strings); classes with fewer than two left out.
+fn record_fields(text: &str) -> Vec<Vec<String>> {
+    let lines: Vec<&str> = text.lines().collect();
+    let depth = |l: &str| l.len() - l.trim_start().len();
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for (k, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with("class ") {
+            let mut fields = Vec::new();
+            let body = lines[k + 1..]
+                .iter()
+                .take_while(|l| l.trim().is_empty() || depth(l) > depth(line));
+            let inner = lines.get(k + 1).map_or(0, |l| depth(l));
+            for l in body.filter(|l| depth(l) == inner) {
+                let Some((name, rest)) = l.trim().split_once(':') else {
+                    continue;
+                };
+                let annotated = !rest.trim().is_empty() && !rest.starts_with(':');
+                if annotated && super::is_name(name.trim()) && !name.contains(' ') {
+                    fields.push(name.trim().to_string());
+                }
+            }
+            out.push(fields);
+        }
+        if let Some(at) = code.find("namedtuple(") {
+            let args = &code[at + "namedtuple(".len()..];
+            let Some((_, listed)) = args.split_once(',') else {
+                continue;
+            };
+            let listed = listed.rsplit_once(')').map_or(listed, |(l, _)| l);
+            let fields = listed
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| super::is_name(w))
+                .map(str::to_string)
+                .collect();
+            out.push(fields);
+        }
+    }
+    out.retain(|f: &Vec<String>| f.len() >= 2);
+    out
+}
+
 /// The factors of a Python file ([`Names::factors`]), those in the fields of its f-strings too (`f"{total //
 /// 60:02d}"`).
 fn factors(text: &str) -> Vec<String> {
@@ -959,7 +1008,7 @@ fn factors(text: &str) -> Vec<String> {
 }
 
 /// The expressions in the replacement fields of a Python file's f-strings, one a line, each without its format
-/// spec or conversion (`f"{total // 60:02d}"`: `total // 60`).
+/// spec or conversion (`f"{total // 60:02d}"`: `total // 60`; `f"{r['code']:<8}"`: `r['code']`).
 fn fstring_fields(text: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
@@ -982,7 +1031,7 @@ fn fstring_fields(text: &str) -> String {
                     '}' if depth == 1 => {
                         depth = 0;
                         let expr = field.split([':', '!']).next().unwrap_or_default().trim();
-                        if !expr.is_empty() && !expr.contains(['"', '\'']) {
+                        if !expr.is_empty() && !expr.contains('\\') {
                             out.push_str(expr);
                             out.push('\n');
                         }
@@ -1033,7 +1082,15 @@ fn factor_at(line: &str, toks: &[Tok], k: usize) -> bool {
 /// The dict keys of a Python file ([`Names::keys`]): string literals of a word's characters that a subscript holds
 /// alone, a `.get(` reads first, or a dict literal maps (`{"sku":`, `, "sku":`).
 fn keys(text: &str) -> Vec<String> {
-    picked(text, |line, toks, k| key_at(line, toks, k, true))
+    let mut out = picked(text, |line, toks, k| key_at(line, toks, k, true));
+    // Those read in the fields of its f-strings too (`f"{r['code']:<8}"`).
+    let fields = fstring_fields(text);
+    for key in picked(&fields, |line, toks, k| key_at(line, toks, k, true)) {
+        if !out.contains(&key) {
+            out.push(key);
+        }
+    }
+    out
 }
 
 /// The key (without its quotes) that token `k` of `line` is, when it is a plain string literal of word characters
@@ -1818,6 +1875,16 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
         && (k == 0 || text(&toks[k - 1]) != ".");
     if text_method && !KEYWORDS.contains(&s) {
         out.push(format!("{}.strip(){}", &line[..t.end], &line[t.end..]));
+    }
+    // Another field of the same record for a field read off a name (`min(r.high ...)` to `min(r.low ...)`).
+    let read_off = k >= 2
+        && text(&toks[k - 1]) == "."
+        && toks[k - 2].kind == Kind::Name
+        && text(&toks[k - 2]) != "self"
+        && toks.get(k + 1).is_none_or(|n| text(n) != "(");
+    if read_off && let Some(record) = names.fields.iter().find(|f| f.iter().any(|x| x == s)) {
+        let others = record.iter().filter(|x| *x != s).take(MAX_CONSTANTS);
+        out.extend(others.map(|x| replace(x)));
     }
     // A constant's own definition keeps its name: `RATE = 2` is not `CAP = 2`.
     let defined = k == 0 && toks.get(1).is_some_and(|e| text(e) == "=");
@@ -4197,6 +4264,16 @@ mod tests {
                 .iter()
                 .any(|l| l.contains(", 2, "))
         );
+        let weather = "from collections import namedtuple\n\nReading = namedtuple(\"Reading\", \"day high low\")\n\n\ndef coldest(rs):\n    return min(r.high for r in rs)\n";
+        let names = Names::of(weather);
+        assert_eq!(names.fields, [["day", "high", "low"]]);
+        let m = of_line("    return min(r.high for r in rs)", &names);
+        assert!(
+            m.contains(&"    return min(r.low for r in rs)".to_string()),
+            "{m:?}"
+        );
+        let record = "@dataclass\nclass Plan:\n    \"\"\"A plan.\"\"\"\n    start: float\n    deposit: float = 0.0\n\n    def total(self) -> float:\n        return self.start\n";
+        assert_eq!(Names::of(record).fields, [["start", "deposit"]]);
         let dropped = |line: &str| result_dropped(line, &lex(line).unwrap());
         assert_eq!(dropped("    name.strip()"), ["    name = name.strip()"]);
         assert!(dropped("    name.strip().lower").is_empty());
@@ -4298,6 +4375,8 @@ mod tests {
         assert_eq!(Names::of(text).factors, ["1000", "60"]);
         let clock = "def to_clock(total):\n    return f\"{total // 60:02d}:{total % 24}\"\n";
         assert_eq!(Names::of(clock).factors, ["60", "24"]);
+        let row = "def line(r):\n    return f\"{r['code']:<8} {r['grade']}\"\n";
+        assert_eq!(Names::of(row).keys, ["code", "grade"]);
         let m = mutants("        out.append(wrap(p, width))");
         assert!(
             m.contains(&"        out.extend(wrap(p, width))".to_string()),

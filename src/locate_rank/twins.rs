@@ -103,6 +103,51 @@ fn upstream_twins(lines: &[&str], at: usize, changed: &str) -> Vec<(usize, bool,
     Vec::new()
 }
 
+/// The whole text of the first mutant of `all` that passed (by its `verdicts`) at the place `f`.
+pub(super) fn passed_text<'a>(
+    files: &BTreeMap<String, Option<PreImage>>,
+    all: &'a [(String, String)],
+    verdicts: &[Option<bool>],
+    f: &Fixed,
+) -> Option<&'a str> {
+    let Some(Some(pre)) = files.get(&f.path) else {
+        return None;
+    };
+    all.iter()
+        .zip(verdicts)
+        .find(|((path, text), v)| {
+            **v == Some(true)
+                && *path == f.path
+                && place_of(&pre.text, text) == Some((f.line, f.insert))
+        })
+        .map(|((_, text), _)| text.as_str())
+}
+
+/// Whether the change from `before` to `after` leaves a name that a line of `after` assigns (`rows = sorted(...)`)
+/// and that `before` read never read (`for r in records` where `for r in rows` was): dead code a fix would not
+/// leave.
+pub(super) fn leaves_unread(before: &str, after: &str) -> bool {
+    let uses = |text: &str, name: &str| {
+        text.match_indices(name)
+            .filter(|(i, _)| {
+                let prev = text[..*i].chars().next_back();
+                let next = text[i + name.len()..].chars().next();
+                let word = |c: char| c.is_alphanumeric() || c == '_';
+                !prev.is_some_and(|c| word(c) || c == '.') && !next.is_some_and(word)
+            })
+            .count()
+    };
+    after.lines().any(|l| {
+        let Some((target, value)) = l.trim().split_once(" = ") else {
+            return false;
+        };
+        identifier(target)
+            && !value.starts_with('=')
+            && uses(before, target) >= 2
+            && uses(after, target) == 1
+    })
+}
+
 /// The line the first pass wrote: the line it inserted, or the line it changed to, as the mutant's text holds it.
 pub(super) fn passed_line<'a>(
     files: &BTreeMap<String, Option<PreImage>>,
@@ -110,22 +155,12 @@ pub(super) fn passed_line<'a>(
     verdicts: &[Option<bool>],
     first: &Fixed,
 ) -> Option<&'a str> {
-    let Some(Some(pre)) = files.get(&first.path) else {
-        return None;
-    };
     let at = if first.insert {
         first.line
     } else {
         first.line.checked_sub(1)?
     };
-    all.iter()
-        .zip(verdicts)
-        .find(|((path, text), v)| {
-            **v == Some(true)
-                && *path == first.path
-                && place_of(&pre.text, text) == Some((first.line, first.insert))
-        })
-        .and_then(|((_, text), _)| text.lines().nth(at))
+    passed_text(files, all, verdicts, first).and_then(|text| text.lines().nth(at))
 }
 
 /// The mutants to try at the places next to `first`, where the first mutant passed (`added`: the line it
@@ -628,6 +663,19 @@ mod tests {
             vec![at(7, true)],
         );
         assert_eq!(order, [at(6, true), at(7, true)]);
+    }
+
+    #[test]
+    fn a_change_that_leaves_a_local_never_read_is_seen() {
+        let before = "def t(records):\n    rows = sorted(records)\n    return [r for r in rows]\n";
+        assert!(leaves_unread(
+            before,
+            &before.replace("in rows]", "in records]")
+        ));
+        assert!(!leaves_unread(
+            before,
+            &before.replace("sorted(records)", "list(records)")
+        ));
     }
 
     #[test]

@@ -114,7 +114,9 @@ pub(in crate::locate_rank) fn key_counts_never_counted(
 /// A function that returns another answer in one branch (`return default` where the entry is missing) and ends
 /// with the usual one (`return value`), with an `if` block at its own depth that never leaves (`if now >=
 /// expires_at: del cache[key]`): the other answer at the end of that block. The other answer is a parameter or
-/// `None`, at most [`MAX_FALLEN`] blocks a function.
+/// `None`, at most [`MAX_FALLEN`] blocks a function. With no other answer, a block that finds a key missing which
+/// the usual answer then looks up (`if code not in PROMO_CODES:` before `PROMO_CODES[code]`) returns the first
+/// other parameter the usual answer reads (`return total`).
 pub(in crate::locate_rank) fn returns_fallen_through(
     lines: &[&str],
     defs: &[Def],
@@ -141,6 +143,19 @@ pub(in crate::locate_rank) fn returns_fallen_through(
                 others.push(v);
             }
         }
+        let guarded = others.is_empty();
+        if guarded {
+            // No other answer: a parameter the usual answer reads, where a block tests that a key is missing
+            // and the usual answer then looks it up (`if code not in PROMO_CODES:` ... `PROMO_CODES[code]`).
+            let read = tokens(&code_of(lines[last]));
+            let mut params: Vec<&String> = d
+                .params
+                .iter()
+                .filter(|p| *p != "self" && read.contains(p))
+                .collect();
+            params.sort_by_key(|p| read.iter().position(|t| t == *p));
+            others.extend(params.into_iter().cloned());
+        }
         let Some(other) = others.first() else {
             continue;
         };
@@ -149,6 +164,22 @@ pub(in crate::locate_rank) fn returns_fallen_through(
             if indent_of(lines[b]) != d.indent || first_word(lines[b]) != "if" {
                 continue;
             }
+            let h = tokens(&code_of(lines[b]));
+            let usual = tokens(&code_of(lines[last]));
+            let missing_key = match h.as_slice() {
+                [_, key, not, is_in, dict, ..] if not == "not" && is_in == "in" => usual
+                    .windows(4)
+                    .any(|w| w[0] == *dict && w[1] == "[" && w[2] == *key && w[3] == "]")
+                    .then_some(key),
+                _ => None,
+            };
+            if guarded && missing_key.is_none() {
+                continue;
+            }
+            let other = others
+                .iter()
+                .find(|o| Some(*o) != missing_key)
+                .unwrap_or(other);
             let block = block_below(lines, &d.body[k + 1..], d.indent.len());
             let leaves = block.iter().any(|&i| ends_flow(lines[i]));
             let (Some(&first), Some(&end)) = (block.first(), block.last()) else {
@@ -442,6 +473,14 @@ mod tests {
         assert!(!got.contains(&(4, "        return default".into())));
         let one = "def get(cache, key):\n    value = cache[key]\n    if value < 0:\n        value = 0\n    return value\n";
         assert!(!offers(one, "return"), "{:?}", lines_of(one));
+        // A key found missing that the one answer then looks up: the answer left unchanged.
+        let promo = "def apply(total, code, notes):\n    if code not in CODES:\n        notes.append(code)\n    return round(total * (1 - CODES[code]), 2)\n";
+        let got = lines_of(promo);
+        assert!(got.contains(&(3, "        return total".into())), "{got:?}");
+        assert!(
+            !got.iter().any(|(_, l)| l.trim() == "return code"),
+            "{got:?}"
+        );
     }
 
     #[test]

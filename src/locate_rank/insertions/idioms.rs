@@ -96,7 +96,8 @@ struct Kinds {
     sets: Vec<String>,
     counted: Vec<(String, Vec<String>, Option<String>)>,
     texts: Vec<String>,
-    /// Dicts it counts into (`x[k] += ...`, `x = {}`, `defaultdict(int)`, `Counter()`).
+    /// Dicts it counts into (`x[k] += ...`, `x = {}`, `defaultdict(int)`, `Counter()`), and lists of counts
+    /// (`[0] * 24`).
     counts: Vec<String>,
     /// Parameters it does arithmetic or comparisons with (`tickets * PRICE`, `tickets > 0`).
     numbers: Vec<String>,
@@ -124,6 +125,8 @@ impl Kinds {
                 let rhs: Vec<&str> = t[2..].iter().map(String::as_str).collect();
                 let text = code.split_once('=').map_or("", |(_, r)| r).trim();
                 match rhs.as_slice() {
+                    // A count for each of a range of numbers (`counts = [0] * 24`).
+                    ["[", "0", "]", "*", ..] => push(&mut k.counts, name),
                     ["[", ..] | ["list", "(", ..] | ["sorted", "(", ..] => {
                         push(&mut k.lists, name);
                         if text.contains(".items()") || text.contains("zip(") {
@@ -733,6 +736,9 @@ mod tests {
             .map(|(a, _)| a + 1)
             .collect();
         assert_eq!(places, [3, 2], "{got:?}");
+        // A list of counts, one for each hour, counted by the name the loop's body makes.
+        let hours = "def busiest(trips):\n    counts = [0] * 24\n    for start, _ in trips:\n        hour = int(start[:2])\n    return counts.index(max(counts))\n";
+        assert!(has(&at(hours, 4), 4, "        counts[hour] += 1"));
         // A loop's name that the file's other functions take as a text.
         let emails = "def domain(email):\n    return email.rsplit(\"@\", 1)[-1]\n\n\ndef clean(raw):\n    out = []\n    for email in raw:\n        if domain(email) in BLOCKED:\n            continue\n        out.append(email)\n    return out\n";
         let got = at(emails, 8);
