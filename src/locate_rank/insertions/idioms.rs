@@ -19,6 +19,7 @@
 //! - a parameter it reads by position or measures (`scores[mid]`, `len(scores)`): sorted first
 //!   (`scores = sorted(scores)`);
 //! - a parameter it iterates twice (a generator is spent after once): a list first (`fillups = list(fillups)`);
+//! - a list a loop walks whose body first computes a value from the item: sorted by that value before the loop;
 //! - lines of text it walks and splits or strips: the blank ones dropped just before the loop and first in the
 //!   function (`lines = [line for line in lines if line.strip()]`).
 //!
@@ -408,6 +409,41 @@ fn first_in_function(
     out
 }
 
+/// A list a loop of `d` walks whose body first computes a value from the item (`for track in pool:` then `length
+/// = parse_length(track["length"])`): the list sorted by that value just before the loop, either way
+/// (`pool.sort(key=lambda track: parse_length(track["length"]))`), a loop that picks the shortest first.
+fn sorted_by_loop_key(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
+    let toks = d.tokens(lines);
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate().skip(1) {
+        let [f, v, i, x, c] = t.as_slice() else {
+            continue;
+        };
+        if f != "for" || i != "in" || c != ":" || !is_name(v) || !d.bound.contains(x) {
+            continue;
+        }
+        let Some(&next) = d.body.get(k + 1) else {
+            continue;
+        };
+        // The value as written (its strings kept), with no comment after it.
+        let Some((target, value)) = lines[next].trim().split_once(" = ") else {
+            continue;
+        };
+        let reads = tokens(&code_of(value)).iter().any(|w| w == v);
+        if !is_name(target) || !reads || value.contains(" = ") || value.contains('#') {
+            continue;
+        }
+        let indent = indent_of(lines[d.body[k]]);
+        let key = format!("key=lambda {v}: {}", value.trim());
+        out.push((d.body[k - 1], format!("{indent}{x}.sort({key})")));
+        out.push((
+            d.body[k - 1],
+            format!("{indent}{x}.sort({key}, reverse=True)"),
+        ));
+    }
+    out
+}
+
 /// Each loop of `d` over a parameter (`for line in lines[1:]:`) whose name the body splits or strips as text: the
 /// 0-based line before the loop, the loop's name and the parameter's.
 fn lines_walked(lines: &[&str], d: &Def) -> Vec<(usize, String, String)> {
@@ -542,6 +578,7 @@ fn of_def(
             }
         }
     }
+    out.extend(sorted_by_loop_key(lines, d));
     // A line first in a block comes after the others: a fix that adds one to a block adds it last more often,
     // and where both pass, the place after the block's last line is the one to report.
     out.extend(first_in_block);
@@ -739,6 +776,10 @@ mod tests {
         // A list of counts, one for each hour, counted by the name the loop's body makes.
         let hours = "def busiest(trips):\n    counts = [0] * 24\n    for start, _ in trips:\n        hour = int(start[:2])\n    return counts.index(max(counts))\n";
         assert!(has(&at(hours, 4), 4, "        counts[hour] += 1"));
+        // A list a loop walks, sorted by what the loop computes from each item.
+        let fit = "def fit(tracks, budget):\n    pool = list(tracks)\n    chosen = []\n    for track in pool:\n        length = parse(track[\"length\"])\n        if length <= budget:\n            chosen.append(track)\n    return chosen\n";
+        let by_length = "    pool.sort(key=lambda track: parse(track[\"length\"]))";
+        assert!(has(&at(fit, 5), 3, by_length), "{:?}", at(fit, 5));
         // A loop's name that the file's other functions take as a text.
         let emails = "def domain(email):\n    return email.rsplit(\"@\", 1)[-1]\n\n\ndef clean(raw):\n    out = []\n    for email in raw:\n        if domain(email) in BLOCKED:\n            continue\n        out.append(email)\n    return out\n";
         let got = at(emails, 8);
