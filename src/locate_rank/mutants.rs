@@ -250,6 +250,7 @@ impl Names {
         }
         let code = code_tokens(text);
         let constants = constants(text);
+        let fields = fstring_fields(text);
         let unread = constants
             .iter()
             .filter(|c| never_read(code.iter().map(|(_, t)| t), c))
@@ -261,8 +262,8 @@ impl Names {
             fields: record_fields(text),
             unread,
             loop_unread: Vec::new(),
-            keys: keys(text),
-            factors: factors(text),
+            keys: keys(text, &fields),
+            factors: factors(text, &fields),
             defaults: defaults(text),
             locals: Vec::new(),
             stale: Vec::new(),
@@ -990,21 +991,23 @@ fn record_fields(text: &str) -> Vec<Vec<String>> {
     out
 }
 
-/// The factors of a Python file ([`Names::factors`]), those in the fields of its f-strings too (`f"{total //
-/// 60:02d}"`).
-fn factors(text: &str) -> Vec<String> {
-    let mut out = picked(text, |line, toks, k| {
+/// The factors of a Python file ([`Names::factors`]), those in the fields of its f-strings (`fields`,
+/// [`fstring_fields`]) too (`f"{total // 60:02d}"`).
+fn factors(text: &str, fields: &str) -> Vec<String> {
+    let pick = |line, toks: &[Tok], k: usize| {
         factor_at(line, toks, k).then(|| &line[toks[k].start..toks[k].end])
-    });
-    let fields = fstring_fields(text);
-    for f in picked(&fields, |line, toks, k| {
-        factor_at(line, toks, k).then(|| &line[toks[k].start..toks[k].end])
-    }) {
-        if !out.contains(&f) {
-            out.push(f);
+    };
+    joined(picked(text, pick), picked(fields, pick))
+}
+
+/// `first`, then each of `more` it does not hold.
+fn joined(mut first: Vec<String>, more: Vec<String>) -> Vec<String> {
+    for m in more {
+        if !first.contains(&m) {
+            first.push(m);
         }
     }
-    out
+    first
 }
 
 /// The expressions in the replacement fields of a Python file's f-strings, one a line, each without its format
@@ -1080,17 +1083,12 @@ fn factor_at(line: &str, toks: &[Tok], k: usize) -> bool {
 }
 
 /// The dict keys of a Python file ([`Names::keys`]): string literals of a word's characters that a subscript holds
-/// alone, a `.get(` reads first, or a dict literal maps (`{"sku":`, `, "sku":`).
-fn keys(text: &str) -> Vec<String> {
-    let mut out = picked(text, |line, toks, k| key_at(line, toks, k, true));
+/// alone, a `.get(` reads first, or a dict literal maps (`{"sku":`, `, "sku":`), in its code and then in the fields
+/// of its f-strings (`fields`, [`fstring_fields`]).
+fn keys(text: &str, fields: &str) -> Vec<String> {
+    let pick = |line, toks: &[Tok], k: usize| key_at(line, toks, k, true);
     // Those read in the fields of its f-strings too (`f"{r['code']:<8}"`).
-    let fields = fstring_fields(text);
-    for key in picked(&fields, |line, toks, k| key_at(line, toks, k, true)) {
-        if !out.contains(&key) {
-            out.push(key);
-        }
-    }
-    out
+    joined(picked(text, pick), picked(fields, pick))
 }
 
 /// The key (without its quotes) that token `k` of `line` is, when it is a plain string literal of word characters

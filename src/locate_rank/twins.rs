@@ -127,16 +127,7 @@ pub(super) fn passed_text<'a>(
 /// and that `before` read never read (`for r in records` where `for r in rows` was): dead code a fix would not
 /// leave.
 pub(super) fn leaves_unread(before: &str, after: &str) -> bool {
-    let uses = |text: &str, name: &str| {
-        text.match_indices(name)
-            .filter(|(i, _)| {
-                let prev = text[..*i].chars().next_back();
-                let next = text[i + name.len()..].chars().next();
-                let word = |c: char| c.is_alphanumeric() || c == '_';
-                !prev.is_some_and(|c| word(c) || c == '.') && !next.is_some_and(word)
-            })
-            .count()
-    };
+    let uses = |text: &str, name: &str| reads(text, name).count();
     after.lines().any(|l| {
         let Some((target, value)) = l.trim().split_once(" = ") else {
             return false;
@@ -491,10 +482,15 @@ fn downstream(
 
 /// The byte offset in `line` of the first read of the name `name` as a whole word, not after a `.`.
 fn first_read(line: &str, name: &str) -> Option<usize> {
+    reads(line, name).next()
+}
+
+/// The byte offsets in `text` of each read of the name `name` as a whole word, not after a `.`.
+fn reads<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
     let word = |c: char| c.is_alphanumeric() || c == '_';
-    line.match_indices(name).map(|(i, _)| i).find(|&i| {
-        let before = line[..i].chars().next_back();
-        let after = line[i + name.len()..].chars().next();
+    text.match_indices(name).map(|(i, _)| i).filter(move |&i| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
         !before.is_some_and(|c| word(c) || c == '.') && !after.is_some_and(word)
     })
 }
