@@ -780,6 +780,40 @@ fn regrouped(line: &str, toks: &[Tok]) -> Vec<String> {
     out
 }
 
+/// A list's next item made from where it started rather than from its last item: in `xs.append(...)`, a name
+/// standing alone read as `xs[-1]` (`concs.append(start / factor)` to `concs.append(concs[-1] / factor)`), at most
+/// two.
+fn running_last(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let Some(k) = (0..toks.len())
+        .find(|&k| text(k + 1) == "." && text(k + 2) == "append" && text(k + 3) == "(")
+    else {
+        return Vec::new();
+    };
+    let list = text(k);
+    if toks[k].kind != Kind::Name || k > 0 && text(k - 1) == "." {
+        return Vec::new();
+    }
+    let Some(close) = closing(line, toks, k + 3) else {
+        return Vec::new();
+    };
+    // Only a value computed from others: `xs.append(x)` alone is an item, not a step.
+    if close <= k + 5 {
+        return Vec::new();
+    }
+    (k + 4..close)
+        .filter(|&i| toks[i].kind == Kind::Name && atom_at(line, toks, i) && text(i) != list)
+        .take(2)
+        .map(|i| {
+            format!(
+                "{}{list}[-1]{}",
+                &line[..toks[i].start],
+                &line[toks[i].end..]
+            )
+        })
+        .collect()
+}
+
 /// A name divided by a smaller unit where its function divided it by a larger one above ([`Names::divided`]): the
 /// rest after the larger unit divided instead (`seconds // MINUTE` to `(seconds % HOUR) // MINUTE`), at most two.
 fn rest_divided(line: &str, toks: &[Tok], divided: &[(String, String)]) -> Vec<String> {
@@ -950,7 +984,7 @@ fn stale_reads(line: &str, toks: &[Tok], stale: &[(String, Vec<String>)]) -> Vec
 /// The fields of each record class of a Python file ([`Names::fields`]): the annotated names a class body declares
 /// at its own depth (`high: float`, a dataclass's or a `NamedTuple`'s), and the names a `namedtuple` call lists
 /// (`namedtuple("Reading", "day high low")`, or as a list of strings); classes with fewer than two left out.
-fn record_fields(text: &str) -> Vec<Vec<String>> {
+pub(in crate::locate_rank) fn record_fields(text: &str) -> Vec<Vec<String>> {
     let lines: Vec<&str> = text.lines().collect();
     let depth = |l: &str| l.len() - l.trim_start().len();
     let mut out: Vec<Vec<String>> = Vec::new();
@@ -1202,6 +1236,13 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
     for m in of_whole_line(line, &toks, names) {
         push(m);
     }
+    // Arithmetic grouped the other way before the tokens' mutants: a long line's last ones fall off.
+    for m in regrouped(line, &toks)
+        .into_iter()
+        .chain(running_last(line, &toks))
+    {
+        push(m);
+    }
     for (k, t) in toks.iter().enumerate() {
         let s = text(t);
         let binary = k
@@ -1254,9 +1295,8 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                 .for_each(&mut push),
         }
     }
-    let grouped = regrouped(line, &toks)
+    let grouped = absolute_difference(line, &toks)
         .into_iter()
-        .chain(absolute_difference(line, &toks))
         .chain(operands_swapped(line, &toks))
         .chain(ratio_inverted(line, &toks));
     // Two neighbouring arguments or tuple items the wrong way round (`f(b, a)`, `return b, a`).
@@ -1329,6 +1369,39 @@ pub fn said_numbers(task: &str) -> Vec<String> {
         };
         if !out.contains(&n) {
             out.push(n);
+        }
+    }
+    out
+}
+
+/// The keys a task writes in a dict literal of its example (`annual_rent({'width': 5, 'length': 10})`), without
+/// their quotes, in order, each once: the key a line should read may be one the file itself never writes.
+pub fn keys_said(task: &str) -> Vec<String> {
+    let b = task.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let q = b[i];
+        i += 1;
+        if q != b'\'' && q != b'"' {
+            continue;
+        }
+        let before = task[..i - 1].trim_end();
+        let Some(len) = task[i..].find(q as char) else {
+            break;
+        };
+        let inner = &task[i..i + len];
+        let after = task[i + len + 1..].trim_start();
+        let word = !inner.is_empty()
+            && inner.len() <= 32
+            && inner
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+        if word && before.ends_with(['{', ',']) && after.starts_with(':') {
+            if !out.iter().any(|o| o == inner) {
+                out.push(inner.to_string());
+            }
+            i += len + 1;
         }
     }
     out
@@ -1803,11 +1876,44 @@ pub fn kin_of_line(line: &str, names: &Names) -> Vec<String> {
         .chain(local_swaps(line, &toks, &names.locals))
         .chain(unread_scales(line, &toks, &names.unread))
         .chain(unread_scales(line, &toks, &names.loop_unread))
+        .chain(counted_for_summed(line, &toks, &names.fields))
     {
         if out.len() < MAX_LOCAL_SWAPS && m != line && !cheaper.contains(&m) && !out.contains(&m) {
             out.push(m);
         }
     }
+    out
+}
+
+/// The most fields a count is summed over instead.
+const MAX_SUMMED: usize = 4;
+
+/// A count of records where the sum of one of their fields was meant: `len(mine)` to `sum(r.frames for r in
+/// mine)` for each field of the file's record classes ([`Names::fields`]), at most [`MAX_SUMMED`].
+fn counted_for_summed(line: &str, toks: &[Tok], fields: &[Vec<String>]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let Some(k) = (0..toks.len()).find(|&k| {
+        text(k) == "len"
+            && text(k + 1) == "("
+            && toks.get(k + 2).is_some_and(|t| t.kind == Kind::Name)
+            && text(k + 3) == ")"
+            && (k == 0 || text(k - 1) != ".")
+    }) else {
+        return Vec::new();
+    };
+    let list = text(k + 2);
+    let mut out = Vec::new();
+    for f in fields.iter().flatten() {
+        let m = format!(
+            "{}sum(r.{f} for r in {list}){}",
+            &line[..toks[k].start],
+            &line[toks[k + 3].end..]
+        );
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    out.truncate(MAX_SUMMED);
     out
 }
 
@@ -1930,7 +2036,16 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
     out.extend(literals_near(s).map(|l| replace(&l)));
     out.extend(precisions_near(s).into_iter().map(|l| replace(&l)));
     out.extend(specs_shared(s).into_iter().map(|l| replace(&l)));
-    if let Some(key) = key_at(line, toks, k, false) {
+    // A key read out of a dict, or a parameter's default of a key's text (`kind="season"` for `kind="day"`).
+    let default = line.trim_start().starts_with("def ")
+        && k >= 2
+        && line[toks[k - 1].start..toks[k - 1].end] == *"="
+        && toks[k - 2].kind == Kind::Name;
+    let key = key_at(line, toks, k, false).or_else(|| {
+        let inner = s.get(1..s.len().saturating_sub(1))?;
+        (default && names.keys.iter().any(|o| o == inner)).then_some(inner)
+    });
+    if let Some(key) = key {
         let q = &s[..1];
         out.extend(
             names
@@ -3247,6 +3362,7 @@ pub fn probe(
         check,
         reported: reported(&spec.task),
         said: said_numbers(&spec.task),
+        keys_said: keys_said(&spec.task),
         none_said: spec.task.contains("None"),
         tried: HashSet::new(),
     };
@@ -3308,6 +3424,7 @@ struct Probe<'a, 'c> {
     check: &'a mut Check<'c>,
     reported: Vec<(String, String)>,
     said: Vec<String>,
+    keys_said: Vec<String>,
     none_said: bool,
     tried: HashSet<(String, usize, String)>,
 }
@@ -3415,6 +3532,9 @@ impl Probe<'_, '_> {
             let mut names = names.at(&pre.text, line);
             names.reported.clone_from(&self.reported);
             names.said.clone_from(&self.said);
+            // The keys the task writes first: the key a line should read is often one of them.
+            let file_keys = std::mem::take(&mut names.keys);
+            names.keys = joined(self.keys_said.clone(), file_keys);
             names.none_said |= self.none_said;
             let mutants = match tier {
                 Tier::Unread => {
@@ -3485,7 +3605,18 @@ fn definitions_read(lines: &[&str], line: &str, constants: &[String]) -> Vec<usi
                     ),
                     Kind::Str => false,
                 });
+                // A one-line table of literals (`MULTIPLIERS = {"S": 1, "D": 2, "T": 2}`).
+                let table = matches!(&value.trim()[..1], "{" | "[" | "(")
+                    && v.iter().all(|t| match t.kind {
+                        Kind::Number | Kind::Str => true,
+                        Kind::Name => false,
+                        Kind::Op => matches!(
+                            &value[t.start..t.end],
+                            "{" | "}" | "[" | "]" | "(" | ")" | "," | ":" | "-"
+                        ),
+                    });
                 arithmetic
+                    || table
                     || matches!(
                         kinds.as_slice(),
                         [Kind::Number | Kind::Str] | [Kind::Op, Kind::Number]
@@ -3713,6 +3844,14 @@ mod tests {
         never_gives("    x = a ** b / c", "c / b");
         never_gives("    x = a.b / c", "c / a.b");
         never_gives("    x = a / b ** 2", "b / a");
+    }
+
+    #[test]
+    fn a_key_the_task_writes_in_a_dict_literal_is_a_key_a_line_may_read() {
+        let task =
+            "annual_rent({'width': 5, 'length': 10, \"tap\": True}) can't be 33.25; {'x' is no key";
+        assert_eq!(keys_said(task), ["width", "length", "tap"]);
+        assert!(keys_said("plan_week('herbs', '2024-07-01') lists 'a', 'b'").is_empty());
     }
 
     #[test]
@@ -4083,6 +4222,69 @@ mod tests {
         assert!(
             of_line(lines[2], &Names::of(&lines.join("\n")))
                 .contains(&"HOUR = 60 * MINUTE".to_string())
+        );
+    }
+
+    #[test]
+    fn a_table_a_key_default_a_running_value_a_sum_for_a_count_and_a_long_line_s_grouping() {
+        // A one-line table of literals is probed where a line reads it.
+        let lines = [
+            "MULTIPLIERS = {\"S\": 1, \"D\": 2, \"T\": 2}",
+            "NAMES = {\"S\": single(1)}",
+            "",
+            "def score(code):",
+            "    return MULTIPLIERS[code[0]] * NAMES[code]",
+        ];
+        let constants = ["MULTIPLIERS".into(), "NAMES".into()];
+        assert_eq!(definitions_read(&lines, lines[4], &constants), [1]);
+        assert!(
+            of_line(lines[0], &Names::default())
+                .contains(&"MULTIPLIERS = {\"S\": 1, \"D\": 2, \"T\": 3}".to_string())
+        );
+        // A parameter's default that is one of the file's keys, exchanged for another key.
+        let names = Names {
+            keys: vec!["day".into(), "season".into()],
+            ..Names::default()
+        };
+        let m = of_line("def sell(name, kind=\"season\", junior=False):", &names);
+        assert!(
+            m.contains(&"def sell(name, kind=\"day\", junior=False):".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            !of_line("def sell(name, kind=\"other\"):", &names)
+                .iter()
+                .any(|l| l.contains("\"day\""))
+        );
+        // A list's next item made from its last one.
+        let m = of_line(
+            "        concs.append(start_conc / factor)",
+            &Names::default(),
+        );
+        assert!(
+            m.contains(&"        concs.append(concs[-1] / factor)".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            !of_line("        xs.append(x)", &Names::default())
+                .iter()
+                .any(|l| l.contains("[-1]"))
+        );
+        // A count of records for the sum of a field.
+        let names = Names {
+            fields: vec![vec!["hive".into(), "frames".into()]],
+            ..Names::default()
+        };
+        let m = kin_of_line("    frames = len(mine)", &names);
+        assert!(
+            m.contains(&"    frames = sum(r.frames for r in mine)".to_string()),
+            "{m:?}"
+        );
+        // A grouping of a long line is not cut off by its tokens' mutants.
+        let m = of_line("    return fahrenheit - 32 * 5 / 9", &Names::default());
+        assert!(
+            m.contains(&"    return (fahrenheit - 32) * 5 / 9".to_string()),
+            "{m:?}"
         );
     }
 

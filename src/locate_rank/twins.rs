@@ -231,7 +231,8 @@ fn near(first: &Fixed, (line, insert): (usize, bool)) -> bool {
 }
 
 /// The first pass and the places next to it where a mutant passed too, in the order they rank: the first pass
-/// first, unless it inserted an update (`count += 1`, `seen.add(key)`) that its twin one place off puts on the
+/// first, unless it turned round an `if` whose block only skips the item (`continue`, `break`) where a line
+/// inserted in that block passed too (`run = 0` before the `continue`), or it inserted an update (`count += 1`, `seen.add(key)`) that its twin one place off puts on the
 /// other side of the update beside it in the order the two names were started (`total = 0` then `count = 0`: the
 /// count's update after the total's).
 pub(super) fn ordered(
@@ -251,7 +252,10 @@ pub(super) fn ordered(
         let made = t.line > first.line + 1
             && added.is_some_and(|a| normalisation(a).is_some())
             && first_in_function(&lines, first.line);
-        t.path == first.path && (update || made)
+        // A guard that only skips the item, turned round to skip the others: the line its block was missing.
+        let skipped =
+            !first.insert && t.insert && t.line == first.line && guards_a_skip(&lines, first.line);
+        t.path == first.path && (update || made || skipped)
     });
     let mut out = vec![first.clone()];
     out.extend(twins);
@@ -260,6 +264,20 @@ pub(super) fn ordered(
         out.insert(0, twin);
     }
     out
+}
+
+/// Whether the 1-based line `n` is an `if` whose block is a lone `continue` or `break`.
+fn guards_a_skip(lines: &[&str], n: usize) -> bool {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let (Some(head), Some(next)) = (n.checked_sub(1).and_then(|k| lines.get(k)), lines.get(n))
+    else {
+        return false;
+    };
+    let after = lines.get(n + 1).copied();
+    head.trim_start().starts_with("if ")
+        && matches!(next.trim(), "continue" | "break")
+        && indent(next) > indent(head)
+        && after.is_none_or(|a| a.trim().is_empty() || indent(a) <= indent(head))
 }
 
 /// Whether the place after the 1-based line `after` is the top of a function's body: only its `def` line, its
@@ -659,6 +677,21 @@ mod tests {
             vec![at(7, true)],
         );
         assert_eq!(order, [at(6, true), at(7, true)]);
+    }
+
+    #[test]
+    fn a_guard_that_only_skips_turned_round_ranks_behind_the_line_its_block_was_missing() {
+        let spell = "def longest(readings):\n    best = run = 0\n    for mm in readings:\n        if mm >= DRY:\n            continue\n        run += 1\n        best = max(best, run)\n    return best\n";
+        // `if mm < DRY:` passed at line 4, and `run = 0` inserted after it: the insertion first.
+        let order = ordered(&file(spell), &at(4, false), None, vec![at(4, true)]);
+        assert_eq!(order, [at(4, true), at(4, false)]);
+        // A guard whose block does more than skip: the first pass first.
+        let more = spell.replace(
+            "            continue\n",
+            "            run = 0\n            continue\n",
+        );
+        let order = ordered(&file(&more), &at(4, false), None, vec![at(4, true)]);
+        assert_eq!(order, [at(4, false), at(4, true)]);
     }
 
     #[test]

@@ -12,7 +12,13 @@
 //!   file reads of a parameter `p` elsewhere and this function never does (`balance += plan.deposit`);
 //! - a parameter or a text it reads as it came (a name the file's other functions take as a text parameter
 //!   included): `x = x.strip()`, `x.lower()`, `x.upper()`, both, and its runs of
-//!   spaces collapsed (`" ".join(x.split())`), first in the function or right after the line that binds it;
+//!   spaces collapsed (`" ".join(x.split())`), first in the function or right after the line that binds it; and
+//!   the characters its docstring says a text has none of (`no spaces or dashes`) removed
+//!   (`plate = plate.replace(" ", "").replace("-", "")`), right after the last line that binds it, else first;
+//! - a row's field it converts in place (`row["made"] = date.fromisoformat(row["made"])`): the row's other keys
+//!   converted to numbers right after (`row["kg"] = float(row["kg"])`);
+//! - a list of records it walks, reads by position or slices: sorted by a field its docstring names or it reads;
+//! - a difference it binds (`late = a - b`): clamped at zero right after (`late = max(late, 0)`);
 //! - a list or a set parameter it changes in place (`.append`, `.add`): a copy first (`playlist = list(playlist)`);
 //! - a dict it counts into (`x = {}`, `x[k] += ...`): the loop's names counted (`counts[name] += 1`);
 //! - a parameter it does arithmetic or comparisons with: converted first (`tickets = int(tickets)`);
@@ -44,6 +50,7 @@ const TEXT_FIXES: &[&str] = &[
     ".upper()",
     ".strip().lower()",
     ".strip().upper()",
+    ".strip().title()",
 ];
 
 /// The values a text `x` is normalised to: each of [`TEXT_FIXES`], then its runs of spaces collapsed to one
@@ -53,6 +60,64 @@ fn text_fixes(x: &str) -> impl Iterator<Item = String> + '_ {
         .iter()
         .map(move |fix| format!("{x}{fix}"))
         .chain([format!("\" \".join({x}.split())")])
+}
+
+/// The characters a docstring may say a text has none of, by the words that name them.
+const SEPARATORS: &[(&[&str], &str)] = &[
+    (&["space", "spaces", "whitespace", "blank", "blanks"], " "),
+    (&["dash", "dashes", "hyphen", "hyphens"], "-"),
+    (&["underscore", "underscores"], "_"),
+    (&["dot", "dots", "period", "periods"], "."),
+    (&["slash", "slashes"], "/"),
+    (&["comma", "commas"], ","),
+    (&["colon", "colons"], ":"),
+    (&["apostrophe", "apostrophes"], "'"),
+];
+
+/// The characters the docstring of `d` (its prose lines before `first_code`) says a text has none of or drops
+/// (`no spaces or dashes`, `without hyphens`, `spaces removed`), in the order [`SEPARATORS`] has them.
+fn separators_said(lines: &[&str], d: &Def, first_code: usize) -> Vec<&'static str> {
+    let doc: String = d
+        .body
+        .iter()
+        .filter(|&&b| b < first_code)
+        .map(|&b| lines[b].to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let words: Vec<&str> = doc
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let denied = words.iter().any(|w| {
+        matches!(
+            *w,
+            "no" | "without" | "removed" | "stripped" | "dropped" | "ignoring" | "ignored"
+        )
+    });
+    if !denied {
+        return Vec::new();
+    }
+    SEPARATORS
+        .iter()
+        .filter(|(named, _)| named.iter().any(|n| words.contains(n)))
+        .map(|(_, c)| *c)
+        .collect()
+}
+
+/// A text `x` with the characters `cut` removed: all of them, then each alone when there are several.
+fn separator_fixes(x: &str, cut: &[&str]) -> Vec<String> {
+    if cut.is_empty() {
+        return Vec::new();
+    }
+    let all: String = cut
+        .iter()
+        .map(|c| format!(".replace({c:?}, \"\")"))
+        .collect();
+    let mut out = vec![format!("{x}{all}")];
+    if cut.len() > 1 {
+        out.extend(cut.iter().map(|c| format!("{x}.replace({c:?}, \"\")")));
+    }
+    out
 }
 
 /// The generic insertions (0-based line after which, the line) for the functions holding the 0-based lines
@@ -83,6 +148,9 @@ pub(in crate::locate_rank) fn of_defs(
     let mut out = Vec::new();
     for d in chosen {
         let mut mine = of_def(lines, prose, reach, d, &texts);
+        mine.extend(entry_taken(lines, prose, d, &defs));
+        mine.extend(state_advanced(lines, d, &defs));
+        mine.extend(parts_converted(lines, d));
         mine.truncate(MAX_PER_DEF);
         out.extend(mine);
     }
@@ -111,6 +179,10 @@ struct Kinds {
     /// `p.field` for each parameter `p` and each field the file reads of a name `p` elsewhere but this function
     /// never does (`plan.deposit`): what a counted number may be missing.
     fields: Vec<String>,
+    /// The characters its docstring says a text has none of ([`separators_said`]).
+    separators: Vec<&'static str>,
+    /// The texts its body binds (`plate = plate.upper()`): a further normalisation goes after that line, not first.
+    rebound: Vec<String>,
 }
 
 impl Kinds {
@@ -331,6 +403,32 @@ fn counted(
     }
 }
 
+/// The last of the lines `d` opens with (from its first code line `first_code`) that each normalise another
+/// parameter than `p` through a call and never read `p` (`key = class_key(class_name)`), if any.
+fn after_normalisations(lines: &[&str], d: &Def, first_code: usize, p: &str) -> Option<usize> {
+    let at = d.body.iter().position(|&b| b == first_code)?;
+    let mut last = None;
+    for &b in &d.body[at..] {
+        if lines[b].trim().is_empty() {
+            continue;
+        }
+        let t = tokens(&code_of(lines[b]));
+        let normalises = indent_of(lines[b]) == d.indent
+            && t.len() > 3
+            && is_name(&t[0])
+            && t[1] == "="
+            && t[0] != p
+            && t.iter().any(|x| x == "(")
+            && !t.iter().any(|x| x == p)
+            && t[2..].iter().any(|x| d.params.contains(x));
+        if !normalises {
+            break;
+        }
+        last = Some(b);
+    }
+    last
+}
+
 /// The lines that go first in the function `d` (after its header or its docstring, before its first code line
 /// `first_code`): a text parameter stripped and cased, a parameter used as a number converted, a passed list or
 /// set copied, an iterable iterated twice made a list, a sequence read by position sorted (after a guard the
@@ -349,8 +447,15 @@ fn first_in_function(
         .unwrap_or(first_code);
     for p in &kinds.texts {
         if d.params.contains(p) {
+            // Beside the normalisations of other parameters the function opens with, after them.
+            let at = after_normalisations(lines, d, first_code, p).unwrap_or(top);
             for fixed in text_fixes(p) {
-                out.push((top, format!("{}{p} = {fixed}", d.indent)));
+                out.push((at, format!("{}{p} = {fixed}", d.indent)));
+            }
+            if !kinds.rebound.contains(p) {
+                for fixed in separator_fixes(p, &kinds.separators) {
+                    out.push((top, format!("{}{p} = {fixed}", d.indent)));
+                }
             }
         }
     }
@@ -404,6 +509,385 @@ fn first_in_function(
     {
         for at in guard.into_iter().chain([top]) {
             out.push((at, format!("{}{p} = sorted({p})", d.indent)));
+        }
+    }
+    out
+}
+
+/// A dict parameter whose entry the function checks against a number parameter (`if store.get(part, 0) < qty:
+/// return False`) and never changes, where another function of the file writes the same parameter's entries
+/// (`store[part] = store.get(part, 0) + qty`): the entry taken from or added to after the check (`store[part] -=
+/// qty`), else first in the function.
+fn entry_taken(lines: &[&str], prose: &[bool], d: &Def, defs: &[Def]) -> Vec<(usize, String)> {
+    let code: Vec<usize> = d
+        .body
+        .iter()
+        .copied()
+        .filter(|&b| prose.get(b) != Some(&true) && !code_of(lines[b]).trim().is_empty())
+        .collect();
+    let Some(&first_code) = code.first() else {
+        return Vec::new();
+    };
+    let toks: Vec<Vec<String>> = code.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+    let writes = |t: &[String], x: &str| {
+        t.first().is_some_and(|f| f == x)
+            && t.get(1).is_some_and(|b| b == "[")
+            && t.iter().any(|o| matches!(o.as_str(), "=" | "+=" | "-="))
+    };
+    let compared = |t: &[String], n: &str| {
+        t.iter()
+            .any(|o| matches!(o.as_str(), "<" | ">" | "<=" | ">="))
+            && t.iter().any(|o| o == n)
+    };
+    let mut params: Vec<&String> = d.params.iter().collect();
+    params.sort();
+    let mut out = Vec::new();
+    for x in &params {
+        if toks.iter().any(|t| writes(t, x)) {
+            continue;
+        }
+        let elsewhere = defs.iter().filter(|o| !std::ptr::eq(*o, d)).any(|o| {
+            o.params.contains(*x)
+                && o.body
+                    .iter()
+                    .any(|&b| writes(&tokens(&code_of(lines[b])), x))
+        });
+        if !elsewhere {
+            continue;
+        }
+        let top = (0..first_code)
+            .rev()
+            .find(|&k| !lines[k].trim().is_empty())
+            .unwrap_or(first_code);
+        let at = guard_end(lines, d, first_code).unwrap_or(top);
+        for t in &toks {
+            // `x.get(k` or `x[k]`, k a parameter, in a comparison with another parameter.
+            let key = t.windows(4).find_map(|w| {
+                let got = w[0] == **x && w[1] == "." && w[2] == "get" && w[3] == "(";
+                let index = w[0] == **x && w[1] == "[" && w[3] == "]";
+                if !(got || index) {
+                    return None;
+                }
+                let k = if got {
+                    t.iter().skip_while(|o| *o != "(").nth(1)?
+                } else {
+                    &w[2]
+                };
+                d.params.contains(k).then(|| k.clone())
+            });
+            let Some(k) = key else {
+                continue;
+            };
+            for n in params
+                .iter()
+                .filter(|n| **n != *x && ***n != k && compared(t, n))
+            {
+                for op in ["-=", "+="] {
+                    out.push((at, format!("{}{x}[{k}] {op} {n}", d.indent)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Text methods: a name read through one is a text, not a number that came as text.
+const TEXT_METHODS: &[&str] = &[
+    "strip",
+    "lstrip",
+    "rstrip",
+    "lower",
+    "upper",
+    "title",
+    "split",
+    "replace",
+    "startswith",
+    "endswith",
+    "isdigit",
+    "isalpha",
+    "partition",
+    "join",
+    "format",
+    "casefold",
+];
+
+/// The parts of a text a line unpacks (`colour, weight, grams, per_100 = [p.strip() for p in line.split(",")]`),
+/// left as text where they are numbers: right after the line, the parts after the first (a label) that the
+/// function never reads as text (`weight.lower()`) converted together (`grams, per_100 = int(grams),
+/// int(per_100)`), then each alone, to `int` and to `float`.
+fn parts_converted(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
+    let toks = d.tokens(lines);
+    let mut out = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Some(eq) = t.iter().position(|x| x == "=") else {
+            continue;
+        };
+        let names: Vec<&String> = t[..eq].iter().filter(|x| *x != ",").collect();
+        let unpacks = names.len() >= 2
+            && names.iter().all(|n| is_name(n))
+            && t[..eq].iter().filter(|x| *x == ",").count() + 1 == names.len()
+            && t[eq..]
+                .iter()
+                .any(|x| matches!(x.as_str(), "split" | "partition" | "rsplit"));
+        if !unpacks {
+            continue;
+        }
+        let as_text = |n: &str| {
+            toks[i + 1..].iter().any(|u| {
+                u.windows(3)
+                    .any(|w| w[0] == n && w[1] == "." && TEXT_METHODS.contains(&w[2].as_str()))
+            })
+        };
+        let numbers: Vec<&String> = names[1..].iter().copied().filter(|n| !as_text(n)).collect();
+        let b = d.body[i];
+        let pad = indent_of(lines[b]);
+        for make in ["int", "float"] {
+            if numbers.len() >= 2 {
+                let left: Vec<&str> = numbers.iter().map(|n| n.as_str()).collect();
+                let right: Vec<String> = numbers.iter().map(|n| format!("{make}({n})")).collect();
+                out.push((
+                    b,
+                    format!("{pad}{} = {}", left.join(", "), right.join(", ")),
+                ));
+            }
+        }
+        for n in &numbers {
+            for make in ["int", "float"] {
+                out.push((b, format!("{pad}{n} = {make}({n})")));
+            }
+        }
+    }
+    out
+}
+
+/// The most steps a dict entry of state is advanced by.
+const MAX_STEPS: usize = 8;
+
+/// A dict started before a loop (`free_at = {g: OPEN for g in groomers}`) that the loop reads by a key it binds
+/// (`start = free_at[groomer]`) and never writes: the entry advanced right after the last line that reads it, by
+/// one, by a name the loop unpacks, or by the file's own one-parameter function of one
+/// (`free_at[groomer] += duration(services)`), at most [`MAX_STEPS`].
+fn state_advanced(lines: &[&str], d: &Def, defs: &[Def]) -> Vec<(usize, String)> {
+    let toks = d.tokens(lines);
+    let converters: Vec<&String> = defs
+        .iter()
+        .filter(|o| o.params.len() == 1 && !std::ptr::eq(*o, d) && !o.params.contains("self"))
+        .map(|o| &o.name)
+        .collect();
+    let mut out = Vec::new();
+    for lp in d.loops(lines, &toks, &["for"]) {
+        let head = &toks[lp.at];
+        let targets: Vec<&String> = head
+            .iter()
+            .skip(1)
+            .take_while(|t| *t != "in")
+            .filter(|t| is_name(t))
+            .collect();
+        let dicts = toks[..lp.at].iter().filter_map(|t| match t.as_slice() {
+            [x, eq, open, ..] if eq == "=" && open == "{" && is_name(x) => Some(x),
+            _ => None,
+        });
+        let block: Vec<(usize, &Vec<String>)> = lp
+            .block
+            .iter()
+            .filter_map(|&b| Some((b, &toks[d.body.iter().position(|&x| x == b)?])))
+            .collect();
+        for dict in dicts {
+            let written = block.iter().any(|(_, t)| {
+                t.first() == Some(dict)
+                    && t.get(1).is_some_and(|b| b == "[")
+                    && t.iter().any(|o| matches!(o.as_str(), "=" | "+=" | "-="))
+            });
+            if written {
+                continue;
+            }
+            let mut read = None;
+            for (b, t) in &block {
+                let opens = t.last().is_some_and(|c| c == ":");
+                for w in t.windows(4) {
+                    if !opens && w[0] == *dict && w[1] == "[" && is_name(&w[2]) && w[3] == "]" {
+                        read = Some((*b, w[2].clone()));
+                    }
+                }
+            }
+            let Some((b, k)) = read else {
+                continue;
+            };
+            let mut steps = vec!["1".to_string()];
+            for v in &targets {
+                steps.extend(converters.iter().map(|f| format!("{f}({v})")));
+                steps.push(v.to_string());
+            }
+            steps.truncate(MAX_STEPS);
+            for step in steps {
+                out.push((b, format!("{}{dict}[{k}] += {step}", indent_of(lines[b]))));
+            }
+        }
+    }
+    out
+}
+
+/// The most other keys converted beside one.
+const MAX_SIBLING_KEYS: usize = 4;
+
+/// A row's field converted in place (`row["made"] = date.fromisoformat(row["made"])`) beside others the file reads
+/// of rows and never converts: each of them converted to a number right after (`row["kg"] = float(row["kg"])`), at
+/// most [`MAX_SIBLING_KEYS`]. The lines are read with their strings (the keys are strings).
+fn siblings_converted(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
+    let quoted = |w: &[String]| -> Option<String> {
+        let [open, q1, k, q2, close] = w else {
+            return None;
+        };
+        (open == "[" && q1 == q2 && (q1 == "\"" || q1 == "'") && is_name(k) && close == "]")
+            .then(|| k.clone())
+    };
+    let mut keys: Vec<String> = Vec::new();
+    for l in lines {
+        let t = tokens(l);
+        for w in t.windows(5) {
+            if let Some(k) = quoted(w).filter(|k| !keys.contains(k)) {
+                keys.push(k);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut converted: Vec<String> = Vec::new();
+    let mut places: Vec<(usize, String, String)> = Vec::new();
+    for &b in &d.body {
+        let t = tokens(lines[b]);
+        if t.len() < 9
+            || !is_name(&t[0])
+            || t[6] != "="
+            || !is_name(&t[7])
+            || !t[8..].contains(&"(".to_string())
+        {
+            continue;
+        }
+        let Some(a) = quoted(&t[1..6]) else {
+            continue;
+        };
+        // The same field read in the value: converted in place.
+        if t[8..]
+            .windows(6)
+            .any(|w| w[0] == t[0] && quoted(&w[1..]).as_ref() == Some(&a))
+        {
+            converted.push(a);
+            places.push((b, t[0].clone(), t[2].clone()));
+        }
+    }
+    for (b, row, q) in places {
+        let others = keys
+            .iter()
+            .filter(|k| !converted.contains(k))
+            .take(MAX_SIBLING_KEYS);
+        for k in others {
+            for make in ["float", "int"] {
+                out.push((
+                    b,
+                    format!(
+                        "{}{row}[{q}{k}{q}] = {make}({row}[{q}{k}{q}])",
+                        indent_of(lines[b])
+                    ),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The most fields a list of records is sorted by.
+const MAX_SORT_FIELDS: usize = 3;
+
+/// A list of records (the file's dataclasses, `NamedTuple`s and `namedtuple`s) that `d` walks, reads by position
+/// or slices, put in the order of one of their fields: those its docstring names first (`earliest drink_by
+/// first`), then those it reads off a name (`cur.start < prev.end`), at most [`MAX_SORT_FIELDS`], either way. A
+/// parameter is sorted first in the function (`bookings = sorted(bookings, key=lambda r: r.start)`), a list a
+/// call gave right after that line (`due.sort(key=lambda r: r.drink_by)`).
+fn sorted_by_field(
+    lines: &[&str],
+    d: &Def,
+    kinds: &Kinds,
+    first_code: usize,
+) -> Vec<(usize, String)> {
+    let text = lines.join("\n");
+    let all: Vec<String> = crate::locate_rank::mutants::record_fields(&text)
+        .into_iter()
+        .flatten()
+        .collect();
+    if all.is_empty() {
+        return Vec::new();
+    }
+    let doc: Vec<String> = d
+        .body
+        .iter()
+        .filter(|&&b| b < first_code)
+        .flat_map(|&b| tokens(lines[b]))
+        .collect();
+    let code: Vec<Vec<String>> = d
+        .body
+        .iter()
+        .filter(|&&b| b >= first_code)
+        .map(|&b| tokens(&code_of(lines[b])))
+        .collect();
+    let read = |f: &String| {
+        code.iter()
+            .any(|t| t.windows(2).any(|w| w[0] == "." && w[1] == *f))
+    };
+    let mut fields: Vec<&String> = all.iter().filter(|f| doc.contains(f)).collect();
+    for f in all.iter().filter(|f| read(f)) {
+        if !fields.contains(&f) {
+            fields.push(f);
+        }
+    }
+    fields.truncate(MAX_SORT_FIELDS);
+    let keys = |x: &str| -> Vec<String> {
+        fields
+            .iter()
+            .flat_map(|f| {
+                [
+                    format!("key=lambda r: r.{f}"),
+                    format!("key=lambda r: r.{f}, reverse=True"),
+                ]
+            })
+            .filter(|_| !x.is_empty())
+            .collect()
+    };
+    let mut out = Vec::new();
+    let top = (0..first_code)
+        .rev()
+        .find(|&k| !lines[k].trim().is_empty())
+        .unwrap_or(first_code);
+    let mut params: Vec<&String> = kinds
+        .sequences
+        .iter()
+        .chain(&kinds.iterated)
+        .filter(|p| d.params.contains(*p) && !matches!(p.as_str(), "self" | "cls"))
+        .collect();
+    params.sort();
+    params.dedup();
+    for p in params {
+        for key in keys(p) {
+            out.push((top, format!("{}{p} = sorted({p}, {key})", d.indent)));
+        }
+    }
+    // A list a call gave (`due = ready(bottles, year)`), then sliced or walked.
+    for (i, &b) in d.body.iter().enumerate().filter(|&(_, &b)| b >= first_code) {
+        let t = tokens(&code_of(lines[b]));
+        let [x, eq, f, open, ..] = t.as_slice() else {
+            continue;
+        };
+        if eq != "=" || !is_name(x) || !is_name(f) || open != "(" || f == "sorted" {
+            continue;
+        }
+        let used = d.body[i + 1..].iter().any(|&n| {
+            let u = tokens(&code_of(lines[n]));
+            u.windows(2)
+                .any(|w| (w[0] == "in" && w[1] == *x) || (w[0] == *x && w[1] == "["))
+        });
+        if used {
+            for key in keys(x) {
+                out.push((b, format!("{}{x}.sort({key})", indent_of(lines[b]))));
+            }
         }
     }
     out
@@ -522,6 +1006,16 @@ fn of_def(
     let Some(&first_code) = code.first() else {
         return Vec::new();
     };
+    kinds.separators = separators_said(lines, d, first_code);
+    kinds.rebound = kinds
+        .texts
+        .iter()
+        .filter(|x| {
+            code.iter()
+                .any(|&b| tokens(&code_of(lines[b])).get(..2) == Some(&[x.to_string(), "=".into()]))
+        })
+        .cloned()
+        .collect();
     let width = |k: usize| indent_of(lines[k]).len();
     let mut out = first_in_function(lines, d, &kinds, first_code);
     let mut first_in_block = Vec::new();
@@ -563,6 +1057,17 @@ fn of_def(
             )
             .collect();
         let binds: HashSet<String> = defines(&tokens(&line));
+        // A difference that may fall below zero, clamped at it (`late = max(late, 0)`).
+        let t = tokens(&line);
+        if let [x, eq, first, rest @ ..] = t.as_slice()
+            && eq == "="
+            && is_name(x)
+            && first != "-"
+            && rest.iter().any(|r| r == "-")
+            && !opens
+        {
+            out.push((k, format!("{}{x} = max({x}, 0)", indent_of(lines[k]))));
+        }
         for w in levels {
             let pad = " ".repeat(w);
             let loops = loop_names(lines, &code[..=i], w);
@@ -579,6 +1084,8 @@ fn of_def(
         }
     }
     out.extend(sorted_by_loop_key(lines, d));
+    out.extend(sorted_by_field(lines, d, &kinds, first_code));
+    out.extend(siblings_converted(lines, d));
     // A line first in a block comes after the others: a fix that adds one to a block adds it last more often,
     // and where both pass, the place after the block's last line is the one to report.
     out.extend(first_in_block);
@@ -694,7 +1201,7 @@ fn statements(
     }
     // A text normalised right after the line that binds it.
     for x in kinds.texts.iter().filter(|x| binds.contains(*x)) {
-        for fixed in text_fixes(x) {
+        for fixed in text_fixes(x).chain(separator_fixes(x, &kinds.separators)) {
             out.push(format!("{x} = {fixed}"));
         }
     }
@@ -713,6 +1220,105 @@ mod tests {
 
     fn has(list: &[(usize, String)], after: usize, line: &str) -> bool {
         list.iter().any(|(a, l)| *a + 1 == after && l == line)
+    }
+
+    #[test]
+    fn a_row_field_converted_beside_another_a_record_list_sorted_by_a_field_an_entry_taken_and_a_difference_clamped()
+     {
+        let rows = "import csv\n\n\ndef read(text):\n    \"\"\"Rows.\"\"\"\n    out = []\n    for row in csv.DictReader(text):\n        row[\"made\"] = date.fromisoformat(row[\"made\"])\n        out.append(row)\n    return out\n\n\ndef heaviest(rows):\n    return max(rows, key=lambda w: w[\"kg\"])[\"batch\"]\n";
+        let got = at(rows, 8);
+        assert!(
+            has(&got, 8, "        row[\"kg\"] = float(row[\"kg\"])"),
+            "{got:?}"
+        );
+        assert!(
+            !got.iter().any(|(_, l)| l.contains("float(row[\"made\"])")),
+            "{got:?}"
+        );
+        let cellar = "from dataclasses import dataclass\n\n\n@dataclass\nclass Bottle:\n    name: str\n    drink_by: int\n\n\ndef drink_next(bottles, n=3):\n    \"\"\"Most urgent (earliest drink_by) first.\"\"\"\n    due = ready(bottles)\n    return [b.name for b in due[:n]]\n\n\ndef clashes(bookings):\n    found = []\n    for prev, cur in zip(bookings, bookings[1:]):\n        if cur.drink_by < prev.drink_by:\n            found.append(cur.name)\n    return found\n";
+        let got = at(cellar, 12);
+        assert!(
+            has(&got, 12, "    due.sort(key=lambda r: r.drink_by)"),
+            "{got:?}"
+        );
+        assert!(
+            has(
+                &got,
+                12,
+                "    due.sort(key=lambda r: r.drink_by, reverse=True)"
+            ),
+            "{got:?}"
+        );
+        let got = at(cellar, 17);
+        assert!(
+            has(
+                &got,
+                16,
+                "    bookings = sorted(bookings, key=lambda r: r.drink_by)"
+            ),
+            "{got:?}"
+        );
+        let store = "def check_out(store, loans, part, qty=1):\n    \"\"\"Lend parts.\"\"\"\n    if store.get(part, 0) < qty:\n        return False\n    loans.append(part)\n    return True\n\n\ndef give_back(store, part, qty=1):\n    store[part] = store.get(part, 0) + qty\n";
+        let got = at(store, 5);
+        assert!(has(&got, 4, "    store[part] -= qty"), "{got:?}");
+        // Not where the function writes the entry itself.
+        assert!(
+            !at(store, 10)
+                .iter()
+                .any(|(_, l)| l.contains("store[part] -= qty"))
+        );
+        let late = "def late_fee(due, returned):\n    late = minutes(due, returned) - GRACE\n    return late * FEE\n";
+        let got = at(late, 2);
+        assert!(has(&got, 2, "    late = max(late, 0)"), "{got:?}");
+        // A dict of state a loop reads and never writes, advanced by the file's own function of what it unpacks.
+        let plan = "def duration(services):\n    return len(services)\n\n\ndef plan(bookings, groomers):\n    free_at = {g: 0 for g in groomers}\n    for dog, services in bookings:\n        groomer = min(groomers, key=free_at.get)\n        start = free_at[groomer]\n        print(dog, start)\n";
+        let got = at(plan, 9);
+        assert!(
+            has(&got, 9, "        free_at[groomer] += duration(services)"),
+            "{got:?}"
+        );
+        // The parts a line unpacks, converted where they are numbers; the label and the texts left alone.
+        let parse = "def parse(text):\n    out = []\n    for line in text.splitlines():\n        colour, weight, grams, per = [p.strip() for p in line.split(\",\")]\n        out.append((colour, weight.lower(), grams, per))\n    return out\n";
+        let got = at(parse, 4);
+        assert!(
+            has(&got, 4, "        grams, per = int(grams), int(per)"),
+            "{got:?}"
+        );
+        assert!(
+            !got.iter()
+                .any(|(_, l)| l.contains("weight = int(") || l.contains("colour = int(")),
+            "{got:?}"
+        );
+        // A parameter normalised beside the normalisation of another one the function opens with, after it.
+        let book = "def book(register, class_name, member):\n    key = class_key(class_name)\n    if member in register[key]:\n        return False\n";
+        let got = at(book, 3);
+        assert!(
+            has(&got, 2, "    member = member.strip().title()"),
+            "{got:?}"
+        );
+        assert!(
+            !has(&got, 1, "    member = member.strip().title()"),
+            "{got:?}"
+        );
+        let plate = "def normalise(plate):\n    \"\"\"Upper case, no spaces or dashes.\"\"\"\n    plate = plate.upper()\n    return plate\n";
+        let got = at(plate, 3);
+        assert!(
+            has(
+                &got,
+                3,
+                "    plate = plate.replace(\" \", \"\").replace(\"-\", \"\")"
+            ),
+            "{got:?}"
+        );
+        // Not first in the function, where the text is bound again below.
+        assert!(
+            !has(
+                &got,
+                2,
+                "    plate = plate.replace(\" \", \"\").replace(\"-\", \"\")"
+            ),
+            "{got:?}"
+        );
     }
 
     #[test]
