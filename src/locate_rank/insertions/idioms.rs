@@ -981,6 +981,28 @@ fn guard_end(lines: &[&str], d: &Def, first_code: usize) -> Option<usize> {
     (ends_flow(lines[end]) && more).then_some(end)
 }
 
+/// The texts of `texts` that one of the `code` lines binds again (`plate = plate.upper()`).
+fn rebound(lines: &[&str], code: &[usize], texts: &[String]) -> Vec<String> {
+    texts
+        .iter()
+        .filter(|x| {
+            code.iter()
+                .any(|&b| tokens(&code_of(lines[b])).get(..2) == Some(&[x.to_string(), "=".into()]))
+        })
+        .cloned()
+        .collect()
+}
+
+/// A difference a line binds that may fall below zero, clamped at it: `late = a - b` gives `late = max(late, 0)`.
+fn clamped(code: &str) -> Option<String> {
+    let t = tokens(code);
+    let [x, eq, first, rest @ ..] = t.as_slice() else {
+        return None;
+    };
+    let difference = eq == "=" && is_name(x) && first != "-" && rest.iter().any(|r| r == "-");
+    difference.then(|| format!("{x} = max({x}, 0)"))
+}
+
 /// The generic insertions of one function.
 fn of_def(
     lines: &[&str],
@@ -1007,15 +1029,7 @@ fn of_def(
         return Vec::new();
     };
     kinds.separators = separators_said(lines, d, first_code);
-    kinds.rebound = kinds
-        .texts
-        .iter()
-        .filter(|x| {
-            code.iter()
-                .any(|&b| tokens(&code_of(lines[b])).get(..2) == Some(&[x.to_string(), "=".into()]))
-        })
-        .cloned()
-        .collect();
+    kinds.rebound = rebound(lines, &code, &kinds.texts);
     let width = |k: usize| indent_of(lines[k]).len();
     let mut out = first_in_function(lines, d, &kinds, first_code);
     let mut first_in_block = Vec::new();
@@ -1057,16 +1071,8 @@ fn of_def(
             )
             .collect();
         let binds: HashSet<String> = defines(&tokens(&line));
-        // A difference that may fall below zero, clamped at it (`late = max(late, 0)`).
-        let t = tokens(&line);
-        if let [x, eq, first, rest @ ..] = t.as_slice()
-            && eq == "="
-            && is_name(x)
-            && first != "-"
-            && rest.iter().any(|r| r == "-")
-            && !opens
-        {
-            out.push((k, format!("{}{x} = max({x}, 0)", indent_of(lines[k]))));
+        if let Some(clamp) = clamped(&line).filter(|_| !opens) {
+            out.push((k, format!("{}{clamp}", indent_of(lines[k]))));
         }
         for w in levels {
             let pad = " ".repeat(w);
