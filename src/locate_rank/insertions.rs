@@ -1898,6 +1898,9 @@ fn groups_never_reset(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
                         u.windows(3)
                             .any(|w| w[0] == *g && w[1] == "." && w[2] == "append")
                             || u.windows(2).any(|w| w[0] == *g && w[1] == "+=")
+                            || (u.first() == Some(g)
+                                && u.get(1).is_some_and(|b| b == "[")
+                                && u.iter().any(|o| o == "=" || o == "+="))
                     });
                     let reset = toks
                         .iter()
@@ -1921,8 +1924,20 @@ fn groups_never_reset(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
 }
 
 /// The names a line `S.append(...)` collects, each with whether it is the whole argument (`runs.append(current)`)
-/// or a name the argument reads (`summary.append((current, round(net, 2)))`, not `round`).
+/// or a name the argument reads (`summary.append((current, round(net, 2)))`, not `round`); and the name a line
+/// stores under a key (`log[room] = items`), started afresh where its key changes, at the end of the block that
+/// holds the store, as a name read.
 fn collected(t: &[String]) -> Vec<(String, bool)> {
+    if let [s, open, .., close, eq, g] = t
+        && is_name(s)
+        && open == "["
+        && close == "]"
+        && eq == "="
+        && is_name(g)
+        && g != s
+    {
+        return vec![(g.clone(), false)];
+    }
     let [s, dot, append, open, inner @ .., close] = t else {
         return Vec::new();
     };
@@ -2050,7 +2065,8 @@ fn chained_values(line: &str) -> Option<Vec<(String, String)>> {
 
 /// A loop's `continue` (or `break`) missing at the end of an `if` block the checks ran, when the block does not
 /// leave on its own: `continue` when the loop's body goes on after the block (a blank line skipped and counted,
-/// then parsed all the same), `break` when the block ends by setting a name (the first match kept, not the last).
+/// then parsed all the same), `break` when the block ends by setting a name (the first match kept, not the last)
+/// or by taking the item it stored out of a list (`plan[t.name] = number` then `free.pop(i)`).
 fn loop_exits(lines: &[&str], defs: &[Def], reach: Option<&[Reach]>) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
@@ -2090,7 +2106,19 @@ fn loop_exits(lines: &[&str], defs: &[Def], reach: Option<&[Reach]>) -> Vec<(usi
                 out.push((end, format!("{indent}continue")));
             }
             let etoks = tokens(&code_of(lines[end]));
-            if etoks.len() > 2 && is_name(&etoks[0]) && etoks[1] == "=" {
+            // Or a block that takes the item it chose out of the list the loop walks (`free.pop(i)`) after it
+            // stored it (`plan[t.name] = number`).
+            let sets = |b: &usize| {
+                let t = tokens(&code_of(lines[*b]));
+                is_name(&t[0]) && t.iter().skip(1).take_while(|x| *x != "(").any(|x| x == "=")
+            };
+            let taken = etoks
+                .windows(3)
+                .any(|w| w[1] == "." && matches!(w[2].as_str(), "pop" | "remove"))
+                && block
+                    .iter()
+                    .any(|b| !tokens(&code_of(lines[*b])).is_empty() && sets(b));
+            if (etoks.len() > 2 && is_name(&etoks[0]) && etoks[1] == "=") || taken {
                 out.push((end, format!("{indent}break")));
             }
         }
@@ -2734,6 +2762,26 @@ mod tests {
         assert_eq!(
             lines_of(text, &[], None)[0],
             (8, "    current = flush(current, tokens)".into())
+        );
+    }
+
+    #[test]
+    fn a_group_stored_under_a_key_and_never_started_afresh_is_reset_where_the_key_changes() {
+        let log = "def parse(lines):\n    log = {}\n    room = None\n    items = {}\n    for line in lines:\n        word, value = line.split()\n        if word == \"room\":\n            if room is not None:\n                log[room] = items\n            room = int(value)\n        else:\n            items[word] = items.get(word, 0) + int(value)\n    return log\n";
+        let lines: Vec<&str> = log.lines().collect();
+        let got = groups_never_reset(&lines, &Def::all(&lines));
+        assert_eq!(
+            got.first(),
+            Some(&(9, "            items = {}".to_string())),
+            "{got:?}"
+        );
+        // A block that takes the item it stored out of the list the loop walks gets a `break`.
+        let alloc = "def allocate(traders, free):\n    plan = {}\n    for t in traders:\n        for i, number in enumerate(free):\n            if number:\n                plan[t] = number\n                free.pop(i)\n    return plan\n";
+        let lines: Vec<&str> = alloc.lines().collect();
+        let got = loop_exits(&lines, &Def::all(&lines), None);
+        assert!(
+            got.contains(&(6, "                break".to_string())),
+            "{got:?}"
         );
     }
 

@@ -211,6 +211,12 @@ pub struct Names {
     /// For one line ([`Names::at`]): whether its function's docstring speaks of 0-based or 1-based positions: a
     /// value converted between the two is often one off.
     pub based: bool,
+    /// The fields of the file's records whose names the task says (`nights`), set by the caller: a count
+    /// stepped by one where the item's field was meant (`+= 1` for `+= b.nights`).
+    pub fields_said: Vec<String>,
+    /// The factors of the units a task speaks of (`an hour of work`: 60), set by the caller from the task
+    /// ([`units_said`]): a conversion slip divides by the wrong unit's factor.
+    pub units: Vec<String>,
     /// The file's top-level functions of one parameter (`parse_time(text)`), in order: a sort key or a comparison
     /// that reads a value as it came is often meant through one of them ([`converted_keys`]).
     pub converters: Vec<String>,
@@ -273,6 +279,8 @@ impl Names {
             reported: Vec::new(),
             none_said: false,
             said: Vec::new(),
+            units: Vec::new(),
+            fields_said: Vec::new(),
             based: false,
             converters: converters(text),
             offsets: offsets(text),
@@ -1240,6 +1248,9 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
     for m in regrouped(line, &toks)
         .into_iter()
         .chain(running_last(line, &toks))
+        .chain(units_for_factors(line, &toks, names))
+        .chain(unread_for_items(line, &toks, &names.loop_unread))
+        .chain(stepped_by_field(line, &toks, names))
     {
         push(m);
     }
@@ -1402,6 +1413,129 @@ pub fn keys_said(task: &str) -> Vec<String> {
                 out.push(inner.to_string());
             }
             i += len + 1;
+        }
+    }
+    out
+}
+
+/// The factors that convert each unit (a word of a task or of a line's names) to the next larger or smaller one.
+const UNITS: &[(&[&str], &[&str])] = &[
+    (
+        &["hour", "hours", "hourly", "minute", "minutes", "mins"],
+        &["60"],
+    ),
+    (&["second", "seconds", "secs"], &["60", "3600"]),
+    (&["day", "days", "daily"], &["24"]),
+    (&["week", "weeks", "weekly"], &["7"]),
+    (&["month", "months", "monthly", "dozen"], &["12"]),
+    (&["percent", "percentage", "cents", "pence"], &["100"]),
+    (
+        &[
+            "km",
+            "kg",
+            "kilo",
+            "kilos",
+            "kilometres",
+            "kilograms",
+            "litres",
+            "ml",
+            "grams",
+            "metres",
+        ],
+        &["1000"],
+    ),
+];
+
+/// A count stepped by one where a field the task says of an item was meant: `nights[cls] += 1` to `nights[cls] +=
+/// b.nights` for each local `b` bound before the line and each field of [`Names::fields_said`], at most four.
+fn stepped_by_field(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let n = toks.len();
+    if n < 3 || text(n - 2) != "+=" || text(n - 1) != "1" || names.fields_said.is_empty() {
+        return Vec::new();
+    }
+    let at = toks[n - 1].start;
+    let mut out = Vec::new();
+    for f in &names.fields_said {
+        for l in names.locals.iter().rev() {
+            out.push(format!(
+                "{}{l}.{f}{}",
+                &line[..at],
+                &line[toks[n - 1].end..]
+            ));
+        }
+    }
+    out.truncate(4);
+    out
+}
+
+/// An item read out of a collection (`updated[room]`) where the loop's own name for it, unpacked and never read,
+/// was meant (`target` of `for room, target in scene.items()`): at most two.
+fn unread_for_items(line: &str, toks: &[Tok], loop_unread: &[String]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    if loop_unread.is_empty() || text(0) == "for" {
+        return out;
+    }
+    for k in 0..toks.len() {
+        let assigned = (k + 4..toks.len()).any(|j| text(j) == "=") && k == 0;
+        if toks[k].kind != Kind::Name
+            || text(k + 1) != "["
+            || (k > 0 && text(k - 1) == ".")
+            || assigned
+        {
+            continue;
+        }
+        let Some(close) = closing(line, toks, k + 1) else {
+            continue;
+        };
+        for u in loop_unread {
+            out.push(format!(
+                "{}{u}{}",
+                &line[..toks[k].start],
+                &line[toks[close].end..]
+            ));
+        }
+    }
+    out.truncate(2);
+    out
+}
+
+/// A factor exchanged for the factor of a unit the task or the line speaks of ([`Names::units`], [`units_said`]):
+/// `/ 60` for `/ 100` where minutes become hours. Before the tokens' mutants: a long line's last ones fall off.
+fn units_for_factors(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
+    let units = joined(names.units.clone(), units_said(line));
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        let s = &line[t.start..t.end];
+        if t.kind != Kind::Number || !factor_at(line, toks, k) {
+            continue;
+        }
+        for u in units
+            .iter()
+            .filter(|u| *u != s && !names.factors.contains(u))
+        {
+            out.push(format!("{}{u}{}", &line[..t.start], &line[t.end..]));
+        }
+    }
+    out
+}
+
+/// The factors of the units `text` speaks of (its words, and the parts of its snake-case names), in the order
+/// [`UNITS`] has them, each once.
+pub fn units_said(text: &str) -> Vec<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for (named, factors) in UNITS {
+        if named.iter().any(|n| words.iter().any(|w| w == n)) {
+            for f in *factors {
+                if !out.iter().any(|o| o == f) {
+                    out.push((*f).to_string());
+                }
+            }
         }
     }
     out
@@ -3362,6 +3496,12 @@ pub fn probe(
         check,
         reported: reported(&spec.task),
         said: said_numbers(&spec.task),
+        units: units_said(&spec.task),
+        task_words: spec
+            .task
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map(str::to_lowercase)
+            .collect(),
         keys_said: keys_said(&spec.task),
         none_said: spec.task.contains("None"),
         tried: HashSet::new(),
@@ -3424,6 +3564,8 @@ struct Probe<'a, 'c> {
     check: &'a mut Check<'c>,
     reported: Vec<(String, String)>,
     said: Vec<String>,
+    units: Vec<String>,
+    task_words: HashSet<String>,
     keys_said: Vec<String>,
     none_said: bool,
     tried: HashSet<(String, usize, String)>,
@@ -3472,6 +3614,26 @@ impl Probe<'_, '_> {
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// The names of a line with what the task says: the numbers it reports and says, its units, the fields it
+    /// names, whether it speaks of `None`, and the keys its example writes (first: the key a line should read is
+    /// often one of them).
+    fn task_names(&self, mut names: Names) -> Names {
+        names.reported.clone_from(&self.reported);
+        names.said.clone_from(&self.said);
+        names.units.clone_from(&self.units);
+        names.fields_said = names
+            .fields
+            .iter()
+            .flatten()
+            .filter(|f| self.task_words.contains(f.as_str()))
+            .cloned()
+            .collect();
+        names.none_said |= self.none_said;
+        let file_keys = std::mem::take(&mut names.keys);
+        names.keys = joined(self.keys_said.clone(), file_keys);
+        names
     }
 
     /// Try each mutant of the ranked `spots` (lines to change of Python files) and of the definitions of the
@@ -3529,13 +3691,7 @@ impl Probe<'_, '_> {
                 continue;
             };
             let file_unread = &names.unread;
-            let mut names = names.at(&pre.text, line);
-            names.reported.clone_from(&self.reported);
-            names.said.clone_from(&self.said);
-            // The keys the task writes first: the key a line should read is often one of them.
-            let file_keys = std::mem::take(&mut names.keys);
-            names.keys = joined(self.keys_said.clone(), file_keys);
-            names.none_said |= self.none_said;
+            let names = self.task_names(names.at(&pre.text, line));
             let mutants = match tier {
                 Tier::Unread => {
                     let mut first = unread_local_uses(lines[line - 1], &names, file_unread);
@@ -4284,6 +4440,53 @@ mod tests {
         let m = of_line("    return fahrenheit - 32 * 5 / 9", &Names::default());
         assert!(
             m.contains(&"    return (fahrenheit - 32) * 5 / 9".to_string()),
+            "{m:?}"
+        );
+    }
+
+    #[test]
+    fn a_unit_s_factor_an_unpacked_name_for_an_item_and_a_field_for_a_step() {
+        // Minutes to hours where the task speaks of hours: `/ 60` for `/ 100`, even on a long line.
+        assert_eq!(units_said("two hours of work, 3 days"), ["60", "24"]);
+        let names = Names {
+            units: units_said("an hour of work"),
+            fields: vec![vec!["pages".into(), "copies".into(), "cover".into()]],
+            ..Names::default()
+        };
+        let line = "    hours = order.minutes_each * order.copies / 100";
+        assert!(
+            of_line(line, &names)
+                .contains(&"    hours = order.minutes_each * order.copies / 60".to_string())
+        );
+        // Not a number that is no factor.
+        assert!(
+            !of_line("    x = 100", &names)
+                .iter()
+                .any(|l| l.contains("60"))
+        );
+        // The loop's own name for the item, never read, for the item read out of a collection.
+        let names = Names {
+            loop_unread: vec!["target".into()],
+            ..Names::default()
+        };
+        let m = of_line("            updated[room] = clamp(updated[room])", &names);
+        assert!(
+            m.contains(&"            updated[room] = clamp(target)".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            !m.iter().any(|l| l.starts_with("            target =")),
+            "{m:?}"
+        );
+        // A count stepped by a field the task says.
+        let names = Names {
+            locals: vec!["boats".into(), "b".into()],
+            fields_said: vec!["nights".into()],
+            ..Names::default()
+        };
+        let m = of_line("            nights[cls] += 1", &names);
+        assert!(
+            m.contains(&"            nights[cls] += b.nights".to_string()),
             "{m:?}"
         );
     }

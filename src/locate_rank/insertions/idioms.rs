@@ -4,7 +4,8 @@
 //! at each depth a new line may stand there. The statements are made of the function's own names, by what the
 //! function does with them:
 //! - a list it builds (`x = []`, `.append`, `.extend`, `sorted(...)`, `.split(...)`): `x.sort()`, `x.reverse()`,
-//!   `x.sort(reverse=True)`, a list of pairs (`list(d.items())`) sorted by its second item either way, and
+//!   `x.sort(reverse=True)`, a list of pairs (`list(d.items())`) sorted by its second item either way or largest
+//!   first with ties by the other item (`(-pair[0], pair[1])`), and
 //!   `x.append(v)` for the names of the loops around the place;
 //! - a set (`x = set()`, `.add`): `x.add(v)` for the names of the loops around the place;
 //! - a number it counts (`x += ...`, `x -= ...`, `x = 0`): `x += 1`, `x -= 1`, `x += e` for each `e` it is
@@ -34,7 +35,7 @@
 use std::collections::HashSet;
 
 use super::super::{defines, is_name, tokens};
-use super::{Def, code_of, ends_flow, indent_of, ran_at};
+use super::{Def, code_of, ends_flow, first_word, indent_of, ran_at};
 use crate::locate_rank::executed::Reach;
 
 /// The most lines written for one function.
@@ -151,6 +152,8 @@ pub(in crate::locate_rank) fn of_defs(
         mine.extend(entry_taken(lines, prose, d, &defs));
         mine.extend(state_advanced(lines, d, &defs));
         mine.extend(parts_converted(lines, d));
+        mine.extend(fields_never_set(lines, prose, d));
+        mine.extend(answer_missing(lines, prose, d));
         mine.truncate(MAX_PER_DEF);
         out.extend(mine);
     }
@@ -310,15 +313,21 @@ impl Kinds {
     }
 }
 
-/// `p.field` for each parameter `p` of `d` and each field the file's other lines read of a name `p` (not a
-/// method: no call follows) that `d`'s own body never reads, in the order the file first reads them.
-fn unread_fields(lines: &[&str], d: &Def) -> Vec<String> {
+/// The parameters of `d` but `self` and `cls`, in sorted order.
+fn sorted_params(d: &Def) -> Vec<&String> {
     let mut params: Vec<&String> = d
         .params
         .iter()
         .filter(|p| !matches!(p.as_str(), "self" | "cls"))
         .collect();
     params.sort();
+    params
+}
+
+/// `p.field` for each parameter `p` of `d` and each field the file's other lines read of a name `p` (not a
+/// method: no call follows) that `d`'s own body never reads, in the order the file first reads them.
+fn unread_fields(lines: &[&str], d: &Def) -> Vec<String> {
+    let params = sorted_params(d);
     let fields_in = |k: usize| {
         let t = tokens(&code_of(lines[k]));
         let mut out = Vec::new();
@@ -586,6 +595,114 @@ fn entry_taken(lines: &[&str], prose: &[bool], d: &Def, defs: &[Def]) -> Vec<(us
                     out.push((at, format!("{}{x}[{k}] {op} {n}", d.indent)));
                 }
             }
+        }
+    }
+    out
+}
+
+/// The code lines of `d` (0-based), docstrings, comments and blank lines left out.
+fn code_lines(lines: &[&str], prose: &[bool], d: &Def) -> Vec<usize> {
+    d.body
+        .iter()
+        .copied()
+        .filter(|&b| prose.get(b) != Some(&true) && !code_of(lines[b]).trim().is_empty())
+        .collect()
+}
+
+/// The place a last statement goes in `d` (its `code` lines): before the `return` it ends with, else after its
+/// last line.
+fn before_the_end(lines: &[&str], d: &Def, code: &[usize]) -> Option<usize> {
+    let (&last, rest) = code.split_last()?;
+    let returns = first_word(lines[last]) == "return" && indent_of(lines[last]) == d.indent;
+    if returns {
+        rest.last().copied()
+    } else {
+        Some(last)
+    }
+}
+
+/// A field of one of the file's record classes that no line of the file ever sets (`.last_test =`, `.next_ticket
+/// +=`), on a record `d` takes as a parameter and reads another field of (`alarm.history.append(...)`): set from
+/// another parameter (`alarm.last_test = when`), or stepped where its default is a number (`book.next_ticket +=
+/// 1`), just before the function's last `return`.
+fn fields_never_set(lines: &[&str], prose: &[bool], d: &Def) -> Vec<(usize, String)> {
+    let text = lines.join("\n");
+    let classes = crate::locate_rank::mutants::record_fields(&text);
+    let code = code_lines(lines, prose, d);
+    let Some(at) = before_the_end(lines, d, &code) else {
+        return Vec::new();
+    };
+    let set = |f: &str| {
+        lines.iter().any(|l| {
+            let t = tokens(&code_of(l));
+            t.windows(3)
+                .any(|w| w[0] == "." && w[1] == f && matches!(w[2].as_str(), "=" | "+=" | "-="))
+        })
+    };
+    // A field's default as written in its class (`next_ticket: int = 100`).
+    let numeric = |f: &str| {
+        lines.iter().any(|l| {
+            let Some((name, rest)) = l.trim().split_once(':') else {
+                return false;
+            };
+            let default = rest.split_once('=').map(|(_, v)| v.trim());
+            name.trim() == f
+                && default.is_some_and(|v| {
+                    !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.')
+                })
+        })
+    };
+    let toks: Vec<Vec<String>> = code.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+    let params = sorted_params(d);
+    let mut out = Vec::new();
+    for p in &params {
+        let read = |f: &String| {
+            toks.iter().any(|t| {
+                t.windows(3)
+                    .any(|w| w[0] == **p && w[1] == "." && w[2] == *f)
+            })
+        };
+        for class in classes.iter().filter(|c| c.iter().any(read)) {
+            for f in class.iter().filter(|f| !set(f)) {
+                if numeric(f) {
+                    out.push((at, format!("{}{p}.{f} += 1", d.indent)));
+                }
+                for q in params.iter().filter(|q| *q != p) {
+                    out.push((at, format!("{}{p}.{f} = {q}", d.indent)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// An `if` block at the depth of a function that ends by answering `True` (or `False`), its block going on to the
+/// end: the other answer at the end of the block (`return False` where a declined card still starts a trip).
+fn answer_missing(lines: &[&str], prose: &[bool], d: &Def) -> Vec<(usize, String)> {
+    let code = code_lines(lines, prose, d);
+    let Some(&last) = code.last() else {
+        return Vec::new();
+    };
+    let other = match code_of(lines[last]).trim() {
+        "return True" => "return False",
+        "return False" => "return True",
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for (i, &b) in code.iter().enumerate() {
+        if indent_of(lines[b]) != d.indent || first_word(lines[b]) != "if" {
+            continue;
+        }
+        let block: Vec<usize> = code[i + 1..]
+            .iter()
+            .copied()
+            .take_while(|&n| indent_of(lines[n]).len() > d.indent.len())
+            .collect();
+        let Some(&end) = block.last() else {
+            continue;
+        };
+        if !ends_flow(lines[end]) {
+            out.push((end, format!("{}{other}", indent_of(lines[block[0]]))));
         }
     }
     out
@@ -1174,6 +1291,9 @@ fn statements(
         if kinds.pairs.contains(x) {
             out.push(format!("{x}.sort(key=lambda pair: pair[1])"));
             out.push(format!("{x}.sort(key=lambda pair: pair[1], reverse=True)"));
+            // Largest first, ties by the other item (a count and a name, either way round).
+            out.push(format!("{x}.sort(key=lambda pair: (-pair[0], pair[1]))"));
+            out.push(format!("{x}.sort(key=lambda pair: (-pair[1], pair[0]))"));
         }
         for v in loops.iter().filter(|v| *v != x) {
             out.push(format!("{x}.append({v})"));
@@ -1276,6 +1396,10 @@ mod tests {
         let late = "def late_fee(due, returned):\n    late = minutes(due, returned) - GRACE\n    return late * FEE\n";
         let got = at(late, 2);
         assert!(has(&got, 2, "    late = max(late, 0)"), "{got:?}");
+    }
+
+    #[test]
+    fn state_advanced_parts_converted_fields_set_an_answer_given_and_pairs_ordered() {
         // A dict of state a loop reads and never writes, advanced by the file's own function of what it unpacks.
         let plan = "def duration(services):\n    return len(services)\n\n\ndef plan(bookings, groomers):\n    free_at = {g: 0 for g in groomers}\n    for dog, services in bookings:\n        groomer = min(groomers, key=free_at.get)\n        start = free_at[groomer]\n        print(dog, start)\n";
         let got = at(plan, 9);
@@ -1306,6 +1430,32 @@ mod tests {
             !has(&got, 1, "    member = member.strip().title()"),
             "{got:?}"
         );
+        // A record's field no line sets: set from a parameter, or stepped where its default is a number.
+        let jobs = "from dataclasses import dataclass\n\n\n@dataclass\nclass Book:\n    jobs: list\n    next_ticket: int = 100\n    last: object = None\n\n\ndef book_in(book, customer):\n    book.jobs.append((book.next_ticket, customer))\n    return book.next_ticket\n";
+        let got = at(jobs, 12);
+        assert!(has(&got, 12, "    book.next_ticket += 1"), "{got:?}");
+        assert!(has(&got, 12, "    book.last = customer"), "{got:?}");
+        assert!(
+            !got.iter().any(|(_, l)| l.contains("book.jobs += 1")),
+            "{got:?}"
+        );
+        // A function that answers True at its end: the other answer where an `if` block goes on; pairs largest
+        // first, ties by the other item.
+        let cases = [
+            (
+                "def tap_in(card, stop):\n    if card[\"balance\"] < MIN:\n        card[\"declined\"] += 1\n    card[\"trip\"] = stop\n    return True\n",
+                3,
+                "        return False",
+            ),
+            (
+                "def top(index, n=3):\n    ranked = [(len(v), w) for w, v in index.items()]\n    return [w for _, w in ranked[:n]]\n",
+                2,
+                "    ranked.sort(key=lambda pair: (-pair[0], pair[1]))",
+            ),
+        ];
+        for (text, after, line) in cases {
+            assert!(has(&at(text, after), after, line), "{text}");
+        }
         let plate = "def normalise(plate):\n    \"\"\"Upper case, no spaces or dashes.\"\"\"\n    plate = plate.upper()\n    return plate\n";
         let got = at(plate, 3);
         assert!(
