@@ -86,6 +86,8 @@ const NAME_SWAPS: &[(&str, &[&str])] = &[
     ("False", &["True"]),
     ("min", &["max"]),
     ("max", &["min"]),
+    ("len", &["sum"]),
+    ("sum", &["len"]),
     ("any", &["all"]),
     ("all", &["any"]),
     ("strip", &["lstrip", "rstrip"]),
@@ -2062,7 +2064,13 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
     // A function's pair only where it is called: a variable named `floor` is no `math.floor`.
     let called = toks.get(k + 1).is_some_and(|o| text(o) == "(");
     let swappable = called || matches!(s, "and" | "or" | "True" | "False");
-    for (_, with) in NAME_SWAPS.iter().filter(|(n, _)| *n == s && swappable) {
+    // A builtin's pair only where it is no method (`self.sum(...)`).
+    let method = k > 0 && text(&toks[k - 1]) == ".";
+    let builtin = matches!(s, "len" | "sum");
+    for (_, with) in NAME_SWAPS
+        .iter()
+        .filter(|(n, _)| *n == s && swappable && !(builtin && method))
+    {
         out.extend(with.iter().map(|w| replace(w)));
     }
     // The exception an `except` catches, for another a routine call raises (`int("x")` raises ValueError, not
@@ -4478,6 +4486,8 @@ mod tests {
             !m.iter().any(|l| l.starts_with("            target =")),
             "{m:?}"
         );
+        // A count for a sum, and a sum for a count.
+        gives("    return len(tries)", "    return sum(tries)");
         // A count stepped by a field the task says.
         let names = Names {
             locals: vec!["boats".into(), "b".into()],

@@ -60,7 +60,11 @@ fn text_fixes(x: &str) -> impl Iterator<Item = String> + '_ {
     TEXT_FIXES
         .iter()
         .map(move |fix| format!("{x}{fix}"))
-        .chain([format!("\" \".join({x}.split())")])
+        .chain([
+            format!("\" \".join({x}.split())"),
+            format!("\" \".join({x}.split()).title()"),
+            format!("\" \".join({x}.lower().split())"),
+        ])
 }
 
 /// The characters a docstring may say a text has none of, by the words that name them.
@@ -154,6 +158,7 @@ pub(in crate::locate_rank) fn of_defs(
         mine.extend(parts_converted(lines, d));
         mine.extend(fields_never_set(lines, prose, d));
         mine.extend(answer_missing(lines, prose, d));
+        mine.extend(counterpart_added(lines, prose, d, &defs));
         mine.truncate(MAX_PER_DEF);
         out.extend(mine);
     }
@@ -227,6 +232,18 @@ impl Kinds {
                         push(&mut k.texts, name);
                     }
                     _ => {}
+                }
+            }
+            // `a, b = [p.strip() for p in line.split(";")]`: the parts of a text are texts.
+            if let Some(eq) = t.iter().position(|x| x == "=")
+                && eq > 1
+                && t[..eq].iter().any(|x| x == ",")
+                && t[eq..]
+                    .iter()
+                    .any(|x| matches!(x.as_str(), "split" | "strip" | "partition"))
+            {
+                for n in t[..eq].iter().filter(|n| is_name(n)) {
+                    push(&mut k.texts, n);
                 }
             }
             // `name += <value>`: a counted number, and what it is updated by.
@@ -454,7 +471,18 @@ fn first_in_function(
         .rev()
         .find(|&k| !lines[k].trim().is_empty())
         .unwrap_or(first_code);
-    for p in &kinds.texts {
+    // A text the function cuts into parts on its first line (`item, amount = line.split()`) is normalised in its
+    // parts, after that line ([`statements`]), not whole first.
+    let first = tokens(&code_of(lines[first_code]));
+    let cut = |p: &String| {
+        first.iter().position(|x| x == "=").is_some_and(|eq| {
+            first[..eq].contains(&",".to_string())
+                && first[eq..]
+                    .windows(3)
+                    .any(|w| w[0] == *p && w[1] == "." && w[2] == "split")
+        })
+    };
+    for p in kinds.texts.iter().filter(|p| !cut(p)) {
         if d.params.contains(p) {
             // Beside the normalisations of other parameters the function opens with, after them.
             let at = after_normalisations(lines, d, first_code, p).unwrap_or(top);
@@ -670,6 +698,45 @@ fn fields_never_set(lines: &[&str], prose: &[bool], d: &Def) -> Vec<(usize, Stri
                 for q in params.iter().filter(|q| *q != p) {
                     out.push((at, format!("{}{p}.{f} = {q}", d.indent)));
                 }
+            }
+        }
+    }
+    out
+}
+
+/// What another function of the file takes out of a collection (`item["out"].remove(member)`) that `d` reads
+/// (`if member in item["out"]`) and never adds to, with the same name for the item among its parameters: added
+/// just before `d`'s last `return` (`item["out"].append(member)`; `.add` for `.discard`).
+fn counterpart_added(
+    lines: &[&str],
+    prose: &[bool],
+    d: &Def,
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let code = code_lines(lines, prose, d);
+    let Some(at) = before_the_end(lines, d, &code) else {
+        return Vec::new();
+    };
+    let mine: Vec<&str> = code.iter().map(|&b| lines[b].trim()).collect();
+    let mut out = Vec::new();
+    for o in defs.iter().filter(|o| !std::ptr::eq(*o, d)) {
+        for &b in &o.body {
+            let line = lines[b].trim();
+            let Some((expr, rest)) = line.rsplit_once('.') else {
+                continue;
+            };
+            let Some((method, arg)) = rest.strip_suffix(')').and_then(|r| r.split_once('(')) else {
+                continue;
+            };
+            let add = match method {
+                "remove" => "append",
+                "discard" => "add",
+                _ => continue,
+            };
+            let reads = mine.iter().any(|m| m.contains(expr));
+            let adds = mine.iter().any(|m| m.contains(&format!("{expr}.{add}(")));
+            if is_name(arg) && d.params.contains(arg) && reads && !adds && !expr.contains(' ') {
+                out.push((at, format!("{}{expr}.{add}({arg})", d.indent)));
             }
         }
     }
@@ -913,27 +980,13 @@ fn siblings_converted(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
 }
 
 /// The most fields a list of records is sorted by.
-const MAX_SORT_FIELDS: usize = 3;
+const MAX_SORT_FIELDS: usize = 4;
 
-/// A list of records (the file's dataclasses, `NamedTuple`s and `namedtuple`s) that `d` walks, reads by position
-/// or slices, put in the order of one of their fields: those its docstring names first (`earliest drink_by
-/// first`), then those it reads off a name (`cur.start < prev.end`), at most [`MAX_SORT_FIELDS`], either way. A
-/// parameter is sorted first in the function (`bookings = sorted(bookings, key=lambda r: r.start)`), a list a
-/// call gave right after that line (`due.sort(key=lambda r: r.drink_by)`).
-fn sorted_by_field(
-    lines: &[&str],
-    d: &Def,
-    kinds: &Kinds,
-    first_code: usize,
-) -> Vec<(usize, String)> {
-    let text = lines.join("\n");
-    let all: Vec<String> = crate::locate_rank::mutants::record_fields(&text)
-        .into_iter()
-        .flatten()
-        .collect();
-    if all.is_empty() {
-        return Vec::new();
-    }
+/// The fields a list of records `d` handles may be sorted by ([`sorted_by_field`]): those its docstring names, those
+/// it reads off a name, then the other fields of the classes it reads a field of (`cheapest first` names none), at
+/// most [`MAX_SORT_FIELDS`]; and the first field of each of those classes, to break ties by.
+fn sort_fields(lines: &[&str], d: &Def, first_code: usize) -> (Vec<String>, Vec<String>) {
+    let classes = crate::locate_rank::mutants::record_fields(&lines.join("\n"));
     let doc: Vec<String> = d
         .body
         .iter()
@@ -950,24 +1003,50 @@ fn sorted_by_field(
         code.iter()
             .any(|t| t.windows(2).any(|w| w[0] == "." && w[1] == *f))
     };
-    let mut fields: Vec<&String> = all.iter().filter(|f| doc.contains(f)).collect();
-    for f in all.iter().filter(|f| read(f)) {
-        if !fields.contains(&f) {
-            fields.push(f);
+    let all = || classes.iter().flatten();
+    let mut fields: Vec<String> = Vec::new();
+    let mut push = |f: &String| {
+        if !fields.contains(f) {
+            fields.push(f.clone());
         }
+    };
+    all().filter(|f| doc.contains(f)).for_each(&mut push);
+    all().filter(|f| read(f)).for_each(&mut push);
+    let mut ties: Vec<String> = Vec::new();
+    for class in classes.iter().filter(|c| c.iter().any(read)) {
+        ties.extend(class.first().cloned());
+        class.iter().for_each(&mut push);
     }
     fields.truncate(MAX_SORT_FIELDS);
+    (fields, ties)
+}
+
+/// A list of records (the file's dataclasses, `NamedTuple`s and `namedtuple`s) that `d` walks, reads by position
+/// or slices, put in the order of one of their fields: those its docstring names first (`earliest drink_by
+/// first`), then those it reads off a name (`cur.start < prev.end`), at most [`MAX_SORT_FIELDS`], either way. A
+/// parameter is sorted first in the function (`bookings = sorted(bookings, key=lambda r: r.start)`), a list a
+/// call gave right after that line (`due.sort(key=lambda r: r.drink_by)`).
+fn sorted_by_field(
+    lines: &[&str],
+    d: &Def,
+    kinds: &Kinds,
+    first_code: usize,
+) -> Vec<(usize, String)> {
+    let (fields, ties) = sort_fields(lines, d, first_code);
+    if fields.is_empty() {
+        return Vec::new();
+    }
     let keys = |x: &str| -> Vec<String> {
-        fields
-            .iter()
-            .flat_map(|f| {
-                [
-                    format!("key=lambda r: r.{f}"),
-                    format!("key=lambda r: r.{f}, reverse=True"),
-                ]
-            })
-            .filter(|_| !x.is_empty())
-            .collect()
+        let mut out = Vec::new();
+        for f in fields.iter().filter(|_| !x.is_empty()) {
+            out.push(format!("key=lambda r: r.{f}"));
+            out.push(format!("key=lambda r: r.{f}, reverse=True"));
+            // Ties broken by the record's first field (its number or name).
+            for t in ties.iter().filter(|t| *t != f) {
+                out.push(format!("key=lambda r: (r.{f}, r.{t})"));
+            }
+        }
+        out
     };
     let mut out = Vec::new();
     let top = (0..first_code)
@@ -982,29 +1061,33 @@ fn sorted_by_field(
         .collect();
     params.sort();
     params.dedup();
-    for p in params {
-        for key in keys(p) {
-            out.push((top, format!("{}{p} = sorted({p}, {key})", d.indent)));
-        }
-    }
-    // A list a call gave (`due = ready(bottles, year)`), then sliced or walked.
+    // A list a call or a comprehension gave (`due = ready(bottles, year)`), then sliced, walked or returned:
+    // sorted where it is made, before a parameter is sorted first in the function.
     for (i, &b) in d.body.iter().enumerate().filter(|&(_, &b)| b >= first_code) {
         let t = tokens(&code_of(lines[b]));
         let [x, eq, f, open, ..] = t.as_slice() else {
             continue;
         };
-        if eq != "=" || !is_name(x) || !is_name(f) || open != "(" || f == "sorted" {
+        let call = is_name(f) && open == "(" && f != "sorted";
+        if eq != "=" || !is_name(x) || !(call || f == "[") {
             continue;
         }
         let used = d.body[i + 1..].iter().any(|&n| {
             let u = tokens(&code_of(lines[n]));
-            u.windows(2)
-                .any(|w| (w[0] == "in" && w[1] == *x) || (w[0] == *x && w[1] == "["))
+            u.windows(2).any(|w| {
+                (matches!(w[0].as_str(), "in" | "return") && w[1] == *x)
+                    || (w[0] == *x && w[1] == "[")
+            })
         });
         if used {
             for key in keys(x) {
                 out.push((b, format!("{}{x}.sort({key})", indent_of(lines[b]))));
             }
+        }
+    }
+    for p in params {
+        for key in keys(p) {
+            out.push((top, format!("{}{p} = sorted({p}, {key})", d.indent)));
         }
     }
     out
@@ -1396,6 +1479,37 @@ mod tests {
         let late = "def late_fee(due, returned):\n    late = minutes(due, returned) - GRACE\n    return late * FEE\n";
         let got = at(late, 2);
         assert!(has(&got, 2, "    late = max(late, 0)"), "{got:?}");
+    }
+
+    #[test]
+    fn a_part_normalised_not_the_whole_a_result_sorted_where_made_and_a_taken_item_added_back() {
+        // A text cut into parts on the function's first line: its parts normalised after that line, not the
+        // whole text first.
+        let parse = "def parse(line):\n    \"\"\"'Jean Platt; 3' -> (donor, bags)\"\"\"\n    donor, bags = [p.strip() for p in line.split(\";\")]\n    return donor, int(bags)\n";
+        let got = at(parse, 3);
+        assert!(
+            has(&got, 3, "    donor = \" \".join(donor.split()).title()"),
+            "{got:?}"
+        );
+        assert!(
+            !got.iter().any(|(_, l)| l.starts_with("    line = ")),
+            "{got:?}"
+        );
+        // A list a comprehension makes and the function returns: sorted where it is made, before the parameter
+        // it came from is sorted first, ties broken by the record's first field.
+        let huts = "from dataclasses import dataclass\n\n\n@dataclass\nclass Hut:\n    number: int\n    rate: float\n\n\ndef available(huts, week):\n    \"\"\"Free huts, cheapest first.\"\"\"\n    free = [h for h in huts if h.number != week]\n    return free\n";
+        let got = at(huts, 12);
+        let made = got
+            .iter()
+            .position(|(a, l)| *a == 11 && l == "    free.sort(key=lambda r: (r.rate, r.number))");
+        let param = got
+            .iter()
+            .position(|(_, l)| l.starts_with("    huts = sorted(huts, key="));
+        assert!(made.is_some() && param.is_some() && made < param, "{got:?}");
+        // What a sibling function takes out of a collection, added back where this one reads it.
+        let lib = "def lend(library, title, member):\n    item = library[title]\n    if member in item[\"out\"]:\n        return False\n    return True\n\n\ndef give_back(library, title, member):\n    item = library[title]\n    item[\"out\"].remove(member)\n";
+        let got = at(lib, 3);
+        assert!(has(&got, 4, "    item[\"out\"].append(member)"), "{got:?}");
     }
 
     #[test]
