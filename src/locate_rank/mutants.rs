@@ -2693,7 +2693,7 @@ fn targets_swapped(line: &str, toks: &[Tok]) -> Vec<String> {
 
 /// The methods of a text that return a new text and change nothing: a call of one as a statement of its own
 /// drops what it made.
-const RETURNS_NEW_TEXT: &[&str] = &[
+pub(in crate::locate_rank) const RETURNS_NEW_TEXT: &[&str] = &[
     "strip",
     "lstrip",
     "rstrip",

@@ -37,6 +37,7 @@ use std::collections::HashSet;
 use super::super::{defines, is_name, tokens};
 use super::{Def, code_of, ends_flow, first_word, indent_of, ran_at};
 use crate::locate_rank::executed::Reach;
+use crate::locate_rank::mutants::RETURNS_NEW_TEXT;
 
 /// The most lines written for one function.
 const MAX_PER_DEF: usize = 400;
@@ -775,16 +776,10 @@ fn answer_missing(lines: &[&str], prose: &[bool], d: &Def) -> Vec<(usize, String
     out
 }
 
-/// Text methods: a name read through one is a text, not a number that came as text.
-const TEXT_METHODS: &[&str] = &[
-    "strip",
-    "lstrip",
-    "rstrip",
-    "lower",
-    "upper",
-    "title",
+/// Text methods beside those that return a new text ([`RETURNS_NEW_TEXT`]): a name read through one is a text, not
+/// a number that came as text.
+const TEXT_TESTS: &[&str] = &[
     "split",
-    "replace",
     "startswith",
     "endswith",
     "isdigit",
@@ -792,7 +787,6 @@ const TEXT_METHODS: &[&str] = &[
     "partition",
     "join",
     "format",
-    "casefold",
 ];
 
 /// The parts of a text a line unpacks (`colour, weight, grams, per_100 = [p.strip() for p in line.split(",")]`),
@@ -818,8 +812,12 @@ fn parts_converted(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
         }
         let as_text = |n: &str| {
             toks[i + 1..].iter().any(|u| {
-                u.windows(3)
-                    .any(|w| w[0] == n && w[1] == "." && TEXT_METHODS.contains(&w[2].as_str()))
+                u.windows(3).any(|w| {
+                    let m = w[2].as_str();
+                    w[0] == n
+                        && w[1] == "."
+                        && (RETURNS_NEW_TEXT.contains(&m) || TEXT_TESTS.contains(&m))
+                })
             })
         };
         let numbers: Vec<&String> = names[1..].iter().copied().filter(|n| !as_text(n)).collect();
