@@ -48,14 +48,20 @@
 //! - a result a loop never gathers into, a dict key counted into before it has a value, a method's parameter never
 //!   read ([`untouched`]);
 //! - a count a dict literal starts at 0 and no line counts, a branch that finds the other answer and falls through
-//!   to the usual one, a normalising function a loop never calls ([`forgotten`]).
+//!   to the usual one, a function that returns inside a loop and falls off its end, a normalising function a loop
+//!   never calls ([`forgotten`]);
+//! - a parameter never read written into the item a loop finds, a list under a dict's key tested for membership
+//!   and never added to ([`stored`]).
 //!
 //! Pure: text in, lines out.
 
 mod counterparts;
 mod forgotten;
 mod idioms;
+mod stored;
 mod untouched;
+
+pub(super) use forgotten::normalising;
 
 use std::collections::HashSet;
 
@@ -93,14 +99,17 @@ const UNTOLD: &[Kind] = &[
     last_group_flushes,
     group_flushes_on_change,
     counters_never_counted,
+    forgotten::attribute_counts_never_counted,
     loop_state_never_updated,
     untouched::results_never_gathered,
     untouched::loop_values_never_used,
     untouched::counts_never_started,
     untouched::parameters_never_read,
+    stored::parameters_never_stored,
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
     forgotten::returns_fallen_through,
+    forgotten::ends_fallen_off,
     forgotten::normalisers_never_called,
     groups_never_reset,
     split_parts_stripped,
@@ -188,7 +197,7 @@ pub(super) fn of_file(
             .collect::<Vec<_>>()
     };
     let untold = [
-        kinds(&[membership_updates]),
+        kinds(&[membership_updates, stored::keyed_members_never_added]),
         records,
         kinds(&[sibling_normalisations, parameter_normalisations]),
         copied,
@@ -546,8 +555,9 @@ fn result_used(lines: &[&str], name: &str) -> bool {
 }
 
 /// The update of a collection a function tests for membership and never updates (`seen = set()`, then
-/// `if key in seen:` and no `seen.add`): after the last line the test's block runs, at the test's indentation
-/// (`if x not in seen:`: at the end of its own block).
+/// `if key in seen:` and no `seen.add`): just after the test's own block where that block leaves (`continue`),
+/// then after the last line the test's block runs, at the test's indentation (`if x not in seen:`: at the end of
+/// its own block).
 fn membership_updates(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
@@ -583,6 +593,21 @@ fn membership_updates(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
                             .collect()
                     };
                     let Some(&end) = block.last() else { continue };
+                    // A test whose own block leaves (`if family in seen: continue`): the item is new just after it.
+                    let own: Vec<usize> = d
+                        .body
+                        .iter()
+                        .copied()
+                        .skip_while(|k| *k <= t)
+                        .take_while(|k| inner(k))
+                        .collect();
+                    let leaves = own.last().is_some_and(|&l| ends_flow(lines[l]));
+                    if !negated && leaves && own.last() != Some(&end) {
+                        out.push((
+                            own[own.len() - 1],
+                            format!("{}{update}", indent_of(lines[t])),
+                        ));
+                    }
                     let indent = if negated {
                         indent_of(lines[block[0]])
                     } else {
@@ -961,7 +986,9 @@ const MAX_LOOP_NAMES: usize = 3;
 
 /// A name a function starts before a `for` loop and the loop never sets: one the loop reads that starts empty
 /// (`previous = None`, then `day - previous` in the loop) or from what the loop walks (`previous = readings[0][1]`,
-/// `for month, value in readings[1:]`) is given the loop's names at the end of its body (`previous = day`); a number started at 0 and read after the loop (`bought = 0.0` ... `spent / bought`) has
+/// `for month, value in readings[1:]`) is given the loop's names at the end of its body (`previous = day`), then
+/// those its body binds at its own depth from them (`t = to_seconds(clock)`: `previous = t`); a number started at 0 and read
+/// after the loop (`bought = 0.0` ... `spent / bought`) has
 /// those of them added to it there that another update in the loop adds (`spent += qty * price`: `bought += qty`).
 fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
@@ -985,6 +1012,25 @@ fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
             let inner = &toks[k + 1..k + 1 + block.len()];
             let after = &toks[k + 1 + block.len()..];
             let indent = indent_of(lines[first]);
+            // Then the names the body binds at its own depth (`t = to_seconds(clock)`), in order.
+            let mut given: Vec<&String> = targets.clone();
+            for (u, &l) in inner.iter().zip(&block) {
+                if indent_of(lines[l]) != indent || u.first().is_some_and(|w| w == "for") {
+                    continue;
+                }
+                // Of what the loop walks, and new to the loop (not an accumulator started before it).
+                let of_item = u.iter().skip(2).any(|w| targets.contains(&w));
+                let n = u.first().filter(|n| {
+                    u.get(1).is_some_and(|e| e == "=")
+                        && is_name(n)
+                        && !n.starts_with('_')
+                        && of_item
+                        && !toks[..k].iter().any(|b| defines(b).contains(*n))
+                });
+                if let Some(n) = n.filter(|n| !given.contains(n)) {
+                    given.push(n);
+                }
+            }
             for (j, b) in toks[..k].iter().enumerate() {
                 let [name, eq, value @ ..] = b.as_slice() else {
                     continue;
@@ -1004,7 +1050,7 @@ fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
                 let walked = t.iter().skip_while(|w| *w != "in").nth(1);
                 let seeded = walked.is_some_and(|w| is_name(w) && value.contains(&w.as_str()));
                 if (empty || seeded) && inner.iter().any(|u| reads(u, name)) {
-                    for t in targets.iter().take(MAX_LOOP_NAMES) {
+                    for t in given.iter().filter(|t| **t != name).take(MAX_LOOP_NAMES) {
                         out.push((end, format!("{indent}{name} = {t}")));
                     }
                 } else if zero && after.iter().any(|u| reads(u, name)) {
@@ -1909,13 +1955,24 @@ fn groups_never_reset(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
                         continue;
                     }
                     let fresh = format!("{g} = {first}");
+                    let after = (body[j], format!("{}{fresh}", indent_of(lines[body[j]])));
+                    // A collection (`lines = []`) appended starts afresh just after it is collected, a tuple's
+                    // item too (`scenes.append((title, lines))`); one stored under a key (`log[room] = items`),
+                    // where the key changes.
+                    let appended = t.windows(2).any(|w| w[0] == "." && w[1] == "append");
+                    let collection = empty_collection(&line).is_some() && appended;
+                    if collection {
+                        out.push(after.clone());
+                    }
                     // A total collected in an expression (`summary.append((current, round(net, 2)))`) starts afresh
                     // where its group changes: at the end of the loop's block that holds the collection.
                     if let Some((end, indent)) = outer_block_end(lines, &body, j).filter(|_| !bare)
                     {
                         out.push((end, format!("{indent}{fresh}")));
                     }
-                    out.push((body[j], format!("{}{fresh}", indent_of(lines[body[j]]))));
+                    if !collection {
+                        out.push(after);
+                    }
                 }
             }
         }
@@ -2489,10 +2546,14 @@ mod tests {
 
     #[test]
     fn a_collection_tested_and_never_updated_is_updated_at_the_end_of_the_loop_body() {
+        // Just after the test's block that leaves, then at the end of the loop's body.
         let text = "def unique(xs):\n    seen = set()\n    out = []\n    for x in xs:\n        key = x.lower()\n        if key in seen:\n            continue\n        out.append(key)\n    return out\n";
         assert_eq!(
             lines_of(text, &[], None),
-            [(8, "        seen.add(key)".into())]
+            [
+                (7, "        seen.add(key)".into()),
+                (8, "        seen.add(key)".into())
+            ]
         );
         let text = "def unique(xs):\n    seen = []\n    out = []\n    for x in xs:\n        if x not in seen:\n            out.append(x)\n    return out\n";
         assert_eq!(
@@ -2735,6 +2796,14 @@ mod tests {
             [(9, "        previous = day".into())]
         );
         // Started from what the loop walks, too.
+        // A name its body binds from what it walks, after the loop's own names.
+        let splits = "def splits(clocks):\n    out = []\n    prev = 0\n    for clock in clocks:\n        t = seconds(clock)\n        out.append(t - prev)\n    return out\n";
+        let got = lines_of(splits, &[], None);
+        let given = |n: &str| (6, format!("        prev = {n}"));
+        assert!(
+            got.contains(&given("clock")) && got.contains(&given("t")),
+            "{got:?}"
+        );
         let usage = "def usage(readings):\n    out = []\n    previous = readings[0][1]\n    for month, value in readings[1:]:\n        out.append((month, value - previous))\n    return out\n";
         let got = lines_of(usage, &[], None);
         assert!(
@@ -2773,6 +2842,15 @@ mod tests {
         assert_eq!(
             got.first(),
             Some(&(9, "            items = {}".to_string())),
+            "{got:?}"
+        );
+        // A collection appended starts afresh just after it is appended.
+        let scenes = log.replace("log[room] = items", "scenes.append((room, items))");
+        let lines: Vec<&str> = scenes.lines().collect();
+        let got = groups_never_reset(&lines, &Def::all(&lines));
+        assert_eq!(
+            got.first(),
+            Some(&(8, "                items = {}".to_string())),
             "{got:?}"
         );
         // A block that takes the item it stored out of the list the loop walks gets a `break`.

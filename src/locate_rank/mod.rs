@@ -206,7 +206,9 @@ pub fn rank(
                 let next = lines.get(k + 1).map_or(0.0, |(n, _)| {
                     CHECK_WEIGHT * checked.get(*n).copied().unwrap_or(0.0)
                 });
-                let s = place_after(s - crashed, next, flow, named, &tokens);
+                // Low after a line that leaves its block, unless a line inserted there passed (`seen.add(x)`).
+                let leaves = ends_its_block(&tokens) && !ran.inserted_after(after_at);
+                let s = place_after(s - crashed, next, flow, named, leaves);
                 let s = traced(s, after_at, true);
                 if s > 0.0 {
                     // Among equals the later place: a new line like others goes after the last of them.
@@ -382,10 +384,10 @@ fn by_trace(s: f64, reach: Option<&[executed::Reach]>, line: usize, insert: bool
 
 /// The score of the place after a line whose own score (less what a failing check's naming of it added) is `own`:
 /// plus the next line's naming `next`, how far the line defines the names a new line uses (`flow`) and how far it
-/// holds the words the task writes after "after" (`named`); low after a line that leaves its block.
-fn place_after(own: f64, next: f64, flow: f64, named: f64, tokens: &[String]) -> f64 {
+/// holds the words the task writes after "after" (`named`); low after a line that `leaves` its block.
+fn place_after(own: f64, next: f64, flow: f64, named: f64, leaves: bool) -> f64 {
     let s = own + next + DEFINES_WEIGHT * flow + AFTER_WEIGHT * named;
-    if ends_its_block(tokens) {
+    if leaves {
         // What follows a `return` in its block never runs.
         s * PROSE_FACTOR
     } else {

@@ -166,6 +166,10 @@ pub struct Names {
     /// The keys the file reads out of dicts by a string (`item["sku"]`, `row.get("sku")`) or writes in a dict
     /// literal (`{"sku": sku}`), without their quotes, in order: a slip reads the wrong one of them.
     pub keys: Vec<String>,
+    /// The keys each dict of the file is read by (`firing["peak"]`, `firing.get("peak")`) or its literal maps
+    /// (`TIERS = {"silver": ...}`), as (the dict's name, the key) in order: a slip most often reads or writes the
+    /// wrong one of the same dict's keys.
+    pub dict_keys: Vec<(String, String)>,
     /// The whole numbers of 2 and more the file multiplies or divides by (`* 60`, `// 1000`, `divmod(m, 24)`), in
     /// order: a conversion slip takes the wrong one of the file's own factors.
     pub factors: Vec<String>,
@@ -200,6 +204,10 @@ pub struct Names {
     /// For one line ([`Names::at`]): whether its function's docstring, or the module's, says that letter case does
     /// not matter (`ignoring case`, `case-insensitive`): a text compared as it came misses its capitals.
     pub cased: bool,
+    /// For one line ([`Names::at`]): whether its function's name says it brings a value to one form and nothing
+    /// narrower (`normalise(route)`, `clean_code`, not `normalize_whitespace`): a text it strips and leaves in its
+    /// case is often the slip.
+    pub normaliser: bool,
     /// The numbers a task reports as wrong, each with the one it expected (`returns 16 instead of 48`): a literal
     /// of the file that is the wrong one is often the slip itself (`"cup": 16` for `"cup": 48`). Set by the caller
     /// from the task ([`reported`]).
@@ -271,6 +279,7 @@ impl Names {
             unread,
             loop_unread: Vec::new(),
             keys: keys(text, &fields),
+            dict_keys: dict_keys(text),
             factors: factors(text, &fields),
             defaults: defaults(text),
             locals: Vec::new(),
@@ -278,6 +287,7 @@ impl Names {
             indents: Vec::new(),
             divided: Vec::new(),
             cased: false,
+            normaliser: false,
             reported: Vec::new(),
             none_said: false,
             said: Vec::new(),
@@ -321,6 +331,16 @@ impl Names {
         let code = code_tokens(text);
         out.locals = locals(&code, def, n - 1, &body, &self.constants);
         out.cased = says_case_ignored(&lines, def, &body);
+        let name = lines[def]
+            .trim_start()
+            .trim_start_matches("async ")
+            .trim_start_matches("def ");
+        let name = name.split('(').next().unwrap_or_default();
+        let spacing = ["whitespace", "space", "spaces", "blank", "blanks", "lines"];
+        out.normaliser = super::insertions::normalising(name)
+            && !name
+                .split('_')
+                .any(|w| spacing.contains(&w.to_ascii_lowercase().as_str()));
         out.based = body.iter().take(3).chain([&def]).any(|&b| {
             let l = lines[b].to_ascii_lowercase();
             [
@@ -1135,6 +1155,79 @@ fn keys(text: &str, fields: &str) -> Vec<String> {
     joined(picked(text, pick), picked(fields, pick))
 }
 
+/// The keys of each dict of a Python file ([`Names::dict_keys`]): the name subscripted (`firing["peak"]`) or read
+/// with `.get(` (`row.get("kg")`), or the name a dict literal is assigned to (`TIERS = {"silver": 2000,` and the
+/// lines it spans), with the key, each pair once, in order.
+fn dict_keys(text: &str) -> Vec<(String, String)> {
+    let prose = super::prose_lines(text);
+    let mut out: Vec<(String, String)> = Vec::new();
+    // The name of the dict literal the line stands in, and how deep its braces are open.
+    let mut open: Option<(String, i32)> = None;
+    for (n, line) in text.lines().enumerate() {
+        let Some(toks) = lex(line).filter(|_| prose.get(n) != Some(&true)) else {
+            continue;
+        };
+        let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+        if open.is_none()
+            && toks.len() >= 3
+            && toks[0].kind == Kind::Name
+            && text(1) == "="
+            && text(2) == "{"
+        {
+            open = Some((text(0).to_string(), 0));
+        }
+        for k in 0..toks.len() {
+            // A literal's key first on a line of its own (`    "6": 1220,`) too.
+            let first = k == 0 && open.is_some() && text(1) == ":" && toks[0].kind == Kind::Str;
+            let word = |s: &str| s.len() >= 2 && is_word_key(&s[1..s.len() - 1]);
+            let key = key_at(line, &toks, k, true)
+                .or_else(|| (first && word(text(0))).then(|| &text(0)[1..text(0).len() - 1]));
+            let Some(key) = key else {
+                continue;
+            };
+            let subscripted = k >= 2 && text(k - 1) == "[" && toks[k - 2].kind == Kind::Name;
+            let got = k >= 4 && text(k - 1) == "(" && toks[k - 4].kind == Kind::Name;
+            let dict = if subscripted {
+                Some(text(k - 2))
+            } else if got {
+                Some(text(k - 4))
+            } else if first || (k > 0 && matches!(text(k - 1), "{" | ",")) {
+                open.as_ref().map(|(d, _)| d.as_str())
+            } else {
+                None
+            };
+            if let Some(dict) = dict {
+                let pair = (dict.to_string(), key.to_string());
+                if !out.contains(&pair) {
+                    out.push(pair);
+                }
+            }
+        }
+        if let Some((_, depth)) = open.as_mut() {
+            for t in toks.iter().map(|t| &line[t.start..t.end]) {
+                match t {
+                    "{" | "[" | "(" => *depth += 1,
+                    "}" | "]" | ")" => *depth -= 1,
+                    _ => {}
+                }
+            }
+            if *depth <= 0 {
+                open = None;
+            }
+        }
+    }
+    out
+}
+
+/// Whether the text of a string literal, without its quotes, is a plain key: a word's characters (and `-`).
+fn is_word_key(inner: &str) -> bool {
+    !inner.is_empty()
+        && inner.len() <= 32
+        && inner
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+}
+
 /// The key (without its quotes) that token `k` of `line` is, when it is a plain string literal of word characters
 /// read out of a dict (`["sku"]`, `.get("sku"`) or, with `literal`, mapped in a dict literal (`{"sku":`).
 fn key_at<'l>(line: &'l str, toks: &[Tok], k: usize, literal: bool) -> Option<&'l str> {
@@ -1143,11 +1236,7 @@ fn key_at<'l>(line: &'l str, toks: &[Tok], k: usize, literal: bool) -> Option<&'
     let lit = &line[t.start..t.end];
     let q = lit.chars().next().filter(|c| *c == '"' || *c == '\'')?;
     let inner = lit.strip_prefix(q)?.strip_suffix(q)?;
-    let word = !inner.is_empty()
-        && inner.len() <= 32
-        && inner
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    let word = is_word_key(inner);
     let (before, after) = (k.checked_sub(1).map_or("", text), text(k + 1));
     let read = (before == "[" && after == "]")
         || (before == "(" && k >= 3 && text(k - 2) == "get" && text(k - 3) == ".");
@@ -1430,6 +1519,13 @@ const UNITS: &[(&[&str], &[&str])] = &[
     (&["day", "days", "daily"], &["24"]),
     (&["week", "weeks", "weekly"], &["7"]),
     (&["month", "months", "monthly", "dozen"], &["12"]),
+    (
+        &["pound", "pounds", "lb", "lbs", "ounce", "ounces", "oz"],
+        &["16"],
+    ),
+    (&["inch", "inches", "foot", "feet"], &["12"]),
+    (&["yard", "yards"], &["3", "36"]),
+    (&["stone", "stones"], &["14"]),
     (&["percent", "percentage", "cents", "pence"], &["100"]),
     (
         &[
@@ -1504,13 +1600,18 @@ fn unread_for_items(line: &str, toks: &[Tok], loop_unread: &[String]) -> Vec<Str
 }
 
 /// A factor exchanged for the factor of a unit the task or the line speaks of ([`Names::units`], [`units_said`]):
-/// `/ 60` for `/ 100` where minutes become hours. Before the tokens' mutants: a long line's last ones fall off.
+/// `/ 60` for `/ 100` where minutes become hours, or `OUNCES_PER_POUND = 16` for `= 12`. Before the tokens' mutants: a long line's last ones fall off.
 fn units_for_factors(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     let units = joined(names.units.clone(), units_said(line));
     let mut out = Vec::new();
     for (k, t) in toks.iter().enumerate() {
         let s = &line[t.start..t.end];
-        if t.kind != Kind::Number || !factor_at(line, toks, k) {
+        // A factor, or the whole value of a constant named for its units (`OUNCES_PER_POUND = 12`).
+        let defined = k == 2
+            && toks.len() == 3
+            && line[toks[0].start..toks[0].end].contains("_PER_")
+            && line[toks[1].start..toks[1].end] == *"=";
+        if t.kind != Kind::Number || !(factor_at(line, toks, k) || defined) {
             continue;
         }
         for u in units
@@ -2122,6 +2223,7 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
     if text_method && !KEYWORDS.contains(&s) {
         out.push(format!("{}.strip(){}", &line[..t.end], &line[t.end..]));
     }
+    out.extend(case_left(line, toks, k, names));
     // Another field of the same record for a field read off a name (`min(r.high ...)` to `min(r.low ...)`).
     let read_off = k >= 2
         && text(&toks[k - 1]) == "."
@@ -2168,6 +2270,27 @@ fn percent_as_fraction(line: &str, toks: &[Tok], k: usize) -> Option<String> {
         .then(|| format!("{}({} / 100){}", &line[..t.start], text(k), &line[t.end..]))
 }
 
+/// A text a normaliser ([`Names::normaliser`]) strips and leaves in its case, token `k` the `strip`:
+/// `route.strip()` to `route.strip().lower()` and `.upper()`.
+fn case_left(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let stripped = names.normaliser
+        && text(k) == "strip"
+        && k >= 1
+        && text(k - 1) == "."
+        && text(k + 1) == "("
+        && text(k + 2) == ")"
+        && text(k + 3) != ".";
+    if !stripped {
+        return Vec::new();
+    }
+    let end = toks[k + 2].end;
+    [".lower()", ".upper()"]
+        .iter()
+        .map(|case| format!("{}{case}{}", &line[..end], &line[end..]))
+        .collect()
+}
+
 /// The mutants of the string literal that is token `k`: a regex class made to match a run, a literal near it
 /// ([`literals_near`]), and the wrong key read out of a dict (`item["on_hand"]` for `item["sku"]`).
 fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
@@ -2189,14 +2312,26 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
     });
     if let Some(key) = key {
         let q = &s[..1];
-        out.extend(
-            names
-                .keys
-                .iter()
-                .filter(|o| *o != key)
-                .take(MAX_CONSTANTS)
-                .map(|o| replace(&format!("{q}{o}{q}"))),
-        );
+        let mut others: Vec<&String> = names
+            .keys
+            .iter()
+            .filter(|o| *o != key)
+            .take(MAX_CONSTANTS)
+            .collect();
+        // Then the other keys of the same dict (`firing["temp"]` to `firing["peak"]`).
+        let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+        let dict = match k {
+            _ if k >= 2 && text(k - 1) == "[" => text(k - 2),
+            _ if k >= 4 && text(k - 1) == "(" && text(k - 2) == "get" => text(k - 4),
+            _ => "",
+        };
+        let own = names
+            .dict_keys
+            .iter()
+            .filter(|(d, o)| d == dict && o != key && !others.contains(&o));
+        let own: Vec<&String> = own.map(|(_, o)| o).take(MAX_CONSTANTS).collect();
+        others.extend(own);
+        out.extend(others.iter().map(|o| replace(&format!("{q}{o}{q}"))));
     }
     out
 }
@@ -4189,6 +4324,28 @@ mod tests {
             mutants("    value = raw.lower()"),
             ["    value = raw.strip().lower()", "    value = raw.upper()"]
         );
+        // A text stripped and left in its case.
+        let normaliser = Names {
+            normaliser: true,
+            ..Names::default()
+        };
+        let m = of_line("    return route.strip()", &normaliser);
+        assert!(
+            m.contains(&"    return route.strip().lower()".to_string()),
+            "{m:?}"
+        );
+        // Not in a function that is no normaliser of a value (`normalize_whitespace`).
+        let text = "def normalize_whitespace(t):\n    return t.strip()\n\n\ndef normalise(route):\n    return route.strip()\n";
+        assert!(!Names::of(text).at(text, 2).normaliser);
+        assert!(Names::of(text).at(text, 6).normaliser);
+        assert!(
+            !mutants("    return route.strip()")
+                .contains(&"    return route.strip().lower()".to_string())
+        );
+        assert!(
+            !mutants("    return route.strip().lower()")
+                .contains(&"    return route.strip().lower().lower()".to_string())
+        );
     }
 
     #[test]
@@ -4466,6 +4623,11 @@ mod tests {
             of_line(line, &names)
                 .contains(&"    hours = order.minutes_each * order.copies / 60".to_string())
         );
+        // A constant named for its units takes a unit's factor (a pound is 16 ounces, not 12).
+        assert!(
+            of_line("OUNCES_PER_POUND = 12", &Names::default())
+                .contains(&"OUNCES_PER_POUND = 16".to_string())
+        );
         // Not a number that is no factor.
         assert!(
             !of_line("    x = 100", &names)
@@ -4698,6 +4860,36 @@ mod tests {
             "{m:?}"
         );
         assert!(!m.iter().any(|l| l.contains("maxsplit=4")), "{m:?}");
+    }
+
+    #[test]
+    fn each_dict_s_own_keys_are_tried_for_a_key_of_it() {
+        // Each dict's own keys: a subscript's, a `.get`'s, a literal's over the lines it spans.
+        let text = "CONE = {\"06\": 1000,\n        \"6\": 1220}\n\n\ndef peak(firing, row):\n    firing[\"temp\"] = row.get(\"t\")\n    return firing[\"peak\"] >= CONE[firing[\"cone\"]]\n";
+        let names = Names::of(text);
+        let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let want = [
+            ("CONE", "06"),
+            ("CONE", "6"),
+            ("firing", "temp"),
+            ("row", "t"),
+        ];
+        let mut want = pairs(&want);
+        want.extend(pairs(&[("firing", "peak"), ("firing", "cone")]));
+        assert_eq!(names.dict_keys, want);
+        // A key written where the same dict's other key was meant, past the file's first few keys.
+        let names = Names {
+            keys: ["06", "6", "t", "a", "b", "temp", "peak"]
+                .map(String::from)
+                .to_vec(),
+            ..names
+        };
+        let m = of_line("    firing[\"temp\"] = t", &names);
+        assert!(m.contains(&"    firing[\"peak\"] = t".to_string()), "{m:?}");
     }
 
     #[test]

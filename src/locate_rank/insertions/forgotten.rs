@@ -1,5 +1,6 @@
 //! Insertions for a step a function forgets though the file has what it needs: a count kept under a dict's key
-//! started at 0 and never counted, a branch that finds the other answer and falls through to the usual one, and a
+//! started at 0 and never counted, a branch that finds the other answer and falls through to the usual one, a
+//! function that returns inside a loop and falls off its end, and a
 //! normalising function the file defines and a loop never calls. Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
@@ -18,7 +19,7 @@ const NORMALISING: &[&str] = &[
 ];
 
 /// Whether a function's name says it brings a value to one form: its first word is one of [`NORMALISING`].
-pub(super) fn normalising(name: &str) -> bool {
+pub(in crate::locate_rank) fn normalising(name: &str) -> bool {
     let first = name.split('_').next().unwrap_or("").to_ascii_lowercase();
     NORMALISING.contains(&first.as_str())
 }
@@ -116,7 +117,8 @@ pub(in crate::locate_rank) fn key_counts_never_counted(
 /// expires_at: del cache[key]`): the other answer at the end of that block. The other answer is a parameter or
 /// `None`, at most [`MAX_FALLEN`] blocks a function. With no other answer, a block that finds a key missing which
 /// the usual answer then looks up (`if code not in PROMO_CODES:` before `PROMO_CODES[code]`) returns the first
-/// other parameter the usual answer reads (`return total`).
+/// other parameter the usual answer reads (`return total`), and a block that finds a name the usual answer reads to
+/// be nothing (`if size is None:` before `return price(size)`) returns `None`.
 pub(in crate::locate_rank) fn returns_fallen_through(
     lines: &[&str],
     defs: &[Def],
@@ -144,10 +146,11 @@ pub(in crate::locate_rank) fn returns_fallen_through(
             }
         }
         let guarded = others.is_empty();
+        let usual_reads = tokens(&code_of(lines[last]));
         if guarded {
             // No other answer: a parameter the usual answer reads, where a block tests that a key is missing
             // and the usual answer then looks it up (`if code not in PROMO_CODES:` ... `PROMO_CODES[code]`).
-            let read = tokens(&code_of(lines[last]));
+            let read = &usual_reads;
             let mut params: Vec<&String> = d
                 .params
                 .iter()
@@ -156,16 +159,15 @@ pub(in crate::locate_rank) fn returns_fallen_through(
             params.sort_by_key(|p| read.iter().position(|t| t == *p));
             others.extend(params.into_iter().cloned());
         }
-        let Some(other) = others.first() else {
-            continue;
-        };
+        let none = "None".to_string();
+        let other = others.first().unwrap_or(&none);
         let mut given = 0;
         for (k, &b) in d.body.iter().enumerate() {
             if indent_of(lines[b]) != d.indent || first_word(lines[b]) != "if" {
                 continue;
             }
             let h = tokens(&code_of(lines[b]));
-            let usual = tokens(&code_of(lines[last]));
+            let usual = &usual_reads;
             let missing_key = match h.as_slice() {
                 [_, key, not, is_in, dict, ..] if not == "not" && is_in == "in" => usual
                     .windows(4)
@@ -173,13 +175,25 @@ pub(in crate::locate_rank) fn returns_fallen_through(
                     .then_some(key),
                 _ => None,
             };
-            if guarded && missing_key.is_none() {
+            // Or a block that finds a name the usual answer reads to be nothing (`if size is None:` before
+            // `price(size)`): the answer for nothing, `None`.
+            let nothing = match h.as_slice() {
+                [_, n, is, none, colon] if is == "is" && none == "None" && colon == ":" => Some(n),
+                [_, not, n, colon] if not == "not" && colon == ":" => Some(n),
+                _ => None,
+            }
+            .filter(|n| is_name(n) && usual.contains(n));
+            if guarded && missing_key.is_none() && nothing.is_none() {
                 continue;
             }
-            let other = others
-                .iter()
-                .find(|o| Some(*o) != missing_key)
-                .unwrap_or(other);
+            let other = if guarded && missing_key.is_none() {
+                &none
+            } else {
+                others
+                    .iter()
+                    .find(|o| Some(*o) != missing_key)
+                    .unwrap_or(other)
+            };
             let block = block_below(lines, &d.body[k + 1..], d.indent.len());
             let leaves = block.iter().any(|&i| ends_flow(lines[i]));
             let (Some(&first), Some(&end)) = (block.first(), block.last()) else {
@@ -190,6 +204,133 @@ pub(in crate::locate_rank) fn returns_fallen_through(
             }
             out.push((end, format!("{}return {other}", indent_of(lines[first]))));
             given += 1;
+        }
+    }
+    out
+}
+
+/// The most `if` blocks one attribute never counted is counted in.
+const MAX_ATTRIBUTE_COUNTS: usize = 3;
+
+/// A count an object keeps (`self.hits = 0` in `__init__`) that the file reads and no line ever changes:
+/// `self.hits += 1` first in each `if` block of its other methods (the case it counts), at most
+/// [`MAX_ATTRIBUTE_COUNTS`].
+pub(in crate::locate_rank) fn attribute_counts_never_counted(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for init in defs.iter().filter(|d| d.name == "__init__") {
+        for &b in &init.body {
+            let code = code_of(lines[b]);
+            let Some(attr) = code
+                .trim()
+                .strip_prefix("self.")
+                .and_then(|r| r.strip_suffix("= 0"))
+                .map(str::trim)
+                .filter(|a| is_name(a))
+            else {
+                continue;
+            };
+            let field = format!("self.{attr}");
+            let mut set = 0;
+            let mut read = false;
+            for l in lines {
+                let t = tokens(&code_of(l));
+                for (i, w) in t.iter().enumerate() {
+                    let on_self = i >= 2 && t[i - 1] == "." && t[i - 2] == "self";
+                    if w != attr || !on_self {
+                        continue;
+                    }
+                    let next = t.get(i + 1).map(String::as_str);
+                    if i == 2 && matches!(next, Some("=" | "+=" | "-=")) {
+                        set += 1;
+                    } else {
+                        read = true;
+                    }
+                }
+            }
+            if set != 1 || !read {
+                continue;
+            }
+            let methods = defs.iter().filter(|m| {
+                m.name != "__init__" && m.params.contains("self") && m.indent == init.indent
+            });
+            let mut given = 0;
+            for m in methods {
+                for (j, &h) in m.body.iter().enumerate() {
+                    let first = m.body.get(j + 1).copied();
+                    let opens = matches!(first_word(lines[h]).as_str(), "if" | "elif" | "else");
+                    let Some(first) = first.filter(|&f| {
+                        opens && indent_of(lines[f]).len() > indent_of(lines[h]).len()
+                    }) else {
+                        continue;
+                    };
+                    if given < MAX_ATTRIBUTE_COUNTS {
+                        given += 1;
+                        out.push((h, format!("{}{field} += 1", indent_of(lines[first]))));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The most values one function that falls off its end is given.
+const MAX_LAST_VALUES: usize = 2;
+
+/// A function that returns a value inside a loop or an `if` and, when none is found, falls off its end (`for people
+/// in sorted(PARCEL_SIZES): if household <= people: return ...` and nothing after the loop): the answer its
+/// docstring quotes (`"..., else 'large'."`: `return "large"`), or `False` where the others are all `True`, at the
+/// end of its body, at most [`MAX_LAST_VALUES`].
+pub(in crate::locate_rank) fn ends_fallen_off(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let prose = super::super::prose_lines(&lines.join("\n"));
+    let mut out = Vec::new();
+    for d in defs {
+        let Some(&last) = d.body.last() else { continue };
+        if indent_of(lines[last]) == d.indent || first_word(lines[last]) == "raise" {
+            continue;
+        }
+        let returned: Vec<String> = d
+            .body
+            .iter()
+            .filter(|&&b| first_word(lines[b]) == "return")
+            .map(|&b| {
+                code_of(lines[b]).trim()["return".len()..]
+                    .trim()
+                    .to_string()
+            })
+            .collect();
+        if returned.is_empty() || returned.iter().any(|r| r.is_empty() || r == "None") {
+            continue;
+        }
+        let mut values: Vec<String> = Vec::new();
+        for &b in &d.docstring(&prose) {
+            let doc = lines[b].replace("\"\"\"", "").replace("'''", "");
+            for q in ['\'', '"'] {
+                let parts: Vec<&str> = doc.split(q).collect();
+                for quoted in parts.iter().skip(1).step_by(2).take(parts.len() / 2) {
+                    let word = !quoted.is_empty()
+                        && quoted.len() <= 24
+                        && quoted
+                            .chars()
+                            .all(|c| c.is_alphanumeric() || "_- ".contains(c));
+                    let value = format!("{q}{quoted}{q}");
+                    if word && !values.contains(&value) && !returned.contains(&value) {
+                        values.push(value);
+                    }
+                }
+            }
+        }
+        if returned.iter().all(|r| r == "True") {
+            values.push("False".into());
+        }
+        for v in values.iter().take(MAX_LAST_VALUES) {
+            out.push((last, format!("{}return {v}", d.indent)));
         }
     }
     out
@@ -435,6 +576,31 @@ pub(in crate::locate_rank) fn nones_never_dropped(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_function_that_returns_in_its_loop_and_falls_off_its_end_returns_what_its_docstring_quotes()
+    {
+        let text = "SIZES = {1: \"single\", 4: \"family\"}\n\n\ndef size(n):\n    \"\"\"Smallest parcel that covers n, else 'large'.\"\"\"\n    for people in sorted(SIZES):\n        if n <= people:\n            return SIZES[people]\n";
+        assert!(lines_of(text).contains(&(8, "    return 'large'".into())));
+        // A predicate's other answer.
+        let text =
+            "def has(xs, y):\n    for x in xs:\n        if x == y:\n            return True\n";
+        assert!(lines_of(text).contains(&(4, "    return False".into())));
+        // A function that ends at its own depth, or returns None itself: nothing.
+        let ends = "def f(xs):\n    \"\"\"Else 'none'.\"\"\"\n    for x in xs:\n        return x\n    return 0\n";
+        assert!(!offers(ends, "'none'"));
+    }
+
+    #[test]
+    fn a_count_an_object_starts_at_zero_and_never_changes_is_counted_first_in_an_if_block() {
+        let text = "class Card:\n    def __init__(self, numbers):\n        self.numbers = set(numbers)\n        self.hits = 0\n\n    def mark(self, n):\n        if n in self.numbers:\n            return True\n        return False\n\n    def full(self):\n        return self.hits == len(self.numbers)\n";
+        assert!(lines_of(text).contains(&(7, "            self.hits += 1".into())));
+        let counted = text.replace(
+            "            return True",
+            "            self.hits += 1\n            return True",
+        );
+        assert!(!offers(&counted, "self.hits += 1"));
+    }
 
     #[test]
     fn a_count_a_dict_starts_at_zero_and_never_counts_is_counted_before_the_last_return() {

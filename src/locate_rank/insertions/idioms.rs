@@ -792,7 +792,8 @@ const TEXT_TESTS: &[&str] = &[
 /// The parts of a text a line unpacks (`colour, weight, grams, per_100 = [p.strip() for p in line.split(",")]`),
 /// left as text where they are numbers: right after the line, the parts after the first (a label) that the
 /// function never reads as text (`weight.lower()`) converted together (`grams, per_100 = int(grams),
-/// int(per_100)`), then each alone, to `int` and to `float`.
+/// int(per_100)`), then all of them where the first is no label either (`hg, ag = int(hg), int(ag)`), then each
+/// after the first alone, to `int` and to `float`.
 fn parts_converted(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
     let toks = d.tokens(lines);
     let mut out = Vec::new();
@@ -823,10 +824,19 @@ fn parts_converted(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
         let numbers: Vec<&String> = names[1..].iter().copied().filter(|n| !as_text(n)).collect();
         let b = d.body[i];
         let pad = indent_of(lines[b]);
+        // The first too where it is no label either (`hg, ag = score.split("-")`, both goals).
+        let all: Vec<&String> = names.iter().copied().filter(|n| !as_text(n)).collect();
+        let together = [numbers.clone(), all].into_iter().filter(|g| g.len() >= 2);
+        let together: Vec<Vec<&String>> = together.fold(Vec::new(), |mut v, g| {
+            if !v.contains(&g) {
+                v.push(g);
+            }
+            v
+        });
         for make in ["int", "float"] {
-            if numbers.len() >= 2 {
-                let left: Vec<&str> = numbers.iter().map(|n| n.as_str()).collect();
-                let right: Vec<String> = numbers.iter().map(|n| format!("{make}({n})")).collect();
+            for group in &together {
+                let left: Vec<&str> = group.iter().map(|n| n.as_str()).collect();
+                let right: Vec<String> = group.iter().map(|n| format!("{make}({n})")).collect();
                 out.push((
                     b,
                     format!("{pad}{} = {}", left.join(", "), right.join(", ")),

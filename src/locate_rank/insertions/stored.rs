@@ -1,0 +1,266 @@
+//! Insertions for a value a function is handed or tests for and never stores: a parameter it never reads, written
+//! into the item its loop finds (`t["last"] = when`), and a list under a dict's key that it tests for membership
+//! and that no line ever adds to (`member["awards"].append(name)`). Pure: lines in, lines out.
+
+use super::super::{is_name, tokens};
+use super::{Def, code_of, ends_flow, first_word, indent_of, reads};
+
+/// The most fields one parameter never read is written into.
+const MAX_FIELDS: usize = 4;
+
+/// A plain string key of a subscript in a line's raw text (`item["last"]`, `['last']`): the name subscripted,
+/// the key without its quotes, the quote, and where the subscript ends, for each subscript in order.
+fn subscripts(line: &str) -> Vec<(String, String, char, usize)> {
+    let mut out = Vec::new();
+    for (at, _) in line.match_indices('[') {
+        let rest = &line[at + 1..];
+        let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            continue;
+        };
+        let Some(len) = rest[1..].find(q) else {
+            continue;
+        };
+        let key = &rest[1..1 + len];
+        if !rest[1 + len + 1..].starts_with(']') || !is_name(key) {
+            continue;
+        }
+        let before = &line[..at];
+        let start = before
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |i| i + 1);
+        let name = &before[start..];
+        if is_name(name) {
+            out.push((name.to_string(), key.to_string(), q, at + len + 4));
+        }
+    }
+    out
+}
+
+/// The fields the file reads of its records, in order, each once: the keys its subscripts hold (`t["last"]`,
+/// written with their quotes) and the attributes it reads and never calls (`booking.days`), `self`'s left out.
+fn fields(lines: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |f: String| {
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    };
+    for line in lines {
+        for (_, key, q, _) in subscripts(line) {
+            push(format!("[{q}{key}{q}]"));
+        }
+        let t = tokens(&code_of(line));
+        for w in t.windows(4) {
+            let plain = is_name(&w[0]) && w[0] != "self" && !w[0].starts_with(char::is_uppercase);
+            if plain && w[1] == "." && is_name(&w[2]) && w[3] != "(" && w[3] != "=" {
+                push(format!(".{}", w[2]));
+            }
+        }
+    }
+    out
+}
+
+/// A parameter a function never reads (`when` of `repot(trees, name, when)`): written into a field the file reads
+/// of its records (`t["last"] = when`), on the item its loop walks, before each `return` inside the loop (the item
+/// found), else at the end of the loop's body; the fields this function does not read itself first, at most
+/// [`MAX_FIELDS`].
+pub(in crate::locate_rank) fn parameters_never_stored(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let all = fields(lines);
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        let mut unread: Vec<&String> = d
+            .params
+            .iter()
+            .filter(|p| *p != "self" && !p.starts_with('_') && !toks.iter().any(|u| reads(u, p)))
+            .collect();
+        unread.sort();
+        if unread.is_empty() {
+            continue;
+        }
+        let own: Vec<String> = fields(&d.body.iter().map(|&b| lines[b]).collect::<Vec<_>>());
+        let mut order: Vec<&String> = all.iter().filter(|f| !own.contains(f)).collect();
+        order.extend(all.iter().filter(|f| own.contains(f)));
+        for lp in d.loops(lines, &toks, &["for"]) {
+            let t = &toks[lp.at];
+            let [_, item, within, ..] = t.as_slice() else {
+                continue;
+            };
+            if !is_name(item) || within != "in" {
+                continue;
+            }
+            // Before each `return` of the loop's body, else at its end.
+            let mut places: Vec<(usize, &str)> = Vec::new();
+            for (i, &b) in lp.block.iter().enumerate() {
+                if first_word(lines[b]) == "return" && i > 0 {
+                    places.push((lp.block[i - 1], indent_of(lines[b])));
+                }
+            }
+            if places.is_empty() {
+                places.push((lp.end, indent_of(lines[lp.first])));
+            }
+            for p in &unread {
+                for (at, pad) in &places {
+                    for f in order.iter().take(MAX_FIELDS) {
+                        out.push((*at, format!("{pad}{item}{f} = {p}")));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A list or a set a dict literal starts under a key (`"awards": []`) that a function tests for membership
+/// (`if name in member["awards"] or ...:`) and no line of the file ever adds to: the item added
+/// (`member["awards"].append(name)`), right after the test's block where that block leaves (the item is new),
+/// then before the function's last `return`; where the test is negated (`if name not in member["awards"]:`), at
+/// the end of its block.
+pub(in crate::locate_rank) fn keyed_members_never_added(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &b) in d.body.iter().enumerate() {
+            let line = lines[b];
+            if first_word(line) != "if" {
+                continue;
+            }
+            for (dict, key, q, _) in subscripts(line) {
+                let subscript = format!("{dict}[{q}{key}{q}]");
+                let Some(at) = line.find(&subscript) else {
+                    continue;
+                };
+                let Some((item, negated)) = member_before(&line[..at]) else {
+                    continue;
+                };
+                let Some(add) = started_empty(lines, &key, q) else {
+                    continue;
+                };
+                if ever_added(lines, &key, q) {
+                    continue;
+                }
+                let update = format!("{subscript}.{add}({item})");
+                let depth = indent_of(line).len();
+                let block: Vec<usize> = d.body[k + 1..]
+                    .iter()
+                    .copied()
+                    .take_while(|&i| indent_of(lines[i]).len() > depth)
+                    .collect();
+                let Some(&end) = block.last() else { continue };
+                if negated {
+                    let pad = indent_of(lines[block[0]]);
+                    out.push((end, format!("{pad}{update}")));
+                    continue;
+                }
+                let pad = indent_of(line);
+                if block.iter().any(|&i| ends_flow(lines[i])) {
+                    out.push((end, format!("{pad}{update}")));
+                }
+                let last = d.last;
+                let returns = first_word(lines[last]) == "return" && indent_of(lines[last]) == pad;
+                if last > end
+                    && returns
+                    && let Some(&before) = d.body.iter().rev().nth(1)
+                {
+                    out.push((before, format!("{pad}{update}")));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The item a membership test ending in `text` names (`if name in `, `x not in `), and whether it is negated.
+fn member_before(text: &str) -> Option<(String, bool)> {
+    let t = tokens(text);
+    let [.., item, last] = t.as_slice() else {
+        return None;
+    };
+    if last != "in" {
+        return None;
+    }
+    if item == "not" {
+        let [.., item, _, _] = t.as_slice() else {
+            return None;
+        };
+        return is_name(item).then(|| (item.clone(), true));
+    }
+    is_name(item).then(|| (item.clone(), false))
+}
+
+/// How a dict literal of the file starts the key `key` (in quote `q`): `"append"` for `[]` or `list()`, `"add"`
+/// for `set()`; `None` where none starts it empty.
+fn started_empty(lines: &[&str], key: &str, q: char) -> Option<&'static str> {
+    let mapped = format!("{q}{key}{q}:");
+    lines.iter().find_map(|l| {
+        let at = l.find(&mapped)?;
+        let value = l[at + mapped.len()..].trim_start();
+        if value.starts_with("[]") || value.starts_with("list()") {
+            Some("append")
+        } else if value.starts_with("set()") {
+            Some("add")
+        } else {
+            None
+        }
+    })
+}
+
+/// Whether a line of the file adds to, sets or extends what a dict holds under `key`.
+fn ever_added(lines: &[&str], key: &str, q: char) -> bool {
+    let subscript = format!("[{q}{key}{q}]");
+    lines.iter().any(|l| {
+        l.match_indices(&subscript).any(|(at, s)| {
+            let after = l[at + s.len()..].trim_start();
+            [
+                ".append(", ".add(", ".extend(", ".update(", ".insert(", "+=", "|=",
+            ]
+            .iter()
+            .any(|o| after.starts_with(o))
+                || (after.starts_with('=') && !after.starts_with("=="))
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Def, Kind};
+    use super::*;
+
+    fn run(kind: Kind, text: &str) -> Vec<(usize, String)> {
+        let lines: Vec<&str> = text.lines().collect();
+        kind(&lines, &Def::all(&lines))
+    }
+
+    #[test]
+    fn a_parameter_never_read_is_written_into_the_item_the_loop_finds() {
+        let text = "def due(trees, today):\n    return [t[\"name\"] for t in trees if t[\"last\"] < today]\n\n\ndef repot(trees, name, when):\n    for t in trees:\n        if t[\"name\"] == name:\n            return True\n    return False\n";
+        let got = run(parameters_never_stored, text);
+        assert_eq!(got[0], (6, "            t[\"last\"] = when".to_string()));
+        assert!(got.contains(&(6, "            t[\"name\"] = when".to_string())));
+        // Every parameter read: nothing.
+        let read = text.replace("return True", "return when");
+        assert!(run(parameters_never_stored, &read).is_empty());
+    }
+
+    #[test]
+    fn a_list_under_a_key_tested_and_never_added_to_gets_the_item_after_the_guard() {
+        let text = "def new(name):\n    return {\"name\": name, \"awards\": []}\n\n\ndef award(member, name):\n    if name in member[\"awards\"]:\n        return False\n    log(name)\n    return True\n";
+        let got = run(keyed_members_never_added, text);
+        let line = "    member[\"awards\"].append(name)".to_string();
+        assert_eq!(got, [(6, line.clone()), (7, line)]);
+        // A line that adds to it: nothing.
+        let added = text.replace("    log(name)", "    member[\"awards\"].append(name)");
+        assert!(run(keyed_members_never_added, &added).is_empty());
+        // Negated: at the end of its own block.
+        let negated = "def new():\n    return {\"tags\": set()}\n\n\ndef tag(item, t):\n    if t not in item[\"tags\"]:\n        log(t)\n    return item\n";
+        assert_eq!(
+            run(keyed_members_never_added, negated),
+            [(6, "        item[\"tags\"].add(t)".to_string())]
+        );
+    }
+}
