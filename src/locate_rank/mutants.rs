@@ -208,6 +208,10 @@ pub struct Names {
     /// narrower (`normalise(route)`, `clean_code`, not `normalize_whitespace`): a text it strips and leaves in its
     /// case is often the slip.
     pub normaliser: bool,
+    /// For one line ([`Names::at`]): the names its function unpacks from a split text before it (`count, kind =
+    /// part.split(maxsplit=1)`) and never reads as text (`kind.strip()`) or converts (`int(count)`): a text read
+    /// where its number was meant.
+    pub parts: Vec<String>,
     /// The numbers a task reports as wrong, each with the one it expected (`returns 16 instead of 48`): a literal
     /// of the file that is the wrong one is often the slip itself (`"cup": 16` for `"cup": 48`). Set by the caller
     /// from the task ([`reported`]).
@@ -288,6 +292,7 @@ impl Names {
             divided: Vec::new(),
             cased: false,
             normaliser: false,
+            parts: Vec::new(),
             reported: Vec::new(),
             none_said: false,
             said: Vec::new(),
@@ -356,6 +361,7 @@ impl Names {
         });
         out.none_said = body.iter().take(3).any(|&b| lines[b].contains("None"));
         out.stale = stale_loop_names(&lines, &code, n - 1, &body);
+        out.parts = text_parts(&code, &body, n - 1);
         out.indents = loop_edge_indents(&lines, n - 1, &body);
         for (_, t) in code.iter().filter(|(k, _)| body.contains(k) && *k < n - 1) {
             for w in t.windows(3) {
@@ -2224,6 +2230,7 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
         out.push(format!("{}.strip(){}", &line[..t.end], &line[t.end..]));
     }
     out.extend(case_left(line, toks, k, names));
+    out.extend(part_as_number(line, toks, k, names));
     // Another field of the same record for a field read off a name (`min(r.high ...)` to `min(r.low ...)`).
     let read_off = k >= 2
         && text(&toks[k - 1]) == "."
@@ -2270,11 +2277,75 @@ fn percent_as_fraction(line: &str, toks: &[Tok], k: usize) -> Option<String> {
         .then(|| format!("{}({} / 100){}", &line[..t.start], text(k), &line[t.end..]))
 }
 
-/// A text a normaliser ([`Names::normaliser`]) strips and leaves in its case, token `k` the `strip`:
-/// `route.strip()` to `route.strip().lower()` and `.upper()`.
+/// The names a function's body (`body`, 0-based lines, with the file's `code` tokens) unpacks from a split text
+/// before the line `at` (`count, kind = part.split(maxsplit=1)`) that no line of it reads as text (`kind.strip()`,
+/// any method) or converts (`int(count)`, `float(count)`) ([`Names::parts`]).
+fn text_parts(code: &[(usize, Vec<String>)], body: &[usize], at: usize) -> Vec<String> {
+    let of_body: Vec<&Vec<String>> = code
+        .iter()
+        .filter(|(k, _)| body.contains(k))
+        .map(|(_, t)| t)
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for (_, t) in code.iter().filter(|(k, _)| body.contains(k) && *k < at) {
+        let Some(eq) = t.iter().position(|x| x == "=") else {
+            continue;
+        };
+        let split = t[eq..]
+            .iter()
+            .any(|x| matches!(x.as_str(), "split" | "rsplit" | "partition"));
+        let names: Vec<&String> = t[..eq].iter().filter(|x| *x != ",").collect();
+        if !split || names.len() < 2 || !names.iter().all(|n| super::is_name(n)) {
+            continue;
+        }
+        for n in names.into_iter().filter(|n| !n.starts_with('_')) {
+            let used = of_body.iter().any(|u| {
+                u.windows(2).any(|w| w[0] == *n && w[1] == ".")
+                    || u.windows(3).any(|w| {
+                        matches!(w[0].as_str(), "int" | "float") && w[1] == "(" && w[2] == *n
+                    })
+            });
+            if !used && !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+    }
+    out
+}
+
+/// A part of a split text read as it came where its number was meant ([`Names::parts`]), token `k` the name, in a
+/// statement that starts with a name: `items.append((count, kind))` to `items.append((int(count), kind))` and
+/// `float(count)`.
+fn part_as_number(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let s = text(k);
+    // Only in a statement that starts with a name (`items.append(...)`, `total = ...`): a part returned as it came
+    // (`return name, tickets`, a dict literal's line) is converted where it is unpacked (an inserted line finds
+    // that place).
+    let read = toks[k].kind == Kind::Name
+        && toks[0].kind == Kind::Name
+        && !KEYWORDS.contains(&text(0))
+        && names.parts.iter().any(|p| p == s)
+        && (k == 0 || text(k - 1) != ".")
+        && !matches!(text(k + 1), "=" | "(" | ".")
+        && !(k == 0 && toks.len() > 1 && matches!(text(1), "," | "="));
+    if !read {
+        return Vec::new();
+    }
+    let t = &toks[k];
+    ["int", "float"]
+        .iter()
+        .map(|f| format!("{}{f}({s}){}", &line[..t.start], &line[t.end..]))
+        .collect()
+}
+
+/// A text a normaliser ([`Names::normaliser`]) strips and leaves in its case, or a name stripped in place
+/// (`activity = activity.strip()`), token `k` the `strip`: `route.strip()` to `route.strip().lower()` and
+/// `.upper()`.
 fn case_left(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
     let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
-    let stripped = names.normaliser
+    let in_place = k == 4 && toks.len() == 7 && text(1) == "=" && text(0) == text(2);
+    let stripped = (names.normaliser || in_place)
         && text(k) == "strip"
         && k >= 1
         && text(k - 1) == "."
@@ -4346,6 +4417,24 @@ mod tests {
             !mutants("    return route.strip().lower()")
                 .contains(&"    return route.strip().lower().lower()".to_string())
         );
+        // A name stripped in place, in any function.
+        let m = mutants("    activity = activity.strip()");
+        assert!(
+            m.contains(&"    activity = activity.strip().lower()".to_string()),
+            "{m:?}"
+        );
+        // A part of a split text read where its number was meant.
+        let text = "def parse(part):\n    count, kind = part.split(maxsplit=1)\n    return (count, kind.strip())\n";
+        let names = Names::of(text).at(text, 3);
+        assert_eq!(names.parts, ["count"]);
+        let m = of_line("    items.append((count, kind.strip()))", &names);
+        let want = "    items.append((int(count), kind.strip()))";
+        assert!(m.contains(&want.to_string()), "{m:?}");
+        // Returned as it came: converted where it is unpacked instead.
+        let returned = of_line("    return (count, kind.strip())", &names);
+        assert!(!returned.iter().any(|m| m.contains("int(")));
+        let converted = text.replace("(count,", "(int(count),");
+        assert!(Names::of(&converted).at(&converted, 3).parts.is_empty());
     }
 
     #[test]

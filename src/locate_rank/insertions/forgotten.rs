@@ -212,9 +212,10 @@ pub(in crate::locate_rank) fn returns_fallen_through(
 /// The most `if` blocks one attribute never counted is counted in.
 const MAX_ATTRIBUTE_COUNTS: usize = 3;
 
-/// A count an object keeps (`self.hits = 0` in `__init__`) that the file reads and no line ever changes:
-/// `self.hits += 1` first in each `if` block of its other methods (the case it counts), at most
-/// [`MAX_ATTRIBUTE_COUNTS`].
+/// A count an object keeps (`self.hits = 0` in `__init__`) that the file reads and no line ever changes: a
+/// parameter a method adds to it in a test (`if self.booked + rooms > self.max_rooms:`) added before that method's
+/// last `return` (`self.booked += rooms`), and `self.hits += 1` first in each `if` block of its other methods (the
+/// case it counts), at most [`MAX_ATTRIBUTE_COUNTS`] of those.
 pub(in crate::locate_rank) fn attribute_counts_never_counted(
     lines: &[&str],
     defs: &[Def],
@@ -258,6 +259,26 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
             });
             let mut given = 0;
             for m in methods {
+                // A method that adds a parameter to it in a test (`if self.rooms_booked + rooms > ...`): the
+                // parameter added, before its last `return` (or after its last line).
+                let toks = m.tokens(lines);
+                let added = m.params.iter().filter(|p| *p != "self").find(|p| {
+                    toks.iter().any(|u| {
+                        u.windows(5).any(|w| {
+                            (w[..4] == ["self", ".", attr, "+"] && w[4] == **p)
+                                || (w[0] == **p && w[1..] == ["+", "self", ".", attr])
+                        })
+                    })
+                });
+                if let (Some(p), Some(&last)) = (added, m.body.last()) {
+                    let returns =
+                        first_word(lines[last]) == "return" && indent_of(lines[last]) == m.indent;
+                    let before = m.body.iter().rev().nth(1).copied().filter(|_| returns);
+                    out.push((
+                        before.unwrap_or(last),
+                        format!("{}{field} += {p}", m.indent),
+                    ));
+                }
                 for (j, &h) in m.body.iter().enumerate() {
                     let first = m.body.get(j + 1).copied();
                     let opens = matches!(first_word(lines[h]).as_str(), "if" | "elif" | "else");
@@ -600,6 +621,9 @@ mod tests {
             "            self.hits += 1\n            return True",
         );
         assert!(!offers(&counted, "self.hits += 1"));
+        // A parameter a method adds to it in a test: added before its last return.
+        let text = "class Van:\n    def __init__(self, most):\n        self.most = most\n        self.booked = 0\n\n    def book(self, rooms):\n        if self.booked + rooms > self.most:\n            return False\n        log(rooms)\n        return True\n";
+        assert!(lines_of(text).contains(&(9, "        self.booked += rooms".into())));
     }
 
     #[test]

@@ -825,7 +825,11 @@ fn parts_converted(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
         let b = d.body[i];
         let pad = indent_of(lines[b]);
         // The first too where it is no label either (`hg, ag = score.split("-")`, both goals).
-        let all: Vec<&String> = names.iter().copied().filter(|n| !as_text(n)).collect();
+        let all: Vec<&String> = names
+            .iter()
+            .copied()
+            .filter(|n| !as_text(n) && !n.starts_with('_'))
+            .collect();
         let together = [numbers.clone(), all].into_iter().filter(|g| g.len() >= 2);
         let together: Vec<Vec<&String>> = together.fold(Vec::new(), |mut v, g| {
             if !v.contains(&g) {
