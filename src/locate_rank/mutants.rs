@@ -1524,6 +1524,7 @@ const UNITS: &[(&[&str], &[&str])] = &[
     (&["second", "seconds", "secs"], &["60", "3600"]),
     (&["day", "days", "daily"], &["24"]),
     (&["week", "weeks", "weekly"], &["7"]),
+    (&["fortnight", "fortnights", "fortnightly"], &["14"]),
     (&["month", "months", "monthly", "dozen"], &["12"]),
     (
         &["pound", "pounds", "lb", "lbs", "ounce", "ounces", "oz"],
@@ -1606,16 +1607,23 @@ fn unread_for_items(line: &str, toks: &[Tok], loop_unread: &[String]) -> Vec<Str
 }
 
 /// A factor exchanged for the factor of a unit the task or the line speaks of ([`Names::units`], [`units_said`]):
-/// `/ 60` for `/ 100` where minutes become hours, or `OUNCES_PER_POUND = 16` for `= 12`. Before the tokens' mutants: a long line's last ones fall off.
+/// `/ 60` for `/ 100` where minutes become hours, or a constant's whole value (`OUNCES_PER_POUND = 16` for `= 12`,
+/// `INTERVAL_DAYS = 14` for `= 7` where the task says fortnightly). Before the tokens' mutants: a long line's last ones fall off.
 fn units_for_factors(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     let units = joined(names.units.clone(), units_said(line));
     let mut out = Vec::new();
     for (k, t) in toks.iter().enumerate() {
         let s = &line[t.start..t.end];
-        // A factor, or the whole value of a constant named for its units (`OUNCES_PER_POUND = 12`).
+        // A factor, or the whole value of a constant (`OUNCES_PER_POUND = 12`, `INTERVAL_DAYS = 7` where the task
+        // says fortnightly).
+        let name = &line[toks[0].start..toks[0].end];
         let defined = k == 2
             && toks.len() == 3
-            && line[toks[0].start..toks[0].end].contains("_PER_")
+            && toks[0].start == 0
+            && toks[0].kind == Kind::Name
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
             && line[toks[1].start..toks[1].end] == *"=";
         if t.kind != Kind::Number || !(factor_at(line, toks, k) || defined) {
             continue;
@@ -4716,6 +4724,13 @@ mod tests {
         assert!(
             of_line("OUNCES_PER_POUND = 12", &Names::default())
                 .contains(&"OUNCES_PER_POUND = 16".to_string())
+        );
+        let fortnightly = Names {
+            units: units_said("general waste goes fortnightly"),
+            ..Names::default()
+        };
+        assert!(
+            of_line("INTERVAL_DAYS = 7", &fortnightly).contains(&"INTERVAL_DAYS = 14".to_string())
         );
         // Not a number that is no factor.
         assert!(
