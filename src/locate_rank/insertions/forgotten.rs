@@ -60,11 +60,17 @@ fn zero_keys(lines: &[&str]) -> Vec<(String, char)> {
 
 /// Whether a line of the file sets the key `["key"]` of some dict (`x["key"] += 1`, `x["key"] = n`).
 fn key_set(lines: &[&str], key: &str, q: char) -> bool {
+    key_written(lines, key, q, &["+=", "-=", "*="])
+}
+
+/// Whether a line of the file assigns what a dict holds under `key` (in quote `q`), or follows that subscript
+/// with one of `ops` (`+=`, `.append(`).
+pub(super) fn key_written(lines: &[&str], key: &str, q: char, ops: &[&str]) -> bool {
     let subscript = format!("[{q}{key}{q}]");
     lines.iter().any(|l| {
         l.match_indices(&subscript).any(|(at, s)| {
             let after = l[at + s.len()..].trim_start();
-            ["+=", "-=", "*="].iter().any(|o| after.starts_with(o))
+            ops.iter().any(|o| after.starts_with(o))
                 || (after.starts_with('=') && !after.starts_with("=="))
         })
     })

@@ -9,8 +9,8 @@ use super::{Def, code_of, ends_flow, first_word, indent_of, reads};
 const MAX_FIELDS: usize = 4;
 
 /// A plain string key of a subscript in a line's raw text (`item["last"]`, `['last']`): the name subscripted,
-/// the key without its quotes, the quote, and where the subscript ends, for each subscript in order.
-fn subscripts(line: &str) -> Vec<(String, String, char, usize)> {
+/// the key without its quotes and the quote, for each subscript in order.
+fn subscripts(line: &str) -> Vec<(String, String, char)> {
     let mut out = Vec::new();
     for (at, _) in line.match_indices('[') {
         let rest = &line[at + 1..];
@@ -30,7 +30,7 @@ fn subscripts(line: &str) -> Vec<(String, String, char, usize)> {
             .map_or(0, |i| i + 1);
         let name = &before[start..];
         if is_name(name) {
-            out.push((name.to_string(), key.to_string(), q, at + len + 4));
+            out.push((name.to_string(), key.to_string(), q));
         }
     }
     out
@@ -46,7 +46,7 @@ fn fields(lines: &[&str]) -> Vec<String> {
         }
     };
     for line in lines {
-        for (_, key, q, _) in subscripts(line) {
+        for (_, key, q) in subscripts(line) {
             push(format!("[{q}{key}{q}]"));
         }
         let t = tokens(&code_of(line));
@@ -130,7 +130,7 @@ pub(in crate::locate_rank) fn keyed_members_never_added(
             if first_word(line) != "if" {
                 continue;
             }
-            for (dict, key, q, _) in subscripts(line) {
+            for (dict, key, q) in subscripts(line) {
                 let subscript = format!("{dict}[{q}{key}{q}]");
                 let Some(at) = line.find(&subscript) else {
                     continue;
@@ -212,18 +212,10 @@ fn started_empty(lines: &[&str], key: &str, q: char) -> Option<&'static str> {
 
 /// Whether a line of the file adds to, sets or extends what a dict holds under `key`.
 fn ever_added(lines: &[&str], key: &str, q: char) -> bool {
-    let subscript = format!("[{q}{key}{q}]");
-    lines.iter().any(|l| {
-        l.match_indices(&subscript).any(|(at, s)| {
-            let after = l[at + s.len()..].trim_start();
-            [
-                ".append(", ".add(", ".extend(", ".update(", ".insert(", "+=", "|=",
-            ]
-            .iter()
-            .any(|o| after.starts_with(o))
-                || (after.starts_with('=') && !after.starts_with("=="))
-        })
-    })
+    let adds = [
+        ".append(", ".add(", ".extend(", ".update(", ".insert(", "+=", "|=",
+    ];
+    super::forgotten::key_written(lines, key, q, &adds)
 }
 
 #[cfg(test)]
