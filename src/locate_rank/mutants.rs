@@ -731,8 +731,10 @@ fn offset_uses(line: &str, toks: &[Tok], offsets: &[(String, String)]) -> Vec<St
 
 /// Another local of the function read in the place of a local (`range(rows)` for `range(cols)`), each read of a
 /// local ([`Names::locals`]) or of `self` with at most [`MAX_CONSTANTS`] others, the latest bound first. Not on a
-/// `def` line, not a name assigned or called, nor a `for` loop's own names.
-fn local_swaps(line: &str, toks: &[Tok], locals: &[String]) -> Vec<String> {
+/// `def` line, not a name assigned or called, nor a `for` loop's own names. Of an assignment's line, `value` picks
+/// the reads of the value it assigns (the likelier slip: `card["spent"] += price` for `+= charged`), or else those
+/// of its target; of any other line, `value` picks every read.
+fn local_swaps(line: &str, toks: &[Tok], locals: &[String], value: bool) -> Vec<String> {
     let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
     if matches!(text(0), "def" | "async" | "class") {
         return Vec::new();
@@ -742,8 +744,18 @@ fn local_swaps(line: &str, toks: &[Tok], locals: &[String]) -> Vec<String> {
     } else {
         0
     };
+    let assigned = (0..toks.len()).find(|&i| {
+        matches!(text(i), "=" | "+=" | "-=" | "*=" | "/=" | "//=" | "%=")
+            && depth_at(line, toks, 0, i) == 0
+    });
+    let (from, to) = match (assigned, value) {
+        (Some(a), true) => (a + 1, toks.len()),
+        (Some(a), false) => (targets_end, a),
+        (None, true) => (targets_end, toks.len()),
+        (None, false) => (0, 0),
+    };
     let mut out = Vec::new();
-    for (k, t) in toks.iter().enumerate().skip(targets_end) {
+    for (k, t) in toks.iter().enumerate().take(to).skip(from) {
         let s = text(k);
         // `self` too, for a method's call on the wrong object (`self.deposit(amount)` for `other.deposit(amount)`).
         let read = t.kind == Kind::Name
@@ -2123,8 +2135,9 @@ pub fn kin_of_line(line: &str, names: &Names) -> Vec<String> {
         .chain(split_parts_stripped(line, &toks))
         .chain(comprehension_filters(line, &toks))
         .chain(zero_padded(line, &toks))
+        .chain(local_swaps(line, &toks, &names.locals, true))
         .chain(literal_keys_for_locals(line, &toks, &names.locals))
-        .chain(local_swaps(line, &toks, &names.locals))
+        .chain(local_swaps(line, &toks, &names.locals, false))
         .chain(unread_scales(line, &toks, &names.unread))
         .chain(unread_scales(line, &toks, &names.loop_unread))
         .chain(counted_for_summed(line, &toks, &names.fields))
@@ -2212,6 +2225,9 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
     if called && !dotted && s == "round" {
         out.extend(rounded_to_digits(line, toks, k));
     }
+    if called && !dotted && s == "enumerate" {
+        out.extend(enumerate_start(line, toks, k));
+    }
     let method = k >= 1 && text(&toks[k - 1]) == ".";
     if called && method && matches!(s, "split" | "rsplit") {
         out.extend(split_cut(line, toks, k));
@@ -2267,6 +2283,24 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
         );
     }
     out
+}
+
+/// A count started at the other end: `enumerate(items)` numbered from 1 (`enumerate(items, start=1)`), or the
+/// start an `enumerate` call is given dropped, where its count was meant from 0. `k` is the token `enumerate`.
+fn enumerate_start(line: &str, toks: &[Tok], k: usize) -> Option<String> {
+    let (close, commas) = range_commas(line, toks, k)?;
+    match commas.as_slice() {
+        [] if close > k + 2 => {
+            let at = toks[close - 1].end;
+            Some(format!("{}, start=1{}", &line[..at], &line[at..]))
+        }
+        [comma] => Some(format!(
+            "{}{}",
+            &line[..toks[*comma].start],
+            &line[toks[close].start..]
+        )),
+        _ => None,
+    }
 }
 
 /// A percentage used as if it were a fraction: the name that is token `k`, when it says it is a percent
@@ -4093,6 +4127,25 @@ mod tests {
     }
 
     #[test]
+    fn an_enumerate_count_starts_at_the_other_end() {
+        gives(
+            "    for n, day in enumerate(dates(first, weeks)):",
+            "    for n, day in enumerate(dates(first, weeks), start=1):",
+        );
+        gives(
+            "    for n, day in enumerate(days, start=1):",
+            "    for n, day in enumerate(days):",
+        );
+        gives(
+            "    pairs = list(enumerate(xs, 1))",
+            "    pairs = list(enumerate(xs))",
+        );
+        // A method of that name, or a call with nothing to count, is left alone.
+        never_gives("    self.enumerate(xs)", "start=1");
+        never_gives("    enumerate()", "start=1");
+    }
+
+    #[test]
     fn rounding_goes_the_other_way_and_an_unread_local_scales_a_value() {
         gives("    return round(v / BOX)", "    return math.ceil(v / BOX)");
         gives(
@@ -4531,6 +4584,22 @@ mod tests {
                 .any(|l| l.contains("rows"))
         );
         assert!(names.at(text, 3).locals.is_empty());
+        // The value an assignment writes is swapped before its target's object and key.
+        let wash = Names {
+            locals: vec![
+                "card".into(),
+                "kind".into(),
+                "price".into(),
+                "charged".into(),
+            ],
+            ..Names::default()
+        };
+        let m = kin_of_line("    card[\"spent\"] += price", &wash);
+        assert_eq!(
+            m.first().map(String::as_str),
+            Some("    card[\"spent\"] += charged"),
+            "{m:?}"
+        );
         // A literal default as one of the file's constants.
         let other = Names {
             constants: vec!["SHOWN".into()],
