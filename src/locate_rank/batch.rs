@@ -223,26 +223,41 @@ pub fn probe_many(
 /// One run of the prober: the mutants it was handed and its verdicts on them.
 type Run<'a> = (&'a [(String, String)], &'a [Option<bool>]);
 
-/// The places where a mutant passed, `fixed`, with the first whose mutant leaves no local of its function never
-/// read moved before a first that does: such a pass (`for r in records` where `rows = sorted(records)` was read)
-/// is a workaround, not the fix. `runs`: the two runs' mutants and verdicts, where each place's mutant is found.
+/// The places where a mutant passed, `fixed`, with the first whose mutant is no workaround moved before a first
+/// that is: one that leaves a local of its function never read (`for r in records` where `rows =
+/// sorted(records)` was read), or that turns an order round (`sorted(bank, reverse=True)`, so the last match a
+/// loop keeps is the lowest) where a place further on passed too (the `break` the loop lacks, `dates[0]` read).
+/// `runs`: the two runs' mutants and verdicts, where each place's mutant is found.
 fn live_first(
     files: &BTreeMap<String, Option<PreImage>>,
     mut fixed: Vec<Fixed>,
     runs: [Run<'_>; 2],
 ) -> Vec<Fixed> {
-    let dead = |f: &Fixed| {
+    // What each place's first passing mutant did: left a local unread, or turned an order round.
+    let workaround = |f: &Fixed| {
         let before = files.get(&f.path).and_then(Option::as_ref);
         let text = runs
             .iter()
             .find_map(|(list, v)| twins::passed_text(files, list, v, f));
         match (before, text) {
-            (Some(pre), Some(text)) => twins::leaves_unread(&pre.text, text),
-            _ => false,
+            (Some(pre), Some(text)) => (
+                twins::leaves_unread(&pre.text, text),
+                twins::order_turned(&pre.text, text),
+            ),
+            _ => (false, false),
         }
     };
-    if fixed.first().is_some_and(dead)
-        && let Some(k) = fixed.iter().position(|f| !dead(f))
+    let Some(first) = fixed.first().cloned() else {
+        return fixed;
+    };
+    let (dead, turned) = workaround(&first);
+    // An order turned round gives way only to a place further on in its file, where the order is read.
+    let live = |f: &Fixed| {
+        let (d, t) = workaround(f);
+        !d && !t && (dead || (f.path == first.path && f.line > first.line))
+    };
+    if (dead || turned)
+        && let Some(k) = fixed.iter().position(live)
     {
         let live = fixed.remove(k);
         fixed.insert(0, live);

@@ -108,6 +108,7 @@ const UNTOLD: &[Kind] = &[
     stored::parameters_never_stored,
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
+    forgotten::records_never_kept,
     forgotten::returns_fallen_through,
     forgotten::ends_fallen_off,
     forgotten::normalisers_never_called,
@@ -1118,21 +1119,18 @@ fn split_parts_stripped(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     out
 }
 
-/// The first values of a function's names, started before a loop at its depth (`length = 0`, `current = []`).
+/// The first values of a function's names, started before a loop at its depth (`length = 0`, `current = []`, each
+/// of a tuple's: `sets, current, used = [], [], 0`).
 fn started_before(lines: &[&str], d: &Def, k: usize) -> Vec<(String, String)> {
     let depth = indent_of(lines[d.body[k]]).len();
     let mut out: Vec<(String, String)> = Vec::new();
     for &b in &d.body[..k] {
-        let t = tokens(&code_of(lines[b]));
-        let (Some(name), Some(eq)) = (t.first(), t.get(1)) else {
+        if indent_of(lines[b]).len() > depth {
             continue;
-        };
-        let Some((_, value)) = lines[b].split_once('=') else {
-            continue;
-        };
-        if indent_of(lines[b]).len() <= depth && is_name(name) && eq == "=" {
-            out.retain(|(n, _)| n != name);
-            out.push((name.clone(), value.trim().to_string()));
+        }
+        for (name, value) in first_values(lines[b]) {
+            out.retain(|(n, _)| *n != name);
+            out.push((name, value));
         }
     }
     out
@@ -2941,6 +2939,12 @@ mod tests {
         // A name kept adding to is started afresh beside the one that is (`length = 0` after `current = []`).
         let text = "def wrap(words, width):\n    lines = []\n    current = []\n    length = 0\n    for word in words:\n        if length + len(word) > width:\n            lines.append(current)\n            current = []\n        current.append(word)\n        length += len(word)\n    return lines\n";
         inserts(text, 8, "            length = 0");
+        // Started as one of a tuple's names.
+        let tuple = text.replace(
+            "    lines = []\n    current = []\n    length = 0\n",
+            "    lines, current, length = [], [], 0\n",
+        );
+        inserts(&tuple, 6, "            length = 0");
         let fresh = text.replace(
             "            current = []\n",
             "            current = []\n            length = 0\n",

@@ -443,6 +443,7 @@ fn named_evidence(
     } else {
         Vec::new()
     };
+    shared_constants(text, &mut scopes);
     let mut checked = Vec::new();
     if signals.check && !failing.is_empty() {
         // What the failing test exercises stands in for a definition the task does not name.
@@ -452,6 +453,48 @@ fn named_evidence(
         checked = failing.place_scores(path, text.lines().count());
     }
     (scopes, checked)
+}
+
+/// The definitions the task's named functions share: a module constant given a number (`METRES_PER_ATMOSPHERE =
+/// 33.0`) that lines of two or more of them read, where the task says several results are wrong, holds one slip
+/// they all show. Its line gets the weight of the lines that read it, in `scopes` (the lines of the definitions
+/// the task names, by weight).
+fn shared_constants(text: &str, scopes: &mut [f64]) {
+    let lines: Vec<&str> = text.lines().collect();
+    for (d, line) in lines.iter().enumerate() {
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        let name = name.trim_end();
+        let number = value.trim().parse::<f64>().is_ok();
+        if !mutants::constant_name(name) || !number || line.starts_with(char::is_whitespace) {
+            continue;
+        }
+        // The named definitions that read it: each run of named lines (a body) counts once.
+        let mut bodies = 0;
+        let mut weight: f64 = 0.0;
+        let mut in_read_body = false;
+        for (i, l) in lines.iter().enumerate() {
+            if l.trim().is_empty() {
+                continue;
+            }
+            let s = scopes.get(i).copied().unwrap_or(0.0);
+            if s == 0.0 || !l.starts_with(char::is_whitespace) {
+                in_read_body = false;
+                continue;
+            }
+            if !in_read_body && tokens(l).iter().any(|t| t == name) {
+                bodies += 1;
+                weight = weight.max(s);
+                in_read_body = true;
+            }
+        }
+        if bodies >= 2
+            && let Some(own) = scopes.get_mut(d)
+        {
+            *own = own.max(weight);
+        }
+    }
 }
 
 /// The places after lines of the file `path` where the task implies a missing line ([`implied::places`]), among
@@ -1287,6 +1330,26 @@ fn prose_lines(text: &str) -> Vec<bool> {
 mod tests {
     use super::*;
     use crate::patch::MODE_REGULAR;
+
+    #[test]
+    fn a_number_constant_two_named_definitions_read_weighs_as_they_do() {
+        let text = "RATE = 10.0\nNAME = 'x'\n\n\ndef a(d):\n    return 1 + d / RATE\n\n\ndef b(f):\n    x = f * RATE\n\n    return x * RATE\n\n\ndef c(f):\n    return RATE\n";
+        // `a` and `b` named (their lines weigh 1.0, their `def` lines 0.5); `c` not.
+        let mut scopes = vec![0.0; text.lines().count()];
+        for (i, w) in [(4, 0.5), (5, 1.0), (8, 0.5), (9, 1.0), (11, 1.0)] {
+            scopes[i] = w;
+        }
+        let mut got = scopes.clone();
+        shared_constants(text, &mut got);
+        assert_eq!(got[0], 1.0, "{got:?}");
+        assert_eq!(got[1], 0.0);
+        // Read by one named definition only (twice, a blank line between): nothing.
+        let mut one = scopes.clone();
+        one[5] = 0.0;
+        one[4] = 0.0;
+        shared_constants(text, &mut one);
+        assert_eq!(one[0], 0.0, "{one:?}");
+    }
 
     fn file(text: &str) -> BTreeMap<String, Option<PreImage>> {
         [(

@@ -1315,6 +1315,16 @@ fn targets(toks: &[String]) -> usize {
     }
 }
 
+/// Whether `name` is written as a module constant is: two or more capitals, digits and underscores, a capital
+/// first.
+pub(super) fn constant_name(name: &str) -> bool {
+    name.len() >= 2
+        && name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 /// The module constants of a Python file: names in capitals assigned at its top level, in order.
 fn constants(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -1323,12 +1333,10 @@ fn constants(text: &str) -> Vec<String> {
             continue;
         };
         let name = name.trim_end();
-        let constant = name.len() >= 2
-            && name.starts_with(|c: char| c.is_ascii_uppercase())
-            && name
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-        if constant && !line.starts_with(char::is_whitespace) && !out.iter().any(|o| o == name) {
+        if constant_name(name)
+            && !line.starts_with(char::is_whitespace)
+            && !out.iter().any(|o| o == name)
+        {
             out.push(name.to_string());
         }
     }
@@ -1360,6 +1368,8 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
         .chain(units_for_factors(line, &toks, names))
         .chain(unread_for_items(line, &toks, &names.loop_unread))
         .chain(stepped_by_field(line, &toks, names))
+        .chain(key_named_as_target(line, &toks))
+        .chain(directives_swapped(line, &toks))
     {
         push(m);
     }
@@ -1474,10 +1484,46 @@ const NUMBER_WORDS: &[&str] = &[
     "eleven", "twelve",
 ];
 
-/// The whole numbers a task says, in digits or as a word of [`NUMBER_WORDS`] (`best of three sets`), in order,
-/// each once.
-pub fn said_numbers(task: &str) -> Vec<String> {
+/// The steps in minutes between the clock times a task writes one after another (`['09:00', '10:30', '12:00']`:
+/// 90), in order, each once: a length or an interval the example implies and never says.
+fn clock_steps(task: &str) -> Vec<String> {
+    let b = task.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let mut times = Vec::new();
+    for i in (0..b.len()).filter(|&i| b[i] == b':') {
+        let hours = if i >= 2 && digit(i - 2) {
+            i - 2
+        } else {
+            i.saturating_sub(1)
+        };
+        let clear = hours == 0 || !digit(hours - 1);
+        if !(clear && i > 0 && digit(i - 1) && digit(i + 1) && digit(i + 2) && !digit(i + 3)) {
+            continue;
+        }
+        let (Ok(h), Ok(m)) = (
+            task[hours..i].parse::<u32>(),
+            task[i + 1..i + 3].parse::<u32>(),
+        ) else {
+            continue;
+        };
+        if h < 24 && m < 60 {
+            times.push(h * 60 + m);
+        }
+    }
     let mut out: Vec<String> = Vec::new();
+    for w in times.windows(2).filter(|w| w[1] > w[0]) {
+        let step = (w[1] - w[0]).to_string();
+        if !out.contains(&step) {
+            out.push(step);
+        }
+    }
+    out
+}
+
+/// The whole numbers a task says, in digits or as a word of [`NUMBER_WORDS`] (`best of three sets`), in order,
+/// each once, after the steps between the clock times it writes ([`clock_steps`]).
+pub fn said_numbers(task: &str) -> Vec<String> {
+    let mut out: Vec<String> = clock_steps(task);
     for w in task.split(|c: char| !c.is_ascii_alphanumeric()) {
         let lower = w.to_ascii_lowercase();
         let n = match NUMBER_WORDS.iter().position(|n| *n == lower) {
@@ -2281,6 +2327,61 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
                 .take(MAX_CONSTANTS)
                 .map(|c| replace(c)),
         );
+    }
+    out
+}
+
+/// A key read where the key named as the value's own name was meant: `owner = horse["name"]` to
+/// `owner = horse["owner"]`. The line assigns one name the one key read off one dict; the key is a word, the name
+/// another.
+fn key_named_as_target(line: &str, toks: &[Tok]) -> Option<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let target = text(0);
+    let one = toks.len() == 6
+        && toks[0].kind == Kind::Name
+        && !KEYWORDS.contains(&target)
+        && text(1) == "="
+        && toks[2].kind == Kind::Name
+        && text(3) == "["
+        && text(5) == "]";
+    let key = if one {
+        key_at(line, toks, 4, false)?
+    } else {
+        return None;
+    };
+    let q = &line[toks[4].start..=toks[4].start];
+    (key != target).then(|| {
+        format!(
+            "{}{q}{target}{q}{}",
+            &line[..toks[4].start],
+            &line[toks[4].end..]
+        )
+    })
+}
+
+/// Two neighbouring directives of a date or time format the other way round (`strftime("%m/%d/%Y")` for
+/// `"%d/%m/%Y"`): each pair of neighbouring `%` directives of a string literal that holds two or more of them.
+fn directives_swapped(line: &str, toks: &[Tok]) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in toks.iter().filter(|t| t.kind == Kind::Str) {
+        let lit = &line[t.start..t.end];
+        let b = lit.as_bytes();
+        let at: Vec<usize> = (0..b.len().saturating_sub(1))
+            .filter(|&i| {
+                b[i] == b'%' && b[i + 1].is_ascii_alphabetic() && (i == 0 || b[i - 1] != b'%')
+            })
+            .collect();
+        for w in at.windows(2) {
+            let (i, j) = (w[0], w[1]);
+            if b[i + 1] == b[j + 1] {
+                continue;
+            }
+            let mut m = b.to_vec();
+            m.swap(i + 1, j + 1);
+            if let Ok(m) = String::from_utf8(m) {
+                out.push(format!("{}{m}{}", &line[..t.start], &line[t.end..]));
+            }
+        }
     }
     out
 }
@@ -4127,6 +4228,26 @@ mod tests {
     }
 
     #[test]
+    fn a_key_is_named_as_its_value_and_a_date_format_turns_two_directives_round() {
+        gives(
+            "        owner = horse[\"name\"]",
+            "        owner = horse[\"owner\"]",
+        );
+        never_gives("        owner = horse[\"owner\"]", "\"name\"");
+        never_gives("        owner = horse[\"name\"] + 1", "\"owner\"");
+        gives(
+            "    bb = day.strftime(\"%d/%m/%Y\")",
+            "    bb = day.strftime(\"%m/%d/%Y\")",
+        );
+        gives(
+            "    bb = day.strftime(\"%d/%m/%Y\")",
+            "    bb = day.strftime(\"%d/%Y/%m\")",
+        );
+        // A literal percent sign is no directive.
+        never_gives("    s = \"%%d %H\"", "%%H");
+    }
+
+    #[test]
     fn an_enumerate_count_starts_at_the_other_end() {
         gives(
             "    for n, day in enumerate(dates(first, weeks)):",
@@ -4291,6 +4412,11 @@ mod tests {
             said_numbers("best of three sets, so two should win (3 of 5)"),
             ["3", "2", "5"]
         );
+        // The steps between the clock times an example lists come first; a ratio or a longer number is no time.
+        let said =
+            said_numbers("slots('09:00', '15:00') gave ['09:00', '10:30', '12:00'], 3:1 or 123:45");
+        assert_eq!(said[..2], ["360", "90"], "{said:?}");
+        assert!(!said.contains(&"0".to_string()), "{said:?}");
         let names = Names {
             said: vec!["3".into(), "2".into()],
             ..Names::default()

@@ -139,6 +139,20 @@ pub(super) fn leaves_unread(before: &str, after: &str) -> bool {
     })
 }
 
+/// Whether the change from `before` to `after` (one line changed or inserted) turns an order round where none was
+/// (`sorted(dates)` to `sorted(dates, reverse=True)`, `reversed(...)`, `[::-1]`, `dates.reverse()`): a workaround
+/// that makes the last item the wanted one (the latest match kept, `dates[-1]` read) where another place's fix
+/// reads or keeps the right one. Taking a reversal away (`reverse=True` dropped) is the usual fix of an order.
+pub(super) fn order_turned(before: &str, after: &str) -> bool {
+    if place_of(before, after).is_none() {
+        return false;
+    }
+    let count = |l: &str, n: &str| l.matches(n).count();
+    ["reverse=True", "reversed(", "[::-1]", ".reverse()"]
+        .iter()
+        .any(|n| count(after, n) > count(before, n))
+}
+
 /// The line the first pass wrote: the line it inserted, or the line it changed to, as the mutant's text holds it.
 pub(super) fn passed_line<'a>(
     files: &BTreeMap<String, Option<PreImage>>,
@@ -704,6 +718,28 @@ mod tests {
         assert!(!leaves_unread(
             before,
             &before.replace("sorted(records)", "list(records)")
+        ));
+    }
+
+    #[test]
+    fn a_change_that_only_turns_an_order_round_is_seen() {
+        let before = "def use(p):\n    dates = sorted(p)\n    return dates[-1]\n";
+        let turned = before.replace("sorted(p)", "sorted(p, reverse=True)");
+        assert!(order_turned(before, &turned));
+        assert!(!order_turned(&turned, before));
+        assert!(order_turned(
+            before,
+            &before.replace("sorted(p)", "reversed(sorted(p))")
+        ));
+        assert!(order_turned(
+            before,
+            &before.replace("    return", "    dates.reverse()\n    return")
+        ));
+        // Reading the other end, or sorting, is no order turned.
+        assert!(!order_turned(before, &before.replace("[-1]", "[0]")));
+        assert!(!order_turned(
+            before,
+            &before.replace("    return", "    dates.sort()\n    return")
         ));
     }
 

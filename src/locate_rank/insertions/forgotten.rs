@@ -600,9 +600,128 @@ pub(in crate::locate_rank) fn nones_never_dropped(
     out
 }
 
+/// A place that holds a record (`club["record"]`, `self.best`), read as one whole operand of a comparison: the
+/// dict's or object's name, and the key with its quote or the attribute.
+fn record_place(side: &str) -> Option<(String, Option<char>)> {
+    if let Some((obj, attr)) = side.split_once('.') {
+        return (is_name(obj) && is_name(attr)).then(|| (side.to_string(), None));
+    }
+    let (dict, rest) = side.split_once('[')?;
+    let inner = rest.strip_suffix(']')?;
+    let q = inner.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let key = inner.strip_prefix(q)?.strip_suffix(q)?;
+    (is_name(dict) && is_name(key)).then(|| (side.to_string(), Some(q)))
+}
+
+/// Whether a line of the file outside an `__init__` writes the record `place` (`x["record"] = ...`,
+/// `self.best += ...`): with `q`, the dict's key under any name; without, the attribute off any object.
+fn record_written(lines: &[&str], defs: &[Def], place: &str, q: Option<char>) -> bool {
+    let init: Vec<usize> = defs
+        .iter()
+        .filter(|d| d.name == "__init__")
+        .flat_map(|d| d.body.iter().copied())
+        .collect();
+    let outside: Vec<&str> = (0..lines.len())
+        .filter(|i| !init.contains(i))
+        .map(|i| lines[i])
+        .collect();
+    match q {
+        Some(q) => {
+            let key = place
+                .split_once('[')
+                .map_or("", |(_, k)| &k[1..k.len() - 2]);
+            key_written(&outside, key, q, &["+=", "-=", "*="])
+        }
+        None => {
+            let attr = place.split_once('.').map_or("", |(_, a)| a);
+            let dotted = format!(".{attr}");
+            outside.iter().any(|l| {
+                let code = code_of(l);
+                code.match_indices(&dotted).any(|(at, d)| {
+                    let after = code[at + d.len()..].trim_start();
+                    let word_end = !code[at + d.len()..]
+                        .starts_with(|c: char| c.is_alphanumeric() || c == '_');
+                    word_end
+                        && (["+=", "-=", "*="].iter().any(|o| after.starts_with(o))
+                            || (after.starts_with('=') && !after.starts_with("==")))
+                })
+            })
+        }
+    }
+}
+
+/// A record a function compares a value against and that no line ever keeps (`if altitude_m > club["record"]:`
+/// where no line writes `club["record"]`; `if score > self.best:` where only `__init__` sets `self.best`): the
+/// value written into it first in the comparison's `if` block (`club["record"] = altitude_m`), a best so far that
+/// never moves.
+pub(in crate::locate_rank) fn records_never_kept(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &b) in d.body.iter().enumerate() {
+            let line = lines[b].trim();
+            let Some(cond) = line
+                .strip_prefix("if ")
+                .or_else(|| line.strip_prefix("elif "))
+                .and_then(|c| c.strip_suffix(':'))
+            else {
+                continue;
+            };
+            let Some((left, right)) = [" >= ", " <= ", " > ", " < "]
+                .iter()
+                .find_map(|op| cond.split_once(op))
+            else {
+                continue;
+            };
+            let (left, right) = (left.trim(), right.trim());
+            let (value, (place, q)) = match (record_place(left), record_place(right)) {
+                (None, Some(p)) => (left, p),
+                (Some(p), None) => (right, p),
+                _ => continue,
+            };
+            let plain = is_name(value) && value.chars().any(|c| c.is_ascii_lowercase());
+            if !plain || !d.bound.contains(value) || record_written(lines, defs, &place, q) {
+                continue;
+            }
+            let block = block_below(lines, &d.body[k + 1..], indent_of(lines[b]).len());
+            let Some(&first) = block.first() else {
+                continue;
+            };
+            out.push((b, format!("{}{place} = {value}", indent_of(lines[first]))));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_record_compared_against_and_never_kept_is_kept_first_in_the_block() {
+        let text = "def new():\n    return {\"record\": 0, \"holder\": None}\n\n\ndef fly(club, rocket, height):\n    \"\"\"True for a new record.\"\"\"\n    if height > club[\"record\"]:\n        club[\"holder\"] = rocket\n        return True\n    return False\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(7, "        club[\"record\"] = height".into())),
+            "{got:?}"
+        );
+        // Kept already: nothing.
+        let kept = text.replace(
+            "        club[\"holder\"]",
+            "        club[\"record\"] = height\n        club[\"holder\"]",
+        );
+        assert!(!offers(&kept, "club[\"record\"] = height"));
+        // An attribute only `__init__` sets, compared the other way round.
+        let text = "class Board:\n    def __init__(self):\n        self.best = 0\n\n    def score(self, points):\n        if self.best < points:\n            log(points)\n";
+        assert!(lines_of(text).contains(&(6, "            self.best = points".into())));
+        let kept = text.replace("            log(points)", "            self.best = points");
+        assert!(!offers(&kept, "self.best = points"));
+        // A constant compared against is no record.
+        let text = "def f(club, LIMIT):\n    if LIMIT > club[\"cap\"]:\n        return 1\n";
+        assert!(!offers(text, "= LIMIT"));
+    }
 
     #[test]
     fn a_function_that_returns_in_its_loop_and_falls_off_its_end_returns_what_its_docstring_quotes()
