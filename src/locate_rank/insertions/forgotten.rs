@@ -1,7 +1,8 @@
 //! Insertions for a step a function forgets though the file has what it needs: a count kept under a dict's key
-//! started at 0 and never counted, a branch that finds the other answer and falls through to the usual one, a
-//! function that returns inside a loop and falls off its end, and a
-//! normalising function the file defines and a loop never calls. Pure: lines in, lines out.
+//! started at 0 and never counted, a record compared against and never kept, a branch that finds the other answer
+//! and falls through to the usual one, a function that returns inside a loop and falls off its end, a normalising
+//! function the file defines and a loop never calls, and a helper the file defines and nothing calls. Pure: lines
+//! in, lines out.
 
 use super::super::{is_name, tokens};
 use super::{Def, block_below, code_of, ends_flow, first_values, first_word, indent_of};
@@ -113,6 +114,48 @@ pub(in crate::locate_rank) fn key_counts_never_counted(
                 last
             };
             out.push((at, format!("{}{dict}{subscript} += 1", d.indent)));
+        }
+    }
+    out
+}
+
+/// A count a dict literal starts at 0 (`"lost": 0`) under each of a table's entries, that no line ever counts, and
+/// a function with a parameter it never reads (`loser`) that counts another key of the entry another parameter
+/// names (`table[winner]["won"] += 1`): the same count for the unread parameter's entry and the count never made
+/// just after it (`table[loser]["lost"] += 1`).
+pub(in crate::locate_rank) fn entry_counts_never_counted(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let keys: Vec<(String, char)> = zero_keys(lines)
+        .into_iter()
+        .filter(|(k, q)| !key_set(lines, k, *q))
+        .collect();
+    let mut out = Vec::new();
+    for d in defs {
+        let body: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        let unread = d
+            .params
+            .iter()
+            .filter(|p| !body.iter().flatten().any(|t| t == *p));
+        for p in unread {
+            for (&b, t) in d.body.iter().zip(&body) {
+                // `table [ winner ] [ "won" ] += ...`: strings are blanked in the tokens.
+                let counted = t.len() > 8
+                    && is_name(&t[0])
+                    && t[1] == "["
+                    && d.params.contains(&t[2])
+                    && t[3] == "]"
+                    && t[4] == "["
+                    && t.iter().any(|w| w == "+=");
+                if !counted {
+                    continue;
+                }
+                for (key, q) in &keys {
+                    let indent = indent_of(lines[b]);
+                    out.push((b, format!("{indent}{}[{p}][{q}{key}{q}] += 1", t[0])));
+                }
+            }
         }
     }
     out
@@ -401,6 +444,74 @@ pub(in crate::locate_rank) fn normalisers_never_called(
                 };
                 let indent = indent_of(lines[inner]);
                 out.push((g.body[k], format!("{indent}{p} = {}({p})", f.name)));
+            }
+        }
+    }
+    out
+}
+
+/// The parameters of the function `name`, in order, as its one-line `def` writes them (no `self`, no starred
+/// ones, defaults and annotations left out). None for a `def` the file does not write on one line.
+fn ordered_params(lines: &[&str], name: &str) -> Option<Vec<String>> {
+    let head = format!("def {name}(");
+    let line = lines.iter().find(|l| l.trim_start().starts_with(&head))?;
+    let inner = line.trim_start()[head.len()..].split_once(')')?.0;
+    let mut out = Vec::new();
+    for p in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let name = p.split([':', '=']).next().unwrap_or("").trim();
+        if !is_name(name) {
+            return None;
+        }
+        if name != "self" {
+            out.push(name.to_string());
+        }
+    }
+    Some(out)
+}
+
+/// A function the file defines, returns a value from and never calls or names anywhere else (`def to_kg(weight,
+/// unit)`), where another function binds every one of its parameters' names (`unit = ...`, then `weight =
+/// float(...)`): the first parameter given the function's answer just after the line that binds the last of them
+/// (`weight = to_kg(weight, unit)`), a helper written and then forgotten.
+pub(in crate::locate_rank) fn helpers_never_called(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for f in defs {
+        let Some(params) = ordered_params(lines, &f.name).filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        let returns = f.body.iter().any(|&b| {
+            let t = tokens(&code_of(lines[b]));
+            t.first().is_some_and(|w| w == "return") && t.len() > 1
+        });
+        let named = lines
+            .iter()
+            .filter(|l| tokens(&code_of(l)).contains(&f.name))
+            .count();
+        if !returns || named != 1 {
+            continue;
+        }
+        for g in defs.iter().filter(|g| g.name != f.name) {
+            let mut bound: Vec<&String> = params.iter().filter(|p| g.params.contains(*p)).collect();
+            for &b in &g.body {
+                let code = code_of(lines[b]);
+                if code.trim_end().ends_with(':') {
+                    continue;
+                }
+                let assigned = first_values(lines[b]);
+                let before = bound.len();
+                for p in &params {
+                    if !bound.contains(&p) && assigned.iter().any(|(n, _)| n == p) {
+                        bound.push(p);
+                    }
+                }
+                if bound.len() == params.len() && before < bound.len() {
+                    let call = format!("{}({})", f.name, params.join(", "));
+                    out.push((b, format!("{}{} = {call}", indent_of(lines[b]), params[0])));
+                    break;
+                }
             }
         }
     }
@@ -698,6 +809,37 @@ pub(in crate::locate_rank) fn records_never_kept(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn an_entry_s_count_never_made_is_made_for_the_parameter_never_read() {
+        let text = "def new(players):\n    return {n: {\"won\": 0, \"lost\": 0} for n in players}\n\n\ndef bout(table, winner, loser):\n    table[winner][\"won\"] += 1\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(6, "    table[loser][\"lost\"] += 1".into())),
+            "{got:?}"
+        );
+        // Counted somewhere already: nothing.
+        let counted = format!("{text}    table[loser][\"lost\"] += 1\n");
+        assert!(!offers(&counted, "[loser][\"lost\"]"));
+    }
+
+    #[test]
+    fn a_helper_never_called_is_called_where_its_parameters_are_all_bound() {
+        let text = "def to_kg(weight, unit):\n    return weight * 0.45 if unit == \"lb\" else weight\n\n\ndef parse(text):\n    amount, cut = text.split(\" \", 1)\n    unit = \"lb\" if amount.endswith(\"lb\") else \"kg\"\n    weight = float(amount[:-2])\n    return cut, weight\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(8, "    weight = to_kg(weight, unit)".into())),
+            "{got:?}"
+        );
+        // Called already, or named elsewhere (`key=to_kg`): nothing.
+        let called = text.replace(
+            "    return cut, weight",
+            "    return cut, to_kg(weight, unit)",
+        );
+        assert!(!offers(&called, "weight = to_kg"));
+        let named = text.replace("    return cut, weight", "    return cut, weight, to_kg");
+        assert!(!offers(&named, "weight = to_kg"));
+    }
 
     #[test]
     fn a_record_compared_against_and_never_kept_is_kept_first_in_the_block() {

@@ -1,6 +1,7 @@
 //! Insertions for a value a function is handed or tests for and never stores: a parameter it never reads, written
-//! into the item its loop finds (`t["last"] = when`), and a list under a dict's key that it tests for membership
-//! and that no line ever adds to (`member["awards"].append(name)`). Pure: lines in, lines out.
+//! into the item its loop finds (`t["last"] = when`), a list under a dict's key that it tests for membership and
+//! that no line ever adds to (`member["awards"].append(name)`), and a key it reads and no line keeps
+//! (`state["last"] = candidate`). Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
 use super::{Def, code_of, ends_flow, first_word, indent_of, reads};
@@ -218,6 +219,93 @@ fn ever_added(lines: &[&str], key: &str, q: char) -> bool {
     super::forgotten::key_written(lines, key, q, &adds)
 }
 
+/// The most keys one function is given by [`keys_never_kept`].
+const MAX_KEPT: usize = 2;
+
+/// Whether a dict literal of the file starts the key `key` (in quote `q`) at a plain value: `None`, a number or an
+/// empty text (`{"last": None}`): a state kept under it, not a collection.
+fn starts_plain(lines: &[&str], key: &str, q: char) -> bool {
+    let head = format!("{q}{key}{q}:");
+    lines.iter().any(|l| {
+        l.match_indices(&head).any(|(at, h)| {
+            let v = l[at + h.len()..].trim_start();
+            let end = v.find([',', '}']).unwrap_or(v.len());
+            let v = v[..end].trim();
+            v == "None" || v == "\"\"" || v == "''" || v.parse::<f64>().is_ok()
+        })
+    })
+}
+
+/// A key a function reads off its dict parameter (`state["last"]`), started plain in a literal (`"last": None`)
+/// and that no line of the file ever writes, and a block of that function that writes another key of the same
+/// dict from one name (`state["history"].append(candidate)`, `state["count"] = n`): that name written under the
+/// key first in the block (`state["last"] = candidate`), the state a choice forgets to keep. At most
+/// [`MAX_KEPT`] a function.
+pub(in crate::locate_rank) fn keys_never_kept(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let mut read: Vec<(String, String, char)> = Vec::new();
+        for &b in &d.body {
+            for sub in subscripts(lines[b]) {
+                let kept = super::forgotten::key_written(lines, &sub.1, sub.2, &["+=", "-="]);
+                if d.params.contains(&sub.0)
+                    && !kept
+                    && starts_plain(lines, &sub.1, sub.2)
+                    && !read.contains(&sub)
+                {
+                    read.push(sub);
+                }
+            }
+        }
+        let mut given = 0;
+        for (k, &b) in d.body.iter().enumerate() {
+            let line = lines[b].trim();
+            let Some((dict, other, q)) = subscripts(line).into_iter().next() else {
+                continue;
+            };
+            let head = format!("{dict}[{q}{other}{q}]");
+            let Some(rest) = line.strip_prefix(&head) else {
+                continue;
+            };
+            let value = [" = ", " += ", ".append(", ".add("]
+                .iter()
+                .find_map(|op| rest.strip_prefix(op))
+                .map(|v| v.trim_end_matches(')').trim());
+            let Some(value) = value.filter(|v| is_name(v)) else {
+                continue;
+            };
+            // The block's header: the nearest line above, less indented.
+            let depth = indent_of(lines[b]).len();
+            let Some(&header) = d.body[..k]
+                .iter()
+                .rev()
+                .find(|&&h| indent_of(lines[h]).len() < depth)
+            else {
+                continue;
+            };
+            if !code_of(lines[header]).trim_end().ends_with(':') {
+                continue;
+            }
+            for (_, key, kq) in read
+                .iter()
+                .filter(|(n, key, _)| *n == dict && *key != other)
+            {
+                if given < MAX_KEPT {
+                    given += 1;
+                    out.push((
+                        header,
+                        format!("{}{dict}[{kq}{key}{kq}] = {value}", indent_of(lines[b])),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Def, Kind};
@@ -237,6 +325,19 @@ mod tests {
         // Every parameter read: nothing.
         let read = text.replace("return True", "return when");
         assert!(run(parameters_never_stored, &read).is_empty());
+    }
+
+    #[test]
+    fn a_key_read_and_never_kept_is_kept_where_a_block_writes_its_sibling() {
+        let text = "def new(members):\n    return {\"members\": members, \"last\": None, \"history\": []}\n\n\ndef next_host(state, away=()):\n    start = state[\"members\"].index(state[\"last\"]) + 1 if state[\"last\"] else 0\n    for c in state[\"members\"][start:]:\n        if c not in away:\n            state[\"history\"].append(c)\n            return c\n    return None\n";
+        let got = run(keys_never_kept, text);
+        assert_eq!(got, [(7, "            state[\"last\"] = c".to_string())]);
+        // Kept already: nothing.
+        let kept = text.replace(
+            "            return c",
+            "            state[\"last\"] = c\n            return c",
+        );
+        assert!(run(keys_never_kept, &kept).is_empty());
     }
 
     #[test]
