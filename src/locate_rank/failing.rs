@@ -59,6 +59,9 @@ pub enum Missing {
     /// A `None` used as a value (`object of type 'NoneType' has no len()`, `'NoneType' object is not
     /// subscriptable`): a function that never returns its result.
     Value,
+    /// A text used where a number was meant (`unsupported operand type(s) for +=: 'float' and 'str'`, `'<' not
+    /// supported between instances of 'str' and 'int'`): a conversion never made before the line the error names.
+    Number,
 }
 
 /// The most errors of one output read for [`Missing`].
@@ -80,8 +83,15 @@ fn missing_of(output: &str) -> Vec<Missing> {
     };
     let mut out = Vec::new();
     for line in output.lines() {
+        let text_for_number = line.contains("TypeError")
+            && line.contains("'str'")
+            && ["operand type", "not supported between", "can't multiply"]
+                .iter()
+                .any(|w| line.contains(w));
         let found = if line.contains("NoneType") && line.contains("Error") {
             Some(Missing::Value)
+        } else if text_for_number {
+            Some(Missing::Number)
         } else if line.contains("UnboundLocalError") {
             quoted(line, "local variable '").map(Missing::Unbound)
         } else if line.contains("NameError") {
@@ -396,6 +406,23 @@ mod tests {
                 Missing::Value
             ]
         );
+        // A text used as a number, in the wordings of an operator and of a comparison; not other type errors.
+        for e in [
+            "TypeError: unsupported operand type(s) for +=: 'float' and 'str'",
+            "TypeError: '<' not supported between instances of 'str' and 'int'",
+        ] {
+            assert_eq!(
+                Failing::read(e, &["m.py"], &[]).missing,
+                [Missing::Number],
+                "{e}"
+            );
+        }
+        for other in [
+            "TypeError: unsupported operand type(s) for +: 'int' and 'list'",
+            "TypeError: can only concatenate str (not \"int\") to str",
+        ] {
+            assert!(Failing::read(other, &["m.py"], &[]).missing.is_empty());
+        }
         // Both wordings of an unbound local, the newer and the one before Python 3.11.
         let output = "UnboundLocalError: cannot access local variable 'positive' where it is not associated with a value\n\
                       UnboundLocalError: local variable 'total' referenced before assignment\n";

@@ -80,6 +80,55 @@ pub(super) struct Insertion {
     pub told: bool,
 }
 
+/// The most names of one line a conversion is told for ([`numbers_told`]).
+const MAX_CONVERTED: usize = 3;
+
+/// The conversions a `TypeError` of a text used as a number tells ([`Missing::Number`]), for the 1-based line `at`
+/// of `text` that the error names: each local of its function that the line reads (`total += amount`) made a
+/// number just before it (`amount = float(amount)`, then `int`), at most [`MAX_CONVERTED`] names.
+pub(super) fn numbers_told(text: &str, at: usize) -> Vec<Insertion> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    let Some(k) = at.checked_sub(1).filter(|&k| k < lines.len()) else {
+        return Vec::new();
+    };
+    let defs = Def::all(&lines);
+    let Some(d) = defs.iter().find(|d| d.body.contains(&k)) else {
+        return Vec::new();
+    };
+    let toks = tokens(&code_of(lines[k]));
+    let mut names: Vec<&String> = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let called = toks.get(i + 1).is_some_and(|n| n == "(");
+        let attribute = i > 0 && toks[i - 1] == ".";
+        if is_name(t) && d.bound.contains(t) && !called && !attribute && !names.contains(&t) {
+            names.push(t);
+        }
+    }
+    // The value before the target of an augmented assignment (`total += amount`: `amount` first).
+    if toks
+        .get(1)
+        .is_some_and(|o| o.ends_with('=') && o.len() == 2)
+        && names.len() > 1
+    {
+        names.rotate_left(1);
+    }
+    let indent = indent_of(lines[k]);
+    let mut out = Vec::new();
+    for name in names.into_iter().take(MAX_CONVERTED) {
+        for conv in ["float", "int"] {
+            out.push(Insertion {
+                after: k,
+                line: format!("{indent}{name} = {conv}({name})"),
+                told: true,
+            });
+        }
+    }
+    out
+}
+
 /// The most insertions written for one file.
 pub(super) const MAX_INSERTIONS: usize = 16;
 
@@ -183,7 +232,7 @@ pub(super) fn of_file(
                     add(at, line, true);
                 }
             }
-            Missing::Unbound(_) | Missing::Value => {}
+            Missing::Unbound(_) | Missing::Value | Missing::Number => {}
         }
     }
     for (at, line, name) in accumulator_inits(&lines, &defs) {
@@ -2487,6 +2536,26 @@ mod tests {
     fn never_inserts(text: &str, needle: &str) {
         let got = lines_of(text, &[], None);
         assert!(!got.iter().any(|(_, l)| l.contains(needle)), "{got:?}");
+    }
+
+    #[test]
+    fn a_text_used_as_a_number_is_converted_just_before_the_line_the_error_names() {
+        let text = "def cash(entries):\n    total = 0.0\n    for e in entries:\n        amount = e.strip()\n        total += amount\n    return total\n";
+        let got: Vec<(usize, String)> = numbers_told(text, 5)
+            .into_iter()
+            .map(|i| (i.after, i.line))
+            .collect();
+        assert_eq!(
+            got[..2],
+            [
+                (4, "        amount = float(amount)".to_string()),
+                (4, "        amount = int(amount)".to_string())
+            ]
+        );
+        assert!(got.iter().all(|(_, l)| !l.contains("e.strip")));
+        // A line outside any function, or past the end: nothing.
+        assert!(numbers_told("x = '1' + 2\n", 1).is_empty());
+        assert!(numbers_told(text, 99).is_empty());
     }
 
     #[test]

@@ -23,7 +23,7 @@ use std::ops::ControlFlow;
 use super::executed::Reach;
 pub use super::failing::Fixed;
 use super::insertions::{self, Insertion};
-use super::{Failing, Signals, rank};
+use super::{Failing, Missing, Signals, rank};
 use crate::patch::PreImage;
 use crate::patch::focus::Focus;
 use crate::task::Task;
@@ -4160,6 +4160,15 @@ fn insertions_of(
             continue;
         };
         let reach = failing.ran.lines(path, &pre.text);
+        // A text used as a number: converted just before the first line of this file the error names.
+        let named = failing.places.iter().find(|(p, _)| p == path);
+        if let Some((_, at)) = named.filter(|_| failing.missing.contains(&Missing::Number)) {
+            told.extend(
+                insertions::numbers_told(&pre.text, *at)
+                    .into_iter()
+                    .map(|i| (path.clone(), i)),
+            );
+        }
         for i in insertions::of_file(&pre.text, &failing.missing, reach.as_deref(), most) {
             let list = if i.told { &mut told } else { &mut untold };
             list.push((path.clone(), i));
