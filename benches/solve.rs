@@ -10,7 +10,7 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third` or `forty-fourth` runs a set written for `--localize` instead of the bench's own
+//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third`, `forty-fourth` or `forty-fifth` runs a set written for `--localize` instead of the bench's own
 //! tasks; `SOLVE_HANDED=1` hands each task's true line as the file's range (`PATH:N-N`) instead of the whole file
 //! (what the model solves when handed the right line); `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
@@ -48,6 +48,8 @@ mod fifteenth;
 mod fifth;
 #[path = "solve/fortieth.rs"]
 mod fortieth;
+#[path = "solve/forty_fifth.rs"]
+mod forty_fifth;
 #[path = "solve/forty_first.rs"]
 mod forty_first;
 #[path = "solve/forty_fourth.rs"]
@@ -212,7 +214,7 @@ fn run() -> Result<(), String> {
     if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
         println!("  files    each task's true line only, as its range (SOLVE_HANDED=1)");
     }
-    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third` or `forty-fourth`: one of the sets written for `--localize` instead of the bench's own.
+    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third`, `forty-fourth` or `forty-fifth`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
         Ok("fresh") => fresh::FRESH,
@@ -258,10 +260,11 @@ fn run() -> Result<(), String> {
         Ok("forty-second") => forty_second::FORTY_SECOND,
         Ok("forty-third") => forty_third::FORTY_THIRD,
         Ok("forty-fourth") => forty_fourth::FORTY_FOURTH,
+        Ok("forty-fifth") => forty_fifth::FORTY_FIFTH,
         Ok("") | Err(_) => tasks::TASKS,
         Ok(other) => {
             return Err(format!(
-                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third, twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first, thirty-second, thirty-third, thirty-fourth, thirty-fifth, thirty-sixth, thirty-seventh, thirty-eighth, thirty-ninth, fortieth, forty-first, forty-second, forty-third or forty-fourth"
+                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third, twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first, thirty-second, thirty-third, thirty-fourth, thirty-fifth, thirty-sixth, thirty-seventh, thirty-eighth, thirty-ninth, fortieth, forty-first, forty-second, forty-third, forty-fourth or forty-fifth"
             ));
         }
     };
@@ -653,6 +656,11 @@ fn localize() {
             "forty-fourth",
             "held out, forty-fourth set",
             forty_fourth::FORTY_FOURTH,
+        ),
+        (
+            "forty-fifth",
+            "held out, forty-fifth set",
+            forty_fifth::FORTY_FIFTH,
         ),
     ] {
         if !only.is_empty() && only != key {
