@@ -1410,9 +1410,21 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                     .factors
                     .iter()
                     .filter(|f| *f != s && factor_at(line, &toks, k));
+                // A constant's whole decimal value ten times off (`MM_PER_INCH = 2.54`).
+                let whole_value = k == 2
+                    && toks.len() == 3
+                    && line.starts_with(text(&toks[0]))
+                    && constant_name(text(&toks[0]))
+                    && text(&toks[1]) == "=";
+                let moved = if whole_value {
+                    point_moved(s)
+                } else {
+                    Vec::new()
+                };
                 last_index(line, &toks, k)
                     .into_iter()
                     .chain(numbers_near(s))
+                    .chain(moved)
                     .chain(others.take(MAX_CONSTANTS).cloned())
                     .chain(transposed_digits(s))
                     .for_each(|n| push(replace(t, &n)));
@@ -2598,6 +2610,40 @@ fn decimal_powers_near(literal: &str) -> Vec<String> {
         return vec![smaller, format!("1{zeros}0.0")];
     }
     Vec::new()
+}
+
+/// A decimal literal ten times too small or too large: its point moved one place right, then left (`2.54` to
+/// `25.4` and `0.254`: millimetres for centimetres). Only for a module constant's whole value
+/// (`MM_PER_INCH = 2.54`): elsewhere a decimal's powers of ten are [`decimal_powers_near`]'s.
+fn point_moved(literal: &str) -> Vec<String> {
+    let Some((whole, frac)) = literal.split_once('.') else {
+        return Vec::new();
+    };
+    if !(whole.bytes().all(|c| c.is_ascii_digit()) && frac.bytes().all(|c| c.is_ascii_digit())) {
+        return Vec::new();
+    }
+    let digits = format!("{whole}{frac}");
+    if digits.is_empty() || digits.len() > 12 {
+        return Vec::new();
+    }
+    let written = |point: usize, digits: &str| {
+        let (w, f) = digits.split_at(point);
+        let w = w.trim_start_matches('0');
+        let w = if w.is_empty() { "0" } else { w };
+        let f = if f.is_empty() { "0" } else { f };
+        format!("{w}.{f}")
+    };
+    let padded = if frac.is_empty() {
+        format!("{digits}0")
+    } else {
+        digits.clone()
+    };
+    let larger = written(whole.len() + 1, &padded);
+    let smaller = written(whole.len(), &format!("0{digits}"));
+    [larger, smaller]
+        .into_iter()
+        .filter(|m| m != literal)
+        .collect()
 }
 
 /// The last item for the first or the second (`parts[1]` to `parts[-1]`): `-1` for a `0` or a `1` that a
@@ -4257,6 +4303,19 @@ mod tests {
     }
 
     #[test]
+    fn a_decimal_point_moves_one_place_either_way() {
+        assert_eq!(point_moved("2.54"), ["25.4", "0.254"]);
+        assert_eq!(point_moved("0.25"), ["2.5", "0.025"]);
+        assert_eq!(point_moved("30.0"), ["300.0", "3.00"]);
+        assert_eq!(point_moved("12."), ["120.0", "1.2"]);
+        assert!(point_moved("1e3").is_empty() && point_moved("7").is_empty());
+        gives("MM_PER_INCH = 2.54", "MM_PER_INCH = 25.4");
+        // Only a constant's whole value: not a local's, nor a decimal inside arithmetic.
+        never_gives("    inch = 2.54", "25.4");
+        never_gives("MM_PER_INCH = 2.54 * 10", "25.4");
+    }
+
+    #[test]
     fn an_enumerate_count_starts_at_the_other_end() {
         gives(
             "    for n, day in enumerate(dates(first, weeks)):",
@@ -4364,8 +4423,9 @@ mod tests {
         gives("SCALE = 100.0", "SCALE = 10.0");
         gives("SCALE = 100.0", "SCALE = 1000.0");
         gives("SCALE = 1.0", "SCALE = 0.1");
-        // Not a decimal that is no power of ten.
-        never_gives("RATE = 0.25", "0.025");
+        // Not a decimal that is no power of ten, but for a constant's whole value.
+        never_gives("    rate = 0.25", "0.025");
+        gives("RATE = 0.25", "RATE = 0.025");
         gives(
             "    left = to_balls(total) - to_balls(bowled)",
             "    left = to_balls(bowled) - to_balls(total)",
@@ -5207,9 +5267,12 @@ mod tests {
             m.contains(&"GRAMS_PER_POUND = 453.592".to_string()),
             "{m:?}"
         );
+        // Not across the point, but where a constant's whole value moves its point (ten times off).
+        let local = mutants("    grams = 435.592");
+        assert!(!local.iter().any(|l| l.contains("43.5")), "{local:?}");
         assert!(
-            !m.iter().any(|l| l.contains("43.5")),
-            "not across the point: {m:?}"
+            m.contains(&"GRAMS_PER_POUND = 43.5592".to_string()),
+            "{m:?}"
         );
         // Two digits are no typo worth a run; nor is a pair of like digits.
         assert_eq!(mutants("N = 12"), ["N = 13", "N = 11"]);
