@@ -159,6 +159,7 @@ const UNTOLD: &[Kind] = &[
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
     forgotten::entry_counts_never_counted,
+    forgotten::budgets_never_changed,
     forgotten::records_never_kept,
     forgotten::returns_fallen_through,
     forgotten::ends_fallen_off,

@@ -1370,6 +1370,7 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
         .chain(stepped_by_field(line, &toks, names))
         .chain(key_named_as_target(line, &toks))
         .chain(directives_swapped(line, &toks))
+        .chain(twins_swapped(line, &toks, &names.locals))
     {
         push(m);
     }
@@ -1445,7 +1446,16 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
     let swapped = swaps(line, &toks)
         .into_iter()
         .chain(default_swaps(line, &toks, names));
-    for m in grouped.chain(swapped).chain(reversed_orders(line, &toks)) {
+    let removed = if names.normaliser {
+        spaces_removed(line, &toks)
+    } else {
+        Vec::new()
+    };
+    for m in grouped
+        .chain(swapped)
+        .chain(reversed_orders(line, &toks))
+        .chain(removed)
+    {
         push(m);
     }
     out.truncate(MAX_PER_LINE);
@@ -2396,6 +2406,71 @@ fn directives_swapped(line: &str, toks: &[Tok]) -> Vec<String> {
         }
     }
     out
+}
+
+/// The words that come in pairs in the names of two alike values (`used_a` and `used_b`, `home_goals` and
+/// `away_goals`), each with its twin.
+const TWIN_WORDS: &[(&str, &str)] = &[
+    ("a", "b"),
+    ("x", "y"),
+    ("1", "2"),
+    ("home", "away"),
+    ("left", "right"),
+    ("start", "end"),
+    ("first", "last"),
+    ("old", "new"),
+    ("src", "dst"),
+];
+
+/// A name read where its twin was meant (`elif used_a + secs <= limit:` for `used_b`): each read of a local whose
+/// name of two or more words has one of [`TWIN_WORDS`], exchanged for the local named with the twin word.
+fn twins_swapped(line: &str, toks: &[Tok], locals: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        let name = &line[t.start..t.end];
+        let attribute = k > 0 && &line[toks[k - 1].start..toks[k - 1].end] == ".";
+        if t.kind != Kind::Name || attribute || !locals.iter().any(|l| l == name) {
+            continue;
+        }
+        // A name of two or more words (`used_a`): a one-letter name's others are [`local_swaps`]'.
+        let words: Vec<&str> = name.split('_').collect();
+        if words.len() < 2 {
+            continue;
+        }
+        for (i, w) in words.iter().enumerate() {
+            let twin = TWIN_WORDS.iter().find_map(|(a, b)| match *w {
+                x if x == *a => Some(*b),
+                x if x == *b => Some(*a),
+                _ => None,
+            });
+            let Some(twin) = twin else { continue };
+            let mut other = words.clone();
+            other[i] = twin;
+            let other = other.join("_");
+            if locals.contains(&other) {
+                out.push(format!("{}{other}{}", &line[..t.start], &line[t.end..]));
+            }
+        }
+    }
+    out
+}
+
+/// A strip of a text's ends where every space was meant removed (`chip.strip()` to `chip.replace(" ", "")`: a
+/// number written in groups), in a function that brings a value to one form ([`Names::normaliser`]).
+fn spaces_removed(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    (1..toks.len())
+        .filter(|&k| {
+            text(k - 1) == "." && text(k) == "strip" && text(k + 1) == "(" && text(k + 2) == ")"
+        })
+        .map(|k| {
+            format!(
+                "{}replace(\" \", \"\"){}",
+                &line[..toks[k].start],
+                &line[toks[k + 2].end..]
+            )
+        })
+        .collect()
 }
 
 /// A count started at the other end: `enumerate(items)` numbered from 1 (`enumerate(items, start=1)`), or the
@@ -4313,6 +4388,42 @@ mod tests {
         // Only a constant's whole value: not a local's, nor a decimal inside arithmetic.
         never_gives("    inch = 2.54", "25.4");
         never_gives("MM_PER_INCH = 2.54 * 10", "25.4");
+    }
+
+    #[test]
+    fn a_name_becomes_its_twin_and_a_strip_removes_every_space() {
+        let names = Names {
+            locals: vec!["used_a".into(), "used_b".into(), "secs".into()],
+            ..Names::default()
+        };
+        let m = of_line("        elif used_a + secs <= limit:", &names);
+        assert!(
+            m.contains(&"        elif used_b + secs <= limit:".to_string()),
+            "{m:?}"
+        );
+        // No twin among the locals: nothing.
+        assert!(
+            !of_line("        elif used_a + secs <= limit:", &Names::default())
+                .iter()
+                .any(|l| l.contains("used_b"))
+        );
+        // One-letter names are no twins here.
+        let ab = vec!["a".to_string(), "b".to_string()];
+        let line = "    return a.room == b.room";
+        assert!(twins_swapped(line, &lex(line).unwrap(), &ab).is_empty());
+        // Every space removed only in a function that brings a value to one form.
+        let normaliser = Names {
+            normaliser: true,
+            ..Names::default()
+        };
+        let m = of_line("    return chip.strip()", &normaliser);
+        assert!(
+            m.contains(&"    return chip.replace(\" \", \"\")".to_string()),
+            "{m:?}"
+        );
+        never_gives("    return chip.strip()", "replace");
+        let dashes = of_line("    return chip.strip(\"-\")", &normaliser);
+        assert!(!dashes.iter().any(|l| l.contains("replace")), "{dashes:?}");
     }
 
     #[test]

@@ -161,6 +161,85 @@ pub(in crate::locate_rank) fn entry_counts_never_counted(
     out
 }
 
+/// A budget a loop tests against and never changes: in `if cost <= tickets:` (or `tickets >= cost`), where no line
+/// of the function writes `tickets`, the cost taken off it at the end of the block (`tickets -= cost`); in `if need
+/// > remaining:` (or `remaining < need`), where the loop takes from `remaining` elsewhere and the block never sets
+/// it, the block refilling it from each parameter the function does not loop over (`remaining = stock`).
+pub(in crate::locate_rank) fn budgets_never_changed(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let body: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        let written = |name: &str, op: &str, among: &[Vec<String>]| {
+            among
+                .iter()
+                .any(|t| t.first().is_some_and(|f| f == name) && t.get(1).is_some_and(|o| o == op))
+        };
+        let looped: Vec<&String> = body
+            .iter()
+            .filter(|t| t.first().is_some_and(|f| f == "for"))
+            .flat_map(|t| t.iter().skip_while(|w| *w != "in"))
+            .collect();
+        for (k, t) in body.iter().enumerate() {
+            // `if a op b :`, both plain names.
+            let [head, a, op, b, colon] = t.as_slice() else {
+                continue;
+            };
+            if !matches!(head.as_str(), "if" | "elif") || colon != ":" || !is_name(a) || !is_name(b)
+            {
+                continue;
+            }
+            if !matches!(op.as_str(), "<=" | "<" | ">=" | ">") {
+                continue;
+            }
+            // Which side is the budget: a parameter never written (spent), or a name the loop takes from
+            // (refilled); `enough` when the test says the cost fits in it.
+            let never_written = |n: &str| !["=", "-=", "+="].iter().any(|o| written(n, o, &body));
+            let spendable = |n: &String| d.params.contains(n) && never_written(n);
+            let taken = |n: &String| written(n, "-=", &body);
+            let right_small = matches!(op.as_str(), "<=" | "<");
+            let side = |left: bool, right: bool| match (left, right) {
+                (false, true) => Some((b, a, right_small)),
+                (true, false) => Some((a, b, !right_small)),
+                _ => None,
+            };
+            let (budget, cost, spend) =
+                match (side(spendable(a), spendable(b)), side(taken(a), taken(b))) {
+                    (Some((bu, co, true)), _) => (bu, co, true),
+                    (_, Some((bu, co, false))) => (bu, co, false),
+                    _ => continue,
+                };
+            let depth = indent_of(lines[d.body[k]]).len();
+            let block = block_below(lines, &d.body[k + 1..], depth);
+            let (Some(&first), Some(&last)) = (block.first(), block.last()) else {
+                continue;
+            };
+            if ends_flow(lines[last]) {
+                continue;
+            }
+            let indent = indent_of(lines[first]);
+            let in_block: Vec<Vec<String>> =
+                block.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+            if spend {
+                out.push((last, format!("{indent}{budget} -= {cost}")));
+            } else if !written(budget, "=", &in_block) {
+                let refills = d
+                    .params
+                    .iter()
+                    .filter(|p| *p != budget && *p != cost && !looped.contains(p));
+                let mut refills: Vec<&String> = refills.collect();
+                refills.sort();
+                for p in refills {
+                    out.push((last, format!("{indent}{budget} = {p}")));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A function that returns another answer in one branch (`return default` where the entry is missing) and ends
 /// with the usual one (`return value`), with an `if` block at its own depth that never leaves (`if now >=
 /// expires_at: del cache[key]`): the other answer at the end of that block. The other answer is a parameter or
@@ -809,6 +888,31 @@ pub(in crate::locate_rank) fn records_never_kept(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_budget_a_loop_tests_and_never_changes_is_spent_or_refilled() {
+        let text = "def redeem(tickets, wishlist):\n    given = []\n    for prize in wishlist:\n        cost = PRIZES[prize]\n        if cost <= tickets:\n            given.append(prize)\n    return given, tickets\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(6, "            tickets -= cost".into())),
+            "{got:?}"
+        );
+        let spent = text.replace(
+            "            given.append(prize)\n",
+            "            given.append(prize)\n            tickets -= cost\n",
+        );
+        assert!(!offers(&spent, "tickets -= cost"));
+        let text = "def boards(cuts, stock=2400, kerf=3):\n    n = 0\n    remaining = 0\n    for cut in sorted(cuts):\n        need = cut + kerf\n        if need > remaining:\n            n += 1\n        remaining -= need\n    return n\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(7, "            remaining = stock".into())),
+            "{got:?}"
+        );
+        assert!(
+            !got.iter().any(|(_, l)| l.contains("remaining = cuts")),
+            "{got:?}"
+        );
+    }
 
     #[test]
     fn an_entry_s_count_never_made_is_made_for_the_parameter_never_read() {
