@@ -1271,10 +1271,25 @@ fn defines(tokens: &[String]) -> HashSet<String> {
         }
         return out;
     }
-    if let Some(eq) = tokens
+    if let Some(first_eq) = tokens
         .iter()
         .position(|t| matches!(t.as_str(), "=" | "+=" | "-=" | "*=" | "/="))
     {
+        // A chained assignment binds every target: `used_a = used_b = 0` (up to the last `=` outside brackets,
+        // before any `lambda`).
+        let mut eq = first_eq;
+        if tokens[first_eq] == "=" {
+            let mut depth = 0i32;
+            for (i, t) in tokens.iter().enumerate().skip(first_eq + 1) {
+                match t.as_str() {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" => depth -= 1,
+                    "lambda" => break,
+                    "=" if depth == 0 => eq = i,
+                    _ => {}
+                }
+            }
+        }
         let mut depth = 0i32;
         for t in &tokens[..eq] {
             match t.as_str() {
@@ -1330,6 +1345,17 @@ fn prose_lines(text: &str) -> Vec<bool> {
 mod tests {
     use super::*;
     use crate::patch::MODE_REGULAR;
+
+    #[test]
+    fn a_chained_assignment_defines_every_target() {
+        let d = defines(&tokens("    used_a = used_b = 0"));
+        assert!(d.contains("used_a") && d.contains("used_b"), "{d:?}");
+        // A keyword argument, a comparison or a lambda's default is no target.
+        let d = defines(&tokens("    x = f(y=1) == z"));
+        assert_eq!(d.len(), 1, "{d:?}");
+        let d = defines(&tokens("    key = lambda a=1: a"));
+        assert_eq!(d.len(), 1, "{d:?}");
+    }
 
     #[test]
     fn a_number_constant_two_named_definitions_read_weighs_as_they_do() {

@@ -1406,28 +1406,8 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                 .into_iter()
                 .for_each(&mut push),
             Kind::Number => {
-                // Another of the file's factors for a factor: `divmod(minutes, 24)` for `divmod(minutes, 60)`.
-                let others = names
-                    .factors
-                    .iter()
-                    .filter(|f| *f != s && factor_at(line, &toks, k));
-                // A constant's whole decimal value ten times off (`MM_PER_INCH = 2.54`).
-                let whole_value = k == 2
-                    && toks.len() == 3
-                    && line.starts_with(text(&toks[0]))
-                    && constant_name(text(&toks[0]))
-                    && text(&toks[1]) == "=";
-                let moved = if whole_value {
-                    point_moved(s)
-                } else {
-                    Vec::new()
-                };
-                last_index(line, &toks, k)
+                number_mutants(line, &toks, k, names)
                     .into_iter()
-                    .chain(numbers_near(s))
-                    .chain(moved)
-                    .chain(others.take(MAX_CONSTANTS).cloned())
-                    .chain(transposed_digits(s))
                     .for_each(|n| push(replace(t, &n)));
                 if let Some(first) = first_for_last(line, &toks, k) {
                     push(first);
@@ -1460,6 +1440,35 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
     }
     out.truncate(MAX_PER_LINE);
     out
+}
+
+/// What the number that is token `k` of `line` may have been meant as: the last index for a `0`, one more or one
+/// less, a power of ten off, a constant's whole decimal value ten times off (`MM_PER_INCH = 2.54`), another of the
+/// file's factors for a factor (`divmod(minutes, 24)` for `divmod(minutes, 60)`), two digits transposed.
+fn number_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let s = text(&toks[k]);
+    let others = names
+        .factors
+        .iter()
+        .filter(|f| *f != s && factor_at(line, toks, k));
+    let whole_value = k == 2
+        && toks.len() == 3
+        && line.starts_with(text(&toks[0]))
+        && constant_name(text(&toks[0]))
+        && text(&toks[1]) == "=";
+    let moved = if whole_value {
+        point_moved(s)
+    } else {
+        Vec::new()
+    };
+    last_index(line, toks, k)
+        .into_iter()
+        .chain(numbers_near(s))
+        .chain(moved)
+        .chain(others.take(MAX_CONSTANTS).cloned())
+        .chain(transposed_digits(s))
+        .collect()
 }
 
 /// The mutants of a line read as a whole, tried before those of its tokens: a value exchanged for a binding never
