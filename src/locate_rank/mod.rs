@@ -461,6 +461,8 @@ fn named_evidence(
 /// the task names, by weight).
 fn shared_constants(text: &str, scopes: &mut [f64]) {
     let lines: Vec<&str> = text.lines().collect();
+    // Each line's tokens, read once and only when the file defines a number constant.
+    let mut toks: Option<Vec<Vec<String>>> = None;
     for (d, line) in lines.iter().enumerate() {
         let Some((name, value)) = line.split_once('=') else {
             continue;
@@ -470,6 +472,7 @@ fn shared_constants(text: &str, scopes: &mut [f64]) {
         if !mutants::constant_name(name) || !number || line.starts_with(char::is_whitespace) {
             continue;
         }
+        let toks = toks.get_or_insert_with(|| lines.iter().map(|l| tokens(l)).collect());
         // The named definitions that read it: each run of named lines (a body) counts once.
         let mut bodies = 0;
         let mut weight: f64 = 0.0;
@@ -483,7 +486,7 @@ fn shared_constants(text: &str, scopes: &mut [f64]) {
                 in_read_body = false;
                 continue;
             }
-            if !in_read_body && tokens(l).iter().any(|t| t == name) {
+            if !in_read_body && toks[i].iter().any(|t| t == name) {
                 bodies += 1;
                 weight = weight.max(s);
                 in_read_body = true;

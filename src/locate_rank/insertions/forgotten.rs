@@ -557,18 +557,16 @@ pub(in crate::locate_rank) fn helpers_never_called(
     defs: &[Def],
 ) -> Vec<(usize, String)> {
     let mut out = Vec::new();
+    let code: Vec<Vec<String>> = lines.iter().map(|l| tokens(&code_of(l))).collect();
     for f in defs {
         let Some(params) = ordered_params(lines, &f.name).filter(|p| !p.is_empty()) else {
             continue;
         };
         let returns = f.body.iter().any(|&b| {
-            let t = tokens(&code_of(lines[b]));
+            let t = &code[b];
             t.first().is_some_and(|w| w == "return") && t.len() > 1
         });
-        let named = lines
-            .iter()
-            .filter(|l| tokens(&code_of(l)).contains(&f.name))
-            .count();
+        let named = code.iter().filter(|t| t.contains(&f.name)).count();
         if !returns || named != 1 {
             continue;
         }
