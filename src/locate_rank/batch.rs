@@ -42,7 +42,7 @@ pub const MAX_TWINS: usize = 2;
 pub const MAX_OTHERS: usize = 2;
 
 /// The most of the mutants the first run never reached that the second run tries, after the twins.
-pub const MAX_REST: usize = 64;
+pub const MAX_REST: usize = 128;
 
 /// The most mutants [`probe_many`] hands one run.
 pub const MAX_MUTANTS: usize = 4096;

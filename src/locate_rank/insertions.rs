@@ -85,7 +85,8 @@ const MAX_CONVERTED: usize = 3;
 
 /// The conversions a `TypeError` of a text used as a number tells ([`Missing::Number`]), for the 1-based line `at`
 /// of `text` that the error names: each local of its function that the line reads (`total += amount`) made a
-/// number just before it (`amount = float(amount)`, then `int`), at most [`MAX_CONVERTED`] names.
+/// number just before it (`amount = float(amount)`, then `int`), at most [`MAX_CONVERTED`] names; a parameter no
+/// line before it binds again is converted first where the body starts, once, before any loop that reads it.
 pub(super) fn numbers_told(text: &str, at: usize) -> Vec<Insertion> {
     let lines: Vec<&str> = text
         .lines()
@@ -116,14 +117,28 @@ pub(super) fn numbers_told(text: &str, at: usize) -> Vec<Insertion> {
         names.rotate_left(1);
     }
     let indent = indent_of(lines[k]);
+    let prose = prose_lines(&lines.join("\n"));
+    let start = counterparts::body_start(d, &prose);
     let mut out = Vec::new();
     for name in names.into_iter().take(MAX_CONVERTED) {
-        for conv in ["float", "int"] {
-            out.push(Insertion {
-                after: k,
-                line: format!("{indent}{name} = {conv}({name})"),
-                told: true,
-            });
+        let rebound = d
+            .body
+            .iter()
+            .take_while(|&&b| b < k)
+            .any(|&b| defines(&tokens(&code_of(lines[b]))).contains(name));
+        let first = start.filter(|&s| d.params.contains(name) && !rebound && s + 1 < k);
+        let places = first
+            .map(|s| (s + 1, d.indent.as_str()))
+            .into_iter()
+            .chain([(k, indent)]);
+        for (after, indent) in places {
+            for conv in ["float", "int"] {
+                out.push(Insertion {
+                    after,
+                    line: format!("{indent}{name} = {conv}({name})"),
+                    told: true,
+                });
+            }
         }
     }
     out
@@ -159,6 +174,7 @@ const UNTOLD: &[Kind] = &[
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
     forgotten::entry_counts_never_counted,
+    forgotten::counts_from_unread_tables,
     forgotten::budgets_never_changed,
     forgotten::records_never_kept,
     forgotten::returns_fallen_through,
@@ -2554,6 +2570,18 @@ mod tests {
             ]
         );
         assert!(got.iter().all(|(_, l)| !l.contains("e.strip")));
+        // A parameter read in a loop is converted first where the body starts, then just before the line.
+        let text = "def price(height):\n    \"\"\"Heights arrive as text.\"\"\"\n    for top, p in RATES:\n        if height <= top:\n            return p\n";
+        let got: Vec<(usize, String)> = numbers_told(text, 4)
+            .into_iter()
+            .map(|i| (i.after, i.line))
+            .collect();
+        assert_eq!(got[0], (2, "    height = float(height)".to_string()));
+        assert!(got.contains(&(3, "        height = float(height)".to_string())));
+        // A parameter bound again before the line is converted only there.
+        let text = "def f(x):\n    x = x.strip()\n    return x + 1\n";
+        let got: Vec<usize> = numbers_told(text, 3).iter().map(|i| i.after).collect();
+        assert_eq!(got, [2, 2]);
         // A line outside any function, or past the end: nothing.
         assert!(numbers_told("x = '1' + 2\n", 1).is_empty());
         assert!(numbers_told(text, 99).is_empty());

@@ -1401,6 +1401,9 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
                         push(format!("{} + {step}{}", &line[..at], &line[at..]));
                     }
                 }
+                if let Some(counted) = range_counted_from_one(line, &toks, k) {
+                    push(counted);
+                }
             }
             Kind::Name => name_mutants(line, &toks, k, names)
                 .into_iter()
@@ -1552,10 +1555,24 @@ fn clock_steps(task: &str) -> Vec<String> {
 }
 
 /// The whole numbers a task says, in digits or as a word of [`NUMBER_WORDS`] (`best of three sets`), in order,
-/// each once, after the steps between the clock times it writes ([`clock_steps`]).
+/// each once, after the steps between the clock times it writes ([`clock_steps`]). A decimal is one number, not
+/// two: `0.0` and `24.0` say 0 and 24, `2.4` says no whole number.
 pub fn said_numbers(task: &str) -> Vec<String> {
     let mut out: Vec<String> = clock_steps(task);
-    for w in task.split(|c: char| !c.is_ascii_alphanumeric()) {
+    let digits = |w: &str| !w.is_empty() && w.bytes().all(|c| c.is_ascii_digit());
+    let words = task
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '.')
+        .flat_map(|w| {
+            let w = w.trim_matches('.');
+            match w.split_once('.') {
+                Some((whole, fraction)) if digits(whole) && digits(fraction) => {
+                    let zero = fraction.bytes().all(|c| c == b'0');
+                    vec![if zero { whole } else { "" }]
+                }
+                _ => w.split('.').collect(),
+            }
+        });
+    for w in words {
         let lower = w.to_ascii_lowercase();
         let n = match NUMBER_WORDS.iter().position(|n| *n == lower) {
             Some(i) => i.to_string(),
@@ -3607,6 +3624,18 @@ fn range_stop_end(line: &str, toks: &[Tok], k: usize) -> Option<usize> {
     (end > k + 2).then(|| toks[end - 1].end)
 }
 
+/// A `range` of one argument counted from 1 to it rather than from 0 (`range(count)` to `range(1, count + 1)`):
+/// the first of `count` steps taken as the zeroth.
+fn range_counted_from_one(line: &str, toks: &[Tok], k: usize) -> Option<String> {
+    let (close, commas) = range_commas(line, toks, k)?;
+    if !commas.is_empty() || close <= k + 2 {
+        return None;
+    }
+    let (open, end) = (toks[k + 1].end, toks[close - 1].end);
+    let stop = &line[open..end];
+    Some(format!("{}1, {stop} + 1{}", &line[..open], &line[end..]))
+}
+
 /// The `range` call whose name is token `k`: the token that closes its parentheses and the commas between its
 /// arguments.
 fn range_commas(line: &str, toks: &[Tok], k: usize) -> Option<(usize, Vec<usize>)> {
@@ -4606,6 +4635,13 @@ mod tests {
             said_numbers("slots('09:00', '15:00') gave ['09:00', '10:30', '12:00'], 3:1 or 123:45");
         assert_eq!(said[..2], ["360", "90"], "{said:?}");
         assert!(!said.contains(&"0".to_string()), "{said:?}");
+        // A decimal is one number: a whole one says its whole part, another no whole number at all.
+        assert_eq!(
+            said_numbers(
+                "booking(2) gives tip 2.4 and 26.4; it should be 0.0 and 24.0. Ends at 7."
+            ),
+            ["2", "0", "24", "7"]
+        );
         let names = Names {
             said: vec!["3".into(), "2".into()],
             ..Names::default()
@@ -4823,6 +4859,15 @@ mod tests {
         assert!(!m.iter().any(|l| l.contains("-1 + 1")), "{m:?}");
         assert!(
             mutants("    for i in range(n):").contains(&"    for i in range(n + 1):".to_string())
+        );
+        // One argument counted from 1 to it; never a range that already has its start.
+        let m = mutants("    return [start + step * i for i in range(count)]");
+        let from_one = "    return [start + step * i for i in range(1, count + 1)]";
+        assert!(m.contains(&from_one.to_string()), "{m:?}");
+        assert!(
+            !mutants("    for i in range(a, b):")
+                .iter()
+                .any(|l| l.contains("1, a"))
         );
         let m = mutants("    for name, n in counts.items():");
         assert!(

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use super::failing::Fixed;
 use super::insertions::with_inserted;
 use super::mutants::with_line;
+use super::{tokens, without_strings};
 use crate::patch::PreImage;
 
 /// Where the mutant `text` of `before` changed it, as the probe reports it: the 1-based line it changed
@@ -262,9 +263,12 @@ pub(super) fn ordered(
     let moved = twins.iter().position(|t| {
         let update =
             t.insert && added.is_some_and(|a| in_start_order(&lines, first.line, t.line, a));
-        // A normalisation first in a function that passed written where the value is made too: there.
+        // A normalisation first in a function that passed written where the value is made too: there; not where
+        // the very name it normalised is read (`if float(height_m) <= top:`), which the first pass does once.
         let made = t.line > first.line + 1
-            && added.is_some_and(|a| normalisation(a).is_some())
+            && added
+                .and_then(normalisation)
+                .is_some_and(|(name, _, _)| !line_reads(&lines, t.line, name))
             && first_in_function(&lines, first.line);
         // A guard that only skips the item, turned round to skip the others: the line its block was missing.
         let skipped =
@@ -278,6 +282,13 @@ pub(super) fn ordered(
         out.insert(0, twin);
     }
     out
+}
+
+/// Whether the 1-based line `n` of `lines` reads `name` (one of its tokens, outside strings).
+fn line_reads(lines: &[&str], n: usize, name: &str) -> bool {
+    n.checked_sub(1)
+        .and_then(|k| lines.get(k))
+        .is_some_and(|l| tokens(&without_strings(l)).iter().any(|t| t == name))
 }
 
 /// Whether the 1-based line `n` is an `if` whose block is a lone `continue` or `break`.
@@ -931,5 +942,21 @@ mod tests {
             vec![at(1, true), at(5, false)],
         );
         assert_eq!(order, [at(5, false), at(2, true), at(1, true)]);
+        // Not a twin that converts the very name the first pass converted where it is read: that stays behind.
+        let price = [
+            "def price(height):",
+            "    \"\"\"Heights arrive as text.\"\"\"",
+            "    for top, p in RATES:",
+            "        if height <= top:",
+            "            return p",
+        ];
+        let text = price.join("\n") + "\n";
+        let order = ordered(
+            &file(&text),
+            &at(2, true),
+            Some("    height = float(height)"),
+            vec![at(4, false)],
+        );
+        assert_eq!(order, [at(2, true), at(4, false)]);
     }
 }

@@ -15,7 +15,7 @@ const MAX_MIRRORED: usize = 4;
 
 /// The 0-based line after which a line goes first in `d`'s body: its docstring's last line, else the line before
 /// its first.
-fn body_start(d: &Def, prose: &[bool]) -> Option<usize> {
+pub(super) fn body_start(d: &Def, prose: &[bool]) -> Option<usize> {
     let first = *d.body.first()?;
     Some(
         d.docstring(prose)

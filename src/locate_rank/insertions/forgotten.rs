@@ -4,8 +4,10 @@
 //! function the file defines and a loop never calls, and a helper the file defines and nothing calls. Pure: lines
 //! in, lines out.
 
-use super::super::{is_name, tokens};
-use super::{Def, block_below, code_of, ends_flow, first_values, first_word, indent_of};
+use super::super::{defines, is_name, tokens};
+use super::{
+    Def, block_below, code_of, ends_flow, first_values, first_word, indent_of, unread_constants,
+};
 
 /// The first words of a function's name that say it brings a value to one form (`normalize_unit`).
 const NORMALISING: &[&str] = &[
@@ -155,6 +157,62 @@ pub(in crate::locate_rank) fn entry_counts_never_counted(
                     let indent = indent_of(lines[b]);
                     out.push((b, format!("{indent}{}[{p}][{q}{key}{q}] += 1", t[0])));
                 }
+            }
+        }
+    }
+    out
+}
+
+/// The most locals a count from a lookup table never read is tried with ([`counts_from_unread_tables`]).
+const MAX_LOOKED_UP: usize = 3;
+
+/// A count a dict literal starts at 0 (`{"minutes": 0, "majors": 0}`) that no line counts, where a function binds
+/// a name to the dict that literal makes (`row = table.setdefault(name, {...})`), and a module constant that is a
+/// dict no line reads (`MINUTES = {"minor": 2, ...}`): the table's value for each local bound before it added to
+/// the count just after that line (`row["minutes"] += MINUTES[kind]`), the locals bound last first.
+pub(in crate::locate_rank) fn counts_from_unread_tables(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let tables: Vec<String> = unread_constants(lines)
+        .into_iter()
+        .filter(|(_, _, value)| value.trim_start().starts_with('{'))
+        .map(|(_, name, _)| name)
+        .collect();
+    if tables.is_empty() {
+        return Vec::new();
+    }
+    let keys: Vec<(String, char)> = zero_keys(lines)
+        .into_iter()
+        .filter(|(k, q)| !key_set(lines, k, *q))
+        .collect();
+    let mut out = Vec::new();
+    for d in defs {
+        let mut seen: Vec<String> = Vec::new();
+        for &b in &d.body {
+            let t = tokens(&code_of(lines[b]));
+            let literal = |(k, q): &&(String, char)| {
+                let quoted = format!("{q}{k}{q}");
+                lines[b].contains(&quoted)
+            };
+            let bound = t.len() > 2 && is_name(&t[0]) && t[1] == "=" && d.bound.contains(&t[0]);
+            if bound {
+                let indent = indent_of(lines[b]);
+                for (key, q) in keys.iter().filter(literal) {
+                    for table in &tables {
+                        let latest = seen.iter().rev().filter(|l| **l != t[0]);
+                        for local in latest.take(MAX_LOOKED_UP) {
+                            let line = format!("{indent}{}[{q}{key}{q}] += {table}[{local}]", t[0]);
+                            out.push((b, line));
+                        }
+                    }
+                }
+            }
+            // The names this line binds, the latest last.
+            let binds = defines(&t);
+            for w in t.iter().filter(|w| binds.contains(*w)) {
+                seen.retain(|s| s != w);
+                seen.push(w.clone());
             }
         }
     }
@@ -923,6 +981,24 @@ mod tests {
         // Counted somewhere already: nothing.
         let counted = format!("{text}    table[loser][\"lost\"] += 1\n");
         assert!(!offers(&counted, "[loser][\"lost\"]"));
+    }
+
+    #[test]
+    fn a_count_never_counted_takes_its_value_from_a_table_never_read() {
+        let text = "MINUTES = {\"minor\": 2, \"major\": 5}\n\n\ndef table(lines):\n    out = {}\n    for line in lines:\n        name, kind = line.split(\",\")\n        row = out.setdefault(name, {\"minutes\": 0, \"majors\": 0})\n        if kind == \"major\":\n            row[\"majors\"] += 1\n    return out\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(8, "        row[\"minutes\"] += MINUTES[kind]".into())),
+            "{got:?}"
+        );
+        // The table read somewhere, or the count counted: nothing.
+        let read = format!("{text}\n\ndef worst():\n    return max(MINUTES.values())\n");
+        assert!(!offers(&read, "+= MINUTES["));
+        let counted = text.replace(
+            "        if kind",
+            "        row[\"minutes\"] += 2\n        if kind",
+        );
+        assert!(!offers(&counted, "+= MINUTES["));
     }
 
     #[test]
