@@ -10,7 +10,7 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third`, `forty-fourth`, `forty-fifth`, `forty-sixth` or `forty-seventh` runs a set written for `--localize` instead of the bench's own
+//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third`, `forty-fourth`, `forty-fifth`, `forty-sixth`, `forty-seventh` or `forty-eighth` runs a set written for `--localize` instead of the bench's own
 //! tasks; `SOLVE_HANDED=1` hands each task's true line as the file's range (`PATH:N-N`) instead of the whole file
 //! (what the model solves when handed the right line); `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
@@ -48,6 +48,8 @@ mod fifteenth;
 mod fifth;
 #[path = "solve/fortieth.rs"]
 mod fortieth;
+#[path = "solve/forty_eighth.rs"]
+mod forty_eighth;
 #[path = "solve/forty_fifth.rs"]
 mod forty_fifth;
 #[path = "solve/forty_first.rs"]
@@ -218,7 +220,7 @@ fn run() -> Result<(), String> {
     if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
         println!("  files    each task's true line only, as its range (SOLVE_HANDED=1)");
     }
-    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third`, `forty-fourth`, `forty-fifth`, `forty-sixth` or `forty-seventh`: one of the sets written for `--localize` instead of the bench's own.
+    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third`, `forty-fourth`, `forty-fifth`, `forty-sixth`, `forty-seventh` or `forty-eighth`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
         Ok("fresh") => fresh::FRESH,
@@ -267,10 +269,11 @@ fn run() -> Result<(), String> {
         Ok("forty-fifth") => forty_fifth::FORTY_FIFTH,
         Ok("forty-sixth") => forty_sixth::FORTY_SIXTH,
         Ok("forty-seventh") => forty_seventh::FORTY_SEVENTH,
+        Ok("forty-eighth") => forty_eighth::FORTY_EIGHTH,
         Ok("") | Err(_) => tasks::TASKS,
         Ok(other) => {
             return Err(format!(
-                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third, twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first, thirty-second, thirty-third, thirty-fourth, thirty-fifth, thirty-sixth, thirty-seventh, thirty-eighth, thirty-ninth, fortieth, forty-first, forty-second, forty-third, forty-fourth, forty-fifth, forty-sixth or forty-seventh"
+                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third, twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first, thirty-second, thirty-third, thirty-fourth, thirty-fifth, thirty-sixth, thirty-seventh, thirty-eighth, thirty-ninth, fortieth, forty-first, forty-second, forty-third, forty-fourth, forty-fifth, forty-sixth, forty-seventh or forty-eighth"
             ));
         }
     };
@@ -677,6 +680,11 @@ fn localize() {
             "forty-seventh",
             "held out, forty-seventh set",
             forty_seventh::FORTY_SEVENTH,
+        ),
+        (
+            "forty-eighth",
+            "held out, forty-eighth set",
+            forty_eighth::FORTY_EIGHTH,
         ),
     ] {
         if !only.is_empty() && only != key {
