@@ -201,11 +201,14 @@ pub(super) fn mutants(
         }
     };
     if let Some(added) = added {
-        for twin in normalisation_twins(&lines, first.line, added) {
-            push(&mut out, written(twin));
+        for one in each_of_a_tuple(added) {
+            for twin in normalisation_twins(&lines, first.line, &one) {
+                push(&mut out, written(twin));
+            }
         }
         for after in [first.line.checked_sub(1), Some(first.line + 1)]
             .into_iter()
+            .chain(statements_apart(&lines, first.line, added))
             .flatten()
             .filter(|&a| a <= lines.len())
         {
@@ -213,7 +216,10 @@ pub(super) fn mutants(
         }
     }
     if let Some(changed) = changed {
-        for twin in upstream_twins(&lines, first.line, changed) {
+        for twin in upstream_twins(&lines, first.line, changed)
+            .into_iter()
+            .chain(unfolded_twin(&lines, first.line, changed))
+        {
             push(&mut out, written(twin));
         }
     }
@@ -226,6 +232,80 @@ pub(super) fn mutants(
         }
     }
     out
+}
+
+/// The places one statement up and one down from a line `added` inserted after the 1-based line `n`, at its
+/// depth, where a block stands between (`previous = g` after an `if steady >= N:` block's `return True`: before
+/// that `if`): each the line after which it goes, `None` where no block stands there.
+fn statements_apart(lines: &[&str], n: usize, added: &str) -> [Option<usize>; 2] {
+    let depth = added.len() - added.trim_start().len();
+    let deeper = |k: usize| {
+        lines
+            .get(k)
+            .is_some_and(|l| l.trim().is_empty() || l.len() - l.trim_start().len() > depth)
+    };
+    // Up: over the block that ends at `n` to its header at the added line's depth.
+    let mut k = n;
+    while k > 0 && deeper(k - 1) {
+        k -= 1;
+    }
+    let up = (k > 0 && k < n).then(|| k - 1);
+    // Down: the next statement, with its block.
+    let header = lines.get(n).is_some_and(|l| {
+        !l.trim().is_empty()
+            && l.len() - l.trim_start().len() == depth
+            && l.trim_end().ends_with(':')
+    });
+    let mut m = n + 1;
+    while header && deeper(m) {
+        m += 1;
+    }
+    let down = (header && m > n + 1).then_some(m);
+    [up, down]
+}
+
+/// A line that normalises several names at once (`qty, price = float(qty), float(price)`) as one line a name
+/// (`qty = float(qty)`, `price = float(price)`); any other line as it is.
+fn each_of_a_tuple(added: &str) -> Vec<String> {
+    let indent = &added[..added.len() - added.trim_start().len()];
+    let one = || vec![added.to_string()];
+    let Some((targets, values)) = added.trim().split_once(" = ") else {
+        return one();
+    };
+    let targets: Vec<&str> = targets.split(", ").collect();
+    let values: Vec<&str> = values.split(", ").collect();
+    if targets.len() < 2 || targets.len() != values.len() {
+        return one();
+    }
+    let lines: Vec<String> = targets
+        .iter()
+        .zip(&values)
+        .map(|(t, v)| format!("{indent}{t} = {v}"))
+        .collect();
+    if lines.iter().all(|l| normalisation(l).is_some()) {
+        lines
+    } else {
+        one()
+    }
+}
+
+/// A change of the 1-based line `n` that wrapped what it assigns (`fields = line.split(";")` to `fields =
+/// [part.strip() for part in line.split(";")]`) made as a line of its own after it instead, the line kept: `fields
+/// = [part.strip() for part in fields]`.
+fn unfolded_twin(lines: &[&str], n: usize, changed: &str) -> Option<(usize, bool, String)> {
+    let old = lines.get(n.checked_sub(1)?)?;
+    let indent = &old[..old.len() - old.trim_start().len()];
+    let (target, value) = old.trim().split_once(" = ")?;
+    let (new_target, new_value) = changed.trim().split_once(" = ")?;
+    let wrapped = identifier(target)
+        && new_target == target
+        && changed.starts_with(indent)
+        && new_value != value
+        && new_value.matches(value).count() == 1;
+    wrapped.then(|| {
+        let unfolded = new_value.replacen(value, target, 1);
+        (n, true, format!("{indent}{target} = {unfolded}"))
+    })
 }
 
 /// Whether the place (1-based line, a line inserted after it) is next to `first` and not it: after a line
@@ -269,6 +349,11 @@ pub(super) fn ordered(
             && added
                 .and_then(normalisation)
                 .is_some_and(|(name, _, _)| !line_reads(&lines, t.line, name))
+            && added.is_some_and(|a| {
+                normalisation_twins(&lines, first.line, a)
+                    .iter()
+                    .any(|&(at, insert, _)| (at, insert) == (t.line, t.insert))
+            })
             && first_in_function(&lines, first.line);
         // A guard that only skips the item, turned round to skip the others: the line its block was missing.
         let skipped =
@@ -528,14 +613,29 @@ fn first_read(line: &str, name: &str) -> Option<usize> {
     reads(line, name).next()
 }
 
-/// The byte offsets in `text` of each read of the name `name` as a whole word, not after a `.`.
-fn reads<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+/// The byte offsets in `text` of each read of the name `name` as a whole word, not after a `.`, never inside a
+/// string literal (`"qty": qty` reads `qty` once).
+fn reads(text: &str, name: &str) -> impl Iterator<Item = usize> {
     let word = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(name).map(|(i, _)| i).filter(move |&i| {
-        let before = text[..i].chars().next_back();
-        let after = text[i + name.len()..].chars().next();
-        !before.is_some_and(|c| word(c) || c == '.') && !after.is_some_and(word)
-    })
+    // The strings blanked byte for byte, so an offset in `code` is the same offset in `text`.
+    let code: String = text
+        .chars()
+        .zip(without_strings(text).chars())
+        .flat_map(|(c, blank)| {
+            let n = if blank == c { 0 } else { c.len_utf8() };
+            std::iter::repeat_n(' ', n).chain((n == 0).then_some(c))
+        })
+        .collect();
+    let hits: Vec<usize> = code
+        .match_indices(name)
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            let before = code[..i].chars().next_back();
+            let after = code[i + name.len()..].chars().next();
+            !before.is_some_and(|c| word(c) || c == '.') && !after.is_some_and(word)
+        })
+        .collect();
+    hits.into_iter()
 }
 
 /// A line that normalises one name in place, `x = x.strip().lower()`, `x = parse(x)` or
@@ -654,6 +754,8 @@ mod tests {
             [
                 with_inserted(AVERAGE, 5, "        count += 1"),
                 with_inserted(AVERAGE, 7, "        count += 1"),
+                // One statement up, over the guard's block.
+                with_inserted(AVERAGE, 4, "        count += 1"),
                 unrun_near,
             ]
         );
@@ -958,5 +1060,102 @@ mod tests {
             vec![at(4, false)],
         );
         assert_eq!(order, [at(2, true), at(4, false)]);
+        // Nor the same line moved a statement down, past a block that never reads the name.
+        let add = [
+            "def add(items, item):",
+            "    \"\"\"A new list; the original is kept.\"\"\"",
+            "    if len(items) >= 3:",
+            "        raise ValueError(\"items is full\")",
+            "    items.append(item)",
+        ];
+        let text = add.join("\n") + "\n";
+        let order = ordered(
+            &file(&text),
+            &at(2, true),
+            Some("    items = list(items)"),
+            vec![at(4, true)],
+        );
+        assert_eq!(order, [at(2, true), at(4, true)]);
+    }
+
+    #[test]
+    fn an_inserted_line_moves_a_statement_up_or_down_over_a_block() {
+        let lines = [
+            "def done(readings):",
+            "    for g in readings:",
+            "        if g > 1:",
+            "            steady = 1",
+            "        if steady >= 3:",
+            "            return True",
+            "    return False",
+        ];
+        // After `return True` (line 6) at the loop's depth: up over the `if` to after line 4; nothing down.
+        assert_eq!(
+            statements_apart(&lines, 6, "        previous = g"),
+            [Some(4), None]
+        );
+        // After line 4: down over the `if` block to after line 6; up over the first `if` to after line 2.
+        assert_eq!(
+            statements_apart(&lines, 4, "        previous = g"),
+            [Some(2), Some(6)]
+        );
+        // Down over the block below; after a plain line at its depth, the line-wise moves are enough.
+        assert_eq!(
+            statements_apart(&lines, 2, "        x = 1"),
+            [None, Some(4)]
+        );
+        assert_eq!(statements_apart(&lines, 3, "        x = 1"), [None, None]);
+    }
+
+    #[test]
+    fn a_tuple_normalised_at_once_is_normalised_a_name_at_a_time() {
+        assert_eq!(
+            each_of_a_tuple("    qty, price = float(qty), float(price)"),
+            ["    qty = float(qty)", "    price = float(price)"]
+        );
+        // Where the parts are no normalisation of their own, or the counts differ: the line as it is.
+        assert_eq!(each_of_a_tuple("    a, b = b, a"), ["    a, b = b, a"]);
+        assert_eq!(
+            each_of_a_tuple("    a, b = f(a, b)"),
+            ["    a, b = f(a, b)"]
+        );
+        assert_eq!(each_of_a_tuple("    a = a.strip()"), ["    a = a.strip()"]);
+        // Written where the value is returned: the name, never the key that spells it (nor in a text with a `£`).
+        let parse = [
+            "def parse(line):",
+            "    item, qty = line.split(\",\")",
+            "    return {\"£ qty\": qty, \"qty\": qty}",
+        ];
+        let got = normalisation_twins(&parse, 2, "    qty = float(qty)");
+        let want = "    return {\"£ qty\": float(qty), \"qty\": qty}";
+        assert!(got.contains(&(3, false, want.into())), "{got:?}");
+    }
+
+    #[test]
+    fn a_change_that_wraps_what_a_line_assigns_is_also_made_as_a_line_of_its_own() {
+        let lines = [
+            "def parse(line):",
+            "    fields = line.split(\";\")",
+            "    return fields",
+        ];
+        let changed = "    fields = [part.strip() for part in line.split(\";\")]";
+        assert_eq!(
+            unfolded_twin(&lines, 2, changed),
+            Some((
+                2,
+                true,
+                "    fields = [part.strip() for part in fields]".into()
+            ))
+        );
+        // Not a change of what it assigns, nor of another target.
+        assert_eq!(
+            unfolded_twin(&lines, 2, "    fields = line.split(\",\")"),
+            None
+        );
+        assert_eq!(
+            unfolded_twin(&lines, 2, "    parts = sorted(line.split(\";\"))"),
+            None
+        );
+        assert_eq!(unfolded_twin(&lines, 3, "    return sorted(fields)"), None);
     }
 }

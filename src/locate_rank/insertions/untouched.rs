@@ -97,6 +97,10 @@ pub(in crate::locate_rank) fn results_never_gathered(
                     if matches!(value.as_slice(), ["0"] | ["0", ".", "0"]) {
                         let loop_ = (inner, block.as_slice(), targets.as_slice());
                         out.extend(extremes_kept(lines, name, loop_));
+                        let indent = indent_of(lines[first]);
+                        for field in fields_named(lines, &d.name, &block, &targets) {
+                            out.push((end, format!("{indent}{name} += {field}")));
+                        }
                     }
                     // A choice started at None (`best = None` beside `best_seats = None`): the loop's item kept
                     // where the body sets a sibling started before the loop (`best_seats = seats`).
@@ -246,6 +250,65 @@ fn extremes_kept(
                 Some(keep) => out.push((at, format!("{indent}{name} = {keep}({name}, {x})"))),
                 None if plain(x) => out.push((at, format!("{indent}{name} += {x}"))),
                 None => {}
+            }
+        }
+    }
+    out.truncate(MAX_GATHERED);
+    out
+}
+
+/// The words of a function's name that say what it counts or adds up rather than how (`balls_of`: `balls`).
+const NOT_A_FIELD: &[&str] = &[
+    "of",
+    "to",
+    "for",
+    "by",
+    "in",
+    "on",
+    "at",
+    "per",
+    "the",
+    "get",
+    "all",
+    "how",
+    "many",
+    "total",
+    "totals",
+    "count",
+    "sum",
+    "number",
+    "num",
+    "calc",
+    "calculate",
+    "compute",
+    "find",
+    "left",
+    "owed",
+    "due",
+];
+
+/// What a loop's item holds under a word of its function's name (`balls_of`, `for skein in stash:` reading
+/// `skein["colour"]`: `skein["balls"]`), for a loop name its block reads with a quoted key and never under that
+/// word; a total started at 0 that the loop never touches adds it up.
+fn fields_named(
+    lines: &[&str],
+    function: &str,
+    block: &[usize],
+    targets: &[String],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for target in targets {
+        for q in ['"', '\''] {
+            let opened = format!("{target}[{q}");
+            if !block.iter().any(|&b| lines[b].contains(&opened)) {
+                continue;
+            }
+            for word in function.to_ascii_lowercase().split('_') {
+                let key = format!("{opened}{word}{q}]");
+                let fits = word.len() >= 3 && !NOT_A_FIELD.contains(&word);
+                if fits && !block.iter().any(|&b| lines[b].contains(&key)) && !out.contains(&key) {
+                    out.push(key);
+                }
             }
         }
     }
@@ -450,6 +513,25 @@ pub(in crate::locate_rank) fn comprehension_filters_left_out(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_total_never_added_to_adds_what_the_item_holds_under_a_word_of_the_function_s_name() {
+        let text = "def balls_of(stash, colour):\n    count = 0\n    for skein in stash:\n        if skein[\"colour\"] != colour:\n            continue\n    return count\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(5, "        count += skein[\"balls\"]".into())),
+            "{got:?}"
+        );
+        assert!(!got.iter().any(|(_, l)| l.contains("[\"of\"]")), "{got:?}");
+        // Added to already, or an item read with no quoted key: nothing.
+        let added = text.replace(
+            "            continue\n",
+            "            continue\n        count += 1\n",
+        );
+        assert!(!offers(&added, "skein[\"balls\"]"));
+        let plain = text.replace("skein[\"colour\"]", "skein.colour");
+        assert!(!offers(&plain, "skein[\"balls\"]"));
+    }
 
     #[test]
     fn a_comprehension_over_lines_that_never_reads_a_name_it_binds_gets_the_filter_on_it() {
