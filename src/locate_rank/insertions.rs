@@ -175,6 +175,7 @@ const UNTOLD: &[Kind] = &[
     forgotten::key_counts_never_counted,
     forgotten::entry_counts_never_counted,
     forgotten::counts_from_unread_tables,
+    forgotten::entries_never_taken,
     forgotten::budgets_never_changed,
     forgotten::records_never_kept,
     forgotten::returns_fallen_through,
@@ -990,9 +991,10 @@ fn last_group_flushes(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
 /// The most places one counter never counted is counted at.
 const MAX_COUNTED: usize = 3;
 
-/// A counter a function starts at 0 and returns or reads, and never updates (`spoiled = 0` ... `return counts,
-/// spoiled`): `spoiled += 1` first in each `if` block of a loop after it (the case it counts), at most
-/// [`MAX_COUNTED`].
+/// A counter a function starts at 0 and returns or reads, and never updates but to start it at 0 again
+/// (`spoiled = 0` ... `return counts, spoiled`): `spoiled += 1` first in each `if` block of a loop after it (the
+/// case it counts), at most [`MAX_COUNTED`]; and just before the first `if` of a loop that tests it (`stamps += 1`
+/// before `if stamps == STAMPS_FOR_FREE:`, after a guard that skips the item).
 fn counters_never_counted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
@@ -1013,8 +1015,9 @@ fn counters_never_counted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> 
                         continue;
                     }
                     let next = u.get(i + 1).map(String::as_str);
+                    let reset = next == Some("=") && u.len() == 3 && u[2] == "0";
                     if i == 0 && matches!(next, Some("=" | "+=" | "-=")) {
-                        set = true;
+                        set |= !reset;
                     } else {
                         read = true;
                     }
@@ -1035,7 +1038,11 @@ fn counters_never_counted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> 
                     .is_some_and(|w| w == "if" || w == "elif" || w == "else")
                     && in_loop(j)
             });
+            let mut tested = None;
             for j in blocks.take(MAX_COUNTED) {
+                if tested.is_none() && toks[j].contains(name) && toks[j][0] == "if" {
+                    tested = Some(j);
+                }
                 let Some(first) = d.body.get(j + 1) else {
                     continue;
                 };
@@ -1045,6 +1052,10 @@ fn counters_never_counted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> 
                         format!("{}{name} += 1", indent_of(lines[*first])),
                     ));
                 }
+            }
+            if let Some(j) = tested.filter(|&j| j > 0) {
+                let indent = indent_of(lines[d.body[j]]);
+                out.push((d.body[j - 1], format!("{indent}{name} += 1")));
             }
         }
     }
@@ -2872,6 +2883,10 @@ mod tests {
         assert!(lines_of(&counted, &[], None).is_empty());
         let unread = text.replace("return counts, spoiled", "return counts");
         assert!(lines_of(&unread, &[], None).is_empty());
+        // Started at 0 again and never counted: counted just before the `if` that tests it too.
+        let stamps = "def free(visits):\n    stamps = 0\n    free = 0\n    for scoops in visits:\n        if scoops <= 0:\n            continue\n        if stamps == 10:\n            free += 1\n            stamps = 0\n    return free\n";
+        let got = lines_of(stamps, &[], None);
+        assert!(got.contains(&(6, "        stamps += 1".into())), "{got:?}");
         // A counter started in a chain of names.
         let chained = text.replace("    spoiled = 0\n", "    spoiled = valid = 0\n");
         let got = lines_of(&chained, &[], None);

@@ -1503,6 +1503,7 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(alias_copied(line, toks));
     out.extend(elements_converted(line, toks));
     out.extend(defaults_said(line, toks, &names.said));
+    out.extend(fraction_defaults(line, toks));
     if names.based {
         out.extend(shifted_by_one(line, toks));
     }
@@ -2515,6 +2516,46 @@ fn enumerate_start(line: &str, toks: &[Tok], k: usize) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// The words of a parameter's name that say it is a fraction of a whole (`vat_rate`, `discount`).
+const FRACTION_WORDS: &[&str] = &[
+    "rate",
+    "vat",
+    "tax",
+    "discount",
+    "markup",
+    "commission",
+    "tip",
+    "share",
+    "margin",
+    "interest",
+    "fraction",
+];
+
+/// A default written as a percent where its parameter is a fraction (`vat_rate=20` to `vat_rate=0.2`): on a `def`
+/// line, each whole-number default from 1 to 99 of a parameter whose name has a word of [`FRACTION_WORDS`] and
+/// does not say it is a percent.
+fn fraction_defaults(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    if !matches!(text(0), "def" | "async") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate().skip(2) {
+        let name = text(k - 2).to_ascii_lowercase();
+        let fraction = name.split('_').any(|w| FRACTION_WORDS.contains(&w))
+            && !name.contains("percent")
+            && !name.contains("pct");
+        let Ok(n) = text(k).parse::<u8>() else {
+            continue;
+        };
+        if t.kind == Kind::Number && text(k - 1) == "=" && fraction && (1..100).contains(&n) {
+            let f = f64::from(n) / 100.0;
+            out.push(format!("{}{f}{}", &line[..t.start], &line[t.end..]));
+        }
+    }
+    out
 }
 
 /// A percentage used as if it were a fraction: the name that is token `k`, when it says it is a percent
@@ -4622,6 +4663,28 @@ mod tests {
             "annual_rent({'width': 5, 'length': 10, \"tap\": True}) can't be 33.25; {'x' is no key";
         assert_eq!(keys_said(task), ["width", "length", "tap"]);
         assert!(keys_said("plan_week('herbs', '2024-07-01') lists 'a', 'b'").is_empty());
+    }
+
+    #[test]
+    fn a_default_written_as_a_percent_where_a_fraction_was_meant_is_its_fraction() {
+        let m = mutants("def with_vat(net, vat_rate=20, tip_rate=5, count=20, tip_percent=15):");
+        for want in [
+            "def with_vat(net, vat_rate=0.2, tip_rate=5, count=20, tip_percent=15):",
+            "def with_vat(net, vat_rate=20, tip_rate=0.05, count=20, tip_percent=15):",
+        ] {
+            assert!(m.contains(&want.to_string()), "{m:?}");
+        }
+        assert!(
+            !m.iter()
+                .any(|l| l.contains("count=0.2") || l.contains("tip_percent=0.15")),
+            "{m:?}"
+        );
+        // Never where the number is no default.
+        assert!(
+            !mutants("    vat_rate = 20")
+                .iter()
+                .any(|l| l.contains("0.2"))
+        );
     }
 
     #[test]

@@ -163,6 +163,58 @@ pub(in crate::locate_rank) fn entry_counts_never_counted(
     out
 }
 
+/// A dict parameter a function hands with another to the call of a guard (`if not in_stock(stock, parts): raise
+/// ...`) and never writes, where a loop of the function walks the other in pairs (`for part, n in
+/// parts.items():`): each pair's count taken off the first's entry first in the loop's body (`stock[part] -= n`),
+/// then added to it.
+pub(in crate::locate_rank) fn entries_never_taken(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let body: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        let written = |x: &str| {
+            body.iter().any(|t| {
+                t.first().is_some_and(|f| f == x)
+                    && matches!(t.get(1).map(String::as_str), Some("[" | "."))
+                    && t.iter()
+                        .any(|o| matches!(o.as_str(), "=" | "+=" | "-=" | "pop" | "update"))
+            })
+        };
+        let guards: Vec<&Vec<String>> = body
+            .iter()
+            .filter(|t| t.first().is_some_and(|f| f == "if") && t.contains(&"(".to_string()))
+            .collect();
+        for (k, t) in body.iter().enumerate() {
+            // `for a , b in y . items ( ) :`
+            let [head, a, comma, b, inn, y, dot, items, ..] = t.as_slice() else {
+                continue;
+            };
+            let pairs =
+                head == "for" && comma == "," && inn == "in" && dot == "." && items == "items";
+            if !pairs || !d.params.contains(y) {
+                continue;
+            }
+            let Some(&first) = d.body.get(k + 1) else {
+                continue;
+            };
+            let indent = indent_of(lines[first]);
+            let mut params: Vec<&String> = d.params.iter().filter(|x| *x != y).collect();
+            params.sort();
+            for x in params {
+                let checked = guards.iter().any(|g| g.contains(x) && g.contains(y));
+                if checked && !written(x) {
+                    for op in ["-=", "+="] {
+                        out.push((d.body[k], format!("{indent}{x}[{a}] {op} {b}")));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The most locals a count from a lookup table never read is tried with ([`counts_from_unread_tables`]).
 const MAX_LOOKED_UP: usize = 3;
 
@@ -981,6 +1033,24 @@ mod tests {
         // Counted somewhere already: nothing.
         let counted = format!("{text}    table[loser][\"lost\"] += 1\n");
         assert!(!offers(&counted, "[loser][\"lost\"]"));
+    }
+
+    #[test]
+    fn an_entry_a_guard_checks_and_the_function_never_takes_is_taken_in_its_loop() {
+        let text = "def fit(stock, parts):\n    if not in_stock(stock, parts):\n        raise ValueError(\"short\")\n    used = 0.0\n    for part, n in parts.items():\n        used += PRICES[part] * n\n    return used\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(5, "        stock[part] -= n".into())),
+            "{got:?}"
+        );
+        // Taken already, or never checked with the loop's dict: nothing.
+        let taken = text.replace(
+            "        used +=",
+            "        stock[part] -= n\n        used +=",
+        );
+        assert!(!offers(&taken, "stock[part] += n"));
+        let unchecked = text.replace("in_stock(stock, parts)", "in_stock(stock)");
+        assert!(!offers(&unchecked, "stock[part]"));
     }
 
     #[test]
