@@ -176,6 +176,8 @@ const UNTOLD: &[Kind] = &[
     forgotten::entry_counts_never_counted,
     forgotten::counts_from_unread_tables,
     forgotten::entries_never_taken,
+    forgotten::last_values_never_returned,
+    forgotten::numbers_never_stepped,
     forgotten::budgets_never_changed,
     forgotten::records_never_kept,
     forgotten::returns_fallen_through,
@@ -202,6 +204,7 @@ const UNTOLD: &[Kind] = &[
     counterparts::partner_writes_left_out,
     counterparts::parameters_never_normalised,
     counterparts::sibling_constants_never_read,
+    counterparts::opposite_updates_left_out,
 ];
 
 /// The insertions for the Python file `text`, those the error `missing` tells first, then the others, at most

@@ -2225,6 +2225,7 @@ pub fn kin_of_line(line: &str, names: &Names) -> Vec<String> {
     let kin = offset_uses(line, &toks, &names.offsets);
     for m in kin
         .into_iter()
+        .chain(stripped_for_number(line, &toks))
         .chain(constant_copied(line, &toks))
         .chain(entry_accumulated(line, &toks))
         .chain(split_parts_stripped(line, &toks))
@@ -2516,6 +2517,29 @@ fn enumerate_start(line: &str, toks: &[Tok], k: usize) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// A text stripped where its number was meant (`gravity.strip()` to `float(gravity)`, then `int`; both read past
+/// the spaces a strip takes off): each plain name's `strip()`, `lstrip()` or `rstrip()` of no argument.
+fn stripped_for_number(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for k in 0..toks.len() {
+        let plain = toks[k].kind == Kind::Name && (k == 0 || text(k - 1) != ".");
+        let strip = matches!(text(k + 2), "strip" | "lstrip" | "rstrip");
+        if plain && text(k + 1) == "." && strip && text(k + 3) == "(" && text(k + 4) == ")" {
+            let (start, end) = (toks[k].start, toks[k + 4].end);
+            for f in ["float", "int"] {
+                out.push(format!(
+                    "{}{f}({}){}",
+                    &line[..start],
+                    text(k),
+                    &line[end..]
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The words of a parameter's name that say it is a fraction of a whole (`vat_rate`, `discount`).
@@ -4663,6 +4687,30 @@ mod tests {
             "annual_rent({'width': 5, 'length': 10, \"tap\": True}) can't be 33.25; {'x' is no key";
         assert_eq!(keys_said(task), ["width", "length", "tap"]);
         assert!(keys_said("plan_week('herbs', '2024-07-01') lists 'a', 'b'").is_empty());
+    }
+
+    #[test]
+    fn a_text_stripped_where_its_number_was_meant_is_converted() {
+        let names = Names::default();
+        let kin = |l: &str| kin_of_line(l, &names);
+        let m = kin("    return int(day), gravity.strip()");
+        for want in [
+            "    return int(day), float(gravity)",
+            "    return int(day), int(gravity)",
+        ] {
+            assert!(m.contains(&want.to_string()), "{m:?}");
+        }
+        // Not a strip of an attribute, nor one with its characters.
+        assert!(
+            !kin("    x = row.name.strip()")
+                .iter()
+                .any(|l| l.contains("float("))
+        );
+        assert!(
+            !kin("    x = name.strip(\"-\")")
+                .iter()
+                .any(|l| l.contains("float(name)"))
+        );
     }
 
     #[test]

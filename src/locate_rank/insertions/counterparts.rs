@@ -2,7 +2,8 @@
 //! not (stock taken from `source` and never put at `target`), the write a block makes for one of two parameters the
 //! function otherwise treats alike (a draw's point for `home` and none for `away`), the normalisation the file's other functions give
 //! a parameter of the same name and one function takes as it came, and the update a constant's sibling makes in
-//! one branch and the constant never makes in another (`POINTS_WIN` awarded, `POINTS_DRAW` never read). Pure:
+//! one branch and the constant never makes in another (`POINTS_WIN` awarded, `POINTS_DRAW` never read), and the
+//! count one function keeps beside a collection that the function making the opposite call never keeps. Pure:
 //! lines in, lines out.
 
 use std::collections::HashSet;
@@ -402,9 +403,108 @@ pub(in crate::locate_rank) fn sibling_constants_never_read(
     out
 }
 
+/// The methods that take an item out of a collection and put it in, each with its opposite.
+const OPPOSITE_METHODS: &[(&str, &str)] = &[
+    ("remove", "append"),
+    ("append", "remove"),
+    ("discard", "add"),
+    ("add", "discard"),
+];
+
+/// A line `base[...].method(...)` of one of [`OPPOSITE_METHODS`]: its base name and method.
+fn collection_call(code: &str) -> Option<(&str, &str)> {
+    let open = code.find('[')?;
+    let base = &code[..open];
+    OPPOSITE_METHODS.iter().find_map(|&(m, _)| {
+        let at = code.find(&format!("].{m}("))?;
+        (is_name(base) && at > open && code.ends_with(')')).then_some((base, m))
+    })
+}
+
+/// A count a function keeps beside a collection of the same dict parameter (`cls["students"].remove(student)` and
+/// `cls["spaces"] += 1`), where another function makes the opposite call on its own dict parameter
+/// (`cls["students"].append(student)`) and never changes that count: the opposite update just after that call
+/// (`cls["spaces"] -= 1`).
+pub(in crate::locate_rank) fn opposite_updates_left_out(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    // The line with its strings kept (a key's text matters here), a trailing comment dropped.
+    let code = |b: usize| {
+        let raw = lines[b].split(" #").next().unwrap_or("");
+        raw.trim().to_string()
+    };
+    let mut out = Vec::new();
+    for g in defs {
+        for &b in &g.body {
+            let line = code(b);
+            let Some((base, method)) = collection_call(&line) else {
+                continue;
+            };
+            // The count `g` keeps beside it: `base[...] += n` or `-= n`.
+            let counts = g.body.iter().filter_map(|&c| {
+                let l = code(c);
+                let (lhs, op, n) = [" += ", " -= "].iter().find_map(|op| {
+                    l.split_once(op)
+                        .map(|(a, n)| (a.to_string(), *op, n.to_string()))
+                })?;
+                let key = lhs.strip_prefix(base)?.to_string();
+                (key.starts_with('[') && key.ends_with(']')).then_some((key, op, n))
+            });
+            let counts: Vec<(String, &str, String)> = counts.collect();
+            let opposite = OPPOSITE_METHODS
+                .iter()
+                .find(|(m, _)| *m == method)
+                .map(|(_, o)| *o);
+            for f in defs.iter().filter(|f| !std::ptr::eq(*f, g)) {
+                for &a in &f.body {
+                    let there = code(a);
+                    let Some((other, _)) =
+                        collection_call(&there).filter(|(_, m)| Some(*m) == opposite)
+                    else {
+                        continue;
+                    };
+                    for (key, op, n) in &counts {
+                        let place = format!("{other}{key}");
+                        let kept = f.body.iter().any(|&c| {
+                            let l = code(c);
+                            l.starts_with(&place) && (l.contains(" += ") || l.contains(" -= "))
+                        });
+                        if !kept && f.params.contains(other) {
+                            let turned = if *op == " += " { "-=" } else { "+=" };
+                            out.push((a, format!("{}{place} {turned} {n}", indent_of(lines[a]))));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_count_kept_beside_a_collection_is_kept_by_the_opposite_call_too() {
+        let text = "def book(cls, student):\n    if cls[\"spaces\"] <= 0:\n        return False\n    cls[\"students\"].append(student)\n    return True\n\n\ndef cancel(cls, student):\n    cls[\"students\"].remove(student)\n    cls[\"spaces\"] += 1\n    return True\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(4, "    cls[\"spaces\"] -= 1".into())),
+            "{got:?}"
+        );
+        // Kept already: nothing.
+        let kept = text.replace(
+            "    return True\n\n",
+            "    cls[\"spaces\"] -= 1\n    return True\n\n",
+        );
+        assert!(
+            !lines_of(&kept).iter().any(|(_, l)| l.contains("spaces")),
+            "{:?}",
+            lines_of(&kept)
+        );
+    }
 
     #[test]
     fn a_block_that_writes_for_one_of_two_parameters_treated_alike_gets_the_partner_s_write() {

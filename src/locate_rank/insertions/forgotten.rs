@@ -595,6 +595,79 @@ pub(in crate::locate_rank) fn ends_fallen_off(
     out
 }
 
+/// A function that returns a value elsewhere (`return 0.0` for an edge case) and ends on an assignment at its own
+/// depth to a name it never reads (`pct = round(...)` last): that name returned after it (`return pct`).
+pub(in crate::locate_rank) fn last_values_never_returned(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let Some(&last) = d.body.last() else { continue };
+        let t = tokens(&code_of(lines[last]));
+        let returns = d.body.iter().any(|&b| first_word(lines[b]) == "return");
+        if indent_of(lines[last]) != d.indent
+            || !returns
+            || t.len() < 3
+            || t[1] != "="
+            || !is_name(&t[0])
+        {
+            continue;
+        }
+        let read = d.body.iter().filter(|&&b| b != last).any(|&b| {
+            let u = tokens(&code_of(lines[b]));
+            u.iter()
+                .enumerate()
+                .any(|(i, w)| *w == t[0] && !(i == 0 && u.get(1).is_some_and(|o| o == "=")))
+        });
+        if !read {
+            out.push((last, format!("{}return {}", d.indent, t[0])));
+        }
+    }
+    out
+}
+
+/// A number a function starts before a `for` loop from a parameter or a number (`number = start_number`), that
+/// the loop's block reads and no line of the function ever changes: stepped by one at the end of the block
+/// (`number += 1`), so each item gets the next.
+pub(in crate::locate_rank) fn numbers_never_stepped(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        for l in d.loops(lines, &toks, &["for"]) {
+            // Read in the block, an f-string's fields too (the tokens blank strings).
+            let mentions = |name: &str| {
+                l.block.iter().any(|&b| {
+                    lines[b]
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .any(|w| w == name)
+                })
+            };
+            for t in &toks[..l.at] {
+                let [name, eq, value] = t.as_slice() else {
+                    continue;
+                };
+                let number = value.bytes().all(|c| c.is_ascii_digit());
+                if eq != "=" || !is_name(name) || !(number || d.params.contains(value)) {
+                    continue;
+                }
+                let changed = toks.iter().filter(|u| *u != t).any(|u| {
+                    u.first() == Some(name)
+                        && u.get(1)
+                            .is_some_and(|o| matches!(o.as_str(), "=" | "+=" | "-="))
+                });
+                if !changed && mentions(name) {
+                    out.push((l.end, format!("{}{name} += 1", indent_of(lines[l.first]))));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A function of one parameter that brings a value to one form (`def normalize_unit(unit):`), and a loop
 /// elsewhere that binds a name of that parameter's (`for name, qty, unit in ingredients:`) in a function that never
 /// calls it: `unit = normalize_unit(unit)` first in the loop's body.
@@ -1033,6 +1106,27 @@ mod tests {
         // Counted somewhere already: nothing.
         let counted = format!("{text}    table[loser][\"lost\"] += 1\n");
         assert!(!offers(&counted, "[loser][\"lost\"]"));
+    }
+
+    #[test]
+    fn a_last_value_never_returned_is_returned_and_a_number_never_stepped_is_stepped() {
+        let text = "def margin(cost, sale):\n    if sale == 0:\n        return 0.0\n    pct = round((sale - cost) / sale * 100, 1)\n";
+        let got = lines_of(text);
+        assert!(got.contains(&(4, "    return pct".into())), "{got:?}");
+        // Read afterwards, or no return anywhere: nothing.
+        assert!(!offers(&format!("{text}    print(pct)\n"), "return pct"));
+        assert!(!offers(
+            &text.replace("        return 0.0\n", "        pass\n"),
+            "return pct"
+        ));
+        let text = "def issue(start_number, party):\n    tickets = []\n    number = start_number\n    for kind in party:\n        tickets.append(f\"MV-{number:05d}-{kind}\")\n    return tickets\n";
+        let got = lines_of(text);
+        assert!(got.contains(&(5, "        number += 1".into())), "{got:?}");
+        let stepped = text.replace(
+            "    return tickets",
+            "        number += 1\n    return tickets",
+        );
+        assert!(!offers(&stepped, "number += 1\n"));
     }
 
     #[test]
