@@ -205,6 +205,7 @@ const UNTOLD: &[Kind] = &[
     counterparts::parameters_never_normalised,
     counterparts::sibling_constants_never_read,
     counterparts::opposite_updates_left_out,
+    counterparts::transfers_left_half_done,
 ];
 
 /// The insertions for the Python file `text`, those the error `missing` tells first, then the others, at most

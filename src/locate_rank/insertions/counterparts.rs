@@ -3,7 +3,8 @@
 //! function otherwise treats alike (a draw's point for `home` and none for `away`), the normalisation the file's other functions give
 //! a parameter of the same name and one function takes as it came, and the update a constant's sibling makes in
 //! one branch and the constant never makes in another (`POINTS_WIN` awarded, `POINTS_DRAW` never read), and the
-//! count one function keeps beside a collection that the function making the opposite call never keeps. Pure:
+//! count one function keeps beside a collection that the function making the opposite call never keeps, and the
+//! half of a transfer a function leaves out (taken from one dict parameter, never put in the other). Pure:
 //! lines in, lines out.
 
 use std::collections::HashSet;
@@ -482,9 +483,69 @@ pub(in crate::locate_rank) fn opposite_updates_left_out(
     out
 }
 
+/// A function that takes from one dict parameter's entry (`stock[flavour] -= scoops`) and never reads another dict
+/// parameter (`sales`, only ever indexed or counted elsewhere in the file): the other half of the transfer just
+/// after it, the entry started if missing (`sales[flavour] = sales.get(flavour, 0) + scoops`), then added to.
+pub(in crate::locate_rank) fn transfers_left_half_done(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        let unread: Vec<&String> = {
+            let mut u: Vec<&String> = d
+                .params
+                .iter()
+                .filter(|p| *p != "self" && !toks.iter().flatten().any(|w| w == *p))
+                .collect();
+            u.sort();
+            u
+        };
+        for (k, t) in toks.iter().enumerate() {
+            // `p [ key ] -= n`, one name a key and one a value.
+            let [p, open, key, close, op, n] = t.as_slice() else {
+                continue;
+            };
+            let taken = open == "[" && close == "]" && op == "-=" && d.params.contains(p);
+            if !taken || !is_name(key) || !is_name(n) {
+                continue;
+            }
+            let indent = indent_of(lines[d.body[k]]);
+            for u in &unread {
+                out.push((
+                    d.body[k],
+                    format!("{indent}{u}[{key}] = {u}.get({key}, 0) + {n}"),
+                ));
+                out.push((d.body[k], format!("{indent}{u}[{key}] += {n}")));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_transfer_from_one_dict_parameter_is_made_to_the_one_never_read() {
+        let text = "def sell(stock, sales, flavour, scoops):\n    if stock.get(flavour, 0) < scoops:\n        return False\n    stock[flavour] -= scoops\n    return True\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(
+                4,
+                "    sales[flavour] = sales.get(flavour, 0) + scoops".into()
+            )),
+            "{got:?}"
+        );
+        // Read already: nothing.
+        let read = text.replace(
+            "    return True",
+            "    sales[flavour] = scoops\n    return True",
+        );
+        assert!(!offers(&read, "sales.get(flavour, 0)"));
+    }
 
     #[test]
     fn a_count_kept_beside_a_collection_is_kept_by_the_opposite_call_too() {
