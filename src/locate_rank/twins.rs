@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use super::failing::Fixed;
 use super::insertions::with_inserted;
 use super::mutants::with_line;
-use super::{tokens, without_strings};
+use super::without_strings;
 use crate::patch::PreImage;
 
 /// Where the mutant `text` of `before` changed it, as the probe reports it: the 1-based line it changed
@@ -369,11 +369,11 @@ pub(super) fn ordered(
     out
 }
 
-/// Whether the 1-based line `n` of `lines` reads `name` (one of its tokens, outside strings).
+/// Whether the 1-based line `n` of `lines` reads `name` ([`first_read`]: outside strings, not an attribute).
 fn line_reads(lines: &[&str], n: usize, name: &str) -> bool {
     n.checked_sub(1)
         .and_then(|k| lines.get(k))
-        .is_some_and(|l| tokens(&without_strings(l)).iter().any(|t| t == name))
+        .is_some_and(|l| first_read(l, name).is_some())
 }
 
 /// Whether the 1-based line `n` is an `if` whose block is a lone `continue` or `break`.

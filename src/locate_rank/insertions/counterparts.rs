@@ -431,20 +431,20 @@ pub(in crate::locate_rank) fn opposite_updates_left_out(
     defs: &[Def],
 ) -> Vec<(usize, String)> {
     // The line with its strings kept (a key's text matters here), a trailing comment dropped.
-    let code = |b: usize| {
-        let raw = lines[b].split(" #").next().unwrap_or("");
-        raw.trim().to_string()
-    };
+    let code: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split(" #").next().unwrap_or("").trim())
+        .collect();
     let mut out = Vec::new();
     for g in defs {
         for &b in &g.body {
-            let line = code(b);
-            let Some((base, method)) = collection_call(&line) else {
+            let line = code[b];
+            let Some((base, method)) = collection_call(line) else {
                 continue;
             };
             // The count `g` keeps beside it: `base[...] += n` or `-= n`.
             let counts = g.body.iter().filter_map(|&c| {
-                let l = code(c);
+                let l = code[c];
                 let (lhs, op, n) = [" += ", " -= "].iter().find_map(|op| {
                     l.split_once(op)
                         .map(|(a, n)| (a.to_string(), *op, n.to_string()))
@@ -459,16 +459,16 @@ pub(in crate::locate_rank) fn opposite_updates_left_out(
                 .map(|(_, o)| *o);
             for f in defs.iter().filter(|f| !std::ptr::eq(*f, g)) {
                 for &a in &f.body {
-                    let there = code(a);
+                    let there = code[a];
                     let Some((other, _)) =
-                        collection_call(&there).filter(|(_, m)| Some(*m) == opposite)
+                        collection_call(there).filter(|(_, m)| Some(*m) == opposite)
                     else {
                         continue;
                     };
                     for (key, op, n) in &counts {
                         let place = format!("{other}{key}");
                         let kept = f.body.iter().any(|&c| {
-                            let l = code(c);
+                            let l = code[c];
                             l.starts_with(&place) && (l.contains(" += ") || l.contains(" -= "))
                         });
                         if !kept && f.params.contains(other) {

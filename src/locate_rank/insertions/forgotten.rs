@@ -173,7 +173,7 @@ pub(in crate::locate_rank) fn entries_never_taken(
 ) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
-        let body: Vec<Vec<String>> = d.body.iter().map(|&b| tokens(&code_of(lines[b]))).collect();
+        let body = d.tokens(lines);
         let written = |x: &str| {
             body.iter().any(|t| {
                 t.first().is_some_and(|f| f == x)
@@ -603,8 +603,10 @@ pub(in crate::locate_rank) fn last_values_never_returned(
 ) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
-        let Some(&last) = d.body.last() else { continue };
-        let t = tokens(&code_of(lines[last]));
+        let (Some(&last), toks) = (d.body.last(), d.tokens(lines)) else {
+            continue;
+        };
+        let t = &toks[toks.len() - 1];
         let returns = d.body.iter().any(|&b| first_word(lines[b]) == "return");
         if indent_of(lines[last]) != d.indent
             || !returns
@@ -614,8 +616,7 @@ pub(in crate::locate_rank) fn last_values_never_returned(
         {
             continue;
         }
-        let read = d.body.iter().filter(|&&b| b != last).any(|&b| {
-            let u = tokens(&code_of(lines[b]));
+        let read = toks[..toks.len() - 1].iter().any(|u| {
             u.iter()
                 .enumerate()
                 .any(|(i, w)| *w == t[0] && !(i == 0 && u.get(1).is_some_and(|o| o == "=")))
