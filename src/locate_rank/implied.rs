@@ -80,14 +80,8 @@ pub(super) fn places(
         }
         let body = body_lines(&lines, d);
         let Some(&last) = body.last() else { continue };
-        if no_return {
-            let ends = tokens(lines[last]);
-            if !matches!(
-                ends.first().map(String::as_str),
-                Some("return" | "raise" | "yield")
-            ) {
-                out.push((last, IMPLIED_WEIGHT));
-            }
+        if no_return && falls_off_its_end(&lines, &body) {
+            out.push((last, IMPLIED_WEIGHT));
         }
         if edge && line.trim_end().ends_with(':') {
             // After the docstring, when the body opens with one.
@@ -101,6 +95,35 @@ pub(super) fn places(
         }
     }
     out
+}
+
+/// Whether a body (its non-blank lines, 0-based) can run past its last line: its last statement at the body's
+/// own depth is not a `return`, `raise` or `yield`, nor an `else` or `finally` block (or `while True`
+/// loop) whose own last line is one. A `return` inside the last `if` (`if goods >= FREE: return goods`) still
+/// falls off the end when the test fails.
+fn falls_off_its_end(lines: &[&str], body: &[usize]) -> bool {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let Some(&first) = body.first() else {
+        return false;
+    };
+    let depth = indent(lines[first]);
+    let Some(&head) = body.iter().rev().find(|&&b| indent(lines[b]) == depth) else {
+        return true;
+    };
+    let ends = |n: usize| {
+        matches!(
+            tokens(lines[n]).first().map(String::as_str),
+            Some("return" | "raise" | "yield")
+        )
+    };
+    let last = *body.last().unwrap_or(&head);
+    let header = tokens(lines[head]);
+    match header.first().map(String::as_str) {
+        Some("return" | "raise" | "yield") => false,
+        Some("else" | "finally") => !ends(last),
+        Some("while") if header.get(1).is_some_and(|t| t == "True") => false,
+        _ => true,
+    }
 }
 
 /// The place of a missing attribute: after the last line of the first `__init__` (of a class the task names, else
@@ -268,9 +291,24 @@ mod tests {
             places("median returns none for even lengths", text, &named, &[]),
             vec![(4, IMPLIED_WEIGHT)]
         );
-        // A function that ends in its return is not missing one.
-        let text = "def median(xs):\n    return xs[0]\n";
-        assert!(places("median returns none for []", text, &named, &[]).is_empty());
+        // A return only inside the last `if` still falls off the end.
+        let text = "def median(xs):\n    if xs:\n        return xs[0]\n\n\ndef spread(xs):\n    return 1\n";
+        assert_eq!(
+            places("median returns none for [2, 4]", text, &named, &[]),
+            vec![(2, IMPLIED_WEIGHT)]
+        );
+        // A function that ends in its return (or in an `else` or `while True` that does) is not missing one.
+        for ending in [
+            "    return xs[0]\n",
+            "    if xs:\n        return xs[0]\n    else:\n        return 0\n",
+            "    while True:\n        return 1\n",
+        ] {
+            let text = format!("def median(xs):\n{ending}");
+            assert!(
+                places("median returns none for []", &text, &named, &[]).is_empty(),
+                "{ending}"
+            );
+        }
     }
 
     #[test]

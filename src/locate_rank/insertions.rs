@@ -46,12 +46,14 @@
 //!   (`values = {**DEFAULTS, **values}`), a comment marker cut off a text (`text.split(COMMENT)[0].strip()`);
 //! - a loop's `continue` or `break` missing at the end of an `if` block the checks ran;
 //! - a result a loop never gathers into, a dict key counted into before it has a value, a method's parameter never
-//!   read ([`untouched`]);
+//!   read, a log parameter never written that another function walks as tuples ([`untouched`]);
 //! - a count a dict literal starts at 0 and no line counts, a branch that finds the other answer and falls through
 //!   to the usual one, a function that returns inside a loop and falls off its end, a normalising function a loop
 //!   never calls ([`forgotten`]);
 //! - a parameter never read written into the item a loop finds, a list under a dict's key tested for membership
-//!   and never added to ([`stored`]).
+//!   and never added to, an amount a guard checks a parameter against and never takes it from, a total kept beside
+//!   the list of its parts and never added to, the other half of an exchange between two keys of a dict
+//!   ([`stored`]).
 //!
 //! Pure: text in, lines out.
 
@@ -169,8 +171,12 @@ const UNTOLD: &[Kind] = &[
     untouched::loop_values_never_used,
     untouched::counts_never_started,
     untouched::parameters_never_read,
+    untouched::logs_never_written,
     stored::parameters_never_stored,
     stored::keys_never_kept,
+    stored::withdrawals_never_taken,
+    stored::totals_beside_parts,
+    stored::exchanges_left_half_done,
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
     forgotten::entry_counts_never_counted,
@@ -292,14 +298,19 @@ pub(super) fn of_file(
 
 /// The generic insertions ([`idioms`]) for the Python file `text`, in the functions holding its 0-based lines
 /// `near` (best ranked first), each a line the file does not already hold at that place.
-pub(super) fn generic(text: &str, reach: Option<&[Reach]>, near: &[usize]) -> Vec<Insertion> {
+pub(super) fn generic(
+    text: &str,
+    reach: Option<&[Reach]>,
+    near: &[usize],
+    task: &str,
+) -> Vec<Insertion> {
     let lines: Vec<&str> = text
         .lines()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
     let prose = prose_lines(text);
     let mut seen = HashSet::new();
-    idioms::of_defs(&lines, &prose, reach, near)
+    idioms::of_defs(&lines, &prose, reach, near, task)
         .into_iter()
         .filter(|(after0, line)| {
             let doubled = lines
@@ -480,6 +491,14 @@ fn code_of(line: &str) -> String {
     }
 }
 
+/// A line without its comment, its strings kept (`job["due"]`).
+fn code_with_strings(line: &str) -> &str {
+    match without_strings(line).chars().position(|c| c == '#') {
+        Some(n) => &line[..line.char_indices().nth(n).map_or(line.len(), |(i, _)| i)],
+        None => line,
+    }
+}
+
 /// The first token of a line's code.
 fn first_word(line: &str) -> String {
     tokens(&code_of(line))
@@ -638,14 +657,14 @@ fn membership_updates(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     for d in defs {
         for &b in &d.body {
             let toks = tokens(&code_of(lines[b]));
-            for (name, kind) in empty_starts(&toks) {
+            for (name, kind) in collection_starts(&toks) {
                 let name = &name;
                 if updated(lines, &d.body, name) {
                     continue;
                 }
                 for &t in d.body.iter().filter(|&&t| t > b) {
-                    let Some((item, negated)) = membership_test(&tokens(&code_of(lines[t])), name)
-                    else {
+                    let test = tokens(code_with_strings(lines[t]));
+                    let Some((item, negated)) = membership_test(&test, name) else {
                         continue;
                     };
                     let update = match kind {
@@ -747,6 +766,27 @@ fn empty_starts(toks: &[String]) -> Vec<(String, &'static str)> {
             empty_collection(&line).map(|kind| (n.clone(), kind))
         })
         .collect()
+}
+
+/// The collections a line starts ([`empty_starts`]), and a set or a list it makes of another's items
+/// (`seen = set(designs_on_file)`).
+fn collection_starts(toks: &[String]) -> Vec<(String, &'static str)> {
+    let mut out = empty_starts(toks);
+    if let [name, eq, made, open, .., close] = toks
+        && out.is_empty()
+        && is_name(name)
+        && eq == "="
+        && open == "("
+        && close == ")"
+        && !toks[4..toks.len() - 1].iter().any(|t| t == "(" || t == ")")
+    {
+        match made.as_str() {
+            "set" => out.push((name.clone(), "set")),
+            "list" => out.push((name.clone(), "list")),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The kind of empty collection a line `NAME = set()` / `[]` / `{}` / `dict()` / `list()` starts, if it does.
@@ -2305,9 +2345,16 @@ fn membership_test(toks: &[String], name: &str) -> Option<(String, bool)> {
         [item @ .., "in"] => (item, false),
         _ => return None,
     };
-    // A dotted name, or a call of one without arguments (`title.lower()`).
+    // A dotted name, a call of one without arguments (`title.lower()`), or one subscripted by a quoted key or a
+    // name (`line["design"]`, `row[key]`).
     let name = match item {
         [name @ .., "(", ")"] => name,
+        [name @ .., "[", q, key, q2, "]"]
+            if q == q2 && matches!(*q, "\"" | "'") && is_name(key) =>
+        {
+            name
+        }
+        [name @ .., "[", key, "]"] if is_name(key) => name,
         name => name,
     };
     let dotted = !name.is_empty()
@@ -2673,6 +2720,12 @@ mod tests {
         assert_eq!(
             lines_of(text, &[], None),
             [(6, "            seen.append(x)".into())]
+        );
+        // A set made of another's items, tested with a record's key: the key added at the end of the block.
+        let text = "def total(lines, known=()):\n    seen = set(known)\n    t = 0\n    for line in lines:\n        if line[\"design\"] not in seen:\n            t += FEE\n        t += line[\"qty\"]\n    return t\n";
+        assert_eq!(
+            lines_of(text, &[], None)[0],
+            (6, "            seen.add(line[\"design\"])".into())
         );
         // One updated already needs nothing.
         let text = "def unique(xs):\n    seen = set()\n    for x in xs:\n        if x in seen:\n            continue\n        seen.add(x)\n    return seen\n";

@@ -228,6 +228,9 @@ pub struct Names {
     /// The fields of the file's records whose names the task says (`nights`), set by the caller: a count
     /// stepped by one where the item's field was meant (`+= 1` for `+= b.nights`).
     pub fields_said: Vec<String>,
+    /// The keys of the file ([`Names::keys`]) that the task says as words (`rented`), set by the caller: the value
+    /// a dict literal holds under one is often another entry's ([`entry_values_swapped`]).
+    pub entries_said: Vec<String>,
     /// The factors of the units a task speaks of (`an hour of work`: 60), set by the caller from the task
     /// ([`units_said`]): a conversion slip divides by the wrong unit's factor.
     pub units: Vec<String>,
@@ -298,6 +301,7 @@ impl Names {
             said: Vec::new(),
             units: Vec::new(),
             fields_said: Vec::new(),
+            entries_said: Vec::new(),
             based: false,
             converters: converters(text),
             offsets: offsets(text),
@@ -1487,6 +1491,9 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(moved.map(|indent| format!("{indent}{}", line.trim_start())));
     out.extend(rest_divided(line, toks, &names.divided));
     out.extend(negated_condition(line, toks));
+    out.extend(operands_negated(line, toks));
+    out.extend(repeated_twins(line, toks));
+    out.extend(entry_values_swapped(line, toks, &names.entries_said));
     out.extend(sorted_iteration(line, toks));
     out.extend(sort_key_negated(line, toks));
     out.extend(slices_turned(line, toks));
@@ -2478,6 +2485,91 @@ fn twins_swapped(line: &str, toks: &[Tok], locals: &[String]) -> Vec<String> {
             if locals.contains(&other) {
                 out.push(format!("{}{other}{}", &line[..t.start], &line[t.end..]));
             }
+        }
+    }
+    out
+}
+
+/// The number a dict literal's line holds under a key the task says (`"rented": 10` where a rented flat is due
+/// every 5 years) exchanged for each other number the line holds under a key (`5`, `3`, `1`), nearest first.
+fn entry_values_swapped(line: &str, toks: &[Tok], said: &[String]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    if said.is_empty() || !toks.iter().any(|t| &line[t.start..t.end] == "{") {
+        return Vec::new();
+    }
+    // (index of the value token, its key without quotes) for each `"key": number` of the line.
+    let entries: Vec<(usize, &str)> = (0..toks.len().saturating_sub(2))
+        .filter(|&k| {
+            toks[k].kind == Kind::Str && text(k + 1) == ":" && toks[k + 2].kind == Kind::Number
+        })
+        .map(|k| (k + 2, text(k).trim_matches(['"', '\''])))
+        .collect();
+    let mut out = Vec::new();
+    for &(v, _) in entries
+        .iter()
+        .filter(|(_, key)| said.iter().any(|s| s == key))
+    {
+        let mine = text(v);
+        let mut others: Vec<&str> = Vec::new();
+        for &(o, _) in &entries {
+            if text(o) != mine && !others.contains(&text(o)) {
+                others.push(text(o));
+            }
+        }
+        let value = |x: &str| x.parse::<f64>().unwrap_or(f64::MAX);
+        others.sort_by(|a, b| {
+            let (da, db) = (
+                (value(a) - value(mine)).abs(),
+                (value(b) - value(mine)).abs(),
+            );
+            da.total_cmp(&db)
+        });
+        for o in others {
+            out.push(format!(
+                "{}{o}{}",
+                &line[..toks[v].start],
+                &line[toks[v].end..]
+            ));
+        }
+    }
+    out
+}
+
+/// A name or a quoted key written twice in one line where the second was meant its twin (`max(abs(rx["right_sph"]),
+/// abs(rx["right_sph"]))` for `"left_sph"`: a copied part not changed): each occurrence of a repeated token of two or
+/// more words with one of [`TWIN_WORDS`] (one letter or digit words left out), that word exchanged for its twin.
+fn repeated_twins(line: &str, toks: &[Tok]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, t) in toks.iter().enumerate() {
+        let tok = &line[t.start..t.end];
+        let repeated = toks
+            .iter()
+            .enumerate()
+            .any(|(j, u)| j != k && &line[u.start..u.end] == tok);
+        if !repeated || !matches!(t.kind, Kind::Name | Kind::Str) {
+            continue;
+        }
+        let words: Vec<&str> = tok.split('_').collect();
+        if words.len() < 2 {
+            continue;
+        }
+        for (i, w) in words.iter().enumerate() {
+            let bare = w.trim_matches(['"', '\'']);
+            let twin = TWIN_WORDS.iter().find_map(|(a, b)| match bare {
+                x if x.len() < 2 => None,
+                x if x == *a => Some(*b),
+                x if x == *b => Some(*a),
+                _ => None,
+            });
+            let Some(twin) = twin else { continue };
+            let mut other: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+            other[i] = w.replace(bare, twin);
+            out.push(format!(
+                "{}{}{}",
+                &line[..t.start],
+                other.join("_"),
+                &line[t.end..]
+            ));
         }
     }
     out
@@ -3654,6 +3746,44 @@ fn ceiling_division(line: &str, toks: &[Tok], k: usize) -> Option<String> {
     })
 }
 
+/// Each operand of a condition joined by `and` / `or` at its top level (`if job.get("closed") and late > 0:`)
+/// negated alone: `not` put before it, or taken away where it has one (a `not` missed or misplaced in one part).
+fn operands_negated(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let (Some(first), Some(last)) = (toks.first(), toks.last()) else {
+        return Vec::new();
+    };
+    if !matches!(text(first), "if" | "elif" | "while") || text(last) != ":" || toks.len() < 5 {
+        return Vec::new();
+    }
+    // The operands' first tokens, at depth 0 after `if` and after each `and` / `or`.
+    let mut starts = vec![1];
+    let mut depth = 0i32;
+    for (k, t) in toks.iter().enumerate().take(toks.len() - 1).skip(1) {
+        match text(t) {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "and" | "or" if depth == 0 && t.kind == Kind::Name => starts.push(k + 1),
+            _ => {}
+        }
+    }
+    if starts.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for &k in &starts {
+        let Some(t) = toks.get(k) else { continue };
+        let negated = if text(t) == "not" && t.kind == Kind::Name {
+            let next = toks.get(k + 1).map_or(t.end, |n| n.start);
+            format!("{}{}", &line[..t.start], &line[next..])
+        } else {
+            format!("{}not {}", &line[..t.start], &line[t.start..])
+        };
+        out.push(negated);
+    }
+    out
+}
+
 /// `if c:`, `elif c:` or `while c:` with its condition negated (`if not (c):`).
 fn negated_condition(line: &str, toks: &[Tok]) -> Option<String> {
     let first = toks.first()?;
@@ -4109,7 +4239,7 @@ pub fn probe(
         // The costlier mutants last: the probe's time may run out before them.
         probe.mutate_lines(&spots, Tier::Costly, &mut left)?;
         // And the generic missing lines, where every mutant runs in one run of the check.
-        probe.insert(&generic_of(files, failing, &spots), &mut left)?;
+        probe.insert(&generic_of(files, failing, &spots, &spec.task), &mut left)?;
         ControlFlow::Continue(())
     };
     match all() {
@@ -4212,6 +4342,12 @@ impl Probe<'_, '_> {
             .cloned()
             .collect();
         names.none_said |= self.none_said;
+        names.entries_said = names
+            .keys
+            .iter()
+            .filter(|k| self.task_words.contains(k.as_str()))
+            .cloned()
+            .collect();
         let file_keys = std::mem::take(&mut names.keys);
         names.keys = joined(self.keys_said.clone(), file_keys);
         names
@@ -4407,6 +4543,7 @@ fn generic_of(
     files: &BTreeMap<String, Option<PreImage>>,
     failing: &Failing,
     spots: &[super::Spot],
+    task: &str,
 ) -> Placed {
     let mut out = Vec::new();
     let mut order: Vec<&str> = Vec::new();
@@ -4425,7 +4562,7 @@ fn generic_of(
             .map(|s| s.line - 1)
             .collect();
         let reach = failing.ran.lines(path, &pre.text);
-        for i in insertions::generic(&pre.text, reach.as_deref(), &near) {
+        for i in insertions::generic(&pre.text, reach.as_deref(), &near, task) {
             out.push((path.to_string(), i));
         }
     }
@@ -5294,6 +5431,19 @@ mod tests {
         );
         // A count for a sum, and a sum for a count.
         gives("    return len(tries)", "    return sum(tries)");
+        // A dict literal's value under a key the task says, for each other value of the line, nearest first.
+        let names = Names {
+            entries_said: vec!["rented".into()],
+            ..Names::default()
+        };
+        let m = of_line(
+            "YEARS = {\"home\": 10, \"rented\": 10, \"shop\": 5, \"pool\": 1}",
+            &names,
+        );
+        let at = |want: &str| m.iter().position(|l| l == want);
+        let five = at("YEARS = {\"home\": 10, \"rented\": 5, \"shop\": 5, \"pool\": 1}");
+        let one = at("YEARS = {\"home\": 10, \"rented\": 1, \"shop\": 5, \"pool\": 1}");
+        assert!(five.is_some() && five < one, "{m:?}");
         // A count stepped by a field the task says.
         let names = Names {
             locals: vec!["boats".into(), "b".into()],
@@ -5703,11 +5853,29 @@ mod tests {
             m.contains(&"    return DAYS[month - 1]".to_string()),
             "{m:?}"
         );
+        gives(
+            "        if job.get(\"closed\") and days_late(job, today) > 0:",
+            "        if not job.get(\"closed\") and days_late(job, today) > 0:",
+        );
+        gives("    if a or not (b and c):", "    if a or (b and c):");
+        gives(
+            "    return max(abs(rx[\"right_sph\"]), abs(rx[\"right_sph\"])) >= HIGH",
+            "    return max(abs(rx[\"right_sph\"]), abs(rx[\"left_sph\"])) >= HIGH",
+        );
+        gives(
+            "    gap = end_day - end_day",
+            "    gap = end_day - start_day",
+        );
+        gives(
+            "    if a or not (b and c):",
+            "    if not a or not (b and c):",
+        );
         assert_eq!(
             mutants("    if not ok and done:"),
             [
                 "    if not (not ok and done):",
                 "    if ok and done:",
+                "    if not ok and not done:",
                 "    if not ok or done:"
             ]
         );

@@ -541,8 +541,9 @@ const MAX_LAST_VALUES: usize = 2;
 
 /// A function that returns a value inside a loop or an `if` and, when none is found, falls off its end (`for people
 /// in sorted(PARCEL_SIZES): if household <= people: return ...` and nothing after the loop): the answer its
-/// docstring quotes (`"..., else 'large'."`: `return "large"`), or `False` where the others are all `True`, at the
-/// end of its body, at most [`MAX_LAST_VALUES`].
+/// docstring quotes (`"..., else 'large'."`: `return "large"`), a constant never read whose words it says
+/// (`return STANDARD_DEPOSIT` for "anything not listed takes the standard deposit"), or `False` where the others
+/// are all `True`, at the end of its body, at most [`MAX_LAST_VALUES`].
 pub(in crate::locate_rank) fn ends_fallen_off(
     lines: &[&str],
     defs: &[Def],
@@ -583,6 +584,20 @@ pub(in crate::locate_rank) fn ends_fallen_off(
                         values.push(value);
                     }
                 }
+            }
+        }
+        // A constant never read whose words the docstring says (`STANDARD_DEPOSIT`: "... takes the standard
+        // deposit").
+        let said: Vec<String> = d
+            .docstring(&prose)
+            .iter()
+            .flat_map(|&b| tokens(lines[b]))
+            .map(|w| w.to_lowercase())
+            .collect();
+        for (_, name, _) in super::unread_constants(lines) {
+            let lower = name.to_lowercase();
+            if lower.split('_').all(|w| said.iter().any(|s| s == w)) && !values.contains(&name) {
+                values.push(name);
             }
         }
         if returned.iter().all(|r| r == "True") {
@@ -1206,6 +1221,14 @@ mod tests {
         // A constant compared against is no record.
         let text = "def f(club, LIMIT):\n    if LIMIT > club[\"cap\"]:\n        return 1\n";
         assert!(!offers(text, "= LIMIT"));
+    }
+
+    #[test]
+    fn a_function_that_falls_off_its_end_returns_the_unread_constant_its_docstring_says() {
+        let text = "DEPOSITS = [(\"club\", 5.0)]\nSTANDARD_DEPOSIT = 10.0\n\n\ndef deposit_for(item):\n    \"\"\"Anything not listed takes the standard deposit.\"\"\"\n    for prefix, amount in DEPOSITS:\n        if item.startswith(prefix):\n            return amount\n";
+        assert!(lines_of(text).contains(&(9, "    return STANDARD_DEPOSIT".into())));
+        let unsaid = text.replace("the standard deposit", "the usual amount");
+        assert!(!offers(&unsaid, "return STANDARD_DEPOSIT"));
     }
 
     #[test]

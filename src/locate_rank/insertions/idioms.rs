@@ -19,6 +19,9 @@
 //! - a row's field it converts in place (`row["made"] = date.fromisoformat(row["made"])`): the row's other keys
 //!   converted to numbers right after (`row["kg"] = float(row["kg"])`);
 //! - a list of records it walks, reads by position or slices: sorted by a field its docstring names or it reads;
+//! - a list of dict records it walks and never sorts: sorted by the keys its docstring names, or the task says in
+//!   a word of the docstring's stem (`urgency` for `most urgent first`), one or a pair (`(r["due"], not
+//!   r["rush"])`);
 //! - a difference it binds (`late = a - b`): clamped at zero right after (`late = max(late, 0)`);
 //! - a list or a set parameter it changes in place (`.append`, `.add`): a copy first (`playlist = list(playlist)`);
 //! - a dict it counts into (`x = {}`, `x[k] += ...`): the loop's names counted (`counts[name] += 1`);
@@ -35,7 +38,7 @@
 use std::collections::HashSet;
 
 use super::super::{defines, is_name, tokens};
-use super::{Def, code_of, ends_flow, first_word, indent_of, ran_at};
+use super::{Def, code_of, code_with_strings, ends_flow, first_word, indent_of, ran_at};
 use crate::locate_rank::executed::Reach;
 use crate::locate_rank::mutants::RETURNS_NEW_TEXT;
 
@@ -134,6 +137,7 @@ pub(in crate::locate_rank) fn of_defs(
     prose: &[bool],
     reach: Option<&[Reach]>,
     near: &[usize],
+    task: &str,
 ) -> Vec<(usize, String)> {
     let defs = Def::all(lines);
     let mut chosen: Vec<&Def> = Vec::new();
@@ -160,6 +164,7 @@ pub(in crate::locate_rank) fn of_defs(
         mine.extend(fields_never_set(lines, prose, d));
         mine.extend(answer_missing(lines, prose, d));
         mine.extend(counterpart_added(lines, prose, d, &defs));
+        mine.extend(sorted_by_key(lines, prose, d, task));
         mine.truncate(MAX_PER_DEF);
         out.extend(mine);
     }
@@ -1105,6 +1110,195 @@ fn sorted_by_field(
     out
 }
 
+/// The most keys a list of dict records is sorted by ([`sorted_by_key`]).
+const MAX_SORT_KEYS: usize = 3;
+
+/// Words saying a list comes in an order.
+const ORDER_WORDS: &[&str] = &[
+    "first",
+    "order",
+    "sorted",
+    "earliest",
+    "latest",
+    "oldest",
+    "newest",
+    "ascending",
+    "descending",
+];
+
+/// Whether two words share a stem: their first five letters (`urgency` and `urgent`).
+fn same_stem(a: &str, b: &str) -> bool {
+    a.len() >= 5 && b.len() >= 5 && a.as_bytes()[..5] == b.as_bytes()[..5]
+}
+
+/// A list of dict records (`job["due"]`) that `d` walks, returns or copies and never sorts, where its docstring or
+/// the `task` speaks of an order ([`ORDER_WORDS`]), put in that order (`earliest due day first, rush jobs first on
+/// the same day`): by each key the file reads off a record that the docstring or the task names, or that the
+/// task gives a value (`urgency 3`) and the docstring says or speaks of in a word of its stem (`most urgent
+/// first`) while no code of the file reads it, at most [`MAX_SORT_KEYS`], either way; and by each pair of them in
+/// that order, the second also negated where the file reads it as a truth (`if job["rush"]`: `(r["due"], not
+/// r["rush"])`). A list a call or a comprehension gave (`queue = list(jobs)`) is sorted right after that line, a
+/// parameter the function walks first in the function.
+fn sorted_by_key(lines: &[&str], prose: &[bool], d: &Def, task: &str) -> Vec<(usize, String)> {
+    let code: Vec<usize> = d
+        .body
+        .iter()
+        .copied()
+        .filter(|&b| prose.get(b) != Some(&true))
+        .collect();
+    let Some(&first_code) = code.first() else {
+        return Vec::new();
+    };
+    let sorts = code.iter().any(|&b| {
+        let c = code_of(lines[b]);
+        c.contains("sorted(") || c.contains(".sort(")
+    });
+    if sorts {
+        return Vec::new();
+    }
+    let doc: Vec<String> = d
+        .body
+        .iter()
+        .filter(|&&b| b < first_code)
+        .flat_map(|&b| tokens(lines[b]))
+        .map(|w| w.to_lowercase())
+        .collect();
+    let orders = record_orders(lines, &sort_keys(lines, &doc, task));
+    let mut out = Vec::new();
+    for (i, &b) in code.iter().enumerate() {
+        let t = tokens(&code_of(lines[b]));
+        let [x, eq, f, open, ..] = t.as_slice() else {
+            continue;
+        };
+        let made = (is_name(f) && open == "(") || f == "[";
+        if eq != "=" || !is_name(x) || !made {
+            continue;
+        }
+        let walked = code[i + 1..].iter().any(|&n| {
+            let u = tokens(&code_of(lines[n]));
+            u.windows(2)
+                .any(|w| (w[0] == "in" || w[0] == "return") && w[1] == *x)
+        });
+        if walked {
+            for o in &orders {
+                out.push((b, format!("{}{x}.sort({o})", indent_of(lines[b]))));
+            }
+        }
+    }
+    let top = (0..first_code)
+        .rev()
+        .find(|&k| !lines[k].trim().is_empty())
+        .unwrap_or(first_code);
+    let mut params: Vec<&String> = d.params.iter().filter(|p| *p != "self").collect();
+    params.sort();
+    for p in params {
+        let walked = code.iter().any(|&n| {
+            let u = tokens(&code_of(lines[n]));
+            u.windows(3)
+                .any(|w| w[0] == "in" && w[1] == *p && w[2] == ":")
+        });
+        if walked {
+            for o in &orders {
+                out.push((top, format!("{}{p} = sorted({p}, {o})", d.indent)));
+            }
+        }
+    }
+    out
+}
+
+/// The keys a list of dict records may be sorted by ([`sorted_by_key`]), with the quote each is written in: none
+/// unless the docstring's words `doc` or the `task` speak of an order; else the keys the file reads off a record
+/// that either names, then the words the task gives a value that the docstring says or speaks of in a word of
+/// their stem and no code of the file reads, at most [`MAX_SORT_KEYS`].
+fn sort_keys(lines: &[&str], doc: &[String], task: &str) -> Vec<(String, char)> {
+    let mut read: Vec<(String, char)> = Vec::new();
+    for line in lines {
+        for (_, key, q) in super::stored::subscripts(code_with_strings(line)) {
+            if !read.iter().any(|(k, _)| *k == key) {
+                read.push((key, q));
+            }
+        }
+    }
+    let q = read.first().map_or('"', |(_, q)| *q);
+    let said: Vec<String> = task
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map(str::to_lowercase)
+        .collect();
+    if !doc
+        .iter()
+        .chain(&said)
+        .any(|w| ORDER_WORDS.contains(&w.as_str()))
+    {
+        return Vec::new();
+    }
+    let mut keys: Vec<(String, char)> = Vec::new();
+    for w in doc.iter().chain(&said) {
+        if let Some(k) = read.iter().find(|(k, _)| k == w)
+            && !keys.contains(k)
+        {
+            keys.push(k.clone());
+        }
+    }
+    // A word the task gives a value (`urgency 3`, `due 2024-06-12`) that the docstring says or speaks of.
+    let names: HashSet<String> = lines.iter().flat_map(|l| tokens(&code_of(l))).collect();
+    let valued = task
+        .split_whitespace()
+        .zip(task.split_whitespace().skip(1))
+        .filter(|(_, v)| {
+            v.trim_start_matches(['(', '\'', '"'])
+                .starts_with(|c: char| c.is_ascii_digit())
+        })
+        .map(|(w, _)| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        });
+    for w in valued {
+        let fresh = w.len() >= 3 && is_name(&w) && !names.contains(&w);
+        let spoken = doc.iter().any(|x| *x == w || same_stem(x, &w));
+        if fresh && spoken && !keys.iter().any(|(k, _)| *k == w) {
+            keys.push((w, q));
+        }
+    }
+    keys.truncate(MAX_SORT_KEYS);
+    keys
+}
+
+/// The sort arguments for `keys` ([`sort_keys`]): each key either way, then each pair in order, the second also
+/// negated where the file reads it as a truth (`if job["rush"]`, `... if job["rush"] else ...`).
+fn record_orders(lines: &[&str], keys: &[(String, char)]) -> Vec<String> {
+    let truth = |(k, q): &(String, char)| {
+        let sub = format!("[{q}{k}{q}]");
+        lines.iter().any(|l| {
+            let c = code_with_strings(l);
+            c.match_indices(&sub).any(|(at, _)| {
+                let after = c[at + sub.len()..].trim_start();
+                let before = c[..at].trim_end();
+                let name = before.rfind(|ch: char| !(ch.is_alphanumeric() || ch == '_'));
+                let before = name.map_or("", |n| before[..=n].trim_end());
+                after.starts_with(':')
+                    || after.starts_with("else")
+                    || before.ends_with(" if")
+                    || before.ends_with("not")
+            })
+        })
+    };
+    let field = |(k, q): &(String, char)| format!("r[{q}{k}{q}]");
+    let mut orders: Vec<String> = Vec::new();
+    for k in keys {
+        orders.push(format!("key=lambda r: {}", field(k)));
+        orders.push(format!("key=lambda r: {}, reverse=True", field(k)));
+    }
+    for (i, a) in keys.iter().enumerate() {
+        for b in &keys[i + 1..] {
+            orders.push(format!("key=lambda r: ({}, {})", field(a), field(b)));
+            if truth(b) {
+                orders.push(format!("key=lambda r: ({}, not {})", field(a), field(b)));
+            }
+        }
+    }
+    orders
+}
+
 /// A list a loop of `d` walks whose body first computes a value from the item (`for track in pool:` then `length
 /// = parse_length(track["length"])`): the list sorted by that value just before the loop, either way
 /// (`pool.sort(key=lambda track: parse_length(track["length"]))`), a loop that picks the shortest first.
@@ -1436,11 +1630,43 @@ mod tests {
     fn at(text: &str, near: usize) -> Vec<(usize, String)> {
         let lines: Vec<&str> = text.lines().collect();
         let prose = crate::locate_rank::prose_lines(text);
-        of_defs(&lines, &prose, None, &[near - 1])
+        of_defs(&lines, &prose, None, &[near - 1], "")
     }
 
     fn has(list: &[(usize, String)], after: usize, line: &str) -> bool {
         list.iter().any(|(a, l)| *a + 1 == after && l == line)
+    }
+
+    #[test]
+    fn a_list_of_dict_records_is_sorted_by_the_keys_the_docstring_or_the_task_names() {
+        let queue = "RATE = 2\n\n\ndef cost(job):\n    return job[\"hours\"] * (RATE if job[\"rush\"] else 1)\n\n\ndef work_order(jobs):\n    \"\"\"Earliest due day first, rush jobs first on the same day.\"\"\"\n    queue = list(jobs)\n    return [job[\"id\"] for job in queue]\n\n\ndef due_by(jobs, day):\n    return [j[\"id\"] for j in jobs if j[\"due\"] <= day]\n";
+        let lines: Vec<&str> = queue.lines().collect();
+        let prose = crate::locate_rank::prose_lines(queue);
+        let d = Def::all(&lines)
+            .into_iter()
+            .find(|d| d.name == "work_order");
+        let got = sorted_by_key(&lines, &prose, &d.unwrap(), "");
+        let pair = "    queue.sort(key=lambda r: (r[\"due\"], not r[\"rush\"]))";
+        assert!(has(&got, 10, pair), "{got:?}");
+        assert!(
+            has(&got, 10, "    queue.sort(key=lambda r: r[\"due\"])"),
+            "{got:?}"
+        );
+        // A key only the task says, of the docstring's stem, sorts a parameter the function walks, first.
+        let plan = "def plan_day(jobs, hours=7):\n    \"\"\"Jobs to do today: most urgent first.\"\"\"\n    today = []\n    for job in jobs:\n        today.append(job[\"address\"])\n    return today\n";
+        let lines: Vec<&str> = plan.lines().collect();
+        let prose = crate::locate_rank::prose_lines(plan);
+        let d = &Def::all(&lines)[0];
+        let task = "It put '4 Mill Lane' (urgency 3) first, before the job of urgency 1.";
+        let got = sorted_by_key(&lines, &prose, d, task);
+        let want = "    jobs = sorted(jobs, key=lambda r: r[\"urgency\"])";
+        assert!(has(&got, 2, want), "{got:?}");
+        // Without the task's value for the word, or where the function sorts already: nothing.
+        assert!(sorted_by_key(&lines, &prose, d, "it puts the wrong job first").is_empty());
+        assert!(sorted_by_key(&lines, &prose, d, "the urgency is wrong").is_empty());
+        let sorted = plan.replace("    for job in jobs:", "    for job in sorted(jobs):");
+        let lines: Vec<&str> = sorted.lines().collect();
+        assert!(sorted_by_key(&lines, &prose, &Def::all(&lines)[0], task).is_empty());
     }
 
     #[test]

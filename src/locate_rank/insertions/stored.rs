@@ -1,17 +1,21 @@
 //! Insertions for a value a function is handed or tests for and never stores: a parameter it never reads, written
 //! into the item its loop finds (`t["last"] = when`), a list under a dict's key that it tests for membership and
 //! that no line ever adds to (`member["awards"].append(name)`), and a key it reads and no line keeps
-//! (`state["last"] = candidate`). Pure: lines in, lines out.
+//! (`state["last"] = candidate`), and an amount a guard checks a parameter against and no line takes it from
+//! (`stock[key] -= qty` after `if stock.get(key, 0) < qty: raise ...`), and a total a dict keeps beside the list of
+//! its parts that a function appends a part to and never adds to (`account["paid"] += amount`), and the other half
+//! of an exchange between two keys of one dict (`stock["empty"][size] += 1` after `stock["full"][size] -= 1`).
+//! Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
-use super::{Def, code_of, ends_flow, first_word, indent_of, reads};
+use super::{Def, code_of, code_with_strings, ends_flow, first_word, indent_of, reads};
 
 /// The most fields one parameter never read is written into.
 const MAX_FIELDS: usize = 4;
 
 /// A plain string key of a subscript in a line's raw text (`item["last"]`, `['last']`): the name subscripted,
 /// the key without its quotes and the quote, for each subscript in order.
-fn subscripts(line: &str) -> Vec<(String, String, char)> {
+pub(super) fn subscripts(line: &str) -> Vec<(String, String, char)> {
     let mut out = Vec::new();
     for (at, _) in line.match_indices('[') {
         let rest = &line[at + 1..];
@@ -306,6 +310,298 @@ pub(in crate::locate_rank) fn keys_never_kept(
     out
 }
 
+/// Where a comparison `<`, `<=`, `>` or `>=` splits a condition at its top level (outside brackets and strings):
+/// the two sides, when there is exactly one.
+fn compared(cond: &str) -> Option<(&str, &str)> {
+    let b = cond.as_bytes();
+    let (mut depth, mut quote, mut found) = (0i32, None, None);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'"' | b'\'' => quote = Some(c),
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                b'<' | b'>' if depth == 0 => {
+                    let next = b.get(i + 1).copied();
+                    if next == Some(c) || (i > 0 && (b[i - 1] == b'-' || b[i - 1] == c)) {
+                        return None;
+                    }
+                    if found.is_some() {
+                        return None;
+                    }
+                    let len = if next == Some(b'=') { 2 } else { 1 };
+                    found = Some((i, len));
+                    i += len;
+                    continue;
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    let (at, len) = found?;
+    Some((cond[..at].trim(), cond[at + len..].trim()))
+}
+
+/// A place a value is kept in (`stock[key]`, `self.balance`, `card["credit"]`), as it is written to: a read with a
+/// default (`stock.get(key, 0)`) as its subscript; a plain name is no place.
+fn kept_place(side: &str) -> Option<String> {
+    let head_end = side
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(side.len());
+    let head = &side[..head_end];
+    let rest = &side[head_end..];
+    if head.is_empty() || head.starts_with('.') || head.ends_with('.') || !is_name(&head[..1]) {
+        return None;
+    }
+    if let Some(args) = rest.strip_prefix('(') {
+        let dict = head.strip_suffix(".get")?;
+        let args = args.strip_suffix(')')?;
+        let (key, _default) = args.rsplit_once(',')?;
+        return (!dict.is_empty() && !key.contains(',')).then(|| format!("{dict}[{}]", key.trim()));
+    }
+    if rest.is_empty() {
+        return head.contains('.').then(|| head.to_string());
+    }
+    (rest.starts_with('[') && rest.ends_with(']') && !rest[1..].contains('['))
+        .then(|| side.to_string())
+}
+
+/// A guard that refuses (`raise` or `return` closing its block) when a kept amount is short of a parameter
+/// (`if stock.get(key, 0) < qty:`, `if amount > self.balance:`), or over a limit once the parameter is added
+/// (`if self.booked + seats > CAPACITY:`), where the function reads that parameter nowhere but in the guard and
+/// never writes the place: the withdrawal (`stock[key] -= qty`) or the addition (`self.booked += seats`) right
+/// after the guard's block.
+pub(in crate::locate_rank) fn withdrawals_never_taken(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &b) in d.body.iter().enumerate() {
+            let Some(cond) = code_with_strings(lines[b])
+                .trim()
+                .strip_prefix("if ")
+                .and_then(|c| c.strip_suffix(':'))
+            else {
+                continue;
+            };
+            let Some((left, right)) = compared(cond) else {
+                continue;
+            };
+            let depth = indent_of(lines[b]).len();
+            let block: Vec<usize> = d.body[k + 1..]
+                .iter()
+                .copied()
+                .take_while(|&i| indent_of(lines[i]).len() > depth)
+                .collect();
+            let Some(&end) = block.last().filter(|&&e| ends_flow(lines[e])) else {
+                continue;
+            };
+            // A parameter, not a limit named like a constant (`LIMIT`).
+            let param =
+                |s: &str| d.params.contains(s) && s != "self" && !s.starts_with(char::is_uppercase);
+            let update = [(left, right), (right, left)]
+                .iter()
+                .find_map(|&(a, other)| {
+                    if param(a) {
+                        return kept_place(other).map(|place| (place, a, "-="));
+                    }
+                    let (x, y) = a.split_once(" + ")?;
+                    let (place, p) = if param(y) { (x, y) } else { (y, x) };
+                    (param(p) && !p.contains(' ')).then_some(())?;
+                    kept_place(place.trim()).map(|place| (place, p, "+="))
+                });
+            let Some((place, p, op)) = update else {
+                continue;
+            };
+            let elsewhere = d.body.iter().filter(|&&i| i != b && !block.contains(&i));
+            let read_elsewhere = elsewhere
+                .clone()
+                .any(|&i| reads(&tokens(&code_of(lines[i])), p));
+            let written = d.body.iter().any(|&i| {
+                let t = code_with_strings(lines[i]).trim_start();
+                t.strip_prefix(place.as_str())
+                    .is_some_and(|r| [" = ", " -= ", " += "].iter().any(|o| r.starts_with(o)))
+            });
+            if !read_elsewhere && !written {
+                out.push((end, format!("{}{place} {op} {p}", indent_of(lines[b]))));
+            }
+        }
+    }
+    out
+}
+
+/// A function that takes from an entry under one key of a dict (`stock["full"][size] -= 1`) where the file reads
+/// another key of that dict (`stock["empty"]`) and no line writes under it: the same amount given to the other
+/// key's entry right after, started if missing (`stock["empty"][size] = stock["empty"].get(size, 0) + 1`), then
+/// added to; the other half of an exchange.
+pub(in crate::locate_rank) fn exchanges_left_half_done(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for &b in &d.body {
+            let code = code_with_strings(lines[b]).trim();
+            let Some((target, amount)) = code.split_once(" -= ") else {
+                continue;
+            };
+            let Some((dict, key, q)) = subscripts(target).into_iter().next() else {
+                continue;
+            };
+            let head = format!("{dict}[{q}{key}{q}]");
+            let Some(entry) = target.strip_prefix(&head) else {
+                continue;
+            };
+            let inner = entry.strip_prefix('[').and_then(|e| e.strip_suffix(']'));
+            if entry.is_empty()
+                || inner.is_none_or(|i| !is_name(i))
+                || !is_name(amount) && amount.parse::<f64>().is_err()
+            {
+                continue;
+            }
+            let inner = inner.unwrap_or_default();
+            let mut others: Vec<String> = Vec::new();
+            for line in lines {
+                for (n, other, oq) in subscripts(code_with_strings(line)) {
+                    if n == dict && oq == q && other != key && !others.contains(&other) {
+                        others.push(other);
+                    }
+                }
+            }
+            for other in others {
+                let place = format!("{dict}[{q}{other}{q}]");
+                let written = lines.iter().any(|l| {
+                    let c = code_with_strings(l);
+                    c.match_indices(&place).any(|(at, _)| {
+                        let after = &c[at + place.len()..];
+                        let after = after
+                            .strip_prefix('[')
+                            .and_then(|a| a.find(']').map(|e| &a[e + 1..]))
+                            .unwrap_or(after)
+                            .trim_start();
+                        (after.starts_with('=') && !after.starts_with("=="))
+                            || ["+=", "-=", ".append(", ".add(", ".update(", ".setdefault("]
+                                .iter()
+                                .any(|o| after.starts_with(o))
+                    })
+                });
+                if written {
+                    continue;
+                }
+                let pad = indent_of(lines[b]);
+                out.push((
+                    b,
+                    format!("{pad}{place}[{inner}] = {place}.get({inner}, 0) + {amount}"),
+                ));
+                out.push((b, format!("{pad}{place}[{inner}] += {amount}")));
+            }
+        }
+    }
+    out
+}
+
+/// The entries of the dict literals of `lines` (0-based line, key, quote, value as written), each a quoted word
+/// key followed by `:` and a value up to the next top-level `,` or `}` of its line.
+fn literal_entries<'l>(lines: &[&'l str]) -> Vec<(usize, String, char, &'l str)> {
+    let mut out = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let line = code_with_strings(line);
+        for (at, q) in line.match_indices(['"', '\'']) {
+            let q = q.chars().next().unwrap_or('"');
+            let rest = &line[at + 1..];
+            let Some(len) = rest.find(q) else { continue };
+            let key = &rest[..len];
+            let Some(value) = rest[len + 1..].trim_start().strip_prefix(':') else {
+                continue;
+            };
+            let open = line[..at].trim_end();
+            if !is_name(key) || !(open.is_empty() || open.ends_with('{') || open.ends_with(',')) {
+                continue;
+            }
+            let mut depth = 0i32;
+            let end = value
+                .char_indices()
+                .find(|&(_, c)| {
+                    match c {
+                        '(' | '[' | '{' => depth += 1,
+                        ')' | ']' | '}' => depth -= 1,
+                        _ => {}
+                    }
+                    depth < 0 || (depth == 0 && c == ',')
+                })
+                .map_or(value.len(), |(i, _)| i);
+            out.push((n, key.to_string(), q, value[..end].trim()));
+        }
+    }
+    out
+}
+
+/// A number a dict literal keeps beside the list of its parts (`"paid": deposit, "payments": [deposit]`, or `0`
+/// beside `[]`), within three lines, that some line reads: where a function appends to the list
+/// (`account["payments"].append(amount)`) and writes the number nowhere, the number added to right after
+/// (`account["paid"] += amount`).
+pub(in crate::locate_rank) fn totals_beside_parts(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let entries = literal_entries(lines);
+    let mut pairs: Vec<(String, String, char)> = Vec::new();
+    for (n, list, q, value) in &entries {
+        let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) else {
+            continue;
+        };
+        let inner = inner.trim();
+        for (m, total, _, start) in &entries {
+            let near = n.abs_diff(*m) <= 3 && total != list;
+            let zero = inner.is_empty() && start.parse::<f64>().is_ok_and(|v| v == 0.0);
+            let same = !inner.is_empty() && is_name(inner) && start == &inner;
+            if near && (zero || same) && !pairs.iter().any(|p| p.0 == *total && p.1 == *list) {
+                pairs.push((total.clone(), list.clone(), *q));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (total, list, q) in pairs {
+        let read = format!("[{q}{total}{q}]");
+        if !lines.iter().any(|l| code_with_strings(l).contains(&read)) {
+            continue;
+        }
+        for d in defs {
+            let writes = d.body.iter().any(|&b| {
+                let c = code_with_strings(lines[b]);
+                c.match_indices(&read).any(|(at, _)| {
+                    let after = c[at + read.len()..].trim_start();
+                    ["=", "+=", "-="]
+                        .iter()
+                        .any(|o| after.starts_with(o) && !after.starts_with("=="))
+                })
+            });
+            if writes {
+                continue;
+            }
+            for &b in &d.body {
+                let c = code_with_strings(lines[b]).trim();
+                let Some((obj, rest)) = c.split_once(&format!("[{q}{list}{q}].append(")) else {
+                    continue;
+                };
+                let Some(v) = rest.strip_suffix(')') else {
+                    continue;
+                };
+                if is_name(obj) && !v.contains('(') {
+                    out.push((b, format!("{}{obj}{read} += {v}", indent_of(lines[b]))));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Def, Kind};
@@ -325,6 +621,84 @@ mod tests {
         // Every parameter read: nothing.
         let read = text.replace("return True", "return when");
         assert!(run(parameters_never_stored, &read).is_empty());
+    }
+
+    #[test]
+    fn a_guarded_withdrawal_never_taken_is_taken_after_the_guard() {
+        let text = "def sell(stock, item, size, qty=1):\n    key = (item, size)\n    if stock.get(key, 0) < qty:\n        raise ValueError(f\"only {stock.get(key, 0)} left\")\n    return stock[key]\n";
+        assert_eq!(
+            run(withdrawals_never_taken, text),
+            [(3, "    stock[key] -= qty".to_string())]
+        );
+        let class = "class Account:\n    def withdraw(self, amount):\n        if amount > self.balance:\n            return False\n        return True\n\n    def book(self, seats):\n        if self.booked + seats > CAPACITY:\n            raise ValueError(\"full\")\n        return self.booked\n";
+        assert_eq!(
+            run(withdrawals_never_taken, class),
+            [
+                (3, "        self.balance -= amount".to_string()),
+                (8, "        self.booked += seats".to_string()),
+            ]
+        );
+        // Taken already, the parameter used past the guard, or a guard that does not refuse: nothing.
+        let taken = text.replace(
+            "    return stock[key]",
+            "    stock[key] -= qty\n    return stock[key]",
+        );
+        assert!(run(withdrawals_never_taken, &taken).is_empty());
+        let used = text.replace("    return stock[key]", "    return stock[key] - qty");
+        assert!(run(withdrawals_never_taken, &used).is_empty());
+        let warns = text.replace(
+            "        raise ValueError(f\"only {stock.get(key, 0)} left\")",
+            "        log(key)",
+        );
+        assert!(run(withdrawals_never_taken, &warns).is_empty());
+        // A plain name is no kept place, and a chained comparison is no guard of this kind.
+        let card = "def pay(card, fare):\n    if card[\"balance\"] < fare:  # short\n        raise ValueError\n    return card\n";
+        assert_eq!(
+            run(withdrawals_never_taken, card),
+            [(2, "    card[\"balance\"] -= fare".to_string())]
+        );
+        let plain = "def pay(balance, fare):\n    if balance < fare:\n        raise ValueError\n    return balance\n";
+        assert!(run(withdrawals_never_taken, plain).is_empty());
+        let chained = "def pay(card, fare):\n    if 0 < card[\"balance\"] < fare:\n        raise ValueError\n    return card\n";
+        assert!(run(withdrawals_never_taken, chained).is_empty());
+    }
+
+    #[test]
+    fn an_exchange_takes_from_one_key_and_gives_to_the_other_the_file_reads() {
+        let text = "def swap(stock, size):\n    stock[\"full\"][size] -= 1\n    return PRICE\n\n\ndef note(stock):\n    return sorted(stock[\"empty\"].items())\n";
+        assert_eq!(
+            run(exchanges_left_half_done, text),
+            [
+                (
+                    1,
+                    "    stock[\"empty\"][size] = stock[\"empty\"].get(size, 0) + 1".to_string()
+                ),
+                (1, "    stock[\"empty\"][size] += 1".to_string()),
+            ]
+        );
+        // Given to already: nothing.
+        let given = text.replace(
+            "    return PRICE",
+            "    stock[\"empty\"][size] += 1\n    return PRICE",
+        );
+        assert!(run(exchanges_left_half_done, &given).is_empty());
+    }
+
+    #[test]
+    fn a_total_kept_beside_its_parts_is_added_to_where_a_part_is_appended() {
+        let text = "def open(price):\n    deposit = price / 5\n    return {\"price\": price,\n            \"paid\": deposit, \"payments\": [deposit]}\n\n\ndef balance(a):\n    return a[\"price\"] - a[\"paid\"]\n\n\ndef pay(a, amount):\n    a[\"payments\"].append(amount)\n    return balance(a)\n";
+        assert_eq!(
+            run(totals_beside_parts, text),
+            [(11, "    a[\"paid\"] += amount".to_string())]
+        );
+        // Added to already, or a number not kept beside the list: nothing.
+        let kept = text.replace(
+            "    return balance(a)",
+            "    a[\"paid\"] += amount\n    return balance(a)",
+        );
+        assert!(run(totals_beside_parts, &kept).is_empty());
+        let apart = text.replace("\"paid\": deposit, ", "\"paid\": 5, ");
+        assert!(run(totals_beside_parts, &apart).is_empty());
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Insertions for a name a function binds and then leaves alone where its code needs it: a result started before a
 //! loop that the loop never gathers into, a value a loop unpacks and never adds to the running value it reads
 //! (or to the dict entry the loop starts at zero under its key), a dict counted into by key before the key has a value, a method's
-//! parameter that is never read, a name a comprehension over lines binds and never filters on. Pure: lines in,
-//! lines out.
+//! parameter that is never read, a parameter never read that another function walks as tuples (a log never
+//! written), a name a comprehension over lines binds and never filters on. Pure: lines in, lines out.
 
 use super::super::{defines, is_name};
 use super::{Def, Loop, indent_of, reads};
@@ -442,6 +442,83 @@ pub(in crate::locate_rank) fn parameters_never_read(
     out
 }
 
+/// The most records written for one parameter never read ([`logs_never_written`]).
+const MAX_RECORDS: usize = 3;
+
+/// A parameter a function never reads (`log` of `pour(casks, name, pints, log)`) that another function of the file
+/// walks as tuples (`for n, p in log`): a tuple of as many of the parameters it does read appended to it, before
+/// its last `return` at its own depth (else after its last line), those whose first letters match the walk's
+/// names first, then in the order they come (`log.append((name, pints))`), at most [`MAX_RECORDS`].
+pub(in crate::locate_rank) fn logs_never_written(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let header = positional(&d.header(lines));
+        let body = d.tokens(lines);
+        let read = |p: &String| body.iter().any(|u| reads(u, p));
+        let args: Vec<&String> = header.iter().filter(|p| *p != "self" && read(p)).collect();
+        for p in header
+            .iter()
+            .filter(|p| *p != "self" && !p.starts_with('_') && !read(p))
+        {
+            // `for a, b in p` in another function: the names it unpacks.
+            let walked = defs.iter().filter(|o| o.name != d.name).find_map(|o| {
+                o.tokens(lines).into_iter().find_map(|u| {
+                    let at = u.windows(2).position(|w| w[0] == "in" && w[1] == *p)?;
+                    let start = u[..at].iter().rposition(|t| t == "for")?;
+                    let names: Vec<String> = u[start + 1..at].iter().step_by(2).cloned().collect();
+                    let commas = u[start + 1..at].iter().skip(1).step_by(2).all(|t| t == ",");
+                    (names.len() >= 2 && commas && names.iter().all(|n| is_name(n)))
+                        .then_some(names)
+                })
+            });
+            let Some(names) = walked.filter(|n| n.len() <= args.len()) else {
+                continue;
+            };
+            let mut tuples: Vec<Vec<&String>> = Vec::new();
+            choose(&args, names.len(), &mut Vec::new(), &mut tuples);
+            let initials = |t: &Vec<&String>| {
+                !t.iter()
+                    .zip(&names)
+                    .all(|(a, n)| a.chars().next() == n.chars().next())
+            };
+            tuples.sort_by_key(initials);
+            let last = d.last;
+            let returns =
+                super::first_word(lines[last]) == "return" && indent_of(lines[last]) == d.indent;
+            let at = match d.body.iter().rev().nth(1) {
+                Some(&before) if returns => before,
+                _ => last,
+            };
+            for t in tuples.iter().take(MAX_RECORDS) {
+                let joined = t.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ");
+                out.push((at, format!("{}{p}.append(({joined}))", d.indent)));
+            }
+        }
+    }
+    out
+}
+
+/// Every choice of `k` of `from`, each in the order they come.
+fn choose<'a>(
+    from: &[&'a String],
+    k: usize,
+    took: &mut Vec<&'a String>,
+    out: &mut Vec<Vec<&'a String>>,
+) {
+    if took.len() == k {
+        out.push(took.clone());
+        return;
+    }
+    for (i, a) in from.iter().enumerate() {
+        took.push(a);
+        choose(&from[i + 1..], k, took, out);
+        took.pop();
+    }
+}
+
 /// A comprehension written over lines whose `for` clause, on a line of its own, binds a name nothing in it reads
 /// and filters nothing (`name for date, name, seats in sorted(shows)` between `[` and `]`): the filter it left
 /// out on a line after the clause, truthy or positive (`if seats`, `if seats > 0`).
@@ -513,6 +590,24 @@ pub(in crate::locate_rank) fn comprehension_filters_left_out(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_log_never_written_gets_a_tuple_of_the_read_parameters_before_the_return() {
+        let text = "def pour(casks, name, pints, log):\n    cask = casks[name]\n    cask[\"left\"] -= pints\n    return cask[\"left\"]\n\n\ndef sold(log, name):\n    return sum(p for n, p in log if n == name)\n";
+        let got = lines_of(text);
+        let first = got.iter().position(|(_, l)| l.contains("log.append("));
+        assert_eq!(
+            first.map(|i| got[i].clone()),
+            Some((3, "    log.append((name, pints))".to_string())),
+            "{got:?}"
+        );
+        // Written already: nothing.
+        let kept = text.replace(
+            "    return cask",
+            "    log.append((name, pints))\n    return cask",
+        );
+        assert!(!offers(&kept, "log.append(("));
+    }
 
     #[test]
     fn a_total_never_added_to_adds_what_the_item_holds_under_a_word_of_the_function_s_name() {
