@@ -360,8 +360,8 @@ pub(in crate::locate_rank) fn sibling_constants_never_read(
             let mut chain = vec![first];
             for j in first + 1..toks.len() {
                 let here = indent_of(lines[d.body[j]]).len();
-                if here < head || (here == head && !matches!(toks[j][0].as_str(), "elif" | "else"))
-                {
+                let word = toks[j].first().map(String::as_str);
+                if here < head || (here == head && !matches!(word, Some("elif" | "else"))) {
                     break;
                 }
                 if here == head {
@@ -527,6 +527,13 @@ pub(in crate::locate_rank) fn transfers_left_half_done(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_comment_at_the_depth_of_an_if_chain_ends_the_chain_without_a_panic() {
+        let text = "FIXING_FEE = 85.0\nVAT_RATE = 0.2\n\n\ndef quote_total(net, on_site=False, discount=0.0):\n    if on_site:\n        net += FIXING_FEE\n    # any discount is agreed before VAT\n    net += discount\n    return round(net * (1 + VAT_RATE), 2)\n";
+        // No line of the chain's `if` is a counterpart to add; the point is that reading the chain ends.
+        assert!(!offers(text, "net += VAT_RATE"));
+    }
 
     #[test]
     fn a_transfer_from_one_dict_parameter_is_made_to_the_one_never_read() {

@@ -539,7 +539,11 @@ impl State {
                         ..Failing::read(&r.output, &selected, &roots)
                     };
                     // With no place found after the probe ran any mutant, the fix may be a line the code lacks.
-                    let found = probe(p, &v, &failing, r, watch);
+                    // A slip of the probe's heuristics must not cost the proposal: a panic there finds nothing.
+                    let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        probe(p, &v, &failing, r, watch)
+                    }))
+                    .unwrap_or_default();
                     Failing {
                         fixed: found.fixed,
                         probed: found.any,

@@ -126,14 +126,18 @@ impl Prepared {
         let pins = match &self.schema {
             Some(_) if k > 1 => {
                 let bounds = prompt::SchemaBounds::for_complexity(&self.task.complexity);
-                let spots = locate_rank::rank(
-                    &self.task,
-                    &self.selection.files,
-                    &self.selection.focus,
-                    failing,
-                    locate_rank::Signals::ALL,
-                    k - 1,
-                );
+                // A slip of the ranking's heuristics must not cost the proposal: a panic there pins nothing.
+                let spots = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    locate_rank::rank(
+                        &self.task,
+                        &self.selection.files,
+                        &self.selection.focus,
+                        failing,
+                        locate_rank::Signals::ALL,
+                        k - 1,
+                    )
+                }))
+                .unwrap_or_default();
                 spread(&spots, k - 1)
                     .iter()
                     .map(|s| pin_bounds::Pin {
