@@ -373,8 +373,7 @@ fn kept_place(side: &str) -> Option<String> {
 
 /// A guard that refuses (`raise` or `return` closing its block) when a kept amount is short of a parameter
 /// (`if stock.get(key, 0) < qty:`, `if amount > self.balance:`), or over a limit once the parameter is added
-/// (`if self.booked + seats > CAPACITY:`), where the function reads that parameter nowhere but in the guard and
-/// never writes the place: the withdrawal (`stock[key] -= qty`) or the addition (`self.booked += seats`) right
+/// (`if self.booked + seats > CAPACITY:`), where the function never writes the place: the withdrawal (`stock[key] -= qty`) or the addition (`self.booked += seats`) right
 /// after the guard's block.
 pub(in crate::locate_rank) fn withdrawals_never_taken(
     lines: &[&str],
@@ -419,16 +418,12 @@ pub(in crate::locate_rank) fn withdrawals_never_taken(
             let Some((place, p, op)) = update else {
                 continue;
             };
-            let elsewhere = d.body.iter().filter(|&&i| i != b && !block.contains(&i));
-            let read_elsewhere = elsewhere
-                .clone()
-                .any(|&i| reads(&tokens(&code_of(lines[i])), p));
             let written = d.body.iter().any(|&i| {
                 let t = code_with_strings(lines[i]).trim_start();
                 t.strip_prefix(place.as_str())
                     .is_some_and(|r| [" = ", " -= ", " += "].iter().any(|o| r.starts_with(o)))
             });
-            if !read_elsewhere && !written {
+            if !written {
                 out.push((end, format!("{}{place} {op} {p}", indent_of(lines[b]))));
             }
         }
@@ -638,14 +633,18 @@ mod tests {
                 (8, "        self.booked += seats".to_string()),
             ]
         );
-        // Taken already, the parameter used past the guard, or a guard that does not refuse: nothing.
+        // Taken already, or a guard that does not refuse: nothing.
         let taken = text.replace(
             "    return stock[key]",
             "    stock[key] -= qty\n    return stock[key]",
         );
         assert!(run(withdrawals_never_taken, &taken).is_empty());
-        let used = text.replace("    return stock[key]", "    return stock[key] - qty");
-        assert!(run(withdrawals_never_taken, &used).is_empty());
+        // The parameter used past the guard as well (logged, `log.append((day, qty))`) still leaves it untaken.
+        let logged = text.replace(
+            "    return stock[key]",
+            "    log.append(qty)\n    return stock[key]",
+        );
+        assert_eq!(run(withdrawals_never_taken, &logged).len(), 1);
         let warns = text.replace(
             "        raise ValueError(f\"only {stock.get(key, 0)} left\")",
             "        log(key)",

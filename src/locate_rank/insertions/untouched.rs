@@ -32,7 +32,8 @@ fn bound(toks: &[String]) -> Vec<String> {
 /// loop's body (`protein.append(amino)`, the names its body binds latest first, then the loop's own); a number
 /// started at 0 and named for the greatest or the least (`best = run = 0`) keeps the greatest or the least of a
 /// name the loop updates, just after each update (`best = max(best, run)` after `run += 1`), and any other number
-/// started at 0 adds it up (`total += spent` after `spent = totals.get(category, 0.0)`).
+/// started at 0 adds it up (`total += spent` after `spent = totals.get(category, 0.0)`), or what a helper of one
+/// parameter named for it makes of the loop's item (`weight += order_weight(order)`).
 pub(in crate::locate_rank) fn results_never_gathered(
     lines: &[&str],
     defs: &[Def],
@@ -101,6 +102,9 @@ pub(in crate::locate_rank) fn results_never_gathered(
                         for field in fields_named(lines, &d.name, &block, &targets) {
                             out.push((end, format!("{indent}{name} += {field}")));
                         }
+                        for sum in helper_sums(defs, d, name, &targets) {
+                            out.push((end, format!("{indent}{sum}")));
+                        }
                     }
                     // A choice started at None (`best = None` beside `best_seats = None`): the loop's item kept
                     // where the body sets a sibling started before the loop (`best_seats = seats`).
@@ -121,6 +125,21 @@ pub(in crate::locate_rank) fn results_never_gathered(
                     }
                 }
             }
+        }
+    }
+    out
+}
+
+/// What a helper of one parameter named for a total (`order_weight` for `weight`) makes of each of a loop's
+/// `targets`, added to the total (`weight += order_weight(order)`), for the helpers of the file but `d` itself.
+fn helper_sums(defs: &[Def], d: &Def, name: &str, targets: &[String]) -> Vec<String> {
+    let helpers = defs.iter().filter(|h| {
+        h.name != d.name && h.params.len() == 1 && h.name.split('_').any(|w| w == name)
+    });
+    let mut out = Vec::new();
+    for h in helpers {
+        for x in targets {
+            out.push(format!("{name} += {}({x})", h.name));
         }
     }
     out
@@ -590,6 +609,21 @@ pub(in crate::locate_rank) fn comprehension_filters_left_out(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_total_never_touched_adds_what_a_helper_named_for_it_makes_of_the_item() {
+        let text = "def order_weight(order):\n    return order[\"bales\"] * 22\n\n\ndef summary(orders):\n    bales = 0\n    weight = 0\n    for order in orders:\n        bales += order[\"bales\"]\n    return bales, weight\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(9, "        weight += order_weight(order)".to_string())),
+            "{got:?}"
+        );
+        let added = text.replace(
+            "    return bales",
+            "        weight += order_weight(order)\n    return bales",
+        );
+        assert!(!offers(&added, "weight += order_weight"));
+    }
 
     #[test]
     fn a_log_never_written_gets_a_tuple_of_the_read_parameters_before_the_return() {
