@@ -8,7 +8,9 @@
 //! Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
-use super::{Def, code_of, code_with_strings, ends_flow, first_word, indent_of, reads};
+use super::{
+    Def, block_below, code_of, code_with_strings, ends_flow, first_word, indent_of, reads,
+};
 
 /// The most fields one parameter never read is written into.
 const MAX_FIELDS: usize = 4;
@@ -150,12 +152,7 @@ pub(in crate::locate_rank) fn keyed_members_never_added(
                     continue;
                 }
                 let update = format!("{subscript}.{add}({item})");
-                let depth = indent_of(line).len();
-                let block: Vec<usize> = d.body[k + 1..]
-                    .iter()
-                    .copied()
-                    .take_while(|&i| indent_of(lines[i]).len() > depth)
-                    .collect();
+                let block = block_below(lines, &d.body[k + 1..], indent_of(line).len());
                 let Some(&end) = block.last() else { continue };
                 if negated {
                     let pad = indent_of(lines[block[0]]);
@@ -392,12 +389,7 @@ pub(in crate::locate_rank) fn withdrawals_never_taken(
             let Some((left, right)) = compared(cond) else {
                 continue;
             };
-            let depth = indent_of(lines[b]).len();
-            let block: Vec<usize> = d.body[k + 1..]
-                .iter()
-                .copied()
-                .take_while(|&i| indent_of(lines[i]).len() > depth)
-                .collect();
+            let block = block_below(lines, &d.body[k + 1..], indent_of(lines[b]).len());
             let Some(&end) = block.last().filter(|&&e| ends_flow(lines[e])) else {
                 continue;
             };
