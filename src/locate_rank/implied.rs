@@ -1,6 +1,7 @@
 //! Lines a task implies are missing without asking to add one: an import ("math is never imported", a failing
-//! check's `NameError`), a function's last `return` ("median returns None for ..."), a guard clause ("... for an
-//! empty list"). Each gives the place after the line where such a line goes, scored. Pure.
+//! check's `NameError`), a function's last `return` ("median returns None for ..."), the `raise` or `return` a
+//! function that gives a value on some paths lacks at its end ("a TypeError about NoneType"), a guard clause ("...
+//! for an empty list"). Each gives the place after the line where such a line goes, scored. Pure.
 
 use std::collections::HashSet;
 
@@ -49,7 +50,9 @@ const EDGE_CASES: &[&str] = &[
 /// The places after lines of `text` (0-based index of the line) where the `task` (lower case) implies a missing
 /// line, each with its score: after the last import (or the module docstring) for a name used but never imported
 /// that the task or the check's `words` name; after the last line of a `named` function's body that does not end
-/// in a `return`; after a `named` function's `def` line (and its docstring) for an edge case.
+/// in a `return`; where the task or the check speaks of `None` without saying a function returns it, after the
+/// last line of each function that gives a value on some paths and can run past its end ([`valueless_ends`]);
+/// after a `named` function's `def` line (and its docstring) for an edge case.
 pub(super) fn places(
     task: &str,
     text: &str,
@@ -67,6 +70,9 @@ pub(super) fn places(
     }
     let no_return = NO_RETURN.iter().any(|w| task.contains(w));
     let edge = EDGE_CASES.iter().any(|w| task.contains(w));
+    if !no_return && says_none(task, words) {
+        out.extend(valueless_ends(&lines, named));
+    }
     if !no_return && !edge {
         return out;
     }
@@ -95,6 +101,49 @@ pub(super) fn places(
         }
     }
     out
+}
+
+/// Whether the task or the check's output `words` speak of `None` ("a TypeError about NoneType", "subtracting
+/// None"): a value some path of a function never gave.
+fn says_none(task: &str, words: &[String]) -> bool {
+    let none = |w: &str| w == "none" || w == "nonetype";
+    task.split(|c: char| !c.is_alphanumeric()).any(none) || words.iter().any(|w| none(w))
+}
+
+/// The places after the last line of the functions that give a value on some paths (`return rate` inside its
+/// `if`) and can still run past their end, which gives `None`: the one for a kind nobody listed lacks its `raise`
+/// or its last `return`. The functions the task (or the check) names when it names such a function, each at
+/// [`IMPLIED_WEIGHT`]; else every such function, the weight shared among them.
+fn valueless_ends(lines: &[&str], named: &dyn Fn(&str) -> bool) -> Vec<(usize, f64)> {
+    let mut ends = Vec::new();
+    for (d, line) in lines.iter().enumerate() {
+        let toks = tokens(line);
+        let Some(name) = definition(&toks) else {
+            continue;
+        };
+        if toks.first().is_some_and(|t| t == "class") {
+            continue;
+        }
+        let body = body_lines(lines, d);
+        let gives = body.iter().any(|&b| {
+            let t = tokens(lines[b]);
+            t.first().is_some_and(|w| w == "return") && t.len() > 1
+        });
+        if let Some(&last) = body
+            .last()
+            .filter(|_| gives && falls_off_its_end(lines, &body))
+        {
+            ends.push((last, named(name)));
+        }
+    }
+    let any_named = ends.iter().any(|(_, n)| *n);
+    let chosen: Vec<usize> = ends
+        .into_iter()
+        .filter(|(_, n)| *n || !any_named)
+        .map(|(last, _)| last)
+        .collect();
+    let weight = IMPLIED_WEIGHT / chosen.len().max(1) as f64;
+    chosen.into_iter().map(|last| (last, weight)).collect()
 }
 
 /// Whether a body (its non-blank lines, 0-based) can run past its last line: its last statement at the body's
@@ -309,6 +358,37 @@ mod tests {
                 "{ending}"
             );
         }
+    }
+
+    #[test]
+    fn a_function_that_gives_none_for_a_kind_nobody_listed_gets_the_place_after_its_last_line() {
+        let text = "def rate(kind):\n    if kind == \"a\":\n        return 1\n    if kind == \"b\":\n        return 2\n\n\ndef price(n, kind):\n    return n * rate(kind)\n\n\ndef log(x):\n    print(x)\n";
+        // The task names the caller, not the function that gives None: every such function, here the one.
+        let task = "price crashes with a typeerror about nonetype for kind 'c'";
+        assert_eq!(places(task, text, &named, &[]), vec![(4, IMPLIED_WEIGHT)]);
+        // The check's output says NoneType when the task does not; a function that never gives a value (`log`)
+        // is not one.
+        let words = vec!["typeerror".to_string(), "nonetype".to_string()];
+        assert_eq!(
+            places("price fails for kind c", text, &named, &words),
+            vec![(4, IMPLIED_WEIGHT)]
+        );
+        // Two such functions share the weight; one the task names takes it all.
+        let two = format!(
+            "{text}\n\ndef size(k):\n    for s in (1, 2):\n        if k <= s:\n            return s\n"
+        );
+        assert_eq!(
+            places(task, &two, &named, &[]),
+            vec![(4, IMPLIED_WEIGHT / 2.0), (18, IMPLIED_WEIGHT / 2.0)]
+        );
+        let batches = two.replace("size", "batches");
+        assert_eq!(
+            places(task, &batches, &named, &[]),
+            vec![(18, IMPLIED_WEIGHT)]
+        );
+        // Without a word of None, nothing; "nonetheless" is not None.
+        assert!(places("price is wrong for kind c", text, &named, &[]).is_empty());
+        assert!(places("price fails nonetheless", text, &named, &[]).is_empty());
     }
 
     #[test]

@@ -177,6 +177,7 @@ const UNTOLD: &[Kind] = &[
     stored::withdrawals_never_taken,
     stored::totals_beside_parts,
     stored::exchanges_left_half_done,
+    stored::shares_never_taken,
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
     forgotten::entry_counts_never_counted,
@@ -1109,6 +1110,20 @@ fn counters_never_counted(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> 
 /// The most of a loop's names one name the loop never updates is given.
 const MAX_LOOP_NAMES: usize = 3;
 
+/// The calls a loop walks what it is handed through: not what it walks.
+const WALKERS: &[&str] = &[
+    "zip",
+    "enumerate",
+    "range",
+    "sorted",
+    "reversed",
+    "len",
+    "list",
+    "items",
+    "values",
+    "keys",
+];
+
 /// A name a function starts before a `for` loop and the loop never sets: one the loop reads that starts empty
 /// (`previous = None`, then `day - previous` in the loop) or from what the loop walks (`previous = readings[0][1]`,
 /// `for month, value in readings[1:]`) is given the loop's names at the end of its body (`previous = day`), then
@@ -1172,11 +1187,24 @@ fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
                 let empty = zero || matches!(value.as_slice(), ["None"] | ["False"]);
                 // Or taken from what the loop walks (`previous = readings[0][1]`, `for month, value in
                 // readings[1:]`): the value before the first one the loop sees.
-                let walked = t.iter().skip_while(|w| *w != "in").nth(1);
-                let seeded = walked.is_some_and(|w| is_name(w) && value.contains(&w.as_str()));
+                // What it walks may be handed to a call (`for prev, hour in zip(hours, hours[1:])`).
+                let seeded = t
+                    .iter()
+                    .skip_while(|w| *w != "in")
+                    .skip(1)
+                    .filter(|w| is_name(w) && !WALKERS.contains(&w.as_str()))
+                    .any(|w| value.contains(&w.as_str()));
                 if (empty || seeded) && inner.iter().any(|u| reads(u, name)) {
+                    // A loop whose last line is in a block of its own (`if` a run ends: `result.append(...)`)
+                    // starts the name anew there as well (`start = hour`).
+                    let deeper = indent_of(lines[end]);
+                    let deeper = (seeded && deeper.len() > indent.len() && !ends_flow(lines[end]))
+                        .then_some(deeper);
                     for t in given.iter().filter(|t| **t != name).take(MAX_LOOP_NAMES) {
                         out.push((end, format!("{indent}{name} = {t}")));
+                        if let Some(deeper) = deeper {
+                            out.push((end, format!("{deeper}{name} = {t}")));
+                        }
                     }
                 } else if zero && after.iter().any(|u| reads(u, name)) {
                     // Beside another accumulator: the loop's names that another update adds.
@@ -2979,6 +3007,14 @@ mod tests {
         let got = lines_of(usage, &[], None);
         assert!(
             got.contains(&(5, "        previous = value".into())),
+            "{got:?}"
+        );
+        // What it walks handed to a call (`zip`), and a run's start begun anew in the block that ends a run.
+        let runs = "def runs(hours):\n    result = []\n    start = hours[0]\n    for prev, hour in zip(hours, hours[1:]):\n        if hour != prev + 1:\n            result.append((start, prev))\n    result.append((start, hours[-1]))\n    return result\n";
+        let got = lines_of(runs, &[], None);
+        assert!(
+            got.contains(&(6, "            start = hour".into()))
+                && got.contains(&(6, "        start = hour".into())),
             "{got:?}"
         );
         let set = text.replace(

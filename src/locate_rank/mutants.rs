@@ -582,9 +582,10 @@ fn stale_loop_names(
             others.retain(|o| !adders.contains(o) && !sums.contains(o));
             sums.extend(adders);
             sums.extend(others);
-            if !sums.is_empty() {
-                out.push((target.clone(), sums));
-            }
+            // Last, nothing: the loop found none (`return scores, winner` after a match nobody won).
+            sums.truncate(MAX_STALE - 1);
+            sums.push("None".into());
+            out.push((target.clone(), sums));
         }
     }
     out
@@ -1016,7 +1017,8 @@ fn operands_swapped(line: &str, toks: &[Tok]) -> Vec<String> {
 const MAX_STALE: usize = 3;
 
 /// A loop's name read after its loop ([`Names::stale`]) exchanged for a name the loop assigns, those that add it up
-/// first (`total / weight` to `total / used`), at most [`MAX_STALE`] for each read.
+/// first (`total / weight` to `total / used`), then for `None` (`return scores, None`: the loop found nothing), at
+/// most [`MAX_STALE`] for each read.
 fn stale_reads(line: &str, toks: &[Tok], stale: &[(String, Vec<String>)]) -> Vec<String> {
     let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
     let mut out = Vec::new();
@@ -5237,8 +5239,15 @@ mod tests {
             names.stale[1],
             (
                 "weight".to_string(),
-                vec!["used".to_string(), "total".to_string()]
+                vec!["used".to_string(), "total".to_string(), "None".to_string()]
             )
+        );
+        // Each loop name is exchanged for `None` last.
+        assert!(
+            names
+                .stale
+                .iter()
+                .all(|(_, w)| w.last().is_some_and(|n| n == "None"))
         );
         let m = of_line("    return total / weight if used else 0.0", &names);
         assert_eq!(m[0], "    return total / used if used else 0.0", "{m:?}");

@@ -542,8 +542,9 @@ const MAX_LAST_VALUES: usize = 2;
 /// A function that returns a value inside a loop or an `if` and, when none is found, falls off its end (`for people
 /// in sorted(PARCEL_SIZES): if household <= people: return ...` and nothing after the loop): the answer its
 /// docstring quotes (`"..., else 'large'."`: `return "large"`), a constant never read whose words it says
-/// (`return STANDARD_DEPOSIT` for "anything not listed takes the standard deposit"), or `False` where the others
-/// are all `True`, at the end of its body, at most [`MAX_LAST_VALUES`].
+/// (`return STANDARD_DEPOSIT` for "anything not listed takes the standard deposit"), `False` where the others
+/// are all `True`, or `0` where they may all be numbers, at the end of its body, at most [`MAX_LAST_VALUES`]; then
+/// its first parameter refused (`raise ValueError(kind)`).
 pub(in crate::locate_rank) fn ends_fallen_off(
     lines: &[&str],
     defs: &[Def],
@@ -602,12 +603,30 @@ pub(in crate::locate_rank) fn ends_fallen_off(
         }
         if returned.iter().all(|r| r == "True") {
             values.push("False".into());
+        } else if returned.iter().all(|r| numeric(r)) {
+            // A rate or an amount found in a table: none found is nothing (`return 0`).
+            values.push("0".into());
         }
         for v in values.iter().take(MAX_LAST_VALUES) {
             out.push((last, format!("{}return {v}", d.indent)));
         }
+        // Or what it was handed is refused: a kind nobody listed (`raise ValueError(kind)`).
+        if let Some(p) = d.params.iter().find(|p| *p != "self") {
+            out.push((last, format!("{}raise ValueError({p})", d.indent)));
+        }
     }
     out
+}
+
+/// Whether a returned value may be a number: a number, a name or a subscript (`rate`, `RATES[kind]`), arithmetic
+/// of them; not a string, a collection, a call or `True`/`False`.
+fn numeric(value: &str) -> bool {
+    let t = tokens(value);
+    !t.is_empty()
+        && !matches!(t[0].as_str(), "True" | "False" | "None" | "not")
+        && value
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_.[] +-*/".contains(c))
 }
 
 /// A function that returns a value elsewhere (`return 0.0` for an edge case) and ends on an assignment at its own
@@ -1240,6 +1259,18 @@ mod tests {
         let text =
             "def has(xs, y):\n    for x in xs:\n        if x == y:\n            return True\n";
         assert!(lines_of(text).contains(&(4, "    return False".into())));
+        // A rate from a table: none found is 0, or the kind is refused.
+        let text = "RATES = [(10, 0.1), (5, 0.05)]\n\n\ndef rate(boxes):\n    for at_least, r in RATES:\n        if boxes >= at_least:\n            return r\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(7, "    return 0".into()))
+                && got.contains(&(7, "    raise ValueError(boxes)".into())),
+            "{got:?}"
+        );
+        assert!(!offers(
+            &text.replace("return r", "return f\"{r}%\""),
+            "return 0"
+        ));
         // A function that ends at its own depth, or returns None itself: nothing.
         let ends = "def f(xs):\n    \"\"\"Else 'none'.\"\"\"\n    for x in xs:\n        return x\n    return 0\n";
         assert!(!offers(ends, "'none'"));

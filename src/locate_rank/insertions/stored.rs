@@ -4,7 +4,8 @@
 //! (`state["last"] = candidate`), and an amount a guard checks a parameter against and no line takes it from
 //! (`stock[key] -= qty` after `if stock.get(key, 0) < qty: raise ...`), and a total a dict keeps beside the list of
 //! its parts that a function appends a part to and never adds to (`account["paid"] += amount`), and the other half
-//! of an exchange between two keys of one dict (`stock["empty"][size] += 1` after `stock["full"][size] -= 1`).
+//! of an exchange between two keys of one dict (`stock["empty"][size] += 1` after `stock["full"][size] -= 1`), and
+//! a share worked out from a kept amount and never taken from it (`b["tubs"] -= take` after `take = min(...)`).
 //! Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
@@ -410,17 +411,50 @@ pub(in crate::locate_rank) fn withdrawals_never_taken(
             let Some((place, p, op)) = update else {
                 continue;
             };
-            let written = d.body.iter().any(|&i| {
-                let t = code_with_strings(lines[i]).trim_start();
-                t.strip_prefix(place.as_str())
-                    .is_some_and(|r| [" = ", " -= ", " += "].iter().any(|o| r.starts_with(o)))
-            });
-            if !written {
+            if !written(lines, d, &place) {
                 out.push((end, format!("{}{place} {op} {p}", indent_of(lines[b]))));
             }
         }
     }
     out
+}
+
+/// A share worked out as the smaller of a kept amount and a name (`take = min(b["tubs"], tubs)`) where the function
+/// never writes the kept place: the share taken from it right after (`b["tubs"] -= take`); the stock side of a
+/// withdrawal whose request side (`tubs -= take`) is there.
+pub(in crate::locate_rank) fn shares_never_taken(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    defs.iter()
+        .flat_map(|d| d.body.iter().filter_map(move |&b| share_taken(lines, d, b)))
+        .collect()
+}
+
+/// [`shares_never_taken`] of one line `b` of the function `d`.
+fn share_taken(lines: &[&str], d: &Def, b: usize) -> Option<(usize, String)> {
+    let code = code_with_strings(lines[b]);
+    let (share, call) = code.trim().split_once(" = ")?;
+    let args = call.strip_prefix("min(")?.strip_suffix(')')?;
+    let (x, y) = args.split_once(", ").filter(|(_, y)| !y.contains(','))?;
+    let (x, y) = (x.trim(), y.trim());
+    let place = match (kept_place(x), kept_place(y)) {
+        (Some(p), None) if is_name(y) => p,
+        (None, Some(p)) if is_name(x) => p,
+        _ => return None,
+    };
+    (is_name(share) && !written(lines, d, &place))
+        .then(|| (b, format!("{}{place} -= {share}", indent_of(lines[b]))))
+}
+
+/// Whether a line of the function assigns to, adds to or takes from `place`.
+fn written(lines: &[&str], d: &Def, place: &str) -> bool {
+    d.body.iter().any(|&i| {
+        let t = code_with_strings(lines[i]);
+        t.trim_start()
+            .strip_prefix(place)
+            .is_some_and(|r| [" = ", " -= ", " += "].iter().any(|o| r.starts_with(o)))
+    })
 }
 
 /// A function that takes from an entry under one key of a dict (`stock["full"][size] -= 1`) where the file reads
@@ -652,6 +686,30 @@ mod tests {
         assert!(run(withdrawals_never_taken, plain).is_empty());
         let chained = "def pay(card, fare):\n    if 0 < card[\"balance\"] < fare:\n        raise ValueError\n    return card\n";
         assert!(run(withdrawals_never_taken, chained).is_empty());
+    }
+
+    #[test]
+    fn a_share_of_a_kept_amount_is_taken_from_it_after_it_is_worked_out() {
+        let sell = "def sell(batches, tubs):\n    for b in batches:\n        take = min(b[\"tubs\"], tubs)\n        tubs -= take\n    return tubs\n";
+        let cases: [(&str, &[(usize, &str)]); 5] = [
+            (sell, &[(2, "        b[\"tubs\"] -= take")]),
+            (
+                "def pay(self, due):\n    part = min(due, self.credit)\n    return due - part\n",
+                &[(1, "    self.credit -= part")],
+            ),
+            // Taken already, two plain names, or two kept places: nothing.
+            (&sell.replace("tubs -= take", "b[\"tubs\"] -= take"), &[]),
+            ("def f(a, b):\n    c = min(a, b)\n    return c\n", &[]),
+            (
+                "def f(a, b):\n    c = min(a[\"x\"], b.y)\n    return c\n",
+                &[],
+            ),
+        ];
+        for (text, want) in cases {
+            let want: Vec<(usize, String)> =
+                want.iter().map(|(n, l)| (*n, l.to_string())).collect();
+            assert_eq!(run(shares_never_taken, text), want, "{text}");
+        }
     }
 
     #[test]
