@@ -180,6 +180,7 @@ const UNTOLD: &[Kind] = &[
     stored::shares_never_taken,
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
+    forgotten::tallies_never_counted,
     forgotten::entry_counts_never_counted,
     forgotten::counts_from_unread_tables,
     forgotten::entries_never_taken,

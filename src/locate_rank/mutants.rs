@@ -10,7 +10,9 @@
 //! the other way, a difference made a distance, the next unit taken of what the larger one leaves, an order
 //! reversed, a strip of some characters for a strip of all white space, a truth test for a test for `None`, every
 //! comparison of a kind on a line turned at once, a copy for a second name of a list, a text compared in lower case,
-//! a number the task reports as wrong for the one it expected) and, when those fail on every probed line, the
+//! a number the task reports as wrong for the one it expected, a loop's name read after the loop for `None`, a
+//! record's key for the key a table it looks up is named for, a term of a sum for the sum, the code in an f-string's
+//! fields mutated as code) and, when those fail on every probed line, the
 //! costlier ones (another local for a local, the file's own offset of a name, a local for a fixed dict key), run against the check that fails
 //! before any edit; before all of them, a local never read in a value's place on every probed line. A line where one of them makes that check pass is
 //! very likely the line the fix changes (mutation-based fault localization): the signal
@@ -237,6 +239,9 @@ pub struct Names {
     /// The file's top-level functions of one parameter (`parse_time(text)`), in order: a sort key or a comparison
     /// that reads a value as it came is often meant through one of them ([`converted_keys`]).
     pub converters: Vec<String>,
+    /// The sums the function binds before the line, each name with its terms (`food = sets_total(order) +
+    /// extras_total(order)`): a line that reads one term where the sum was meant ([`partial_sums`]).
+    pub sums: Vec<(String, Vec<String>)>,
 }
 
 /// The file's top-level functions of exactly one parameter, without a default (`def parse_time(text):`), in order.
@@ -304,6 +309,7 @@ impl Names {
             entries_said: Vec::new(),
             based: false,
             converters: converters(text),
+            sums: Vec::new(),
             offsets: offsets(text),
             compared: picked(text, |line, toks, k| {
                 let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
@@ -367,6 +373,7 @@ impl Names {
         out.stale = stale_loop_names(&lines, &code, n - 1, &body);
         out.parts = text_parts(&code, &body, n - 1);
         out.indents = loop_edge_indents(&lines, n - 1, &body);
+        out.sums = sums_before(&lines, &body, n - 1);
         for (_, t) in code.iter().filter(|(k, _)| body.contains(k) && *k < n - 1) {
             for w in t.windows(3) {
                 let pair = (w[0].clone(), w[2].clone());
@@ -1013,6 +1020,62 @@ fn operands_swapped(line: &str, toks: &[Tok]) -> Vec<String> {
     out
 }
 
+/// The sums a function's `body` (0-based lines of `lines`) binds before the 0-based line `at`, each name with its
+/// terms, of two or more (`food = sets_total(order) + extras_total(order)`); a line with a comment is left out.
+fn sums_before(lines: &[&str], body: &[usize], at: usize) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for &b in body.iter().filter(|&&b| b < at) {
+        let Some((name, value)) = lines[b].trim().split_once(" = ") else {
+            continue;
+        };
+        if !super::is_name(name) || value.contains('#') {
+            continue;
+        }
+        let mut terms = Vec::new();
+        let (mut depth, mut from) = (0i32, 0);
+        for (i, c) in value.char_indices() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                '+' if depth == 0
+                    && value[..i].ends_with(' ')
+                    && value[i + 1..].starts_with(' ') =>
+                {
+                    terms.push(value[from..i].trim().to_string());
+                    from = i + 1;
+                }
+                _ => {}
+            }
+        }
+        terms.push(value[from..].trim().to_string());
+        if terms.len() >= 2 && depth == 0 {
+            out.push((name.to_string(), terms));
+        }
+    }
+    out
+}
+
+/// A term of a sum the function bound before ([`Names::sums`]) read again where the sum was meant: the term, a call
+/// or a subscript (not a bare name), exchanged for the sum's name (`sets_total(order) * SERVICE_RATE` to `food *
+/// SERVICE_RATE`).
+fn partial_sums(line: &str, sums: &[(String, Vec<String>)]) -> Vec<String> {
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
+    let mut out = Vec::new();
+    for (name, terms) in sums {
+        for term in terms.iter().filter(|t| t.ends_with([')', ']'])) {
+            let Some(at) = line
+                .match_indices(term.as_str())
+                .map(|(i, _)| i)
+                .find(|&i| !line[..i].ends_with(word) && !line[i + term.len()..].starts_with(word))
+            else {
+                continue;
+            };
+            out.push(format!("{}{name}{}", &line[..at], &line[at + term.len()..]));
+        }
+    }
+    out
+}
+
 /// The most names a loop's name read after its loop is exchanged for.
 const MAX_STALE: usize = 3;
 
@@ -1134,6 +1197,64 @@ fn fstring_fields(text: &str) -> String {
         }
     }
     out
+}
+
+/// The most mutants of one f-string field that are tried.
+const MAX_PER_FIELD: usize = 4;
+
+/// The code in the fields of an f-string literal `lit` (at byte `at` of `line`) mutated as a line of its own, the
+/// first [`MAX_PER_FIELD`] of each field (`{digits[:4]}` to `{digits[-4:]}`): a field is code the line's tokens
+/// keep inside one string.
+fn field_mutants(line: &str, at: usize, lit: &str, names: &Names) -> Vec<String> {
+    if !lit.starts_with(['f', 'F']) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut open: Option<usize> = None;
+    for (i, c) in lit.char_indices() {
+        match (c, open) {
+            ('{', None) => open = Some(i + 1),
+            // `{{` is a brace, not a field.
+            ('{', Some(o)) if o == i => open = None,
+            ('}', Some(o)) => {
+                open = None;
+                let field = &lit[o..i];
+                let expr = &field[..field_code_end(field)];
+                let trimmed = expr.trim_start();
+                let start = at + o + (expr.len() - trimmed.len());
+                let code = trimmed.trim_end();
+                if code.is_empty() || code.contains(['\\', '{', '\'', '"']) {
+                    continue;
+                }
+                let end = start + code.len();
+                out.extend(
+                    of_line(code, names)
+                        .into_iter()
+                        .take(MAX_PER_FIELD)
+                        .map(|m| format!("{}{m}{}", &line[..start], &line[end..])),
+                );
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Where the code of an f-string field ends: at its first `:` (a format spec) or `!` (a conversion, not `!=`)
+/// outside brackets (`digits[:4]` is code).
+fn field_code_end(field: &str) -> usize {
+    let mut depth = 0i32;
+    let bytes = field.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b':' if depth == 0 => return i,
+            b'!' if depth == 0 && bytes.get(i + 1) != Some(&b'=') => return i,
+            _ => {}
+        }
+    }
+    field.len()
 }
 
 /// What `pick` takes out of the tokens of a Python file's code lines (prose left out), each once, in order.
@@ -1375,6 +1496,7 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
         .chain(unread_for_items(line, &toks, &names.loop_unread))
         .chain(stepped_by_field(line, &toks, names))
         .chain(key_named_as_target(line, &toks))
+        .chain(keys_named_as_table(line, &toks))
         .chain(directives_swapped(line, &toks))
         .chain(twins_swapped(line, &toks, &names.locals))
     {
@@ -1489,6 +1611,7 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(index_difference_shifted(line, toks));
     out.extend(reported_values(line, toks, &names.reported));
     out.extend(stale_reads(line, toks, &names.stale));
+    out.extend(partial_sums(line, &names.sums));
     let moved = names.indents.iter();
     out.extend(moved.map(|indent| format!("{indent}{}", line.trim_start())));
     out.extend(rest_divided(line, toks, &names.divided));
@@ -2418,6 +2541,54 @@ fn key_named_as_target(line: &str, toks: &[Tok]) -> Option<String> {
     })
 }
 
+/// A record's key read to look up a table where the key the table is named for was meant:
+/// `SPREAD_PRICES.get(line.get("kind"))` to `line.get("spread")` (`BAGEL_PRICES[line["kind"]]` beside it). The
+/// table is a constant whose name's first or last word (`spread`, `prices`) is not the key.
+fn keys_named_as_table(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for k in 0..toks.len() {
+        let Some(key) = (toks[k].kind == Kind::Str)
+            .then(|| key_at(line, toks, k, false))
+            .flatten()
+        else {
+            continue;
+        };
+        // Back over the record's read (`line.get(`, `line[`) to the table's opening (`.get(`, `[`).
+        let mut j = k;
+        let mut record = 0;
+        while j > 0
+            && (matches!(text(j - 1), "[" | "(" | "." | "get") || toks[j - 1].kind == Kind::Name)
+        {
+            j -= 1;
+            if toks[j].kind == Kind::Name && text(j) != "get" {
+                record += 1;
+            }
+            if record == 2 {
+                break;
+            }
+        }
+        let table = text(j);
+        if record != 2 || !constant_name(table) || !matches!(text(j + 1), "[" | ".") {
+            continue;
+        }
+        let words: Vec<String> = table.split('_').map(str::to_lowercase).collect();
+        let mut named = vec![words[0].clone()];
+        if words.len() > 1 {
+            named.push(words[words.len() - 1].clone());
+        }
+        let q = &line[toks[k].start..=toks[k].start];
+        for w in named.iter().filter(|w| *w != key && w.len() >= 3) {
+            out.push(format!(
+                "{}{q}{w}{q}{}",
+                &line[..toks[k].start],
+                &line[toks[k].end..]
+            ));
+        }
+    }
+    out
+}
+
 /// Two neighbouring directives of a date or time format the other way round (`strftime("%m/%d/%Y")` for
 /// `"%d/%m/%Y"`): each pair of neighbouring `%` directives of a string literal that holds two or more of them.
 fn directives_swapped(line: &str, toks: &[Tok]) -> Vec<String> {
@@ -2784,6 +2955,7 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
     let s = &line[t.start..t.end];
     let replace = |with: &str| format!("{}{with}{}", &line[..t.start], &line[t.end..]);
     let mut out = regex_runs(line, toks, k);
+    out.extend(field_mutants(line, t.start, s, names));
     out.extend(literals_near(s).map(|l| replace(&l)));
     out.extend(precisions_near(s).into_iter().map(|l| replace(&l)));
     out.extend(specs_shared(s).into_iter().map(|l| replace(&l)));
@@ -5228,6 +5400,78 @@ mod tests {
             1,
             "{m:?}"
         );
+    }
+
+    #[test]
+    fn a_record_s_key_read_to_look_up_a_table_is_tried_as_the_key_the_table_is_named_for() {
+        let line = "    spread = n * SPREAD_PRICES.get(line.get(\"kind\"), 0)";
+        let toks = lex(line).expect("lexes");
+        assert_eq!(
+            keys_named_as_table(line, &toks),
+            [
+                "    spread = n * SPREAD_PRICES.get(line.get(\"spread\"), 0)",
+                "    spread = n * SPREAD_PRICES.get(line.get(\"prices\"), 0)",
+            ]
+        );
+        let line = "    return RATE_BY_SIZE[job[\"kind\"]]";
+        let toks = lex(line).expect("lexes");
+        assert!(
+            keys_named_as_table(line, &toks)
+                .contains(&"    return RATE_BY_SIZE[job[\"size\"]]".to_string())
+        );
+        // A key read off the table itself, or a table that is no constant: nothing.
+        for line in ["    p = PRICES[\"kind\"]", "    p = prices[line[\"kind\"]]"] {
+            let toks = lex(line).expect("lexes");
+            assert!(keys_named_as_table(line, &toks).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_term_of_a_sum_bound_before_is_read_as_the_sum() {
+        let text = "def bill(order):\n    food = sets(order) + extras(order)\n    service = sets(order) * RATE\n    return food + service\n";
+        let names = Names::of(text).at(text, 3);
+        assert_eq!(
+            names.sums,
+            [(
+                "food".to_string(),
+                vec!["sets(order)".to_string(), "extras(order)".to_string()]
+            )]
+        );
+        let m = of_line("    service = sets(order) * RATE", &names);
+        assert!(
+            m.contains(&"    service = food * RATE".to_string()),
+            "{m:?}"
+        );
+        // A call whose name only ends like the term's is not the term.
+        assert!(partial_sums("    x = presets(order)", &names.sums).is_empty());
+        // A sum of one term, or of parts inside a call, is no sum.
+        let one = "def f(a):\n    b = g(a, a + 1)\n    return g(a, a + 1)\n";
+        assert!(Names::of(one).at(one, 3).sums.is_empty());
+    }
+
+    #[test]
+    fn the_code_in_an_f_string_s_fields_is_mutated_as_code() {
+        let text =
+            "def code(surname, digits):\n    return f\"{surname[:3].upper()}-{digits[:4]:>4}\"\n";
+        let names = Names::of(text).at(text, 2);
+        let m = of_line(
+            "    return f\"{surname[:3].upper()}-{digits[:4]:>4}\"",
+            &names,
+        );
+        assert!(
+            m.contains(&"    return f\"{surname[:3].upper()}-{digits[-4:]:>4}\"".to_string()),
+            "{m:?}"
+        );
+        // A doubled brace is no field; a field's code is mutated apart from its format spec.
+        let m = of_line("    return f\"{{x}} {n:02d}\"", &names);
+        assert!(m.iter().all(|l| l.contains("{{x}}")), "{m:?}");
+        assert!(
+            m.contains(&"    return f\"{{x}} {digits:02d}\"".to_string()),
+            "{m:?}"
+        );
+        assert_eq!(field_code_end("a != b"), 6);
+        assert_eq!(field_code_end("x!r"), 1);
+        assert_eq!(field_code_end("d[:4]:>4"), 5);
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! Insertions for a step a function forgets though the file has what it needs: a count kept under a dict's key
-//! started at 0 and never counted, a record compared against and never kept, a branch that finds the other answer
+//! started at 0 and never counted, a tally of every key started at 0 and tested but never counted, a record compared against and never kept, a branch that finds the other answer
 //! and falls through to the usual one, a function that returns inside a loop and falls off its end, a normalising
 //! function the file defines and a loop never calls, and a helper the file defines and nothing calls. Pure: lines
 //! in, lines out.
 
 use super::super::{defines, is_name, tokens};
 use super::{
-    Def, block_below, code_of, ends_flow, first_values, first_word, indent_of, unread_constants,
+    Def, block_below, code_of, code_with_strings, ends_flow, first_values, first_word, indent_of,
+    unread_constants,
 };
 
 /// The first words of a function's name that say it brings a value to one form (`normalize_unit`).
@@ -119,6 +120,63 @@ pub(in crate::locate_rank) fn key_counts_never_counted(
         }
     }
     out
+}
+
+/// A tally a function starts at 0 for every key (`used = {horse: 0 for horse in horses}`, `dict.fromkeys(horses,
+/// 0)`), tests in an `if` (`if used[horse] < RIDES_PER_DAY:`) and never writes: the key counted at the end of
+/// that `if` block, before the `break` or `return` that ends it (`used[horse] += 1`).
+pub(in crate::locate_rank) fn tallies_never_counted(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let code = |b: usize| code_with_strings(lines[b]).trim();
+        let tallies: Vec<&str> = d
+            .body
+            .iter()
+            .filter_map(|&b| tally_started(code(b)))
+            .collect();
+        for name in tallies {
+            let open = format!("{name}[");
+            let written = d.body.iter().any(|&b| {
+                code(b).strip_prefix(&open).is_some_and(|r| {
+                    r.split_once(']').is_some_and(|(_, op)| {
+                        [" =", " +=", " -="].iter().any(|o| op.starts_with(o))
+                    })
+                })
+            });
+            if written {
+                continue;
+            }
+            for (k, &b) in d.body.iter().enumerate() {
+                let c = code(b);
+                let Some(at) = c.find(&open).filter(|_| c.starts_with("if ")) else {
+                    continue;
+                };
+                let Some((key, _)) = c[at + open.len()..].split_once(']') else {
+                    continue;
+                };
+                let block = block_below(lines, &d.body[k + 1..], indent_of(lines[b]).len());
+                let place = match block.as_slice() {
+                    [.., before, last] if ends_flow(lines[*last]) => *before,
+                    [.., last] if !ends_flow(lines[*last]) => *last,
+                    _ => continue,
+                };
+                let indent = indent_of(lines[block[0]]);
+                out.push((place, format!("{indent}{name}[{key}] += 1")));
+            }
+        }
+    }
+    out
+}
+
+/// The name a line starts at 0 for every key: `name = {k: 0 for k in ...}` or `name = dict.fromkeys(..., 0)`.
+fn tally_started(code: &str) -> Option<&str> {
+    let (name, value) = code.split_once(" = ")?;
+    let zero_each = value.starts_with('{') && value.ends_with('}') && value.contains(": 0 for ")
+        || value.starts_with("dict.fromkeys(") && value.ends_with(", 0)");
+    (is_name(name) && zero_each).then_some(name)
 }
 
 /// A count a dict literal starts at 0 (`"lost": 0`) under each of a table's entries, that no line ever counts, and
@@ -1248,6 +1306,26 @@ mod tests {
         assert!(lines_of(text).contains(&(9, "    return STANDARD_DEPOSIT".into())));
         let unsaid = text.replace("the standard deposit", "the usual amount");
         assert!(!offers(&unsaid, "return STANDARD_DEPOSIT"));
+    }
+
+    #[test]
+    fn a_tally_started_at_zero_for_every_key_and_tested_is_counted_at_the_end_of_the_test_s_block()
+    {
+        let text = "def assign(riders, horses):\n    used = {h: 0 for h in horses}\n    plan = {}\n    for r in riders:\n        for h in horses:\n            if used[h] < MAX:\n                plan[r] = h\n                break\n    return plan\n";
+        assert!(lines_of(text).contains(&(7, "                used[h] += 1".into())));
+        let fromkeys = text.replace("{h: 0 for h in horses}", "dict.fromkeys(horses, 0)");
+        assert!(offers(&fromkeys, "used[h] += 1"));
+        // Counted already: nothing.
+        let counted = text.replace(
+            "                break\n",
+            "                used[h] += 1\n                break\n",
+        );
+        assert!(run_tallies(&counted).is_empty());
+    }
+
+    fn run_tallies(text: &str) -> Vec<(usize, String)> {
+        let lines: Vec<&str> = text.lines().collect();
+        super::tallies_never_counted(&lines, &super::Def::all(&lines))
     }
 
     #[test]
