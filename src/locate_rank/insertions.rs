@@ -207,6 +207,7 @@ const UNTOLD: &[Kind] = &[
     keys_in_case,
     forgotten::streaks_never_reset,
     forgotten::pool_items_never_taken,
+    forgotten::marks_never_kept,
     forgotten::nones_never_dropped,
     counterparts::counterparts_never_updated,
     counterparts::partner_writes_left_out,

@@ -224,6 +224,9 @@ pub struct Names {
     /// The whole numbers a task says, in digits or in words (`best of three`), set by the caller from the task
     /// ([`said_numbers`]): a parameter's default that is the wrong one is often one of them.
     pub said: Vec<String>,
+    /// The hours of the day the task says on the clock ([`hours_said`]), set by the caller: an hour constant that
+    /// is the wrong one is often one of them.
+    pub hours: Vec<String>,
     /// For one line ([`Names::at`]): whether its function's docstring speaks of 0-based or 1-based positions: a
     /// value converted between the two is often one off.
     pub based: bool,
@@ -304,6 +307,7 @@ impl Names {
             reported: Vec::new(),
             none_said: false,
             said: Vec::new(),
+            hours: Vec::new(),
             units: Vec::new(),
             fields_said: Vec::new(),
             entries_said: Vec::new(),
@@ -777,10 +781,34 @@ fn local_swaps(line: &str, toks: &[Tok], locals: &[String], value: bool) -> Vec<
         if !read {
             continue;
         }
-        let others = locals.iter().rev().filter(|l| *l != s).take(MAX_CONSTANTS);
+        let mut others: Vec<&String> = locals
+            .iter()
+            .rev()
+            .filter(|l| *l != s && !degenerate(line, toks, k, l))
+            .collect();
+        // The other operand first (a name the same side of the line reads): the slip of writing one of two names
+        // where the other was meant.
+        let operand =
+            |i: usize| !matches!(text(i + 1), "." | "(" | "[") && text(i.wrapping_sub(1)) != ".";
+        others.sort_by_key(|o| !(from..to).any(|i| i != k && text(i) == o.as_str() && operand(i)));
+        let others = others.into_iter().take(MAX_CONSTANTS);
         out.extend(others.map(|o| format!("{}{o}{}", &line[..t.start], &line[t.end..])));
     }
     out
+}
+
+/// Whether the name `o` put for token `k` makes a name stand on both sides of one operator (`a - a`, `n < n`): a
+/// mutant that means nothing.
+fn degenerate(line: &str, toks: &[Tok], k: usize, o: &str) -> bool {
+    const OPS: &[&str] = &[
+        "+", "-", "*", "/", "//", "%", "<", ">", "<=", ">=", "==", "!=", "and", "or",
+    ];
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let bare_after = |i: usize| !matches!(text(i + 1), "." | "[" | "(");
+    let right = OPS.contains(&text(k + 1)) && text(k + 2) == o && bare_after(k + 2);
+    let left =
+        k >= 2 && OPS.contains(&text(k - 1)) && text(k - 2) == o && (k < 3 || text(k - 3) != ".");
+    right || left
 }
 
 /// How tightly a binary arithmetic operator binds (0 for any other token).
@@ -899,7 +927,9 @@ fn rest_divided(line: &str, toks: &[Tok], divided: &[(String, String)]) -> Vec<S
 }
 
 /// An order the wrong way round: `sorted(scores)` to `sorted(scores, reverse=True)`, `xs.sort()` to
-/// `xs.sort(reverse=True)`, for each call that does not say `reverse`.
+/// `xs.sort(reverse=True)`, for each call that does not say `reverse`. A bare generator, the call's only argument
+/// (`sorted(score(f) for f in flights)`), is put in brackets of its own first: Python takes no other argument
+/// beside it.
 fn reversed_orders(line: &str, toks: &[Tok]) -> Vec<String> {
     let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
     let mut out = Vec::new();
@@ -911,8 +941,22 @@ fn reversed_orders(line: &str, toks: &[Tok]) -> Vec<String> {
             continue;
         };
         let at = toks[close].start;
-        let inner = &line[toks[k + 1].end..at];
-        if !inner.contains("reverse") {
+        let open = toks[k + 1].end;
+        let inner = &line[open..at];
+        if inner.contains("reverse") {
+            continue;
+        }
+        let top = |i: usize| depth_at(line, toks, k + 1, i) == 1;
+        // A generator's own commas (`for s, l in ...`) come after its `for`.
+        let generator = (k + 2..close).find(|&i| text(i) == "for" && top(i));
+        let bare = generator.is_some_and(|g| !(k + 2..g).any(|i| text(i) == "," && top(i)));
+        if bare {
+            out.push(format!(
+                "{}({inner}), reverse=True{}",
+                &line[..open],
+                &line[at..]
+            ));
+        } else {
             let comma = if inner.trim().is_empty() { "" } else { ", " };
             out.push(format!("{}{comma}reverse=True{}", &line[..at], &line[at..]));
         }
@@ -1588,11 +1632,23 @@ fn number_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
         && line.starts_with(text(&toks[0]))
         && constant_name(text(&toks[0]))
         && text(&toks[1]) == "=";
-    let moved = if whole_value {
+    let mut moved = if whole_value {
         point_moved(s)
     } else {
         Vec::new()
     };
+    // An hour constant's whole number exchanged for an hour the task says on the clock (`night is anything from
+    // 8pm`: 20 for `NIGHT_START_HOUR = 22`).
+    let hour =
+        whole_value && text(&toks[0]).contains("HOUR") && s.bytes().all(|c| c.is_ascii_digit());
+    if hour {
+        let said = names
+            .hours
+            .iter()
+            .filter(|n| n.as_str() != s)
+            .take(MAX_SAID);
+        moved.extend(said.cloned());
+    }
     last_index(line, toks, k)
         .into_iter()
         .chain(numbers_near(s))
@@ -1685,6 +1741,39 @@ fn clock_steps(task: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The hours of the day a task says on the clock, in order, each once: a word like `8pm` or `6am` on the 24-hour
+/// clock (`20`, `6`; `12am` is 0, [`clock_hour`]) and a time on the hour (`20:00`: 20). A time within an hour
+/// (`21:15`) is an example's, not a limit's.
+pub fn hours_said(task: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in task.split(|c: char| !c.is_ascii_alphanumeric() && c != ':') {
+        let lower = w.to_ascii_lowercase();
+        let on_the_hour = lower
+            .strip_suffix(":00")
+            .filter(|h| (1..=2).contains(&h.len()))
+            .and_then(|h| h.parse::<u32>().ok())
+            .filter(|h| *h < 24)
+            .map(|h| h.to_string());
+        if let Some(h) = clock_hour(&lower).or(on_the_hour)
+            && !out.contains(&h)
+        {
+            out.push(h);
+        }
+    }
+    out
+}
+
+/// The hour of the day a word like `8pm` or `6am` says, on the 24-hour clock (`20`, `6`; `12am` is 0).
+fn clock_hour(word: &str) -> Option<String> {
+    let (hour, pm) = if let Some(h) = word.strip_suffix("pm") {
+        (h, true)
+    } else {
+        (word.strip_suffix("am")?, false)
+    };
+    let h: u32 = hour.parse().ok().filter(|h| (1..=12).contains(h))?;
+    Some((h % 12 + if pm { 12 } else { 0 }).to_string())
 }
 
 /// The whole numbers a task says, in digits or as a word of [`NUMBER_WORDS`] (`best of three sets`), in order,
@@ -4381,6 +4470,7 @@ pub fn probe(
         check,
         reported: reported(&spec.task),
         said: said_numbers(&spec.task),
+        hours: hours_said(&spec.task),
         units: units_said(&spec.task),
         task_words: spec
             .task
@@ -4449,6 +4539,7 @@ struct Probe<'a, 'c> {
     check: &'a mut Check<'c>,
     reported: Vec<(String, String)>,
     said: Vec<String>,
+    hours: Vec<String>,
     units: Vec<String>,
     task_words: HashSet<String>,
     keys_said: Vec<String>,
@@ -4507,6 +4598,7 @@ impl Probe<'_, '_> {
     fn task_names(&self, mut names: Names) -> Names {
         names.reported.clone_from(&self.reported);
         names.said.clone_from(&self.said);
+        names.hours.clone_from(&self.hours);
         names.units.clone_from(&self.units);
         names.fields_said = names
             .fields
@@ -5076,6 +5168,30 @@ mod tests {
         // Not a number that is no default.
         let got = of_line("    limit = 10", &names);
         assert!(!got.iter().any(|m| m.contains("limit = 3")), "{got:?}");
+        // An hour constant takes the hours the task says on the clock.
+        assert_eq!(
+            hours_said(
+                "night is from 8pm until 6am, 12am or 12pm; I am sure. 21:15 and 09:00, 25:00"
+            ),
+            ["20", "6", "0", "12", "9"]
+        );
+        let hours = Names {
+            hours: vec!["22".into(), "20".into()],
+            said: vec!["6".into()],
+            ..Names::default()
+        };
+        let got = of_line("NIGHT_START_HOUR = 22", &hours);
+        assert!(
+            got.contains(&"NIGHT_START_HOUR = 20".to_string()),
+            "{got:?}"
+        );
+        // Not a constant of another kind, nor a number the task says of its example (`6 minutes away`).
+        let got = of_line("MAX_TRAVEL_MINUTES = 10", &hours);
+        assert!(
+            !got.iter()
+                .any(|m| m.ends_with("= 20") || m.ends_with("= 6")),
+            "{got:?}"
+        );
         let based = Names {
             based: true,
             ..Names::default()
@@ -5334,6 +5450,25 @@ mod tests {
     }
 
     #[test]
+    fn a_local_is_swapped_for_the_other_operand_first_and_never_into_a_name_against_itself() {
+        let text = "def error(nominal, masses):\n    measured = sum(masses) / len(masses)\n    return (measured - nominal) / measured * 100\n";
+        let at = Names::of(text).at(text, 3);
+        let line = "    return (measured - nominal) / measured * 100";
+        let m = kin_of_line(line, &at);
+        assert!(
+            m.contains(&"    return (measured - nominal) / nominal * 100".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            !m.iter()
+                .any(|l| l.contains("(nominal - nominal)") || l.contains("(measured - measured)")),
+            "{m:?}"
+        );
+        assert!(degenerate(line, &lex(line).unwrap(), 2, "nominal"));
+        assert!(!degenerate(line, &lex(line).unwrap(), 7, "nominal"));
+    }
+
+    #[test]
     fn a_local_reads_another_an_index_takes_the_last_a_percent_is_divided_and_a_default_is_kin() {
         let text = "\"\"\"Grid.\"\"\"\n\nDEFAULT_TIP_PERCENT = 15\n\n\ndef transpose(m):\n    \"\"\"Flip m.\"\"\"\n    rows, cols = len(m), len(m[0])\n    return [[m[i][j] for i in range(rows)] for j in range(rows)]\n\n\ndef split(total, tip_percent=0.15):\n    return total\n\n\ndef tip(total, tip_percent=DEFAULT_TIP_PERCENT):\n    return total * tip_percent / 100\n";
         let names = Names::of(text);
@@ -5528,6 +5663,15 @@ mod tests {
             "    return sorted(scores, key=len, reverse=True)",
         );
         gives("    items.sort()", "    items.sort(reverse=True)");
+        // A bare generator gets brackets of its own; a comprehension in brackets needs none.
+        gives(
+            "    scores = sorted(score(s, l) for s, l in flights)",
+            "    scores = sorted((score(s, l) for s, l in flights), reverse=True)",
+        );
+        gives(
+            "    scores = sorted([score(s) for s in flights])",
+            "    scores = sorted([score(s) for s in flights], reverse=True)",
+        );
         never_gives(
             "    return sorted(xs, reverse=False)",
             "reverse=True, reverse",

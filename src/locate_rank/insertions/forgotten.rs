@@ -1,8 +1,8 @@
 //! Insertions for a step a function forgets though the file has what it needs: a count kept under a dict's key
 //! started at 0 and never counted, a tally of every key started at 0 and tested but never counted, a record compared against and never kept, a branch that finds the other answer
 //! and falls through to the usual one, a function that returns inside a loop and falls off its end, a normalising
-//! function the file defines and a loop never calls, and a helper the file defines and nothing calls. Pure: lines
-//! in, lines out.
+//! function the file defines and a loop never calls, a helper the file defines and nothing calls, and a dict a loop
+//! tests for a key and never marks it in. Pure: lines in, lines out.
 
 use super::super::{defines, is_name, tokens};
 use super::{
@@ -1004,6 +1004,106 @@ pub(in crate::locate_rank) fn pool_items_never_taken(
     out
 }
 
+/// The most values one key is marked with ([`marks_never_kept`]).
+const MAX_MARKS: usize = 3;
+
+/// A dict a function binds (`occupied = dict(occupied or {})`) that a loop tests for a key (`if locker not in
+/// occupied and fits(size, locker):`) and that no line ever writes: the key marked as taken in the block where it
+/// was not there (`occupied[locker] = parcel_id` first in the block, then before the block's `break`, with the names
+/// of the loops around it, then `True`), and after a block that leaves the loop's turn where it was there (`if key
+/// in done: continue`). A set or a list tested so has its own rule (`seen.add(key)`).
+pub(in crate::locate_rank) fn marks_never_kept(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    const ADDING: &[&str] = &["add", "update", "setdefault", "append", "extend", "insert"];
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        let written = |c: &str| {
+            toks.iter().any(|t| {
+                t.first().is_some_and(|f| f == c)
+                    && t.get(1)
+                        .is_some_and(|o| matches!(o.as_str(), "[" | "|=" | "+="))
+                    || t.windows(3)
+                        .any(|w| w[0] == c && w[1] == "." && ADDING.contains(&w[2].as_str()))
+            })
+        };
+        // A dict it binds (a set or a list tested so has its own rule: `seen.add(key)`).
+        let dict = |c: &str| {
+            toks.iter().any(|t| {
+                t.len() > 2
+                    && t[0] == c
+                    && t[1] == "="
+                    && matches!(t[2].as_str(), "{" | "dict" | "defaultdict" | "OrderedDict")
+            })
+        };
+        for (j, t) in toks.iter().enumerate() {
+            if t.first().is_none_or(|f| f != "if") {
+                continue;
+            }
+            let depth = indent_of(lines[d.body[j]]).len();
+            // The names of the `for` loops around the test, the nearest first.
+            let mut around: Vec<String> = Vec::new();
+            let mut inner = depth;
+            for k in (0..j).rev() {
+                let width = indent_of(lines[d.body[k]]).len();
+                if width < inner && toks[k].first().is_some_and(|f| f == "for") {
+                    let names = toks[k].iter().skip(1).take_while(|w| *w != "in");
+                    around.extend(names.filter(|w| is_name(w)).cloned());
+                }
+                inner = inner.min(width);
+            }
+            if around.is_empty() {
+                continue;
+            }
+            let block = block_below(lines, &d.body[j + 1..], depth);
+            let (Some(&first), Some(&last)) = (block.first(), block.last()) else {
+                continue;
+            };
+            for i in (1..t.len()).filter(|&i| t[i] == "in") {
+                let absent = i >= 2 && t[i - 1] == "not";
+                let k = if absent { i - 2 } else { i - 1 };
+                let key = &t[k];
+                let dotted = k >= 1 && t[k - 1] == ".";
+                let Some(c) = t.get(i + 1) else { continue };
+                let bare = t
+                    .get(i + 2)
+                    .is_none_or(|n| !matches!(n.as_str(), "." | "[" | "("));
+                if dotted || !is_name(key) || !is_name(c) || !bare || !dict(c) || written(c) {
+                    continue;
+                }
+                let values = around.iter().filter(|v| *v != key).map(String::as_str);
+                let values = values.chain(["True"]).take(MAX_MARKS);
+                let marks: Vec<String> = values.map(|v| format!("{c}[{key}] = {v}")).collect();
+                let leaves = ends_flow(lines[last]);
+                let places = if absent {
+                    // First in the block where the key was new, then last (before it leaves the loop's turn).
+                    let end = if leaves {
+                        block.iter().rev().nth(1).copied().unwrap_or(d.body[j])
+                    } else {
+                        last
+                    };
+                    let mut at = vec![
+                        (d.body[j], indent_of(lines[first])),
+                        (end, indent_of(lines[first])),
+                    ];
+                    at.dedup();
+                    at
+                } else if leaves {
+                    vec![(last, indent_of(lines[d.body[j]]))]
+                } else {
+                    Vec::new()
+                };
+                for (after, pad) in places {
+                    out.extend(marks.iter().map(|m| (after, format!("{pad}{m}"))));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A list of what a function of the file gives (`scores = [response_score(r) for r in responses]`), where that
 /// function returns `None` on some path, then summed or taken the least or most of (`sum(scores)`) with no line
 /// dropping the `None`s: `scores = [value for value in scores if value is not None]` after it.
@@ -1452,6 +1552,48 @@ mod tests {
                 .iter()
                 .any(|(_, l)| l.trim() == "net = 0.0")
         );
+    }
+
+    #[test]
+    fn a_dict_a_loop_tests_for_a_key_and_never_writes_marks_the_key_where_it_was_new() {
+        let text = "def allocate(parcels, occupied=None):\n    occupied = dict(occupied or {})\n    result = {}\n    for parcel_id, size in parcels:\n        for locker in ORDER:\n            if locker not in occupied and fits(size, locker):\n                result[parcel_id] = locker\n                break\n    return result\n";
+        let lines: Vec<&str> = text.lines().collect();
+        let got = super::marks_never_kept(&lines, &super::Def::all(&lines));
+        let marked = |at: usize, l: &str| got.iter().any(|(a, x)| *a == at && x == l);
+        assert!(
+            marked(5, "                occupied[locker] = parcel_id"),
+            "{got:?}"
+        );
+        assert!(
+            marked(6, "                occupied[locker] = parcel_id"),
+            "{got:?}"
+        );
+        assert!(
+            marked(5, "                occupied[locker] = True"),
+            "{got:?}"
+        );
+        assert!(
+            !got.iter().any(|(_, l)| l.contains("[locker] = locker")),
+            "{got:?}"
+        );
+        // Not once a line writes it, nor outside a loop.
+        let kept = text.replace(
+            "                break\n",
+            "                occupied[locker] = parcel_id\n                break\n",
+        );
+        let lines: Vec<&str> = kept.lines().collect();
+        assert!(super::marks_never_kept(&lines, &super::Def::all(&lines)).is_empty());
+        let once = "def take(name, taken):\n    if name not in taken:\n        return True\n    return False\n";
+        let lines: Vec<&str> = once.lines().collect();
+        assert!(super::marks_never_kept(&lines, &super::Def::all(&lines)).is_empty());
+        // A dict that a loop skips on: the key marked after the skip; a set is left to its own rule.
+        let seen = "def firsts(words):\n    seen = {}\n    out = []\n    for w in words:\n        if w in seen:\n            continue\n        out.append(w)\n    return out\n";
+        let lines: Vec<&str> = seen.lines().collect();
+        let got = super::marks_never_kept(&lines, &super::Def::all(&lines));
+        assert_eq!(got, [(5, "        seen[w] = True".to_string())]);
+        let set = seen.replace("seen = {}", "seen = set()");
+        let lines: Vec<&str> = set.lines().collect();
+        assert!(super::marks_never_kept(&lines, &super::Def::all(&lines)).is_empty());
     }
 
     #[test]

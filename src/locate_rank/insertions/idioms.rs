@@ -13,7 +13,8 @@
 //!   file reads of a parameter `p` elsewhere and this function never does (`balance += plan.deposit`);
 //! - a parameter or a text it reads as it came (a name the file's other functions take as a text parameter
 //!   included): `x = x.strip()`, `x.lower()`, `x.upper()`, both, and its runs of
-//!   spaces collapsed (`" ".join(x.split())`), first in the function or right after the line that binds it; and
+//!   spaces collapsed (`" ".join(x.split())`), first in the function (and after a guard on it the function opens
+//!   with, `if not code: return 0.0`) or right after the line that binds it; and
 //!   the characters its docstring says a text has none of (`no spaces or dashes`) removed
 //!   (`plate = plate.replace(" ", "").replace("-", "")`), right after the last line that binds it, else first;
 //! - a row's field it converts in place (`row["made"] = date.fromisoformat(row["made"])`): the row's other keys
@@ -488,12 +489,18 @@ fn first_in_function(
                     .any(|w| w[0] == *p && w[1] == "." && w[2] == "split")
         })
     };
+    let guard = guard_end(lines, d, first_code);
     for p in kinds.texts.iter().filter(|p| !cut(p)) {
         if d.params.contains(p) {
-            // Beside the normalisations of other parameters the function opens with, after them.
+            // Beside the normalisations of other parameters the function opens with, after them; and after a
+            // guard the function opens with on the text itself (`if not code: return 0.0`: `None` has no
+            // `.strip()`).
             let at = after_normalisations(lines, d, first_code, p).unwrap_or(top);
-            for fixed in text_fixes(p) {
-                out.push((at, format!("{}{p} = {fixed}", d.indent)));
+            let guarded = guard.filter(|&g| g != at && first.contains(p));
+            for place in [Some(at), guarded].into_iter().flatten() {
+                for fixed in text_fixes(p) {
+                    out.push((place, format!("{}{p} = {fixed}", d.indent)));
+                }
             }
             if !kinds.rebound.contains(p) {
                 for fixed in separator_fixes(p, &kinds.separators) {
@@ -544,7 +551,6 @@ fn first_in_function(
     }
     // A sequence read by position as it came: put in order first, after a guard the function opens with
     // (`if not prices: raise ...`), then before it.
-    let guard = guard_end(lines, d, first_code);
     for p in kinds
         .sequences
         .iter()
@@ -1771,6 +1777,13 @@ mod tests {
                 .any(|(_, l)| l.contains("weight = int(") || l.contains("colour = int(")),
             "{got:?}"
         );
+        // A text the function opens by guarding (`None` has no `.strip()`): normalised after the guard as well.
+        let rate = "CODES = {\"SPRING\": 0.1}\n\n\ndef rate(code):\n    \"\"\"Rate of a code, ignoring case.\"\"\"\n    if not code:\n        return 0.0\n    return CODES.get(code, 0.0)\n";
+        let got = at(rate, 8);
+        assert!(has(&got, 7, "    code = code.strip().upper()"), "{got:?}");
+        assert!(has(&got, 5, "    code = code.strip().upper()"), "{got:?}");
+        let other = rate.replace("if not code:", "if not CODES:");
+        assert!(!has(&at(&other, 8), 7, "    code = code.strip().upper()"));
         // A parameter normalised beside the normalisation of another one the function opens with, after it.
         let book = "def book(register, class_name, member):\n    key = class_key(class_name)\n    if member in register[key]:\n        return False\n";
         let got = at(book, 3);

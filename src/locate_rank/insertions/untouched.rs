@@ -1,11 +1,11 @@
 //! Insertions for a name a function binds and then leaves alone where its code needs it: a result started before a
-//! loop that the loop never gathers into, a value a loop unpacks and never adds to the running value it reads
+//! loop that the loop never gathers into (what the body computes, or what a helper makes of the loop's item), a value a loop unpacks and never adds to the running value it reads
 //! (or to the dict entry the loop starts at zero under its key), a dict counted into by key before the key has a value, a method's
 //! parameter that is never read, a parameter never read that another function walks as tuples (a log never
 //! written), a name a comprehension over lines binds and never filters on. Pure: lines in, lines out.
 
-use super::super::{defines, is_name};
-use super::{Def, Loop, indent_of, reads};
+use super::super::{defines, is_name, tokens};
+use super::{Def, Loop, code_of, indent_of, reads};
 
 /// The words of a name that keeps the greatest of what a loop sees (`best`, `longest_run`).
 const GREATEST: &[&str] = &[
@@ -33,7 +33,8 @@ fn bound(toks: &[String]) -> Vec<String> {
 /// started at 0 and named for the greatest or the least (`best = run = 0`) keeps the greatest or the least of a
 /// name the loop updates, just after each update (`best = max(best, run)` after `run += 1`), and any other number
 /// started at 0 adds it up (`total += spent` after `spent = totals.get(category, 0.0)`), or what a helper of one
-/// parameter named for it makes of the loop's item (`weight += order_weight(order)`).
+/// parameter named for it makes of the loop's item (`weight += order_weight(order)`). A list or a set gets too what
+/// a helper makes of the loop's item ([`helper_made`]: `entries.append(parse_entry(line))`).
 pub(in crate::locate_rank) fn results_never_gathered(
     lines: &[&str],
     defs: &[Def],
@@ -93,6 +94,9 @@ pub(in crate::locate_rank) fn results_never_gathered(
                         for x in computed.iter().chain(&targets).take(MAX_GATHERED) {
                             out.push((end, format!("{indent}{name}.{method}({x})")));
                         }
+                        for made in helper_made(lines, defs, d, &targets) {
+                            out.push((end, format!("{indent}{name}.{method}({made})")));
+                        }
                         continue;
                     }
                     if matches!(value.as_slice(), ["0"] | ["0", ".", "0"]) {
@@ -127,6 +131,36 @@ pub(in crate::locate_rank) fn results_never_gathered(
             }
         }
     }
+    out
+}
+
+/// The most helpers one loop's item is handed to ([`helper_made`]).
+const MAX_HELPERS: usize = 2;
+
+/// What a helper of the file that takes one parameter makes of a loop's item (`parse_entry(line)`), for the
+/// helpers but `d` itself whose parameter has the item's name, or that no line of the file calls; at most
+/// [`MAX_HELPERS`].
+fn helper_made(lines: &[&str], defs: &[Def], d: &Def, targets: &[String]) -> Vec<String> {
+    let called = |h: &Def| {
+        lines.iter().any(|l| {
+            let t = tokens(&code_of(l));
+            t.first().is_none_or(|f| f != "def")
+                && t.windows(2).any(|w| w[0] == h.name && w[1] == "(")
+        })
+    };
+    let mut out = Vec::new();
+    for h in defs
+        .iter()
+        .filter(|h| h.name != d.name && h.params.len() == 1)
+    {
+        let param = h.params.iter().next();
+        for x in targets {
+            if param == Some(x) || !called(h) {
+                out.push(format!("{}({x})", h.name));
+            }
+        }
+    }
+    out.truncate(MAX_HELPERS);
     out
 }
 
@@ -694,6 +728,25 @@ mod tests {
         assert!(!offers(&gathered, "protein.append"));
         let unread = text.replace("\"\".join(protein)", "None");
         assert!(!offers(&unread, "protein.append"));
+    }
+
+    #[test]
+    fn a_list_the_loop_never_gathers_into_gets_what_an_uncalled_helper_makes_of_the_item() {
+        let text = "def parse(row):\n    return row.split(\";\")\n\n\ndef load(lines):\n    entries = []\n    for line in lines:\n        line = line.strip()\n        if not line:\n            continue\n    return entries\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(10, "        entries.append(parse(line))".into())),
+            "{got:?}"
+        );
+        // A helper the file calls already, of a parameter of another name, is no candidate.
+        let called = format!("{text}\n\ndef first(lines):\n    return parse(lines[0])\n");
+        assert!(!offers(&called, "entries.append(parse(line))"));
+        // One whose parameter has the item's name is, called or not.
+        let named = called.replace(
+            "def parse(row):\n    return row.",
+            "def parse(line):\n    return line.",
+        );
+        assert!(offers(&named, "entries.append(parse(line))"));
     }
 
     #[test]
