@@ -208,6 +208,7 @@ const UNTOLD: &[Kind] = &[
     forgotten::streaks_never_reset,
     forgotten::pool_items_never_taken,
     forgotten::marks_never_kept,
+    forgotten::chosen_never_taken,
     forgotten::nones_never_dropped,
     counterparts::counterparts_never_updated,
     counterparts::partner_writes_left_out,

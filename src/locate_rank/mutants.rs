@@ -70,7 +70,7 @@ const OP_SWAPS: &[(&str, &[&str])] = &[
     ("-", &["+"]),
     ("*", &["/", "+"]),
     ("/", &["*", "//"]),
-    ("//", &["/", "*"]),
+    ("//", &["/", "*", "%"]),
     ("%", &["//"]),
     ("+=", &["-="]),
     ("-=", &["+="]),
@@ -1862,6 +1862,24 @@ const UNITS: &[(&[&str], &[&str])] = &[
     (&["yard", "yards"], &["3", "36"]),
     (&["stone", "stones"], &["14"]),
     (&["percent", "percentage", "cents", "pence"], &["100"]),
+    // The factors between units of two systems, to six figures.
+    (&["psi", "bar"], &["14.5038"]),
+    (&["kpa"], &["6.89476", "100"]),
+    (
+        &[
+            "cm",
+            "centimetre",
+            "centimetres",
+            "centimeter",
+            "centimeters",
+        ],
+        &["2.54"],
+    ),
+    (&["mile", "miles", "mph"], &["1.609344"]),
+    (&["gallon", "gallons"], &["4.54609", "3.78541"]),
+    (&["ft", "foot", "feet"], &["0.3048"]),
+    (&["oz", "ounce", "ounces"], &["28.3495"]),
+    (&["knot", "knots", "nautical"], &["1.852"]),
     (
         &[
             "km",
@@ -5692,7 +5710,7 @@ mod tests {
         assert!(
             !of_line("    hours = seconds // HOUR", &Names::of(text).at(text, 2))
                 .iter()
-                .any(|l| l.contains('%'))
+                .any(|l| l.contains("(seconds %"))
         );
         // A constant defined by arithmetic of constants is probed where a line reads it.
         let lines = [
@@ -5799,6 +5817,13 @@ mod tests {
             of_line("OUNCES_PER_POUND = 12", &Names::default())
                 .contains(&"OUNCES_PER_POUND = 16".to_string())
         );
+        // Between two systems: the factor for another pair of units (kPa per psi where bar was meant).
+        let got = of_line("PSI_PER_BAR = 6.89476", &Names::default());
+        assert!(
+            got.contains(&"PSI_PER_BAR = 14.5038".to_string()),
+            "{got:?}"
+        );
+        assert_eq!(units_said("CM_PER_INCH"), ["12", "2.54"]);
         let fortnightly = Names {
             units: units_said("general waste goes fortnightly"),
             ..Names::default()

@@ -1,8 +1,9 @@
 //! Insertions for a step a function forgets though the file has what it needs: a count kept under a dict's key
 //! started at 0 and never counted, a tally of every key started at 0 and tested but never counted, a record compared against and never kept, a branch that finds the other answer
 //! and falls through to the usual one, a function that returns inside a loop and falls off its end, a normalising
-//! function the file defines and a loop never calls, a helper the file defines and nothing calls, and a dict a loop
-//! tests for a key and never marks it in. Pure: lines in, lines out.
+//! function the file defines and a loop never calls, a helper the file defines and nothing calls, a dict a loop
+//! tests for a key and never marks it in, and an item chosen out of a collection handed in and never taken out of
+//! it. Pure: lines in, lines out.
 
 use super::super::{defines, is_name, tokens};
 use super::{
@@ -1004,6 +1005,57 @@ pub(in crate::locate_rank) fn pool_items_never_taken(
     out
 }
 
+/// An item a function chooses out of a collection it is handed (`plot_id = min(free_plots, key=free_plots.get)`,
+/// `max(...)`, `next(iter(...))`) where no line of it ever takes from that collection: the item taken out just
+/// after (`del free_plots[plot_id]`, then `.pop` and `.remove`), so the next call does not choose it again.
+pub(in crate::locate_rank) fn chosen_never_taken(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    const TAKING: &[&str] = &["pop", "remove", "discard", "clear", "popitem"];
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        let taken = |c: &str| {
+            toks.iter().any(|t| {
+                t.windows(3)
+                    .any(|w| w[0] == c && w[1] == "." && TAKING.contains(&w[2].as_str()))
+                    || t.first().is_some_and(|f| f == "del") && t.iter().any(|x| x == c)
+                    || t.first().is_some_and(|f| f == c) && t.get(1).is_some_and(|b| b == "[")
+            })
+        };
+        for (j, t) in toks.iter().enumerate() {
+            let [k, eq, rest @ ..] = t.as_slice() else {
+                continue;
+            };
+            let chosen = match rest {
+                [f, open, c, next, ..] if matches!(f.as_str(), "min" | "max") && open == "(" => {
+                    matches!(next.as_str(), "," | ")").then_some(c)
+                }
+                [f, o1, i, o2, c, ..] if f == "next" && o1 == "(" && i == "iter" && o2 == "(" => {
+                    Some(c)
+                }
+                _ => None,
+            };
+            let Some(c) = chosen.filter(|c| d.params.contains(*c) && !taken(c)) else {
+                continue;
+            };
+            if eq != "=" || !is_name(k) {
+                continue;
+            }
+            let pad = indent_of(lines[d.body[j]]);
+            for took in [
+                format!("del {c}[{k}]"),
+                format!("{c}.pop({k})"),
+                format!("{c}.remove({k})"),
+            ] {
+                out.push((d.body[j], format!("{pad}{took}")));
+            }
+        }
+    }
+    out
+}
+
 /// The most values one key is marked with ([`marks_never_kept`]).
 const MAX_MARKS: usize = 3;
 
@@ -1552,6 +1604,33 @@ mod tests {
                 .iter()
                 .any(|(_, l)| l.trim() == "net = 0.0")
         );
+    }
+
+    #[test]
+    fn an_item_chosen_out_of_a_collection_handed_in_is_taken_out_of_it() {
+        let text = "def offer(waiting, free):\n    \"\"\"Give the first person the smallest free plot.\"\"\"\n    if not free:\n        return None\n    plot = min(free, key=free.get)\n    return waiting.pop(0), plot\n";
+        let lines: Vec<&str> = text.lines().collect();
+        let got = super::chosen_never_taken(&lines, &super::Def::all(&lines));
+        assert!(
+            got.contains(&(4, "    del free[plot]".to_string())),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(4, "    free.pop(plot)".to_string())),
+            "{got:?}"
+        );
+        // Not once a line takes it out, nor out of a collection the function made itself.
+        let taken = text.replace(
+            "    return waiting",
+            "    free.pop(plot)\n    return waiting",
+        );
+        let lines: Vec<&str> = taken.lines().collect();
+        assert!(super::chosen_never_taken(&lines, &super::Def::all(&lines)).is_empty());
+        let own = text
+            .replace("if not free:", "free = dict(SIZES)\n    if not free:")
+            .replace("(waiting, free)", "(waiting)");
+        let lines: Vec<&str> = own.lines().collect();
+        assert!(super::chosen_never_taken(&lines, &super::Def::all(&lines)).is_empty());
     }
 
     #[test]
