@@ -1674,6 +1674,7 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(negated_condition(line, toks));
     out.extend(operands_negated(line, toks));
     out.extend(repeated_twins(line, toks));
+    out.extend(split_point_moved(line, toks));
     out.extend(entry_values_swapped(line, toks, &names.entries_said));
     out.extend(sorted_iteration(line, toks));
     out.extend(sort_key_negated(line, toks));
@@ -2810,6 +2811,49 @@ fn entry_values_swapped(line: &str, toks: &[Tok], said: &[String]) -> Vec<String
                 &line[..toks[v].start],
                 &line[toks[v].end..]
             ));
+        }
+    }
+    out
+}
+
+/// A whole number written twice or more in one line's brackets, one place to split at (`compact[:-2],
+/// compact[-2:]`): every one of them one more and one less at once (`[:-3], [-3:]`); a mutant of one alone splits
+/// in two places.
+fn split_point_moved(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |t: &Tok| &line[t.start..t.end];
+    let indexed: Vec<&Tok> = toks
+        .iter()
+        .enumerate()
+        .filter(|&(i, t)| {
+            t.kind == Kind::Number
+                && text(t).bytes().all(|c| c.is_ascii_digit())
+                && (0..i)
+                    .rev()
+                    .map(|j| text(&toks[j]))
+                    .find(|p| !matches!(*p, "-" | ":"))
+                    == Some("[")
+        })
+        .map(|(_, t)| t)
+        .collect();
+    let mut out = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for t in &indexed {
+        let n = text(t);
+        if seen.contains(&n) || indexed.iter().filter(|u| text(u) == n).count() < 2 {
+            continue;
+        }
+        seen.push(n);
+        let Ok(v) = n.parse::<u64>() else { continue };
+        for m in [v + 1, v.saturating_sub(1)].into_iter().filter(|m| *m != v) {
+            let mut moved = String::new();
+            let mut at = 0;
+            for u in indexed.iter().filter(|u| text(u) == n) {
+                moved.push_str(&line[at..u.start]);
+                moved.push_str(&m.to_string());
+                at = u.end;
+            }
+            moved.push_str(&line[at..]);
+            out.push(moved);
         }
     }
     out
@@ -5464,6 +5508,36 @@ mod tests {
         );
         assert!(
             mutants("    return math.ceil(x)").contains(&"    return math.floor(x)".to_string())
+        );
+    }
+
+    #[test]
+    fn a_split_point_written_twice_moves_in_both_places_at_once() {
+        let line = "    outward, inward = compact[:-2], compact[-2:]";
+        let m = of_line(line, &Names::default());
+        assert!(
+            m.contains(&"    outward, inward = compact[:-3], compact[-3:]".to_string()),
+            "{m:?}"
+        );
+        assert!(
+            m.contains(&"    outward, inward = compact[:-1], compact[-1:]".to_string()),
+            "{m:?}"
+        );
+        // Not a number outside brackets, nor one written once.
+        assert!(
+            split_point_moved(
+                "    return 2 * a + 2 * b",
+                &lex("    return 2 * a + 2 * b").unwrap()
+            )
+            .is_empty()
+        );
+        assert!(
+            split_point_moved("    return s[:3]", &lex("    return s[:3]").unwrap()).is_empty()
+        );
+        let pair = "    return s[:3] + s[3:]";
+        assert_eq!(
+            split_point_moved(pair, &lex(pair).unwrap()),
+            ["    return s[:4] + s[4:]", "    return s[:2] + s[2:]"]
         );
     }
 

@@ -2,8 +2,8 @@
 //! started at 0 and never counted, a tally of every key started at 0 and tested but never counted, a record compared against and never kept, a branch that finds the other answer
 //! and falls through to the usual one, a function that returns inside a loop and falls off its end, a normalising
 //! function the file defines and a loop never calls, a helper the file defines and nothing calls, a dict a loop
-//! tests for a key and never marks it in, and an item chosen out of a collection handed in and never taken out of
-//! it. Pure: lines in, lines out.
+//! tests for a key and never marks it in, an item chosen out of a collection handed in and never taken out of it,
+//! and a running number never started afresh where its loop notices the group change. Pure: lines in, lines out.
 
 use super::super::{defines, is_name, tokens};
 use super::{
@@ -1056,6 +1056,70 @@ pub(in crate::locate_rank) fn chosen_never_taken(
     out
 }
 
+/// A loop that notices its group change (`if day != current_day:` whose block sets `current_day = day`) and keeps a
+/// running value started before it (`spent_today = 0.0`, added to: `+=`, or `spent_today = round(spent_today + fare,
+/// 2)`) that no line of the loop starts afresh: its first value again just after the group's name is moved on
+/// (`spent_today = 0.0`), at most two such values.
+pub(in crate::locate_rank) fn totals_never_reset_on_change(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        for (k, t) in toks.iter().enumerate() {
+            if !t.first().is_some_and(|h| h == "for" || h == "while") {
+                continue;
+            }
+            let depth = indent_of(lines[d.body[k]]).len();
+            let body = block_below(lines, &d.body[k + 1..], depth);
+            let at = |b: usize| d.body.iter().position(|&x| x == b).unwrap_or(0);
+            let started: Vec<(String, String)> = d.body[..k]
+                .iter()
+                .flat_map(|&b| first_values(lines[b]))
+                .filter(|(_, v)| matches!(v.as_str(), "0" | "0.0"))
+                .collect();
+            let kept = |n: &str| {
+                body.iter().any(|&b| {
+                    let u = &toks[at(b)];
+                    u.first().is_some_and(|f| f == n)
+                        && (u.get(1).is_some_and(|o| o == "+=" || o == "-=")
+                            || u.get(1).is_some_and(|o| o == "=") && u[2..].iter().any(|w| w == n)
+                            || u.get(1).is_some_and(|o| o == ".")
+                                && u.get(2).is_some_and(|m| m == "append"))
+                })
+            };
+            let afresh = |n: &str, v: &str| {
+                body.iter()
+                    .any(|&b| first_values(lines[b]).iter().any(|(m, w)| m == n && w == v))
+            };
+            for &b in &body {
+                let u = &toks[at(b)];
+                if u.first().is_none_or(|f| f != "if") {
+                    continue;
+                }
+                let changed: Vec<&String> = u
+                    .windows(3)
+                    .filter(|w| w[1] == "!=" && is_name(&w[0]) && is_name(&w[2]))
+                    .flat_map(|w| [&w[0], &w[2]])
+                    .collect();
+                let block = block_below(lines, &d.body[at(b) + 1..], indent_of(lines[b]).len());
+                let moved = block.iter().find(|&&c| {
+                    let v = &toks[at(c)];
+                    v.len() > 2 && changed.contains(&&v[0]) && v[1] == "="
+                });
+                let Some(&moved) = moved else { continue };
+                let pad = indent_of(lines[moved]);
+                let fresh = started.iter().filter(|(n, v)| kept(n) && !afresh(n, v));
+                for (n, v) in fresh.take(2) {
+                    out.push((moved, format!("{pad}{n} = {v}")));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The most values one key is marked with ([`marks_never_kept`]).
 const MAX_MARKS: usize = 3;
 
@@ -1604,6 +1668,21 @@ mod tests {
                 .iter()
                 .any(|(_, l)| l.trim() == "net = 0.0")
         );
+    }
+
+    #[test]
+    fn a_running_value_is_started_afresh_where_the_loop_notices_its_group_change() {
+        let text = "def charge(journeys):\n    charged = []\n    current = None\n    spent = 0.0\n    for day, zone in journeys:\n        if day != current:\n            current = day\n        fare = min(FARES[zone], CAP - spent)\n        charged.append(fare)\n        spent = round(spent + fare, 2)\n    return charged\n";
+        let lines: Vec<&str> = text.lines().collect();
+        let got = super::totals_never_reset_on_change(&lines, &super::Def::all(&lines));
+        assert_eq!(got, [(6, "            spent = 0.0".to_string())]);
+        // Not once it is started afresh.
+        let reset = text.replace(
+            "            current = day\n",
+            "            current = day\n            spent = 0.0\n",
+        );
+        let lines: Vec<&str> = reset.lines().collect();
+        assert!(super::totals_never_reset_on_change(&lines, &super::Def::all(&lines)).is_empty());
     }
 
     #[test]

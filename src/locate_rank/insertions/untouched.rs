@@ -1,5 +1,6 @@
 //! Insertions for a name a function binds and then leaves alone where its code needs it: a result started before a
-//! loop that the loop never gathers into (what the body computes, or what a helper makes of the loop's item), a value a loop unpacks and never adds to the running value it reads
+//! loop that the loop never gathers into (what the body computes, or what a helper makes of the loop's item), a dict of
+//! lists a loop never files its item into under the name it binds and never reads, a value a loop unpacks and never adds to the running value it reads
 //! (or to the dict entry the loop starts at zero under its key), a dict counted into by key before the key has a value, a method's
 //! parameter that is never read, a parameter never read that another function walks as tuples (a log never
 //! written), a name a comprehension over lines binds and never filters on. Pure: lines in, lines out.
@@ -127,6 +128,95 @@ pub(in crate::locate_rank) fn results_never_gathered(
                             }
                         }
                     }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A loop that binds a name it never reads (`status = expiry_status(item["expires"], today)`) beside a dict of
+/// lists started before it (`report = {"expired": [], "soon": [], "ok": []}`, or `defaultdict(list)`) that the
+/// loop never touches and the function reads after it: the loop's item filed under that name at the end of the
+/// loop's body (`report[status].append(item["name"])`, the item's `"name"` or `"id"` as the file reads it first,
+/// then the item itself).
+pub(in crate::locate_rank) fn groups_never_filled(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        for Loop {
+            at: k,
+            depth,
+            block,
+            first,
+            end,
+        } in d.loops(lines, &toks, &["for"])
+        {
+            let targets = bound(&toks[k]);
+            let inner = &toks[k + 1..k + 1 + block.len()];
+            let after = &toks[k + 1 + block.len()..];
+            let reads = |u: &Vec<String>, n: &String| {
+                u.iter().skip(2).any(|w| w == n) || u.first() != Some(n) && u.contains(n)
+            };
+            let unread: Vec<&String> = inner
+                .iter()
+                .enumerate()
+                .filter_map(|(j, u)| {
+                    (u.len() > 2 && is_name(&u[0]) && u[1] == "=").then_some((j, &u[0]))
+                })
+                .filter(|(j, n)| {
+                    !targets.contains(n) && !inner[j + 1..].iter().chain(after).any(|u| reads(u, n))
+                })
+                .map(|(_, n)| n)
+                .collect();
+            let Some(key) = unread.last() else { continue };
+            for (j, b) in toks[..k].iter().enumerate() {
+                let (Some(r), Some("=")) = (b.first(), b.get(1).map(String::as_str)) else {
+                    continue;
+                };
+                let lists = b.get(2).is_some_and(|o| o == "{")
+                    && b.windows(3)
+                        .any(|w| w[0] == ":" && w[1] == "[" && w[2] == "]")
+                    || b[2..].starts_with(&["defaultdict".into(), "(".into(), "list".into()]);
+                let untouched = !inner.iter().any(|u| u.contains(r));
+                let used = after.iter().any(|u| u.contains(r));
+                if !lists || !untouched || !used || indent_of(lines[d.body[j]]).len() > depth {
+                    continue;
+                }
+                let pad = indent_of(lines[first]);
+                for x in &targets {
+                    for v in keys_read_off(lines, x).into_iter().chain([x.clone()]) {
+                        out.push((end, format!("{pad}{r}[{key}].append({v})")));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What the file reads off `x` under a name-like key (`x["name"]`, `x["id"]`), the first such key it reads.
+fn keys_read_off(lines: &[&str], x: &str) -> Vec<String> {
+    const NAMING: &[&str] = &["name", "id", "title", "code", "label"];
+    let mut out: Vec<String> = Vec::new();
+    for line in lines {
+        for q in ['"', '\''] {
+            let open = format!("{x}[{q}");
+            for (at, _) in line.match_indices(&open) {
+                let before = line[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+                    continue;
+                }
+                let rest = &line[at + open.len()..];
+                let Some(k) = rest.split(q).next().filter(|k| NAMING.contains(k)) else {
+                    continue;
+                };
+                let read = format!("{x}[{q}{k}{q}]");
+                if out.is_empty() && rest[k.len()..].starts_with(&format!("{q}]")) {
+                    out.push(read);
                 }
             }
         }
@@ -728,6 +818,33 @@ mod tests {
         assert!(!offers(&gathered, "protein.append"));
         let unread = text.replace("\"\".join(protein)", "None");
         assert!(!offers(&unread, "protein.append"));
+    }
+
+    #[test]
+    fn a_dict_of_lists_the_loop_never_fills_gets_the_item_under_the_name_it_never_reads() {
+        let text = "def audit(stock, today):\n    report = {\"expired\": [], \"ok\": []}\n    for item in stock:\n        status = status_of(item[\"expires\"], today)\n    return report\n\n\ndef names(stock):\n    return [item[\"name\"] for item in stock]\n";
+        let lines: Vec<&str> = text.lines().collect();
+        let got = super::groups_never_filled(&lines, &super::Def::all(&lines));
+        assert_eq!(
+            got,
+            [
+                (
+                    3,
+                    "        report[status].append(item[\"name\"])".to_string()
+                ),
+                (3, "        report[status].append(item)".to_string())
+            ]
+        );
+        // Not once the loop fills it, nor when the name is read.
+        let filled = text.replace(
+            "today)\n    return",
+            "today)\n        report[status].append(item)\n    return",
+        );
+        let lines: Vec<&str> = filled.lines().collect();
+        assert!(super::groups_never_filled(&lines, &super::Def::all(&lines)).is_empty());
+        let read = text.replace("    return report", "    return report, status");
+        let lines: Vec<&str> = read.lines().collect();
+        assert!(super::groups_never_filled(&lines, &super::Def::all(&lines)).is_empty());
     }
 
     #[test]
