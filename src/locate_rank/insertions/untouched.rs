@@ -244,8 +244,10 @@ fn helper_made(lines: &[&str], defs: &[Def], d: &Def, targets: &[String]) -> Vec
         .filter(|h| h.name != d.name && h.params.len() == 1)
     {
         let param = h.params.iter().next();
+        // The file's lines read once a helper, not once a loop name.
+        let uncalled = !called(h);
         for x in targets {
-            if param == Some(x) || !called(h) {
+            if param == Some(x) || uncalled {
                 out.push(format!("{}({x})", h.name));
             }
         }
