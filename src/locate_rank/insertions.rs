@@ -52,8 +52,8 @@
 //!   never calls ([`forgotten`]);
 //! - a parameter never read written into the item a loop finds, a list under a dict's key tested for membership
 //!   and never added to, an amount a guard checks a parameter against and never takes it from, a total kept beside
-//!   the list of its parts and never added to, the other half of an exchange between two keys of a dict
-//!   ([`stored`]).
+//!   the list of its parts and never added to, the other half of an exchange between two keys of a dict, a
+//!   remainder worked out from a kept amount and a parameter and never kept ([`stored`]).
 //!
 //! Pure: text in, lines out.
 
@@ -179,6 +179,7 @@ const UNTOLD: &[Kind] = &[
     stored::totals_beside_parts,
     stored::exchanges_left_half_done,
     stored::shares_never_taken,
+    stored::remainders_never_kept,
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
     forgotten::tallies_never_counted,

@@ -224,6 +224,11 @@ pub struct Names {
     /// The whole numbers a task says, in digits or in words (`best of three`), set by the caller from the task
     /// ([`said_numbers`]): a parameter's default that is the wrong one is often one of them.
     pub said: Vec<String>,
+    /// Every number the task writes in digits, decimals included, each as its [`canonical`] value, set by the
+    /// caller ([`written_numbers`]): a literal of the file the task writes as it stands is the user's own figure
+    /// (`Lower Ford read exactly 1.10 m, which is its alert level`), and is mutated only to another figure the
+    /// task writes.
+    pub written: Vec<String>,
     /// The hours of the day the task says on the clock ([`hours_said`]), set by the caller: an hour constant that
     /// is the wrong one is often one of them.
     pub hours: Vec<String>,
@@ -307,6 +312,7 @@ impl Names {
             reported: Vec::new(),
             none_said: false,
             said: Vec::new(),
+            written: Vec::new(),
             hours: Vec::new(),
             units: Vec::new(),
             fields_said: Vec::new(),
@@ -1649,13 +1655,69 @@ fn number_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
             .take(MAX_SAID);
         moved.extend(said.cloned());
     }
-    last_index(line, toks, k)
+    let all = last_index(line, toks, k)
         .into_iter()
         .chain(numbers_near(s))
         .chain(moved)
         .chain(others.take(MAX_CONSTANTS).cloned())
-        .chain(transposed_digits(s))
-        .collect()
+        .chain(transposed_digits(s));
+    // The task's own figure, written as it stands here, becomes only another figure the task writes.
+    let written = |n: &str| canonical(n).is_some_and(|c| names.written.contains(&c));
+    if written(s) {
+        all.filter(|n| written(n)).collect()
+    } else {
+        all.collect()
+    }
+}
+
+/// A number literal's value in one spelling (`1.10` and `1.1` alike, `36.00` as `36`, `2_000` as `2000`), or none
+/// for what is no plain decimal number.
+pub fn canonical(literal: &str) -> Option<String> {
+    let digits: String = literal.chars().filter(|c| *c != '_').collect();
+    let plain = !digits.is_empty()
+        && digits.bytes().any(|c| c.is_ascii_digit())
+        && digits
+            .bytes()
+            .all(|c| c.is_ascii_digit() || c == b'.' || c == b'-');
+    let value: f64 = digits.parse().ok().filter(|_| plain)?;
+    Some(format!("{value}"))
+}
+
+/// The numbers a task writes in digits, decimals and thousands separators included (`1.10 m`, `2,000 GT`, `£36`),
+/// each once as its [`canonical`] value, in order.
+pub fn written_numbers(task: &str) -> Vec<String> {
+    let b = task.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit()
+            || (i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        let mut number = String::new();
+        while j < b.len() {
+            let between =
+                |c: u8| j + 1 < b.len() && b[j + 1].is_ascii_digit() && (c == b'.' || c == b',');
+            if b[j].is_ascii_digit() {
+                number.push(b[j] as char);
+            } else if between(b[j]) && !(b[j] == b'.' && number.contains('.')) {
+                if b[j] == b'.' {
+                    number.push('.');
+                }
+            } else {
+                break;
+            }
+            j += 1;
+        }
+        if let Some(c) = canonical(&number).filter(|c| !out.contains(c)) {
+            out.push(c);
+        }
+        i = j.max(i + 1);
+    }
+    out
 }
 
 /// The mutants of a line read as a whole, tried before those of its tokens: a value exchanged for a binding never
@@ -3720,23 +3782,32 @@ fn result_dropped(line: &str, toks: &[Tok]) -> Vec<String> {
     )]
 }
 
-/// A total set where it was meant to be added to, in a loop's body (`total = fee_for(m)` to `total += fee_for(m)`):
-/// a plain assignment of one name, indented at least two levels (a function's loop or block), whose value does
-/// not read the name.
+/// A total set where it was meant to be added to, in a loop's body or a method (`total = fee_for(m)` to `total +=
+/// fee_for(m)`, `self.booked = party_size` to `self.booked += party_size`): a plain assignment of one name or of
+/// one attribute of `self`, indented at least two levels (a function's loop or block, a method's body), whose
+/// value does not read the name.
 fn assigned_for_added(line: &str, toks: &[Tok]) -> Vec<String> {
     let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
     let deep = toks.first().is_some_and(|t| t.start >= 8);
-    let plain = toks.len() > 2
-        && toks[0].kind == Kind::Name
-        && text(1) == "="
-        && !toks[2..].iter().any(|t| line[t.start..t.end] == *text(0));
+    let eq = if text(0) == "self" && text(1) == "." {
+        3
+    } else {
+        1
+    };
+    let name = eq - 1;
+    let plain = toks.len() > eq + 1
+        && toks[name].kind == Kind::Name
+        && text(eq) == "="
+        && !toks[eq + 1..]
+            .iter()
+            .any(|t| line[t.start..t.end] == *text(name));
     if !(deep && plain) {
         return Vec::new();
     }
     vec![format!(
         "{}+{}",
-        &line[..toks[1].start],
-        &line[toks[1].start..]
+        &line[..toks[eq].start],
+        &line[toks[eq].start..]
     )]
 }
 
@@ -4532,6 +4603,7 @@ pub fn probe(
         check,
         reported: reported(&spec.task),
         said: said_numbers(&spec.task),
+        written: written_numbers(&spec.task),
         hours: hours_said(&spec.task),
         units: units_said(&spec.task),
         task_words: spec
@@ -4601,6 +4673,7 @@ struct Probe<'a, 'c> {
     check: &'a mut Check<'c>,
     reported: Vec<(String, String)>,
     said: Vec<String>,
+    written: Vec<String>,
     hours: Vec<String>,
     units: Vec<String>,
     task_words: HashSet<String>,
@@ -4660,6 +4733,7 @@ impl Probe<'_, '_> {
     fn task_names(&self, mut names: Names) -> Names {
         names.reported.clone_from(&self.reported);
         names.said.clone_from(&self.said);
+        names.written.clone_from(&self.written);
         names.hours.clone_from(&self.hours);
         names.units.clone_from(&self.units);
         names.fields_said = names
@@ -5198,6 +5272,40 @@ mod tests {
                 .iter()
                 .any(|l| l.contains("0.2"))
         );
+    }
+
+    #[test]
+    fn a_figure_the_task_writes_as_it_stands_becomes_only_another_it_writes() {
+        assert_eq!(
+            written_numbers(
+                "Lower Ford read 1.10 m; a 2,000 GT ship, £36.00 (x2, v3) at 5pm. 1.5."
+            ),
+            ["1.1", "2000", "36", "5", "1.5"]
+        );
+        assert_eq!(canonical("2_000"), Some("2000".into()));
+        assert_eq!(canonical("0.50"), Some("0.5".into()));
+        assert_eq!(canonical("1e3"), None);
+        let names = Names {
+            written: vec!["1.1".into(), "1.92".into()],
+            ..Names::default()
+        };
+        // The user's own figure stays; its neighbours are no fix.
+        let got = of_line(r#"    "Lower Ford": 1.10,"#, &names);
+        assert!(
+            !got.iter().any(|m| m.contains("1.01") || m.contains("11.0")),
+            "{got:?}"
+        );
+        // Another figure the task writes is kept, and a literal the task does not write is mutated as ever.
+        let names = Names {
+            written: vec!["70".into(), "69".into()],
+            ..Names::default()
+        };
+        let got = of_line("    if score > 70:", &names);
+        assert!(got.contains(&"    if score > 69:".to_string()), "{got:?}");
+        assert!(!got.contains(&"    if score > 71:".to_string()), "{got:?}");
+        assert!(got.contains(&"    if score >= 70:".to_string()), "{got:?}");
+        let got = of_line("    if score > 60:", &names);
+        assert!(got.contains(&"    if score > 61:".to_string()), "{got:?}");
     }
 
     #[test]
@@ -6836,6 +6944,16 @@ mod tests {
         let line = "    total = fee_for(m)";
         assert!(assigned_for_added(line, &lex(line).unwrap()).is_empty());
         let line = "        total = total * 2";
+        assert!(assigned_for_added(line, &lex(line).unwrap()).is_empty());
+        // An attribute of `self` in a method, not where the value reads it.
+        let line = "        self.booked = party_size";
+        assert_eq!(
+            assigned_for_added(line, &lex(line).unwrap()),
+            ["        self.booked += party_size"]
+        );
+        let line = "        self.booked = self.booked + party_size";
+        assert!(assigned_for_added(line, &lex(line).unwrap()).is_empty());
+        let line = "        other.booked = party_size";
         assert!(assigned_for_added(line, &lex(line).unwrap()).is_empty());
     }
 

@@ -5,8 +5,9 @@
 //! (`stock[key] -= qty` after `if stock.get(key, 0) < qty: raise ...`), and a total a dict keeps beside the list of
 //! its parts that a function appends a part to and never adds to (`account["paid"] += amount`), and the other half
 //! of an exchange between two keys of one dict (`stock["empty"][size] += 1` after `stock["full"][size] -= 1`), and
-//! a share worked out from a kept amount and never taken from it (`b["tubs"] -= take` after `take = min(...)`).
-//! Pure: lines in, lines out.
+//! a share worked out from a kept amount and never taken from it (`b["tubs"] -= take` after `take = min(...)`),
+//! and a remainder worked out from a kept amount and a parameter and never kept (`self.balance[name] = remaining`
+//! after `remaining = self.balance[name] - amount`). Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
 use super::{
@@ -447,6 +448,85 @@ fn share_taken(lines: &[&str], d: &Def, b: usize) -> Option<(usize, String)> {
         .then(|| (b, format!("{}{place} -= {share}", indent_of(lines[b]))))
 }
 
+/// A new amount worked out from a kept one and a parameter (`remaining = round(self.balance[name] - amount, 2)`,
+/// `left = stock[key] - qty`) where the function never writes the kept place and the file writes it elsewhere (it
+/// is state, not a figure): the amount kept right after (`self.balance[name] = remaining`).
+pub(in crate::locate_rank) fn remainders_never_kept(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        for &b in &d.body {
+            let code = code_with_strings(lines[b]);
+            let Some((name, value)) = code.trim().split_once(" = ") else {
+                continue;
+            };
+            if !is_name(name) {
+                continue;
+            }
+            let Some(place) = amount_changed(value, d) else {
+                continue;
+            };
+            let base = place.split('[').next().unwrap_or(&place);
+            let elsewhere = lines.iter().enumerate().any(|(i, l)| {
+                !d.body.contains(&i) && {
+                    let c = code_with_strings(l);
+                    let c = c.trim_start();
+                    c.starts_with(base)
+                        && c.contains(" = ")
+                        && !c.starts_with(&format!("{base} =="))
+                }
+            });
+            if elsewhere && !written(lines, d, &place) {
+                out.push((b, format!("{}{place} = {name}", indent_of(lines[b]))));
+            }
+        }
+    }
+    out
+}
+
+/// The kept place (`self.balance[name]`, `stock[key]`, `self.credit`) that `value` adds a parameter of `d` to or
+/// takes one from (`self.balance[name] - amount`, inside a `round(...)` or not), when there is one such place.
+fn amount_changed(value: &str, d: &Def) -> Option<String> {
+    let mut found = None;
+    for op in [" - ", " + "] {
+        for (at, _) in value.match_indices(op) {
+            let after = &value[at + op.len()..];
+            let end = after
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            let p = &after[..end];
+            if !d.params.contains(p) || p == "self" {
+                continue;
+            }
+            let before = &value[..at];
+            let mut depth = 0;
+            let start = before
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| {
+                    match c {
+                        ']' => depth += 1,
+                        '[' if depth > 0 => depth -= 1,
+                        _ if depth > 0 => {}
+                        _ => return !(c.is_alphanumeric() || c == '_' || c == '.'),
+                    }
+                    false
+                })
+                .map_or(0, |(i, c)| i + c.len_utf8());
+            let Some(place) = kept_place(&before[start..]) else {
+                continue;
+            };
+            if found.as_ref().is_some_and(|f| *f != place) {
+                return None;
+            }
+            found = Some(place);
+        }
+    }
+    found
+}
+
 /// Whether a line of the function assigns to, adds to or takes from `place`.
 fn written(lines: &[&str], d: &Def, place: &str) -> bool {
     d.body.iter().any(|&i| {
@@ -686,6 +766,27 @@ mod tests {
         assert!(run(withdrawals_never_taken, plain).is_empty());
         let chained = "def pay(card, fare):\n    if 0 < card[\"balance\"] < fare:\n        raise ValueError\n    return card\n";
         assert!(run(withdrawals_never_taken, chained).is_empty());
+    }
+
+    #[test]
+    fn a_remainder_of_a_kept_amount_is_kept_where_the_function_never_writes_it() {
+        let ledger = "class Ledger:\n    def join(self, name):\n        self.balance[name] = 36.0\n\n    def pay(self, name, amount):\n        remaining = round(self.balance[name] - amount, 2)\n        return remaining\n";
+        assert_eq!(
+            run(remainders_never_kept, ledger),
+            [(5, "        self.balance[name] = remaining".to_string())]
+        );
+        let kept = ledger.replace(
+            "        return remaining",
+            "        self.balance[name] = remaining\n        return remaining",
+        );
+        assert!(run(remainders_never_kept, &kept).is_empty());
+        // A place the file never writes is a figure, not state; a plain name is no place; a local is no parameter.
+        let figure = ledger.replace("        self.balance[name] = 36.0", "        pass");
+        assert!(run(remainders_never_kept, &figure).is_empty());
+        let plain = "def pay(balance, amount):\n    left = balance - amount\n    return left\n";
+        assert!(run(remainders_never_kept, plain).is_empty());
+        let local = ledger.replace("self.balance[name] - amount", "self.balance[name] - fee");
+        assert!(run(remainders_never_kept, &local).is_empty());
     }
 
     #[test]
