@@ -244,7 +244,7 @@ fn import_place(task: &str, lines: &[&str], prose: &[bool], words: &[String]) ->
     });
     match missing {
         // Where the file's order of imports puts that module.
-        Some(_) => import_spot(lines, prose),
+        Some(name) => import_spot(lines, prose, &name),
         None if said_import => import_line(lines, prose),
         None => None,
     }
@@ -275,13 +275,18 @@ pub(super) fn import_line(lines: &[&str], prose: &[bool]) -> Option<usize> {
     (docstring_end > 0).then(|| docstring_end - 1)
 }
 
-/// The line (0-based) a new `import name` goes after: at the end of the file's plain top-level `import` lines,
-/// which come before its `from` imports, when it has any; else as [`import_line`].
-pub(super) fn import_spot(lines: &[&str], prose: &[bool]) -> Option<usize> {
-    let plain = lines
-        .iter()
-        .rposition(|l| l.starts_with("import ") && !l.trim_end().ends_with(['(', '\\']));
-    plain.or_else(|| import_line(lines, prose))
+/// The line (0-based) a new `import name` goes after: among the file's plain top-level `import` lines, which come
+/// before its `from` imports, where the order of names puts it (`import math` before `import re`, as isort
+/// would), else at their end; with none, as [`import_line`].
+pub(super) fn import_spot(lines: &[&str], prose: &[bool], name: &str) -> Option<usize> {
+    let plain = |l: &&str| l.starts_with("import ") && !l.trim_end().ends_with(['(', '\\']);
+    let Some(last) = lines.iter().rposition(&plain) else {
+        return import_line(lines, prose);
+    };
+    let first = lines.iter().position(&plain).unwrap_or(last);
+    let later = (first..=last)
+        .find(|&k| plain(&lines[k]) && lines[k]["import ".len()..].trim() > name && k > 0);
+    Some(later.map_or(last, |k| k - 1))
 }
 
 #[cfg(test)]
@@ -305,8 +310,13 @@ mod tests {
             places("d is broken", text, &named, &words),
             vec![(2, IMPORT_WEIGHT)]
         );
-        // A plain import goes after the plain imports, before the `from` ones.
+        // A plain import goes among the plain imports in the order of names, before the `from` ones.
         let plain = text.replace("from collections", "import re\nfrom collections");
+        assert_eq!(
+            places("d fails: math is never imported.", &plain, &named, &[]),
+            vec![(1, IMPORT_WEIGHT)]
+        );
+        let plain = text.replace("from collections", "import json\nfrom collections");
         assert_eq!(
             places("d fails: math is never imported.", &plain, &named, &[]),
             vec![(2, IMPORT_WEIGHT)]

@@ -2,8 +2,8 @@
 //! file's own code and the failing check's error, for [`super::mutants::probe`] to run against the check that fails
 //! before any edit. A place where one makes that check pass is very likely where the fix adds its line (a missing
 //! line has no one-token mutant). The omissions are the classic ones:
-//! - a module used and never imported (the check's `NameError` names it): `import math` after the plain imports
-//!   (before the `from` ones), else after the last import;
+//! - a module used and never imported (the check's `NameError` names it): `import math` among the plain imports
+//!   in the order of names (before the `from` ones), else after the last import;
 //! - an attribute the constructor never sets (the check's `AttributeError` names it): `self.errors = []` at the end
 //!   of `__init__`, its first value read from how the file uses it (`.append` a list, `.add` a set, `[k] =` a dict,
 //!   `.popleft` a `deque` when the file imports one);
@@ -45,11 +45,12 @@
 //! - a constant defined and never read put to use: defaults merged under keyword parameters
 //!   (`values = {**DEFAULTS, **values}`), a comment marker cut off a text (`text.split(COMMENT)[0].strip()`);
 //! - a loop's `continue` or `break` missing at the end of an `if` block the checks ran;
-//! - a result a loop never gathers into, a dict key counted into before it has a value, a method's parameter never
+//! - a result a loop never gathers into (a tuple of its names a docstring writes too), a dict entry a loop zeroes
+//!   and never adds to, a dict key counted into before it has a value, a method's parameter never
 //!   read, a log parameter never written that another function walks as tuples ([`untouched`]);
 //! - a count a dict literal starts at 0 and no line counts, a branch that finds the other answer and falls through
 //!   to the usual one, a function that returns inside a loop and falls off its end, a normalising function a loop
-//!   never calls ([`forgotten`]);
+//!   never calls, an item a search loop finds and never returns ([`forgotten`]);
 //! - a parameter never read written into the item a loop finds, a list under a dict's key tested for membership
 //!   and never added to, an amount a guard checks a parameter against and never takes it from, a total kept beside
 //!   the list of its parts and never added to, the other half of an exchange between two keys of a dict, a
@@ -169,6 +170,7 @@ const UNTOLD: &[Kind] = &[
     loop_state_never_updated,
     untouched::results_never_gathered,
     untouched::groups_never_filled,
+    untouched::zeros_never_added_to,
     untouched::loop_values_never_used,
     untouched::counts_never_started,
     untouched::parameters_never_read,
@@ -192,6 +194,7 @@ const UNTOLD: &[Kind] = &[
     forgotten::records_never_kept,
     forgotten::returns_fallen_through,
     forgotten::ends_fallen_off,
+    forgotten::found_never_returned,
     forgotten::normalisers_never_called,
     forgotten::helpers_never_called,
     groups_never_reset,
@@ -531,7 +534,7 @@ fn import_for(text: &str, lines: &[&str], name: &str) -> Option<usize> {
     if defined {
         return None;
     }
-    implied::import_spot(lines, &prose_lines(text))
+    implied::import_spot(lines, &prose_lines(text), name)
 }
 
 /// `self.NAME = ...` at the end of each `__init__`, when the file reads `self.NAME` and never assigns it: its first
@@ -2688,8 +2691,8 @@ mod tests {
         let text = "\"\"\"Shapes.\"\"\"\n\nimport re\n\n\ndef area(r):\n    return math.pi * r\n";
         let told = [Missing::Name("math".into())];
         let got = of_file(text, &told, None, MAX_INSERTIONS);
-        // After the plain imports, before the `from` ones.
-        assert_eq!(got[0].after, 3);
+        // Among the plain imports in the order of names (before `import re`), before the `from` ones.
+        assert_eq!(got[0].after, 2);
         assert_eq!(got[0].line, "import math");
         assert!(got[0].told);
         let csv = text.replace("import re", "import csv\nfrom statistics import mean");

@@ -229,6 +229,9 @@ pub struct Names {
     /// (`Lower Ford read exactly 1.10 m, which is its alert level`), and is mutated only to another figure the
     /// task writes.
     pub written: Vec<String>,
+    /// Whether the task says a figure is ten times off (`ten times lower`, `a factor of 10`, `the decimal point`),
+    /// set by the caller ([`tenfold_said`]): a whole constant is then tried ten times larger and smaller too.
+    pub tenfold: bool,
     /// The hours of the day the task says on the clock ([`hours_said`]), set by the caller: an hour constant that
     /// is the wrong one is often one of them.
     pub hours: Vec<String>,
@@ -313,6 +316,7 @@ impl Names {
             none_said: false,
             said: Vec::new(),
             written: Vec::new(),
+            tenfold: false,
             hours: Vec::new(),
             units: Vec::new(),
             fields_said: Vec::new(),
@@ -1643,6 +1647,12 @@ fn number_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
     } else {
         Vec::new()
     };
+    // A whole constant ten times off where the task says so (`262` for `2620`: "roughly ten times lower").
+    let whole = s.len() >= 2 && s.bytes().all(|c| c.is_ascii_digit()) && !s.starts_with('0');
+    if whole_value && whole && names.tenfold {
+        moved.push(format!("{s}0"));
+        moved.push(format!("{}.{}", &s[..s.len() - 1], &s[s.len() - 1..]));
+    }
     // An hour constant's whole number exchanged for an hour the task says on the clock (`night is anything from
     // 8pm`: 20 for `NIGHT_START_HOUR = 22`).
     let hour =
@@ -1668,6 +1678,25 @@ fn number_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
     } else {
         all.collect()
     }
+}
+
+/// Whether a task says a figure is ten times off: `ten times`, `10 times`, `10x`, `tenfold`, `a factor of ten`,
+/// `an order of magnitude`, `the decimal point`.
+pub fn tenfold_said(task: &str) -> bool {
+    let t = task.to_lowercase();
+    [
+        "ten times",
+        "10 times",
+        "10x",
+        "tenfold",
+        "ten-fold",
+        "factor of ten",
+        "factor of 10",
+        "order of magnitude",
+        "decimal point",
+    ]
+    .iter()
+    .any(|w| t.contains(w))
 }
 
 /// A number literal's value in one spelling (`1.10` and `1.1` alike, `36.00` as `36`, `2_000` as `2000`), or none
@@ -4604,6 +4633,7 @@ pub fn probe(
         reported: reported(&spec.task),
         said: said_numbers(&spec.task),
         written: written_numbers(&spec.task),
+        tenfold: tenfold_said(&spec.task),
         hours: hours_said(&spec.task),
         units: units_said(&spec.task),
         task_words: spec
@@ -4674,6 +4704,7 @@ struct Probe<'a, 'c> {
     reported: Vec<(String, String)>,
     said: Vec<String>,
     written: Vec<String>,
+    tenfold: bool,
     hours: Vec<String>,
     units: Vec<String>,
     task_words: HashSet<String>,
@@ -4734,6 +4765,7 @@ impl Probe<'_, '_> {
         names.reported.clone_from(&self.reported);
         names.said.clone_from(&self.said);
         names.written.clone_from(&self.written);
+        names.tenfold |= self.tenfold;
         names.hours.clone_from(&self.hours);
         names.units.clone_from(&self.units);
         names.fields_said = names
@@ -5272,6 +5304,23 @@ mod tests {
                 .iter()
                 .any(|l| l.contains("0.2"))
         );
+    }
+
+    #[test]
+    fn a_whole_constant_is_ten_times_off_only_where_the_task_says_so() {
+        assert!(tenfold_said(
+            "figures are roughly ten times lower than the meter"
+        ));
+        assert!(!tenfold_said("ten minutes late, times two"));
+        let names = Names {
+            tenfold: true,
+            ..Names::default()
+        };
+        let got = of_line("PPM_TO_UGM3 = 262", &names);
+        assert!(got.contains(&"PPM_TO_UGM3 = 2620".to_string()), "{got:?}");
+        assert!(got.contains(&"PPM_TO_UGM3 = 26.2".to_string()), "{got:?}");
+        let got = of_line("PPM_TO_UGM3 = 262", &Names::default());
+        assert!(!got.contains(&"PPM_TO_UGM3 = 2620".to_string()), "{got:?}");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! and falls through to the usual one, a function that returns inside a loop and falls off its end, a normalising
 //! function the file defines and a loop never calls, a helper the file defines and nothing calls, a dict a loop
 //! tests for a key and never marks it in, an item chosen out of a collection handed in and never taken out of it,
-//! and a running number never started afresh where its loop notices the group change. Pure: lines in, lines out.
+//! a running number never started afresh where its loop notices the group change, and an item a search loop finds
+//! and never returns. Pure: lines in, lines out.
 
 use super::super::{defines, is_name, tokens};
 use super::{
@@ -588,6 +589,54 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
                         given += 1;
                         out.push((h, format!("{}{field} += 1", indent_of(lines[first]))));
                     }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A search that finds an item in its loop, marks it or works on it, and never hands it back: a function whose
+/// only answer is `return None` at its end, with a `for x in ...:` loop at its own depth holding an `if` block
+/// that never leaves (`if order["status"] == "waiting": order["status"] = "steaming"`): `return x` at the end of
+/// that block.
+pub(in crate::locate_rank) fn found_never_returned(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let Some(&last) = d.body.last() else { continue };
+        let none = |b: usize| code_of(lines[b]).trim() == "return None";
+        let only_none = d
+            .body
+            .iter()
+            .filter(|&&b| first_word(lines[b]) == "return")
+            .all(|&b| none(b));
+        if indent_of(lines[last]) != d.indent || !none(last) || !only_none {
+            continue;
+        }
+        let depth = d.indent.len();
+        for (k, &b) in d.body.iter().enumerate() {
+            let t = tokens(&code_of(lines[b]));
+            let one = t.len() > 3 && t[0] == "for" && is_name(&t[1]) && t[2] == "in";
+            if !one || indent_of(lines[b]).len() != depth {
+                continue;
+            }
+            let block = block_below(lines, &d.body[k + 1..], depth);
+            let Some(&first) = block.first() else {
+                continue;
+            };
+            let inner = indent_of(lines[first]).len();
+            for (j, &h) in block.iter().enumerate() {
+                if first_word(lines[h]) != "if" || indent_of(lines[h]).len() != inner {
+                    continue;
+                }
+                let body = block_below(lines, &block[j + 1..], inner);
+                if let (Some(&top), Some(&end)) = (body.first(), body.last())
+                    && !ends_flow(lines[end])
+                {
+                    out.push((end, format!("{}return {}", indent_of(lines[top]), t[1])));
                 }
             }
         }
@@ -1378,6 +1427,21 @@ pub(in crate::locate_rank) fn records_never_kept(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_found_item_never_handed_back_is_returned_at_the_end_of_its_block() {
+        let text = "def start_next(queue):\n    \"\"\"Mark the oldest waiting order and return it.\"\"\"\n    for order in queue:\n        if order[\"status\"] == \"waiting\":\n            order[\"status\"] = \"steaming\"\n    return None\n";
+        assert!(lines_of(text).contains(&(5, "            return order".to_string())));
+        // A block that leaves already, or a function with another answer: nothing.
+        for other in [
+            text.replace("\"steaming\"\n", "\"steaming\"\n            return order\n"),
+            text.replace("    return None", "    return queue"),
+        ] {
+            assert!(
+                !offers(&other, "return order\n") && !offers(&other, "            return order")
+            );
+        }
+    }
 
     #[test]
     fn a_budget_a_loop_tests_and_never_changes_is_spent_or_refilled() {

@@ -448,8 +448,8 @@ fn share_taken(lines: &[&str], d: &Def, b: usize) -> Option<(usize, String)> {
         .then(|| (b, format!("{}{place} -= {share}", indent_of(lines[b]))))
 }
 
-/// A new amount worked out from a kept one and a parameter (`remaining = round(self.balance[name] - amount, 2)`,
-/// `left = stock[key] - qty`) where the function never writes the kept place and the file writes it elsewhere (it
+/// A new amount worked out from a kept one and a parameter or a whole number (`remaining =
+/// round(self.balance[name] - amount, 2)`, `left = stock[key] - qty`, `count = self.credits.get(name, 0) + 1`) where the function never writes the kept place and the file writes it elsewhere (it
 /// is state, not a figure): the amount kept right after (`self.balance[name] = remaining`).
 pub(in crate::locate_rank) fn remainders_never_kept(
     lines: &[&str],
@@ -486,8 +486,9 @@ pub(in crate::locate_rank) fn remainders_never_kept(
     out
 }
 
-/// The kept place (`self.balance[name]`, `stock[key]`, `self.credit`) that `value` adds a parameter of `d` to or
-/// takes one from (`self.balance[name] - amount`, inside a `round(...)` or not), when there is one such place.
+/// The kept place (`self.balance[name]`, `stock[key]`, `self.credit`) that `value` adds a parameter of `d` or a
+/// whole number to or takes one from (`self.balance[name] - amount`, inside a `round(...)` or not,
+/// `self.credits.get(name, 0) + 1`), when there is one such place.
 fn amount_changed(value: &str, d: &Def) -> Option<String> {
     let mut found = None;
     for op in [" - ", " + "] {
@@ -497,7 +498,8 @@ fn amount_changed(value: &str, d: &Def) -> Option<String> {
                 .find(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .unwrap_or(after.len());
             let p = &after[..end];
-            if !d.params.contains(p) || p == "self" {
+            let number = !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit());
+            if !(number || d.params.contains(p)) || p == "self" {
                 continue;
             }
             let before = &value[..at];
@@ -507,8 +509,8 @@ fn amount_changed(value: &str, d: &Def) -> Option<String> {
                 .rev()
                 .find(|&(_, c)| {
                     match c {
-                        ']' => depth += 1,
-                        '[' if depth > 0 => depth -= 1,
+                        ']' | ')' => depth += 1,
+                        '[' | '(' if depth > 0 => depth -= 1,
                         _ if depth > 0 => {}
                         _ => return !(c.is_alphanumeric() || c == '_' || c == '.'),
                     }
@@ -787,6 +789,12 @@ mod tests {
         assert!(run(remainders_never_kept, plain).is_empty());
         let local = ledger.replace("self.balance[name] - amount", "self.balance[name] - fee");
         assert!(run(remainders_never_kept, &local).is_empty());
+        // A count read with a default and one added: the count kept.
+        let count = "class Log:\n    def __init__(self):\n        self.credits = {}\n\n    def record(self, name):\n        count = self.credits.get(name, 0) + 1\n        return count\n";
+        assert_eq!(
+            run(remainders_never_kept, count),
+            [(5, "        self.credits[name] = count".to_string())]
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! lists a loop never files its item into under the name it binds and never reads, a value a loop unpacks and never adds to the running value it reads
 //! (or to the dict entry the loop starts at zero under its key), a dict counted into by key before the key has a value, a method's
 //! parameter that is never read, a parameter never read that another function walks as tuples (a log never
-//! written), a name a comprehension over lines binds and never filters on. Pure: lines in, lines out.
+//! written), a name a comprehension over lines binds and never filters on, the tuple of a loop's names a docstring
+//! writes gathered, a dict entry a loop zeroes with `setdefault` and never adds to. Pure: lines in, lines out.
 
 use super::super::{defines, is_name, tokens};
 use super::{Def, Loop, code_of, indent_of, reads};
@@ -92,12 +93,13 @@ pub(in crate::locate_rank) fn results_never_gathered(
                     };
                     if let Some(method) = method {
                         let indent = indent_of(lines[first]);
-                        for x in computed.iter().chain(&targets).take(MAX_GATHERED) {
-                            out.push((end, format!("{indent}{name}.{method}({x})")));
-                        }
-                        for made in helper_made(lines, defs, d, &targets) {
-                            out.push((end, format!("{indent}{name}.{method}({made})")));
-                        }
+                        let gathered = tuples_said(lines, d, &targets)
+                            .into_iter()
+                            .chain(computed.iter().chain(&targets).take(MAX_GATHERED).cloned())
+                            .chain(helper_made(lines, defs, d, &targets));
+                        out.extend(
+                            gathered.map(|x| (end, format!("{indent}{name}.{method}({x})"))),
+                        );
                         continue;
                     }
                     if matches!(value.as_slice(), ["0"] | ["0", ".", "0"]) {
@@ -217,6 +219,75 @@ fn keys_read_off(lines: &[&str], x: &str) -> Vec<String> {
                 let read = format!("{x}[{q}{k}{q}]");
                 if out.is_empty() && rest[k.len()..].starts_with(&format!("{q}]")) {
                     out.push(read);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The tuples of a loop's `targets` that the docstring of `d` writes out in brackets, in its words (`(tray id,
+/// crop) for trays ready to cut`: `(tray_id, crop)`), each once.
+fn tuples_said(lines: &[&str], d: &Def, targets: &[String]) -> Vec<String> {
+    let prose = super::super::prose_lines(&lines.join("\n"));
+    let mut out: Vec<String> = Vec::new();
+    for b in d.docstring(&prose) {
+        for group in lines[b].split('(').skip(1) {
+            let Some((inside, _)) = group.split_once(')') else {
+                continue;
+            };
+            let items: Vec<String> = inside
+                .split(',')
+                .map(|i| i.trim().to_lowercase().replace([' ', '-'], "_"))
+                .collect();
+            if items.len() >= 2 && items.iter().all(|i| targets.contains(i)) {
+                let tuple = format!("({})", items.join(", "));
+                if !out.contains(&tuple) {
+                    out.push(tuple);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A dict a loop gives each key a zero with `setdefault` (`totals.setdefault(variety, 0.0)`) and no line of the
+/// function adds to: right after, the key's entry added what a helper of the file makes of the loop's other names
+/// ([`helper_made`]: `totals[variety] += flour_from_grain(grain_kg)`), then each of them as it is.
+pub(in crate::locate_rank) fn zeros_never_added_to(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        for Loop { at: k, block, .. } in d.loops(lines, &toks, &["for"]) {
+            let targets = bound(&toks[k]);
+            for (u, &b) in toks[k + 1..k + 1 + block.len()].iter().zip(&block) {
+                let zero = match u.as_slice() {
+                    [dict, dot, call, open, key, comma, rest @ ..]
+                        if dot == "." && call == "setdefault" && open == "(" && comma == "," =>
+                    {
+                        matches!(rest, [z, c] | [z, _, _, c] if z == "0" && c == ")")
+                            .then_some((dict, key))
+                    }
+                    _ => None,
+                };
+                let Some((dict, key)) = zero.filter(|(x, k)| is_name(x) && is_name(k)) else {
+                    continue;
+                };
+                let added = toks.iter().any(|t| {
+                    t.first() == Some(dict)
+                        && t.get(1).is_some_and(|o| o == "[")
+                        && t.iter().any(|o| matches!(o.as_str(), "+=" | "-=" | "="))
+                });
+                if added {
+                    continue;
+                }
+                let others: Vec<String> = targets.iter().filter(|t| *t != key).cloned().collect();
+                let indent = indent_of(lines[b]);
+                for x in helper_made(lines, defs, d, &others).iter().chain(&others) {
+                    out.push((b, format!("{indent}{dict}[{key}] += {x}")));
                 }
             }
         }
@@ -735,6 +806,30 @@ pub(in crate::locate_rank) fn comprehension_filters_left_out(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_tuple_the_docstring_writes_is_gathered_and_a_zeroed_entry_is_added_to() {
+        let ready = "def ready_trays(trays, today):\n    \"\"\"(tray id, crop) for trays ready to cut by `today`.\"\"\"\n    ready = []\n    for tray_id, crop, sown in trays:\n        if sown > today:\n            continue\n    return ready\n";
+        assert!(
+            lines_of(ready).contains(&(6, "        ready.append((tray_id, crop))".to_string()))
+        );
+        // Words the loop does not bind make no tuple.
+        let other = ready.replace("(tray id, crop)", "(tray id, colour)");
+        assert!(!offers(&other, "ready.append((tray_id"));
+        let totals = "def flour(kg):\n    return kg * 0.75\n\n\ndef totals_by_variety(batches):\n    totals = {}\n    for variety, grain_kg in batches:\n        totals.setdefault(variety, 0.0)\n    return totals\n";
+        let got = lines_of(totals);
+        assert!(
+            got.contains(&(8, "        totals[variety] += flour(grain_kg)".to_string())),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(8, "        totals[variety] += grain_kg".to_string())),
+            "{got:?}"
+        );
+        // Added to already: nothing of the kind.
+        let added = totals.replace("0.0)\n", "0.0)\n        totals[variety] += grain_kg\n");
+        assert!(!offers(&added, "totals[variety] += flour("));
+    }
 
     #[test]
     fn a_total_never_touched_adds_what_a_helper_named_for_it_makes_of_the_item() {
