@@ -785,6 +785,11 @@ fn localize() {
             "held out, sixty-first set",
             sixty_first::SIXTY_FIRST,
         ),
+        (
+            "sixty-second",
+            "held out, sixty-second set",
+            sixty_second::SIXTY_SECOND,
+        ),
     ] {
         if !only.is_empty() && only != key {
             continue;
