@@ -19,7 +19,8 @@
 //! - an accumulator updated and never given a first value (`total += r` with no `total = 0`): the first value,
 //!   from how it is updated, before the outermost loop that holds the update;
 //! - a collection attribute read and never added to (`len(self.calls)` and no `self.calls.append`), or a counting
-//!   dict never counted: the record, before the returns of a method the checks ran that reads it;
+//!   dict never counted: the record, before the returns of a method the checks ran that reads it, or that makes a
+//!   local and returns it without keeping it (`self.adoptions.append(record)` before `return record`);
 //! - the last group a loop collects on each change (`runs.append(...)` in a block of the loop) and never after it:
 //!   the same line after the loop; and the other way round, a group collected only after the loop and started
 //!   afresh in it (`current = []` on a change): the collection before the fresh start;
@@ -171,6 +172,7 @@ const UNTOLD: &[Kind] = &[
     untouched::results_never_gathered,
     untouched::groups_never_filled,
     untouched::zeros_never_added_to,
+    untouched::capped_parameters_never_added,
     untouched::loop_values_never_used,
     untouched::counts_never_started,
     untouched::parameters_never_read,
@@ -884,7 +886,8 @@ fn accumulator_inits(lines: &[&str], defs: &[Def]) -> Vec<(usize, String, String
 /// The record of what a method permits or sees, in a collection attribute the file reads and never adds to
 /// (`self.calls = []`, then `len(self.calls)`, never `self.calls.append`): `self.calls.append(now)` before each
 /// `return` of the method's own block that ran (and after its last line, when that is no `return`), in each method
-/// the checks ran that reads it, for its latest locals and else its parameters, at most two.
+/// the checks ran that reads it or that makes a local and returns it (`return record`: made and never kept), for
+/// its latest locals and else its parameters, at most two.
 fn attribute_records(
     lines: &[&str],
     defs: &[Def],
@@ -912,7 +915,12 @@ fn attribute_records(
             let attr = format!("self.{name}");
             for d in defs.iter().filter(|d| d.name != "__init__") {
                 let reads = d.body.iter().any(|&k| code_of(lines[k]).contains(&attr));
-                if !reads || !d.body.iter().any(|&k| ran_at(reach, k)) {
+                // Or a method that makes a record and hands it back without keeping it (`return record`).
+                let makes = d.body.iter().any(|&k| {
+                    let t = tokens(&code_of(lines[k]));
+                    matches!(t.as_slice(), [r, x] if r == "return" && d.bound.contains(x) && !d.params.contains(x))
+                });
+                if !(reads || makes) || !d.body.iter().any(|&k| ran_at(reach, k)) {
                     continue;
                 }
                 for call in records(lines, d, &attr, kind) {
@@ -2901,6 +2909,14 @@ mod tests {
             *r = Reach::NotRun;
         }
         assert!(lines_of(text, &[], Some(&not_run)).is_empty());
+        // A method that makes a record and returns it without keeping it keeps it.
+        let made = "class Register:\n    def __init__(self):\n        self.adoptions = []\n\n    def adopt(self, who):\n        record = {\"who\": who}\n        return record\n\n    def count(self):\n        return len(self.adoptions)\n";
+        let reach = vec![Reach::Ran; 10];
+        let got = lines_of(made, &[], Some(&reach));
+        assert!(
+            got.contains(&(6, "        self.adoptions.append(record)".into())),
+            "{got:?}"
+        );
     }
 
     #[test]

@@ -108,6 +108,9 @@ const NAME_SWAPS: &[(&str, &[&str])] = &[
     ("startswith", &["endswith"]),
     ("endswith", &["startswith"]),
     ("append", &["extend"]),
+    ("pop", &["popleft"]),
+    ("popleft", &["pop"]),
+    ("appendleft", &["append"]),
     ("extend", &["append"]),
     ("split", &["rsplit"]),
     ("rsplit", &["split"]),
@@ -232,6 +235,9 @@ pub struct Names {
     /// Whether the task says a figure is ten times off (`ten times lower`, `a factor of 10`, `the decimal point`),
     /// set by the caller ([`tenfold_said`]): a whole constant is then tried ten times larger and smaller too.
     pub tenfold: bool,
+    /// The percentages the task writes (`only 5% VAT not 20%`: 5 and 20), set by the caller ([`percents_said`]): a
+    /// fraction of the file (`VAT_RATE = 0.20`) that is the wrong rate is often one of them.
+    pub percents: Vec<String>,
     /// The hours of the day the task says on the clock ([`hours_said`]), set by the caller: an hour constant that
     /// is the wrong one is often one of them.
     pub hours: Vec<String>,
@@ -317,6 +323,7 @@ impl Names {
             said: Vec::new(),
             written: Vec::new(),
             tenfold: false,
+            percents: Vec::new(),
             hours: Vec::new(),
             units: Vec::new(),
             fields_said: Vec::new(),
@@ -1553,6 +1560,8 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
         .chain(keys_named_as_table(line, &toks))
         .chain(directives_swapped(line, &toks))
         .chain(twins_swapped(line, &toks, &names.locals))
+        .chain(pop_ends(line, &toks))
+        .chain(literal_everywhere(line, &toks, &names.unread))
     {
         push(m);
     }
@@ -1647,6 +1656,18 @@ fn number_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
     } else {
         Vec::new()
     };
+    // A fraction that is the wrong one of the rates the task writes as percentages (`0.20` for `0.05`: "5% VAT").
+    if let Some(v) = s
+        .parse::<f64>()
+        .ok()
+        .filter(|v| *v > 0.0 && *v < 1.0 && s.contains('.'))
+    {
+        let rates = names.percents.iter().filter_map(|p| p.parse::<f64>().ok());
+        let others = rates
+            .map(|p| format!("{}", p / 100.0))
+            .filter(|f| f.parse() != Ok(v));
+        moved.extend(others.take(MAX_SAID));
+    }
     // A whole constant ten times off where the task says so (`262` for `2620`: "roughly ten times lower").
     let whole = s.len() >= 2 && s.bytes().all(|c| c.is_ascii_digit()) && !s.starts_with('0');
     if whole_value && whole && names.tenfold {
@@ -1678,6 +1699,29 @@ fn number_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
     } else {
         all.collect()
     }
+}
+
+/// The percentages a task writes (`5%`, `20 %`, `12.5 percent`, `3 per cent`), each once as its [`canonical`]
+/// value, in order.
+pub fn percents_said(task: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let b = task.as_bytes();
+    for (at, _) in task.match_indices(|c: char| c.is_ascii_digit()) {
+        if at > 0 && (b[at - 1].is_ascii_digit() || b[at - 1] == b'.') {
+            continue;
+        }
+        let end = task[at..]
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .map_or(task.len(), |e| at + e);
+        let rest = task[end..].trim_start().to_lowercase();
+        let percent =
+            rest.starts_with('%') || rest.starts_with("percent") || rest.starts_with("per cent");
+        let number = task[at..end].trim_end_matches('.');
+        if let Some(c) = canonical(number).filter(|c| percent && !out.contains(c)) {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Whether a task says a figure is ten times off: `ten times`, `10 times`, `10x`, `tenfold`, `a factor of ten`,
@@ -4014,6 +4058,60 @@ fn numbers_for_text(line: &str, toks: &[Tok], k: usize) -> Vec<String> {
         .collect()
 }
 
+/// A list taken from the other end (`queue.pop()` to `queue.pop(0)`, and back): a queue served last first.
+fn pop_ends(line: &str, toks: &[Tok]) -> Option<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let k =
+        (1..toks.len()).find(|&k| text(k - 1) == "." && text(k) == "pop" && text(k + 1) == "(")?;
+    match (text(k + 2), text(k + 3)) {
+        (")", _) => Some(format!(
+            "{}0{}",
+            &line[..toks[k + 2].start],
+            &line[toks[k + 2].start..]
+        )),
+        ("0", ")") => Some(format!(
+            "{}{}",
+            &line[..toks[k + 2].start],
+            &line[toks[k + 2].end..]
+        )),
+        _ => None,
+    }
+}
+
+/// A number a line writes twice or more where one name or one value was meant in every place (`ordered[1:-1]` to
+/// `ordered[DROPPED_EACH_END:-DROPPED_EACH_END]` beside the unused `DROPPED_EACH_END = 2`, or to `ordered[2:-2]`):
+/// each of the file's constants never read, then the number one larger, put in every place at once.
+fn literal_everywhere(line: &str, toks: &[Tok], unread: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let numbers: Vec<&Tok> = toks.iter().filter(|t| t.kind == Kind::Number).collect();
+    let mut seen: Vec<&str> = Vec::new();
+    for t in &numbers {
+        let s = &line[t.start..t.end];
+        let places: Vec<&&Tok> = numbers
+            .iter()
+            .filter(|o| line[o.start..o.end] == *s)
+            .collect();
+        if places.len() < 2 || seen.contains(&s) {
+            continue;
+        }
+        seen.push(s);
+        let larger = s.parse::<u64>().ok().map(|n| (n + 1).to_string());
+        let constants = unread.iter().filter(|u| constant_name(u)).cloned();
+        for with in constants.chain(larger).take(MAX_UNREAD) {
+            let mut m = String::new();
+            let mut at = 0;
+            for p in &places {
+                m.push_str(&line[at..p.start]);
+                m.push_str(&with);
+                at = p.end;
+            }
+            m.push_str(&line[at..]);
+            out.push(m);
+        }
+    }
+    out
+}
+
 /// The most mutants of one line that put a binding never read in place of a value.
 const MAX_UNREAD: usize = 4;
 
@@ -4634,6 +4732,7 @@ pub fn probe(
         said: said_numbers(&spec.task),
         written: written_numbers(&spec.task),
         tenfold: tenfold_said(&spec.task),
+        percents: percents_said(&spec.task),
         hours: hours_said(&spec.task),
         units: units_said(&spec.task),
         task_words: spec
@@ -4705,6 +4804,7 @@ struct Probe<'a, 'c> {
     said: Vec<String>,
     written: Vec<String>,
     tenfold: bool,
+    percents: Vec<String>,
     hours: Vec<String>,
     units: Vec<String>,
     task_words: HashSet<String>,
@@ -4766,6 +4866,7 @@ impl Probe<'_, '_> {
         names.said.clone_from(&self.said);
         names.written.clone_from(&self.written);
         names.tenfold |= self.tenfold;
+        names.percents.clone_from(&self.percents);
         names.hours.clone_from(&self.hours);
         names.units.clone_from(&self.units);
         names.fields_said = names
@@ -5303,6 +5404,45 @@ mod tests {
             !mutants("    vat_rate = 20")
                 .iter()
                 .any(|l| l.contains("0.2"))
+        );
+    }
+
+    #[test]
+    fn a_rate_is_another_percentage_the_task_writes_and_a_queue_is_served_from_its_other_end() {
+        assert_eq!(
+            percents_said("only 5% VAT not 20 % and 12.5 percent, 3 per cent; 7 people"),
+            ["5", "20", "12.5", "3"]
+        );
+        let names = Names {
+            percents: vec!["5".into(), "20".into()],
+            ..Names::default()
+        };
+        let got = of_line("VAT_RATE = 0.20", &names);
+        assert!(got.contains(&"VAT_RATE = 0.05".to_string()), "{got:?}");
+        assert!(!got.contains(&"VAT_RATE = 0.2".to_string()), "{got:?}");
+        let got = of_line("        return self.urgent.pop()", &Names::default());
+        assert!(
+            got.contains(&"        return self.urgent.popleft()".to_string()),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&"        return self.urgent.pop(0)".to_string()),
+            "{got:?}"
+        );
+        let got = of_line(
+            "    counted = ordered[1:-1]",
+            &Names {
+                unread: vec!["DROPPED_EACH_END".into()],
+                ..Names::default()
+            },
+        );
+        assert!(
+            got.contains(&"    counted = ordered[DROPPED_EACH_END:-DROPPED_EACH_END]".to_string()),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&"    counted = ordered[2:-2]".to_string()),
+            "{got:?}"
         );
     }
 

@@ -415,8 +415,9 @@ pub(in crate::locate_rank) fn budgets_never_changed(
 /// expires_at: del cache[key]`): the other answer at the end of that block. The other answer is a parameter or
 /// `None`, at most [`MAX_FALLEN`] blocks a function. With no other answer, a block that finds a key missing which
 /// the usual answer then looks up (`if code not in PROMO_CODES:` before `PROMO_CODES[code]`) returns the first
-/// other parameter the usual answer reads (`return total`), and a block that finds a name the usual answer reads to
-/// be nothing (`if size is None:` before `return price(size)`) returns `None`.
+/// other parameter the usual answer reads (`return total`), and a block that finds a name the usual answer or a
+/// later line at the function's depth reads to be nothing (`if size is None:` before `return price(size)`, `if
+/// snatch is None or clean_jerk is None:` before `snatch + clean_jerk`) returns `None`.
 pub(in crate::locate_rank) fn returns_fallen_through(
     lines: &[&str],
     defs: &[Def],
@@ -475,12 +476,15 @@ pub(in crate::locate_rank) fn returns_fallen_through(
             };
             // Or a block that finds a name the usual answer reads to be nothing (`if size is None:` before
             // `price(size)`): the answer for nothing, `None`.
-            let nothing = match h.as_slice() {
-                [_, n, is, none, colon] if is == "is" && none == "None" && colon == ":" => Some(n),
-                [_, not, n, colon] if not == "not" && colon == ":" => Some(n),
-                _ => None,
-            }
-            .filter(|n| is_name(n) && usual.contains(n));
+            // Read by the usual answer, or by a later line at the function's depth (`snatch + clean_jerk`).
+            let later = |n: &String| {
+                d.body[k + 1..].iter().any(|&j| {
+                    indent_of(lines[j]) == d.indent && tokens(&code_of(lines[j])).contains(n)
+                })
+            };
+            let nothing = tested_for_nothing(&h)
+                .into_iter()
+                .find(|n| is_name(n) && (usual.contains(n) || later(n)));
             if guarded && missing_key.is_none() && nothing.is_none() {
                 continue;
             }
@@ -505,6 +509,26 @@ pub(in crate::locate_rank) fn returns_fallen_through(
         }
     }
     out
+}
+
+/// The names an `if` header's tokens `h` test for nothing, one or several joined by `or` (`if size is None:`, `if
+/// not size:`, `if snatch is None or clean_jerk is None:`); none for any other header.
+fn tested_for_nothing(h: &[String]) -> Vec<&String> {
+    let Some(cond) = h
+        .strip_prefix(&["if".to_string()])
+        .and_then(|c| c.strip_suffix(&[":".to_string()]))
+    else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    for part in cond.split(|t| t == "or") {
+        match part {
+            [n, is, none] if is == "is" && none == "None" => names.push(n),
+            [not, n] if not == "not" => names.push(n),
+            _ => return Vec::new(),
+        }
+    }
+    names
 }
 
 /// The most `if` blocks one attribute never counted is counted in.
@@ -1427,6 +1451,16 @@ pub(in crate::locate_rank) fn records_never_kept(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_block_that_finds_either_of_two_names_missing_returns_none_before_a_later_line_reads_them()
+    {
+        let text = "class Meet:\n    def record(self, name, a, b):\n        snatch = best(a)\n        clean = best(b)\n        if snatch is None or clean is None:\n            self.out.append(name)\n        self.totals[name] = snatch + clean\n        return self.totals[name]\n";
+        assert!(lines_of(text).contains(&(6, "            return None".to_string())));
+        // A header that tests something else is no such block.
+        let other = text.replace("clean is None:", "clean > 3:");
+        assert!(!offers(&other, "            return None"));
+    }
 
     #[test]
     fn a_found_item_never_handed_back_is_returned_at_the_end_of_its_block() {

@@ -4,7 +4,8 @@
 //! (or to the dict entry the loop starts at zero under its key), a dict counted into by key before the key has a value, a method's
 //! parameter that is never read, a parameter never read that another function walks as tuples (a log never
 //! written), a name a comprehension over lines binds and never filters on, the tuple of a loop's names a docstring
-//! writes gathered, a dict entry a loop zeroes with `setdefault` and never adds to. Pure: lines in, lines out.
+//! writes gathered, a dict entry a loop zeroes with `setdefault` and never adds to, a parameter and a local never
+//! read added, the one capped at the other, to the number a function adds up. Pure: lines in, lines out.
 
 use super::super::{defines, is_name, tokens};
 use super::{Def, Loop, code_of, indent_of, reads};
@@ -290,6 +291,55 @@ pub(in crate::locate_rank) fn zeros_never_added_to(
                     out.push((b, format!("{indent}{dict}[{key}] += {x}")));
                 }
             }
+        }
+    }
+    out
+}
+
+/// A parameter and a local that a function never reads, beside a number it adds up (`claim += food_allowance(...)`,
+/// with `lost_earnings` and `cap = ...` unread): the parameter added capped at the local (`claim +=
+/// min(lost_earnings, cap)`), then as it is, right after the last line that adds to the number at the function's
+/// own depth.
+pub(in crate::locate_rank) fn capped_parameters_never_added(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        let read = |n: &String, skip: Option<usize>| {
+            toks.iter()
+                .enumerate()
+                .any(|(i, t)| Some(i) != skip && reads(t, n))
+        };
+        let mut params: Vec<&String> = d
+            .params
+            .iter()
+            .filter(|p| *p != "self" && !read(p, None))
+            .collect();
+        params.sort();
+        let locals: Vec<(usize, &String)> = toks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| match t.as_slice() {
+                [n, eq, ..] if eq == "=" && is_name(n) && !d.params.contains(n) => Some((i, n)),
+                _ => None,
+            })
+            .filter(|(i, n)| {
+                !read(n, Some(*i)) && !toks[..*i].iter().any(|t| t.first() == Some(*n))
+            })
+            .collect();
+        let added = toks.iter().enumerate().rev().find(|(i, t)| {
+            t.get(1).is_some_and(|o| o == "+=") && indent_of(lines[d.body[*i]]) == d.indent
+        });
+        let Some((at, total)) = added.map(|(i, t)| (d.body[i], &t[0])) else {
+            continue;
+        };
+        for p in params {
+            for (_, cap) in &locals {
+                out.push((at, format!("{}{total} += min({p}, {cap})", d.indent)));
+            }
+            out.push((at, format!("{}{total} += {p}", d.indent)));
         }
     }
     out
@@ -806,6 +856,23 @@ pub(in crate::locate_rank) fn comprehension_filters_left_out(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_parameter_never_read_is_added_capped_at_a_local_never_read() {
+        let text = "def daily_claim(day, miles, lost):\n    cap = 64.95 if day <= 10 else 129.91\n    claim = miles * 0.3\n    claim += food(day)\n    return round(claim, 2)\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(4, "    claim += min(lost, cap)".to_string())),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(4, "    claim += lost".to_string())),
+            "{got:?}"
+        );
+        // The parameter read already: nothing of the kind.
+        let read = text.replace("food(day)", "food(lost)");
+        assert!(!offers(&read, "min(lost, cap)"));
+    }
 
     #[test]
     fn a_tuple_the_docstring_writes_is_gathered_and_a_zeroed_entry_is_added_to() {
