@@ -1560,8 +1560,6 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
         .chain(keys_named_as_table(line, &toks))
         .chain(directives_swapped(line, &toks))
         .chain(twins_swapped(line, &toks, &names.locals))
-        .chain(pop_ends(line, &toks))
-        .chain(literal_everywhere(line, &toks, &names.unread))
     {
         push(m);
     }
@@ -1810,6 +1808,8 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(operands_negated(line, toks));
     out.extend(repeated_twins(line, toks));
     out.extend(split_point_moved(line, toks));
+    out.extend(literal_everywhere(line, toks, &names.unread));
+    out.extend(pop_ends(line, toks));
     out.extend(entry_values_swapped(line, toks, &names.entries_said));
     out.extend(sorted_iteration(line, toks));
     out.extend(sort_key_negated(line, toks));
