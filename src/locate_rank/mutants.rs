@@ -230,7 +230,7 @@ pub struct Names {
     /// Every number the task writes in digits, decimals included, each as its [`canonical`] value, set by the
     /// caller ([`written_numbers`]): a literal of the file the task writes as it stands is the user's own figure
     /// (`Lower Ford read exactly 1.10 m, which is its alert level`), and is mutated only to another figure the
-    /// task writes.
+    /// task writes; not a whole number below 10, which tasks write as counts and results everywhere.
     pub written: Vec<String>,
     /// Whether the task says a figure is ten times off (`ten times lower`, `a factor of 10`, `the decimal point`),
     /// set by the caller ([`tenfold_said`]): a whole constant is then tried ten times larger and smaller too.
@@ -1690,9 +1690,11 @@ fn number_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
         .chain(moved)
         .chain(others.take(MAX_CONSTANTS).cloned())
         .chain(transposed_digits(s));
-    // The task's own figure, written as it stands here, becomes only another figure the task writes.
+    // The task's own figure, written as it stands here, becomes only another figure the task writes. Not a small
+    // whole number: a task writes 1 and 2 as counts and results everywhere (`{'Bo': 1}` beside `.get(name, 1)`).
     let written = |n: &str| canonical(n).is_some_and(|c| names.written.contains(&c));
-    if written(s) {
+    let small = s.parse::<u64>().is_ok_and(|n| n < 10);
+    if written(s) && !small {
         all.filter(|n| written(n)).collect()
     } else {
         all.collect()
@@ -5495,6 +5497,16 @@ mod tests {
         assert!(got.contains(&"    if score >= 70:".to_string()), "{got:?}");
         let got = of_line("    if score > 60:", &names);
         assert!(got.contains(&"    if score > 61:".to_string()), "{got:?}");
+        // A small whole number the task writes is mutated as ever.
+        let names = Names {
+            written: vec!["1".into(), "2".into()],
+            ..Names::default()
+        };
+        let got = of_line("    counts[name] = counts.get(name, 1) + 1", &names);
+        assert!(
+            got.contains(&"    counts[name] = counts.get(name, 0) + 1".to_string()),
+            "{got:?}"
+        );
     }
 
     #[test]

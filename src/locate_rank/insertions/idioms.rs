@@ -15,7 +15,8 @@
 //!   included): `x = x.strip()`, `x.lower()`, `x.upper()`, both, and its runs of
 //!   spaces collapsed (`" ".join(x.split())`), first in the function (and after a guard on it the function opens
 //!   with, `if not code: return 0.0`) or right after the line that binds it; and
-//!   the characters its docstring says a text has none of (`no spaces or dashes`) removed
+//!   the characters its docstring says a text has none of (`no spaces or dashes`), or else those the file's other
+//!   functions write into a text they make (`code[:4] + "-" + code[4:]`), removed
 //!   (`plate = plate.replace(" ", "").replace("-", "")`), right after the last line that binds it, else first;
 //! - a row's field it converts in place (`row["made"] = date.fromisoformat(row["made"])`): the row's other keys
 //!   converted to numbers right after (`row["kg"] = float(row["kg"])`);
@@ -83,6 +84,25 @@ const SEPARATORS: &[(&[&str], &str)] = &[
     (&["colon", "colons"], ":"),
     (&["apostrophe", "apostrophes"], "'"),
 ];
+
+/// The separators the file's other functions write into a text they make (`code[:4] + "-" + code[4:]`), in the
+/// order [`SEPARATORS`] has them: a text that comes back in (`redeem(typed)`) holds them and a lookup of the bare
+/// text misses it.
+fn separators_joined(lines: &[&str], d: &Def) -> Vec<&'static str> {
+    let joined = |c: &str| {
+        lines.iter().enumerate().any(|(i, l)| {
+            !d.body.contains(&i)
+                && [format!("+ \"{c}\" +"), format!("+ '{c}' +")]
+                    .iter()
+                    .any(|p| l.contains(p.as_str()))
+        })
+    };
+    SEPARATORS
+        .iter()
+        .map(|(_, c)| *c)
+        .filter(|c| *c != " " && joined(c))
+        .collect()
+}
 
 /// The characters the docstring of `d` (its prose lines before `first_code`) says a text has none of or drops
 /// (`no spaces or dashes`, `without hyphens`, `spaces removed`), in the order [`SEPARATORS`] has them.
@@ -1441,6 +1461,9 @@ fn of_def(
         return Vec::new();
     };
     kinds.separators = separators_said(lines, d, first_code);
+    if kinds.separators.is_empty() {
+        kinds.separators = separators_joined(lines, d);
+    }
     kinds.rebound = rebound(lines, &code, &kinds.texts);
     let width = |k: usize| indent_of(lines[k]).len();
     let mut out = first_in_function(lines, d, &kinds, first_code);
@@ -1838,6 +1861,13 @@ mod tests {
                 2,
                 "    plate = plate.replace(\" \", \"\").replace(\"-\", \"\")"
             ),
+            "{got:?}"
+        );
+        // A separator another function writes into the text it makes is taken out of the text that comes back.
+        let book = "def issue(code):\n    return code[:4] + \"-\" + code[4:]\n\n\ndef redeem(typed, unused):\n    code = typed.strip().upper()\n    return code in unused\n";
+        let got = at(book, 6);
+        assert!(
+            has(&got, 6, "    code = code.replace(\"-\", \"\")"),
             "{got:?}"
         );
     }

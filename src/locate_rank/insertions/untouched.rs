@@ -96,6 +96,7 @@ pub(in crate::locate_rank) fn results_never_gathered(
                         let indent = indent_of(lines[first]);
                         let gathered = tuples_said(lines, d, &targets)
                             .into_iter()
+                            .chain(tuples_read_after(after, name, &computed, &targets))
                             .chain(computed.iter().chain(&targets).take(MAX_GATHERED).cloned())
                             .chain(helper_made(lines, defs, d, &targets));
                         out.extend(
@@ -103,7 +104,7 @@ pub(in crate::locate_rank) fn results_never_gathered(
                         );
                         continue;
                     }
-                    if matches!(value.as_slice(), ["0"] | ["0", ".", "0"]) {
+                    if zero_start(&value, lines[d.body[j]]) {
                         let loop_ = (inner, block.as_slice(), targets.as_slice());
                         out.extend(extremes_kept(lines, name, loop_));
                         let indent = indent_of(lines[first]);
@@ -220,6 +221,57 @@ fn keys_read_off(lines: &[&str], x: &str) -> Vec<String> {
                 let read = format!("{x}[{q}{k}{q}]");
                 if out.is_empty() && rest[k.len()..].starts_with(&format!("{q}]")) {
                     out.push(read);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether a name starts at zero: `0`, `0.0`, `Decimal("0")` (`value`: the tokens after `=`; `line`: its text).
+fn zero_start(value: &[&str], line: &str) -> bool {
+    matches!(value, ["0"] | ["0", ".", "0"])
+        || (value.first() == Some(&"Decimal")
+            && ["Decimal(\"0\")", "Decimal('0')", "Decimal(0)"]
+                .iter()
+                .any(|z| line.trim_end().ends_with(z)))
+}
+
+/// The tuples a list is read as after its loop (`[premises for _, premises in poor]`), made of the loop's names:
+/// each position the later line names with one of them keeps it, each other takes what the loop computes, then
+/// the loop's own names (`(stars, premises)`), the two-item ones only.
+fn tuples_read_after(
+    after: &[Vec<String>],
+    name: &str,
+    computed: &[String],
+    targets: &[String],
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in after {
+        for (f, _) in t.iter().enumerate().filter(|(_, w)| *w == "for") {
+            let Some(at) = t[f..].iter().position(|w| w == "in").map(|i| f + i) else {
+                continue;
+            };
+            if t.get(at + 1).is_none_or(|n| n != name) {
+                continue;
+            }
+            let unpacked: Vec<&String> = t[f + 1..at].iter().filter(|w| *w != ",").collect();
+            if unpacked.len() != 2 || t[f + 1..at].len() != 3 {
+                continue;
+            }
+            let known = |w: &String| computed.contains(w) || targets.contains(w);
+            let fill = computed
+                .iter()
+                .chain(targets)
+                .filter(|c| !unpacked.contains(c));
+            for other in fill.take(MAX_GATHERED) {
+                let items: Vec<&String> = unpacked
+                    .iter()
+                    .map(|w| if known(w) { *w } else { other })
+                    .collect();
+                let tuple = format!("({}, {})", items[0], items[1]);
+                if items[0] != items[1] && !out.contains(&tuple) {
+                    out.push(tuple);
                 }
             }
         }
@@ -856,6 +908,22 @@ pub(in crate::locate_rank) fn comprehension_filters_left_out(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_list_read_as_pairs_after_its_loop_gathers_pairs_and_a_decimal_zero_is_a_total() {
+        let poor = "def revisit(inspections, most=2):\n    poor = []\n    for premises, scores in inspections:\n        stars = rating(scores)\n        if stars > most:\n            continue\n    poor.sort()\n    return [premises for _, premises in poor]\n";
+        let got = lines_of(poor);
+        assert!(
+            got.contains(&(6, "        poor.append((stars, premises))".to_string())),
+            "{got:?}"
+        );
+        let paid = "def shares(left, shares):\n    paid = Decimal(\"0\")\n    for name, weight in shares.items():\n        amount = left * weight\n        result[name] = amount\n    return left - paid\n";
+        let got = lines_of(paid);
+        assert!(
+            got.contains(&(4, "        paid += amount".to_string())),
+            "{got:?}"
+        );
+    }
 
     #[test]
     fn a_parameter_never_read_is_added_capped_at_a_local_never_read() {
