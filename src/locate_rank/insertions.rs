@@ -177,6 +177,7 @@ const UNTOLD: &[Kind] = &[
     untouched::counts_never_started,
     untouched::parameters_never_read,
     untouched::logs_never_written,
+    untouched::refusals_never_logged,
     stored::parameters_never_stored,
     stored::keys_never_kept,
     stored::withdrawals_never_taken,
@@ -1144,7 +1145,8 @@ const WALKERS: &[&str] = &[
 /// A name a function starts before a `for` loop and the loop never sets: one the loop reads that starts empty
 /// (`previous = None`, then `day - previous` in the loop) or from what the loop walks (`previous = readings[0][1]`,
 /// `for month, value in readings[1:]`) is given the loop's names at the end of its body (`previous = day`), then
-/// those its body binds at its own depth from them (`t = to_seconds(clock)`: `previous = t`); a number started at 0 and read
+/// those its body binds at its own depth from them (`t = to_seconds(clock)`: `previous = t`), and one started at 0
+/// the loop reads added to (`used + needed > usable`) has that added (`used += needed`); a number started at 0 and read
 /// after the loop (`bought = 0.0` ... `spent / bought`) has
 /// those of them added to it there that another update in the loop adds (`spent += qty * price`: `bought += qty`).
 fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
@@ -1217,6 +1219,14 @@ fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
                     let deeper = indent_of(lines[end]);
                     let deeper = (seeded && deeper.len() > indent.len() && !ends_flow(lines[end]))
                         .then_some(deeper);
+                    // A total started at 0 the loop reads added to (`if used + needed > usable:`): added to.
+                    if let Some(x) = inner
+                        .iter()
+                        .find_map(|u| added_in(u, name))
+                        .filter(|_| zero)
+                    {
+                        out.push((end, format!("{indent}{name} += {x}")));
+                    }
                     for t in given.iter().filter(|t| **t != name).take(MAX_LOOP_NAMES) {
                         out.push((end, format!("{indent}{name} = {t}")));
                         if let Some(deeper) = deeper {
@@ -1238,6 +1248,14 @@ fn loop_state_never_updated(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)
         }
     }
     out
+}
+
+/// The name a line's tokens `u` add to `name` itself (`used + needed`: `needed`), where it is a plain name.
+fn added_in<'u>(u: &'u [String], name: &str) -> Option<&'u String> {
+    u.windows(4).find_map(|w| {
+        let plain = !matches!(w[3].as_str(), "(" | "." | "[");
+        (w[0] == name && w[1] == "+" && is_name(&w[2]) && plain && w[2] != name).then_some(&w[2])
+    })
 }
 
 /// Whether a line's tokens `u` read `name` itself, not an attribute of that name (`.name`).
@@ -3010,6 +3028,29 @@ mod tests {
         );
         assert_eq!(chained_values("    a = b == 0"), None);
         assert_eq!(chained_values("    a[i] = b = 0"), None);
+    }
+
+    #[test]
+    fn a_total_a_loop_reads_added_to_is_added_to_at_the_end_of_its_body() {
+        let text = "def plan(rooms):\n    used = 0\n    done = []\n    for name, area in rooms:\n        needed = area * 2\n        if used + needed > 80:\n            break\n        done.append(name)\n    return done\n";
+        let got = lines_of(text, &[], None);
+        assert!(
+            got.contains(&(8, "        used += needed".into())),
+            "{got:?}"
+        );
+        // Not a call's name, nor a total that is not started at 0.
+        let call = text.replace("used + needed", "used + size(area)");
+        assert!(
+            !lines_of(&call, &[], None)
+                .iter()
+                .any(|(_, l)| l.contains("used += size"))
+        );
+        let seeded = text.replace("used = 0", "used = rooms[0][1]");
+        let got = lines_of(&seeded, &[], None);
+        assert!(
+            !got.iter().any(|(_, l)| l.contains("used += needed")),
+            "{got:?}"
+        );
     }
 
     #[test]

@@ -2285,10 +2285,16 @@ fn reported_values(line: &str, toks: &[Tok], reported: &[(String, String)]) -> V
 }
 
 /// A truth test where only `None` was to be ruled out (a 0 or an empty text is a value): `if value` to
-/// `if value is not None`, `if not value` to `if value is None`, for a name or an attribute tested alone; tried
-/// where `None` is spoken of ([`Names::none_said`]).
+/// `if value is not None`, `if not value` to `if value is None`, for a name or an attribute tested alone, and a
+/// falsy answer where `None` was promised (`return False` to `return None`); tried where `None` is spoken of
+/// ([`Names::none_said`]).
 fn none_for_falsy(line: &str, toks: &[Tok]) -> Vec<String> {
     let text = |t: &Tok| &line[t.start..t.end];
+    let answer = line.trim_start().strip_prefix("return ").map(str::trim_end);
+    if matches!(answer, Some("False" | "0" | "-1" | "\"\"" | "''" | "[]")) {
+        let indent = &line[..line.len() - line.trim_start().len()];
+        return vec![format!("{indent}return None")];
+    }
     let operand = |t: &Tok| {
         t.kind == Kind::Name
             && !KEYWORDS.contains(&text(t))
@@ -3237,7 +3243,8 @@ fn case_left(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
 }
 
 /// The mutants of the string literal that is token `k`: a regex class made to match a run, a literal near it
-/// ([`literals_near`]), and the wrong key read out of a dict (`item["on_hand"]` for `item["sku"]`).
+/// ([`literals_near`]), the wrong key read out of a dict (`item["on_hand"]` for `item["sku"]`), and a parameter's
+/// default that is a key taken for another key of the same dict (`programme="eco"` for `"quick"`).
 fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
     let t = &toks[k];
     let s = &line[t.start..t.end];
@@ -3252,9 +3259,18 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
         && k >= 2
         && line[toks[k - 1].start..toks[k - 1].end] == *"="
         && toks[k - 2].kind == Kind::Name;
+    // The dict whose literal maps a key (`PROGRAMMES = {` over lines, `"eco": {...},`).
+    let holder = |key: &str| {
+        names
+            .dict_keys
+            .iter()
+            .find(|(_, o)| o == key)
+            .map(|(d, _)| d.as_str())
+    };
     let key = key_at(line, toks, k, false).or_else(|| {
         let inner = s.get(1..s.len().saturating_sub(1))?;
-        (default && names.keys.iter().any(|o| o == inner)).then_some(inner)
+        let known = names.keys.iter().any(|o| o == inner) || holder(inner).is_some();
+        (default && known).then_some(inner)
     });
     if let Some(key) = key {
         let q = &s[..1];
@@ -3269,6 +3285,7 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
         let dict = match k {
             _ if k >= 2 && text(k - 1) == "[" => text(k - 2),
             _ if k >= 4 && text(k - 1) == "(" && text(k - 2) == "get" => text(k - 4),
+            _ if default => holder(key).unwrap_or(""),
             _ => "",
         };
         let own = names
@@ -6149,6 +6166,19 @@ mod tests {
                 .iter()
                 .any(|l| l.contains("\"day\""))
         );
+        // One a multi-line dict literal maps, for another key of that dict.
+        let names = Names {
+            dict_keys: vec![
+                ("PROGRAMMES".into(), "eco".into()),
+                ("PROGRAMMES".into(), "quick".into()),
+            ],
+            ..Names::default()
+        };
+        let m = of_line("def delay(hour, programme=\"quick\"):", &names);
+        assert!(
+            m.contains(&"def delay(hour, programme=\"eco\"):".to_string()),
+            "{m:?}"
+        );
         // A list's next item made from its last one.
         let m = of_line(
             "        concs.append(start_conc / factor)",
@@ -6911,6 +6941,9 @@ mod tests {
             "    return {key: value for key, value in params.items() if value is not None}",
         );
         gives("    if not self.name:", "    if self.name is None:");
+        // A falsy answer where `None` was promised, only there.
+        gives("    return False", "    return None");
+        never_gives("    return False", "None");
         gives(
             "    elif row.value and ok:",
             "    elif row.value is not None and ok:",

@@ -209,6 +209,7 @@ pub(super) fn mutants(
         for after in [first.line.checked_sub(1), Some(first.line + 1)]
             .into_iter()
             .chain(statements_apart(&lines, first.line, added))
+            .chain([before_return(&lines, first.line, added)])
             .flatten()
             .filter(|&a| a <= lines.len())
         {
@@ -262,6 +263,27 @@ fn statements_apart(lines: &[&str], n: usize, added: &str) -> [Option<usize>; 2]
     }
     let down = (header && m > n + 1).then_some(m);
     [up, down]
+}
+
+/// For an update (`self.withdrawn_today += amount`) inserted after the 1-based line `n`: the place just before the
+/// `return` that ends its block further on, past the guards and updates between (`self.balance -= amount`), where
+/// that is more than one place off; `None` for any other line, or where the block ends without a `return`.
+fn before_return(lines: &[&str], n: usize, added: &str) -> Option<usize> {
+    updated(added)?;
+    let depth = added.len() - added.trim_start().len();
+    for (k, l) in lines.iter().enumerate().skip(n) {
+        let indent = l.len() - l.trim_start().len();
+        if l.trim().is_empty() || indent > depth {
+            continue;
+        }
+        if indent < depth {
+            return None;
+        }
+        if l.trim() == "return" || l.trim_start().starts_with("return ") {
+            return (k > n + 1).then_some(k);
+        }
+    }
+    None
 }
 
 /// A line that normalises several names at once (`qty, price = float(qty), float(price)`) as one line a name
@@ -329,7 +351,8 @@ fn near(first: &Fixed, (line, insert): (usize, bool)) -> bool {
 /// first, unless it turned round an `if` whose block only skips the item (`continue`, `break`) where a line
 /// inserted in that block passed too (`run = 0` before the `continue`), or it inserted an update (`count += 1`, `seen.add(key)`) that its twin one place off puts on the
 /// other side of the update beside it in the order the two names were started (`total = 0` then `count = 0`: the
-/// count's update after the total's).
+/// count's update after the total's), or it inserted an update before a guard that may still refuse the call where
+/// twins past that guard passed too (the latest of them first).
 pub(super) fn ordered(
     files: &BTreeMap<String, Option<PreImage>>,
     first: &Fixed,
@@ -360,6 +383,18 @@ pub(super) fn ordered(
             !first.insert && t.insert && t.line == first.line && guards_a_skip(&lines, first.line);
         t.path == first.path && (update || made || skipped)
     });
+    // An update the first pass made before a guard that may still refuse (`if amount > self.balance: raise`):
+    // the latest twin past it, where the update no longer happens for a refused call.
+    let moved = moved.or_else(|| {
+        let added = added.filter(|a| updated(a).is_some())?;
+        let depth = added.len() - added.trim_start().len();
+        let past = |t: &Fixed| {
+            let refused = refusal_between(&lines, first.line, t.line, depth);
+            t.insert && t.path == first.path && first.insert && refused
+        };
+        let latest = twins.iter().filter(|t| past(t)).map(|t| t.line).max()?;
+        twins.iter().position(|t| past(t) && t.line == latest)
+    });
     let mut out = vec![first.clone()];
     out.extend(twins);
     if let Some(k) = moved {
@@ -367,6 +402,16 @@ pub(super) fn ordered(
         out.insert(0, twin);
     }
     out
+}
+
+/// Whether a `raise` or a `return` in a block deeper than `depth` stands in the 1-based lines after `from` up to
+/// `to`: a guard that may refuse the call between two places.
+fn refusal_between(lines: &[&str], from: usize, to: usize, depth: usize) -> bool {
+    lines.iter().take(to).skip(from).any(|l| {
+        let code = l.trim();
+        let refuses = code == "return" || ["raise ", "return "].iter().any(|w| code.starts_with(w));
+        refuses && l.len() - l.trim_start().len() > depth
+    })
 }
 
 /// Whether the 1-based line `n` of `lines` reads `name` ([`first_read`]: outside strings, not an attribute).
@@ -419,9 +464,15 @@ fn in_start_order(lines: &[&str], ours: usize, theirs: usize, added: &str) -> bo
     } else {
         return false;
     };
-    let (Some(x), Some(y)) = (updated(added), lines.get(between).and_then(|l| updated(l))) else {
+    let (Some((x, kx)), Some((y, ky))) =
+        (updated(added), lines.get(between).and_then(|l| updated(l)))
+    else {
         return false;
     };
+    // A total beside a list's append is no pair kept in step (`used += needed` and `cleaned.append(name)`).
+    if kx != ky {
+        return false;
+    }
     let upto = ours.min(theirs);
     let (Some(sx), Some(sy)) = (started(lines, x, upto), started(lines, y, upto)) else {
         return false;
@@ -433,17 +484,28 @@ fn in_start_order(lines: &[&str], ours: usize, theirs: usize, added: &str) -> bo
     (theirs > ours) == (sx > sy)
 }
 
-/// The name a statement updates: `x += ...`, `x -= ...`, `x.append(...)`, `x.add(...)`, `x[k] = ...`.
-fn updated(line: &str) -> Option<&str> {
+/// The name a statement updates (or the attribute: `self.sold`), and whether it is a collection's (`x.append(...)`,
+/// `x.add(...)`, `x[k] = ...`) rather than a number's (`x += ...`, `x -= ...`).
+fn updated(line: &str) -> Option<(&str, bool)> {
     let code = line.trim();
     let end = code
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
         .unwrap_or(code.len());
-    let (name, rest) = code.split_at(end);
-    let update = [" += ", " -= ", " *= ", ".append(", ".add(", ".extend(", "["]
+    let (dotted, rest) = code.split_at(end);
+    // A name, or an attribute of one (`self.sold += price`, `self.kept.append(x)`).
+    let named = |n: &str| !n.is_empty() && n.split('.').all(identifier);
+    if [" += ", " -= ", " *= "]
         .iter()
-        .any(|op| rest.starts_with(op));
-    (identifier(name) && update).then_some(name)
+        .any(|op| rest.starts_with(op))
+        || rest.starts_with('[')
+    {
+        return named(dotted).then_some((dotted, rest.starts_with('[')));
+    }
+    let name = [".append", ".add", ".extend"]
+        .iter()
+        .find_map(|m| dotted.strip_suffix(m))
+        .filter(|_| rest.starts_with('('))?;
+    named(name).then_some((name, true))
 }
 
 /// The 0-based line, before the 1-based line `upto`, that last gave `name` a first value (`name = ...`, or one of
@@ -803,6 +865,40 @@ mod tests {
             Some("        count += 1"),
             vec![at(7, true)],
         );
+        assert_eq!(order, [at(6, true), at(7, true)]);
+        // A total beside a list's append: no pair kept in step, the first pass first.
+        let listed = AVERAGE
+            .replace("    count = 0\n", "    kept = []\n")
+            .replace("        total += s\n", "        kept.append(s)\n")
+            .replace("total / count", "total / len(kept)");
+        let order = ordered(
+            &file(&listed),
+            &at(7, true),
+            Some("        total += s"),
+            vec![at(6, true)],
+        );
+        assert_eq!(order, [at(7, true), at(6, true)]);
+    }
+
+    #[test]
+    fn an_update_before_a_guard_that_may_refuse_ranks_behind_its_twins_past_the_guard() {
+        let shop = "class Till:\n    def sell(self, price):\n        if self.sold + price > LIMIT:\n            raise ValueError(\"over\")\n        if price > self.cash:\n            raise ValueError(\"short\")\n        self.cash -= price\n        return price\n";
+        let lines: Vec<&str> = shop.lines().collect();
+        let added = "        self.sold += price";
+        // Past the guards and the update beside it, before the `return`; not for a line that updates nothing.
+        assert_eq!(before_return(&lines, 4, added), Some(7));
+        assert_eq!(before_return(&lines, 6, added), None);
+        assert_eq!(before_return(&lines, 4, "        price = int(price)"), None);
+        // Passed after the first guard, and past the second: the latest place past it first.
+        let order = ordered(
+            &file(shop),
+            &at(4, true),
+            Some(added),
+            vec![at(6, true), at(7, true)],
+        );
+        assert_eq!(order, [at(7, true), at(4, true), at(6, true)]);
+        // No guard between: the first pass stays first.
+        let order = ordered(&file(shop), &at(6, true), Some(added), vec![at(7, true)]);
         assert_eq!(order, [at(6, true), at(7, true)]);
     }
 

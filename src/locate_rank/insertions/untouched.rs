@@ -5,7 +5,8 @@
 //! parameter that is never read, a parameter never read that another function walks as tuples (a log never
 //! written), a name a comprehension over lines binds and never filters on, the tuple of a loop's names a docstring
 //! writes gathered, a dict entry a loop zeroes with `setdefault` and never adds to, a parameter and a local never
-//! read added, the one capped at the other, to the number a function adds up. Pure: lines in, lines out.
+//! read added, the one capped at the other, to the number a function adds up, a list attribute nothing writes given the
+//! refusals a method hands back early. Pure: lines in, lines out.
 
 use super::super::{defines, is_name, tokens};
 use super::{Def, Loop, code_of, indent_of, reads};
@@ -819,6 +820,54 @@ pub(in crate::locate_rank) fn logs_never_written(
     out
 }
 
+/// A list attribute `__init__` starts empty that no line of the file adds to and no method reads (`self.refused =
+/// []`, read only by the callers): the record of a refusal, the tuple of a method's parameters
+/// (`self.refused.append((person, item, quantity))`, or its one parameter) before each `return False` or
+/// `return None` a block of the method hands back early.
+pub(in crate::locate_rank) fn refusals_never_logged(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let all: Vec<usize> = (0..lines.len()).collect();
+    let methods = || defs.iter().filter(|d| d.name != "__init__");
+    let mut out = Vec::new();
+    for init in defs.iter().filter(|d| d.name == "__init__") {
+        for &b in &init.body {
+            let toks = tokens(&code_of(lines[b]));
+            let [s, dot, name, eq, open, close] = toks.as_slice() else {
+                continue;
+            };
+            let attr = format!("self.{name}");
+            let empty = s == "self" && dot == "." && eq == "=" && open == "[" && close == "]";
+            let read = methods().any(|d| d.body.iter().any(|&k| code_of(lines[k]).contains(&attr)));
+            if !empty || read || super::updated(lines, &all, name) {
+                continue;
+            }
+            for d in methods() {
+                let header = positional(&d.header(lines));
+                let params: Vec<&str> = header
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|p| *p != "self")
+                    .collect();
+                let item = match params.as_slice() {
+                    [] => continue,
+                    [p] => p.to_string(),
+                    many => format!("({})", many.join(", ")),
+                };
+                for (k, &r) in d.body.iter().enumerate().skip(1) {
+                    let refuses = matches!(lines[r].trim(), "return False" | "return None");
+                    if refuses && indent_of(lines[r]).len() > d.indent.len() {
+                        let indent = indent_of(lines[r]);
+                        out.push((d.body[k - 1], format!("{indent}{attr}.append({item})")));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Every choice of `k` of `from`, each in the order they come.
 fn choose<'a>(
     from: &[&'a String],
@@ -997,6 +1046,33 @@ mod tests {
             "    log.append((name, pints))\n    return cask",
         );
         assert!(!offers(&kept, "log.append(("));
+    }
+
+    #[test]
+    fn a_list_nothing_writes_is_given_the_refusals_a_method_hands_back_early() {
+        let text = "class Cupboard:\n    def __init__(self):\n        self.stock = {}\n        self.refused = []\n\n    def request(self, person, item, quantity=1):\n        if self.stock.get(item, 0) < quantity:\n            return False\n        self.stock[item] -= quantity\n        return True\n";
+        let got = lines_of(text);
+        let line = "            self.refused.append((person, item, quantity))";
+        assert!(got.contains(&(7, line.into())), "{got:?}");
+        // Written already, or read by a method (another rule's): nothing.
+        let kept = text.replace(
+            "            return False",
+            &format!("{line}\n            return False"),
+        );
+        assert!(!refusals(&kept));
+        let read = format!("{text}\n    def count(self):\n        return len(self.refused)\n");
+        assert!(!refusals(&read));
+        // A refusal at the method's own depth is its answer, not an early one.
+        let own = text.replace(
+            "            return False\n        self.stock[item] -= quantity\n",
+            "            pass\n        return False\n",
+        );
+        assert!(!refusals(&own));
+    }
+
+    fn refusals(text: &str) -> bool {
+        let lines: Vec<&str> = text.lines().collect();
+        !super::refusals_never_logged(&lines, &super::super::Def::all(&lines)).is_empty()
     }
 
     #[test]
