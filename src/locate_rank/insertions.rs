@@ -185,6 +185,8 @@ const UNTOLD: &[Kind] = &[
     stored::exchanges_left_half_done,
     stored::shares_never_taken,
     stored::remainders_never_kept,
+    stored::numbers_never_handed_on,
+    stored::thresholds_never_spent,
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
     forgotten::tallies_never_counted,
@@ -225,6 +227,7 @@ const UNTOLD: &[Kind] = &[
     counterparts::sibling_constants_never_read,
     counterparts::opposite_updates_left_out,
     counterparts::transfers_left_half_done,
+    counterparts::checks_never_made,
 ];
 
 /// The insertions for the Python file `text`, those the error `missing` tells first, then the others, at most

@@ -1160,7 +1160,8 @@ fn stale_reads(line: &str, toks: &[Tok], stale: &[(String, Vec<String>)]) -> Vec
 }
 
 /// The fields of each record class of a Python file ([`Names::fields`]): the annotated names a class body declares
-/// at its own depth (`high: float`, a dataclass's or a `NamedTuple`'s), and the names a `namedtuple` call lists
+/// at its own depth (`high: float`, a dataclass's or a `NamedTuple`'s), else the attributes its `__init__` sets
+/// from the parameters of the same name ([`init_fields`]), and the names a `namedtuple` call lists
 /// (`namedtuple("Reading", "day high low")`, or as a list of strings); classes with fewer than two left out.
 pub(in crate::locate_rank) fn record_fields(text: &str) -> Vec<Vec<String>> {
     let lines: Vec<&str> = text.lines().collect();
@@ -1183,6 +1184,9 @@ pub(in crate::locate_rank) fn record_fields(text: &str) -> Vec<Vec<String>> {
                     fields.push(name.trim().to_string());
                 }
             }
+            if fields.is_empty() {
+                fields = init_fields(&lines, k);
+            }
             out.push(fields);
         }
         if let Some(at) = code.find("namedtuple(") {
@@ -1200,6 +1204,41 @@ pub(in crate::locate_rank) fn record_fields(text: &str) -> Vec<Vec<String>> {
         }
     }
     out.retain(|f: &Vec<String>| f.len() >= 2);
+    out
+}
+
+/// The attributes a plain class's `__init__` (in the class that opens at the 0-based line `class`) sets from its
+/// parameters (`self.face_value = face_value`), in order.
+fn init_fields(lines: &[&str], class: usize) -> Vec<String> {
+    let depth = |l: &str| l.len() - l.trim_start().len();
+    let body = || {
+        lines[class + 1..]
+            .iter()
+            .take_while(|l| l.trim().is_empty() || depth(l) > depth(lines[class]))
+    };
+    let Some(init) = body().position(|l| l.trim_start().starts_with("def __init__(")) else {
+        return Vec::new();
+    };
+    let def = lines[class + 1 + init];
+    let params = def.split_once('(').map_or("", |(_, p)| p);
+    let mut out: Vec<String> = Vec::new();
+    for l in body()
+        .skip(init + 1)
+        .take_while(|l| l.trim().is_empty() || depth(l) > depth(def))
+    {
+        let Some((target, value)) = l.trim().split_once(" = ") else {
+            continue;
+        };
+        let Some(name) = target.strip_prefix("self.").filter(|n| super::is_name(n)) else {
+            continue;
+        };
+        let given = params
+            .split([',', ')', '=', ':'])
+            .any(|p| p.trim() == value.trim());
+        if given && name == value.trim() && !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+    }
     out
 }
 
@@ -1352,11 +1391,22 @@ fn factor_at(line: &str, toks: &[Tok], k: usize) -> bool {
     whole && (matches!(before, "*" | "/" | "//" | "%") || text(k + 1) == "*" || divmod)
 }
 
+/// The key a line starts with, of a dict literal the lines before opened (`"category": category,`).
+fn key_first<'l>(line: &'l str, toks: &[Tok]) -> Option<&'l str> {
+    let t = toks.first().filter(|t| t.kind == Kind::Str)?;
+    let lit = &line[t.start..t.end];
+    let inner = lit.get(1..lit.len().checked_sub(1)?)?;
+    let colon = toks.get(1).is_some_and(|c| &line[c.start..c.end] == ":");
+    (colon && lit.starts_with(['"', '\'']) && is_word_key(inner)).then_some(inner)
+}
+
 /// The dict keys of a Python file ([`Names::keys`]): string literals of a word's characters that a subscript holds
-/// alone, a `.get(` reads first, or a dict literal maps (`{"sku":`, `, "sku":`), in its code and then in the fields
+/// alone, a `.get(` reads first, or a dict literal maps (`{"sku":`, `, "sku":`, first on a line), in its code and then in the fields
 /// of its f-strings (`fields`, [`fstring_fields`]).
 fn keys(text: &str, fields: &str) -> Vec<String> {
-    let pick = |line, toks: &[Tok], k: usize| key_at(line, toks, k, true);
+    let pick = |line, toks: &[Tok], k: usize| {
+        key_at(line, toks, k, true).or_else(|| (k == 0).then(|| key_first(line, toks)).flatten())
+    };
     // Those read in the fields of its f-strings too (`f"{r['code']:<8}"`).
     joined(picked(text, pick), picked(fields, pick))
 }
@@ -3243,7 +3293,8 @@ fn case_left(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
 }
 
 /// The mutants of the string literal that is token `k`: a regex class made to match a run, a literal near it
-/// ([`literals_near`]), the wrong key read out of a dict (`item["on_hand"]` for `item["sku"]`), and a parameter's
+/// ([`literals_near`]), the wrong key read out of a dict (`item["on_hand"]` for `item["sku"]`, in every place the
+/// line reads it), and a parameter's
 /// default that is a key taken for another key of the same dict (`programme="eco"` for `"quick"`).
 fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
     let t = &toks[k];
@@ -3295,6 +3346,15 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
         let own: Vec<&String> = own.map(|(_, o)| o).take(MAX_CONSTANTS).collect();
         others.extend(own);
         out.extend(others.iter().map(|o| replace(&format!("{q}{o}{q}"))));
+        // A key the line reads twice, read as the other key in both places (`counts[t["item"]] =
+        // counts.get(t["item"], 0) + 1`).
+        if line.matches(s).count() > 1 {
+            out.extend(
+                others
+                    .iter()
+                    .map(|o| line.replace(s, &format!("{q}{o}{q}"))),
+            );
+        }
     }
     out
 }
@@ -6478,6 +6538,9 @@ mod tests {
         );
         let record = "@dataclass\nclass Plan:\n    \"\"\"A plan.\"\"\"\n    start: float\n    deposit: float = 0.0\n\n    def total(self) -> float:\n        return self.start\n";
         assert_eq!(Names::of(record).fields, [["start", "deposit"]]);
+        // A plain class: the attributes its `__init__` sets from the parameters of their names.
+        let plain = "class Stamp:\n    def __init__(self, year, face, worth=0):\n        self.year = year\n        self.face = face\n        self.seen = False\n        self.worth = worth\n\n    def age(self):\n        return 2026 - self.year\n";
+        assert_eq!(Names::of(plain).fields, [["year", "face", "worth"]]);
         let dropped = |line: &str| result_dropped(line, &lex(line).unwrap());
         assert_eq!(dropped("    name.strip()"), ["    name = name.strip()"]);
         assert!(dropped("    name.strip().lower").is_empty());
@@ -6585,10 +6648,19 @@ mod tests {
             mutants("    n = row.get(\"sku\", 0)")
                 .contains(&"    n = row.get(\"on_hand\", 0)".to_string())
         );
+        // Read twice on the line: read as the other key in both places too.
+        let m = mutants("    n[t[\"sku\"]] = n.get(t[\"sku\"], 0) + 1");
+        assert!(
+            m.contains(&"    n[t[\"on_hand\"]] = n.get(t[\"on_hand\"], 0) + 1".to_string()),
+            "{m:?}"
+        );
         // A dict literal's own keys are what it defines; they keep their names.
         assert!(mutants("    return {\"sku\": s}").is_empty());
         let text = "\"\"\"Stock [\"doc\"].\"\"\"\n\n\ndef make(s, n):\n    return {\"sku\": s, 'on_hand': n}\n\n\ndef f(item):\n    return item[\"reserved\"] + item.get(\"sku\")\n";
         assert_eq!(Names::of(text).keys, ["sku", "on_hand", "reserved"]);
+        // A key first on a line of a literal over several lines.
+        let spread = text.replace(", 'on_hand': n}", ",\n            'on_hand': n}");
+        assert_eq!(Names::of(&spread).keys, ["sku", "on_hand", "reserved"]);
         let m = mutants("    hours, minutes = divmod(minutes, 24)");
         assert!(
             m.contains(&"    hours, minutes = divmod(minutes, 60)".to_string()),

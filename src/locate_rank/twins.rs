@@ -129,7 +129,7 @@ pub(super) fn passed_text<'a>(
 /// leave.
 pub(super) fn leaves_unread(before: &str, after: &str) -> bool {
     let uses = |text: &str, name: &str| reads(text, name).count();
-    after.lines().any(|l| {
+    let local = after.lines().any(|l| {
         let Some((target, value)) = l.trim().split_once(" = ") else {
             return false;
         };
@@ -137,6 +137,70 @@ pub(super) fn leaves_unread(before: &str, after: &str) -> bool {
             && !value.starts_with('=')
             && uses(before, target) >= 2
             && uses(after, target) == 1
+    });
+    local || leaves_parameter_unread(before, after) || leaves_attribute_unset(before, after)
+}
+
+/// Whether the change leaves an attribute `before` set never set (`self.catalogue_value = catalogue_value`
+/// turned `self.face_value = catalogue_value`): the object's other field then holds both values.
+fn leaves_attribute_unset(before: &str, after: &str) -> bool {
+    let set = |text: &str, attr: &str| {
+        text.lines().any(|l| {
+            l.trim_start()
+                .strip_prefix(attr)
+                .is_some_and(|r| r.starts_with(" = "))
+        })
+    };
+    before.lines().any(|l| {
+        let code = l.trim_start();
+        let Some((target, _)) = code.split_once(" = ") else {
+            return false;
+        };
+        let attr = target.strip_prefix("self.").is_some_and(identifier);
+        attr && !set(after, target)
+    })
+}
+
+/// Whether the change leaves a parameter its function read never read (`>= interval` to `>=
+/// BLADE_INTERVAL_HOURS`, the `interval` of `def blade_due(hours, interval=...)` then read nowhere): a workaround
+/// where the function's caller or its default was to change.
+fn leaves_parameter_unread(before: &str, after: &str) -> bool {
+    let (b, a): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let function = |lines: &[&str], j: usize| {
+        let end = (j + 1..lines.len())
+            .find(|&k| !lines[k].trim().is_empty() && indent(lines[k]) <= indent(lines[j]))
+            .unwrap_or(lines.len());
+        lines[j..end].join("\n")
+    };
+    a.iter().enumerate().any(|(j, def)| {
+        let Some(i) = b
+            .iter()
+            .position(|l| l == def)
+            .filter(|_| def.trim_start().starts_with("def "))
+        else {
+            return false;
+        };
+        let Some(params) = def
+            .split_once('(')
+            .and_then(|(_, p)| p.rsplit_once(')'))
+            .map(|(p, _)| p)
+        else {
+            return false;
+        };
+        let (was, now) = (function(&b, i), function(&a, j));
+        params.split(',').any(|p| {
+            let p = p
+                .split(['=', ':'])
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_start_matches('*');
+            identifier(p)
+                && p != "self"
+                && reads(&was, p).count() >= 2
+                && reads(&now, p).count() == 1
+        })
     })
 }
 
@@ -469,7 +533,8 @@ fn in_start_order(lines: &[&str], ours: usize, theirs: usize, added: &str) -> bo
     else {
         return false;
     };
-    // A total beside a list's append is no pair kept in step (`used += needed` and `cleaned.append(name)`).
+    // A total beside a list's append is no pair kept in step (`used += needed` and `cleaned.append(name)`); a
+    // total beside a value written under a key is (`paid += amount` and `result[name] = amount`).
     if kx != ky {
         return false;
     }
@@ -484,8 +549,8 @@ fn in_start_order(lines: &[&str], ours: usize, theirs: usize, added: &str) -> bo
     (theirs > ours) == (sx > sy)
 }
 
-/// The name a statement updates (or the attribute: `self.sold`), and whether it is a collection's (`x.append(...)`,
-/// `x.add(...)`, `x[k] = ...`) rather than a number's (`x += ...`, `x -= ...`).
+/// The name a statement updates (or the attribute: `self.sold`), and whether it grows a collection
+/// (`x.append(...)`, `x.add(...)`) rather than writes a value (`x += ...`, `x -= ...`, `x[k] = ...`).
 fn updated(line: &str) -> Option<(&str, bool)> {
     let code = line.trim();
     let end = code
@@ -499,7 +564,7 @@ fn updated(line: &str) -> Option<(&str, bool)> {
         .any(|op| rest.starts_with(op))
         || rest.starts_with('[')
     {
-        return named(dotted).then_some((dotted, rest.starts_with('[')));
+        return named(dotted).then_some((dotted, false));
     }
     let name = [".append", ".add", ".extend"]
         .iter()
@@ -927,6 +992,27 @@ mod tests {
         assert!(!leaves_unread(
             before,
             &before.replace("sorted(records)", "list(records)")
+        ));
+        // A parameter its function read, read no more; not one another function reads on.
+        let due = "def due(hours, every=25):\n    return hours >= every\n\n\ndef late(every):\n    return every > 9\n";
+        assert!(leaves_unread(
+            due,
+            &due.replace("hours >= every", "hours >= BLADES")
+        ));
+        assert!(!leaves_unread(
+            due,
+            &due.replace("hours >= every", "hours > every")
+        ));
+        assert!(!leaves_unread(due, &due.replace("every=25", "every=50")));
+        // An attribute its constructor set, set no more.
+        let stamp = "class S:\n    def __init__(self, face, worth):\n        self.face = face\n        self.worth = worth\n";
+        assert!(leaves_unread(
+            stamp,
+            &stamp.replace("self.worth = worth", "self.face = worth")
+        ));
+        assert!(!leaves_unread(
+            stamp,
+            &stamp.replace("self.worth = worth", "self.worth = worth * 2")
         ));
     }
 

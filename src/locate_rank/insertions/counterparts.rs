@@ -4,8 +4,8 @@
 //! a parameter of the same name and one function takes as it came, and the update a constant's sibling makes in
 //! one branch and the constant never makes in another (`POINTS_WIN` awarded, `POINTS_DRAW` never read), and the
 //! count one function keeps beside a collection that the function making the opposite call never keeps, and the
-//! half of a transfer a function leaves out (taken from one dict parameter, never put in the other). Pure:
-//! lines in, lines out.
+//! half of a transfer a function leaves out (taken from one dict parameter, never put in the other), and the check
+//! one method makes first and a sibling writing the same attribute never makes. Pure: lines in, lines out.
 
 use std::collections::HashSet;
 
@@ -524,9 +524,137 @@ pub(in crate::locate_rank) fn transfers_left_half_done(
     out
 }
 
+/// The attributes a method's lines write (`self.items[sku] = ...`, `self.items[sku] -= amount`, `self.total = ...`).
+fn attributes_written(lines: &[&str], d: &Def) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for &b in &d.body {
+        let t = tokens(&code_of(lines[b]));
+        let Some(op) = t
+            .iter()
+            .position(|w| matches!(w.as_str(), "=" | "+=" | "-=" | "*=" | "/="))
+        else {
+            continue;
+        };
+        if let [s, dot, name, ..] = &t[..op]
+            && s == "self"
+            && dot == "."
+        {
+            out.insert(name.clone());
+        }
+    }
+    out
+}
+
+/// A check a method makes first (`self._check(sku, amount)`: a method that raises and returns nothing), handed that
+/// method's parameters in order, and a sibling that writes an attribute the first writes too (`self.items[sku]`),
+/// takes as many parameters and never makes the check: the check first in the sibling with its own parameters
+/// (`self._check(sku, qty)`).
+pub(in crate::locate_rank) fn checks_never_made(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let prose = prose_lines(&lines.join("\n"));
+    let own = |d: &Def| -> Vec<String> {
+        let header = d.header(lines);
+        let mut out = Vec::new();
+        let mut depth = 0;
+        for (i, w) in header.iter().enumerate() {
+            match w.as_str() {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                _ if depth == 1 && is_name(w) && w != "self" => {
+                    if matches!(header[i - 1].as_str(), "(" | ",") {
+                        out.push(w.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    };
+    // The checks: methods whose body raises and never returns a value.
+    let checks: Vec<&str> = defs
+        .iter()
+        .filter(|c| {
+            let t = c.tokens(lines);
+            let raises = t.iter().any(|u| u.first().is_some_and(|w| w == "raise"));
+            let answers = t
+                .iter()
+                .any(|u| u.first().is_some_and(|w| w == "return") && u.len() > 1);
+            raises && !answers && !own(c).is_empty()
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    let mut out = Vec::new();
+    for s in defs.iter().filter(|s| !checks.contains(&s.name.as_str())) {
+        let Some(first) = s.body.iter().find(|&&b| prose.get(b) != Some(&true)) else {
+            continue;
+        };
+        let t = tokens(&code_of(lines[*first]));
+        let params = own(s);
+        let [me, dot, check, open, args @ .., close] = t.as_slice() else {
+            continue;
+        };
+        let handed: Vec<&String> = args.iter().step_by(2).collect();
+        let commas = args.iter().skip(1).step_by(2).all(|w| w == ",");
+        let made = me == "self" && dot == "." && open == "(" && close == ")" && commas;
+        if !made || !checks.contains(&check.as_str()) || handed != params.iter().collect::<Vec<_>>()
+        {
+            continue;
+        }
+        let writes = attributes_written(lines, s);
+        let call = format!("self.{check}(");
+        for t in defs
+            .iter()
+            .filter(|t| t.name != s.name && t.name != "__init__" && t.name != *check)
+        {
+            let theirs = own(t);
+            let calls = t.body.iter().any(|&b| code_of(lines[b]).contains(&call));
+            let shared = attributes_written(lines, t)
+                .iter()
+                .any(|a| writes.contains(a));
+            if theirs.len() != params.len() || calls || !shared {
+                continue;
+            }
+            if let Some(at) = body_start(t, &prose) {
+                out.push((
+                    at,
+                    format!("{}self.{check}({})", t.indent, theirs.join(", ")),
+                ));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_check_one_method_makes_first_is_made_first_in_a_sibling_writing_the_same_attribute() {
+        let text = "class Cellar:\n    def __init__(self):\n        self.bottles = {}\n\n    def _ensure(self, wine, n):\n        if n > self.bottles.get(wine, 0):\n            raise ValueError(wine)\n\n    def pour(self, wine, glasses):\n        \"\"\"Serve from an open bottle.\"\"\"\n        self.bottles[wine] -= glasses\n\n    def set_aside(self, wine, count):\n        self._ensure(wine, count)\n        self.bottles[wine] -= count\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(10, "        self._ensure(wine, glasses)".into())),
+            "{got:?}"
+        );
+        // Made already, or a sibling that writes nothing the checked method writes: nothing.
+        let made = text.replace(
+            "\"\"\"Serve from an open bottle.\"\"\"\n",
+            "\"\"\"Serve.\"\"\"\n        self._ensure(wine, glasses)\n",
+        );
+        assert!(
+            !lines_of(&made)
+                .iter()
+                .any(|(_, l)| l.contains("self._ensure(wine, glasses)"))
+        );
+        let apart = text.replace(
+            "        self.bottles[wine] -= glasses",
+            "        self.poured = glasses",
+        );
+        assert!(!offers(&apart, "self._ensure(wine, glasses)"));
+    }
 
     #[test]
     fn a_comment_at_the_depth_of_an_if_chain_ends_the_chain_without_a_panic() {

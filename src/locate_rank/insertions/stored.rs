@@ -705,6 +705,112 @@ pub(in crate::locate_rank) fn totals_beside_parts(
     out
 }
 
+/// Whether a line of `defs` other than `__init__` sets or changes the attribute `self.{name}` (`self.next = ...`,
+/// `self.stamps -= ...`).
+fn attribute_changed<'d>(
+    lines: &[&str],
+    defs: impl IntoIterator<Item = &'d Def>,
+    name: &str,
+) -> bool {
+    defs.into_iter().filter(|d| d.name != "__init__").any(|d| {
+        d.body.iter().any(|&b| {
+            let t = tokens(&code_of(lines[b]));
+            t.windows(4).any(|w| {
+                let op = matches!(w[3].as_str(), "=" | "+=" | "-=" | "*=" | "/=" | "//=");
+                w[0] == "self" && w[1] == "." && w[2] == name && op
+            })
+        })
+    })
+}
+
+/// A number an object hands out (`self.next_ticket = first_ticket` in `__init__`, from a parameter or a number)
+/// that a method reads into a local (`ticket = self.next_ticket`) and no line outside `__init__` ever changes:
+/// stepped by one just after that read (`self.next_ticket += 1`), so each call gets the next.
+pub(in crate::locate_rank) fn numbers_never_handed_on(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for init in defs.iter().filter(|d| d.name == "__init__") {
+        for &b in &init.body {
+            let t = tokens(&code_of(lines[b]));
+            let [s, dot, name, eq, value] = t.as_slice() else {
+                continue;
+            };
+            let number = value.bytes().all(|c| c.is_ascii_digit()) || init.params.contains(value);
+            let set = s == "self" && dot == "." && eq == "=" && value != "self";
+            if !set || !number || attribute_changed(lines, defs, name) {
+                continue;
+            }
+            for d in defs.iter().filter(|d| d.name != "__init__") {
+                for &k in &d.body {
+                    let t = tokens(&code_of(lines[k]));
+                    if let [local, eq, s, dot, n] = t.as_slice()
+                        && is_name(local)
+                        && eq == "="
+                        && s == "self"
+                        && dot == "."
+                        && n == name
+                    {
+                        out.push((k, format!("{}self.{name} += 1", indent_of(lines[k]))));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A threshold a guard asks a predicate method about (`if not self.can_claim(): raise ...`, where `can_claim`
+/// returns `self.stamps >= STAMPS_FOR_FREE`), in a method that never changes `self.stamps`: the threshold taken
+/// off right after the guard's block (`self.stamps -= STAMPS_FOR_FREE`), the claim spending what it needed.
+pub(in crate::locate_rank) fn thresholds_never_spent(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    // Each predicate: its name, the attribute it tests and the threshold (a name or a number).
+    let predicates: Vec<(&str, String, String)> = defs
+        .iter()
+        .filter_map(|p| {
+            let t = tokens(&code_of(lines[*p.body.last()?]));
+            match t.as_slice() {
+                [r, s, dot, x, op, c]
+                    if r == "return"
+                        && s == "self"
+                        && dot == "."
+                        && matches!(op.as_str(), ">=" | ">") =>
+                {
+                    let plain = is_name(c) || c.bytes().all(|b| b.is_ascii_digit());
+                    plain.then(|| (p.name.as_str(), x.clone(), c.clone()))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    let mut out = Vec::new();
+    for d in defs {
+        for (k, &b) in d.body.iter().enumerate() {
+            let t = tokens(&code_of(lines[b]));
+            let [i, not, s, dot, p, open, close, colon] = t.as_slice() else {
+                continue;
+            };
+            let guard = i == "if" && not == "not" && s == "self" && dot == "." && open == "(";
+            let Some((_, x, c)) = predicates.iter().find(|(n, _, _)| n == p) else {
+                continue;
+            };
+            if !guard || close != ")" || colon != ":" || attribute_changed(lines, [d], x) {
+                continue;
+            }
+            let block = block_below(lines, &d.body[k + 1..], indent_of(lines[b]).len());
+            if block.last().is_some_and(|&e| ends_flow(lines[e])) {
+                let end = *block.last().unwrap_or(&b);
+                out.push((end, format!("{}self.{x} -= {c}", indent_of(lines[b]))));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Def, Kind};
@@ -713,6 +819,36 @@ mod tests {
     fn run(kind: Kind, text: &str) -> Vec<(usize, String)> {
         let lines: Vec<&str> = text.lines().collect();
         kind(&lines, &Def::all(&lines))
+    }
+
+    #[test]
+    fn a_number_an_object_hands_out_and_never_changes_is_stepped_after_it_is_read() {
+        let text = "class Queue:\n    def __init__(self, start=1):\n        self.next_number = start\n        self.names = {}\n\n    def join(self, name):\n        number = self.next_number\n        self.names[number] = name\n        return number\n";
+        let got = run(numbers_never_handed_on, text);
+        assert_eq!(got, [(6, "        self.next_number += 1".to_string())]);
+        // Changed elsewhere already, or started from something that is no number: nothing.
+        let stepped = text.replace(
+            "        return number",
+            "        self.next_number = number + 1\n        return number",
+        );
+        assert!(run(numbers_never_handed_on, &stepped).is_empty());
+        let listed = text.replace("self.next_number = start", "self.next_number = []");
+        assert!(run(numbers_never_handed_on, &listed).is_empty());
+    }
+
+    #[test]
+    fn a_threshold_a_predicate_guards_is_spent_after_the_guard() {
+        let text = "class Card:\n    def __init__(self):\n        self.points = 0\n\n    def can_redeem(self):\n        return self.points >= REWARD_AT\n\n    def redeem(self):\n        if not self.can_redeem():\n            raise ValueError(\"too few\")\n        self.redeemed += 1\n        return True\n";
+        let got = run(thresholds_never_spent, text);
+        assert_eq!(got, [(9, "        self.points -= REWARD_AT".to_string())]);
+        // Spent already, or a guard that does not leave: nothing.
+        let spent = text.replace("self.redeemed += 1", "self.points -= REWARD_AT");
+        assert!(run(thresholds_never_spent, &spent).is_empty());
+        let stays = text.replace(
+            "            raise ValueError(\"too few\")",
+            "            print(\"too few\")",
+        );
+        assert!(run(thresholds_never_spent, &stays).is_empty());
     }
 
     #[test]
