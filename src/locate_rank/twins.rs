@@ -270,6 +270,9 @@ pub(super) fn mutants(
                 push(&mut out, written(twin));
             }
         }
+        if let Some(twin) = folded_into_return(&lines, first.line, added) {
+            push(&mut out, written(twin));
+        }
         for after in [first.line.checked_sub(1), Some(first.line + 1)]
             .into_iter()
             .chain(statements_apart(&lines, first.line, added))
@@ -350,6 +353,17 @@ fn before_return(lines: &[&str], n: usize, added: &str) -> Option<usize> {
     None
 }
 
+/// A line `name = value` inserted after the 1-based line `n` where the next line is `return name`: that `return`
+/// changed to `return value` instead (`needed = max(needed, MIN)` then `return needed`: `return max(needed, MIN)`),
+/// as (1-based line, false, the line).
+fn folded_into_return(lines: &[&str], n: usize, added: &str) -> Option<(usize, bool, String)> {
+    let (name, value) = added.trim().split_once(" = ")?;
+    let next = lines.get(n)?;
+    let indent = &next[..next.len() - next.trim_start().len()];
+    let returns = identifier(name) && next.trim() == format!("return {name}");
+    returns.then(|| (n + 1, false, format!("{indent}return {value}")))
+}
+
 /// A line that normalises several names at once (`qty, price = float(qty), float(price)`) as one line a name
 /// (`qty = float(qty)`, `price = float(price)`); any other line as it is.
 fn each_of_a_tuple(added: &str) -> Vec<String> {
@@ -416,7 +430,9 @@ fn near(first: &Fixed, (line, insert): (usize, bool)) -> bool {
 /// inserted in that block passed too (`run = 0` before the `continue`), or it inserted an update (`count += 1`, `seen.add(key)`) that its twin one place off puts on the
 /// other side of the update beside it in the order the two names were started (`total = 0` then `count = 0`: the
 /// count's update after the total's), or it inserted an update before a guard that may still refuse the call where
-/// twins past that guard passed too (the latest of them first).
+/// twins past that guard passed too (the latest of them first). A value worked out on a line of its own just before
+/// its `return` and the same value folded into the `return` rank as they passed: sets of tasks written blind put
+/// the fix either way.
 pub(super) fn ordered(
     files: &BTreeMap<String, Option<PreImage>>,
     first: &Fixed,
@@ -965,6 +981,20 @@ mod tests {
         // No guard between: the first pass stays first.
         let order = ordered(&file(shop), &at(6, true), Some(added), vec![at(7, true)]);
         assert_eq!(order, [at(6, true), at(7, true)]);
+    }
+
+    #[test]
+    fn a_value_worked_out_just_before_its_return_is_folded_into_the_return_as_a_twin() {
+        let text = "def staff(n):\n    needed = -(-n // 25)\n    return needed\n";
+        let lines: Vec<&str> = text.lines().collect();
+        let added = "    needed = max(needed, 2)";
+        assert_eq!(
+            folded_into_return(&lines, 2, added),
+            Some((3, false, "    return max(needed, 2)".to_string()))
+        );
+        assert_eq!(folded_into_return(&lines, 1, added), None);
+        let order = ordered(&file(text), &at(2, true), Some(added), vec![at(3, false)]);
+        assert_eq!(order, [at(2, true), at(3, false)]);
     }
 
     #[test]

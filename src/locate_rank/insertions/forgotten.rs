@@ -536,8 +536,9 @@ const MAX_ATTRIBUTE_COUNTS: usize = 3;
 
 /// A count an object keeps (`self.hits = 0` in `__init__`) that the file reads and no line ever changes: a
 /// parameter a method adds to it in a test (`if self.booked + rooms > self.max_rooms:`) added before that method's
-/// last `return` (`self.booked += rooms`), and `self.hits += 1` first in each `if` block of its other methods (the
-/// case it counts), at most [`MAX_ATTRIBUTE_COUNTS`] of those.
+/// last `return` (`self.booked += rooms`), else, in a method that keeps another tally (`self.takings += price`),
+/// the parameter it adds elsewhere (or 1) added just after it (`self.items_sold += quantity`), and `self.hits += 1`
+/// first in each `if` block of its other methods (the case it counts), at most [`MAX_ATTRIBUTE_COUNTS`] of those.
 pub(in crate::locate_rank) fn attribute_counts_never_counted(
     lines: &[&str],
     defs: &[Def],
@@ -600,6 +601,21 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
                         before.unwrap_or(last),
                         format!("{}{field} += {p}", m.indent),
                     ));
+                } else if let Some(k) = toks.iter().position(|u| {
+                    u.len() > 4 && u[..2] == ["self", "."] && u[2] != attr && u[3] == "+="
+                }) {
+                    // A method that keeps another tally (`self.takings += price`): the parameter it adds elsewhere
+                    // (`... + quantity`), else 1, added just after that tally.
+                    let mut params: Vec<&String> =
+                        m.params.iter().filter(|p| *p != "self").collect();
+                    params.sort();
+                    let step = params.into_iter().find(|p| {
+                        toks.iter()
+                            .any(|u| u.windows(2).any(|w| w[0] == "+" && w[1] == **p))
+                    });
+                    let step = step.map_or("1", String::as_str);
+                    let at = m.body[k];
+                    out.push((at, format!("{}{field} += {step}", indent_of(lines[at]))));
                 }
                 for (j, &h) in m.body.iter().enumerate() {
                     let first = m.body.get(j + 1).copied();
@@ -1451,6 +1467,19 @@ pub(in crate::locate_rank) fn records_never_kept(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_count_never_counted_is_added_to_beside_another_tally_by_the_parameter_added_elsewhere() {
+        let text = "class Till:\n    def __init__(self):\n        self.cash = 0.0\n        self.units = 0\n        self.per_kind = {}\n\n    def sell(self, kind, quantity=1):\n        price = PRICES[kind] * quantity\n        self.cash += price\n        self.per_kind[kind] = self.per_kind.get(kind, 0) + quantity\n        return price\n\n    def average(self):\n        return self.cash / self.units\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(9, "        self.units += quantity".to_string())),
+            "{got:?}"
+        );
+        // Nothing added elsewhere: by one.
+        let one = text.replace("self.per_kind.get(kind, 0) + quantity", "price");
+        assert!(lines_of(&one).contains(&(9, "        self.units += 1".to_string())));
+    }
 
     #[test]
     fn a_block_that_finds_either_of_two_names_missing_returns_none_before_a_later_line_reads_them()

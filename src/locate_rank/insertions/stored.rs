@@ -7,7 +7,9 @@
 //! of an exchange between two keys of one dict (`stock["empty"][size] += 1` after `stock["full"][size] -= 1`), and
 //! a share worked out from a kept amount and never taken from it (`b["tubs"] -= take` after `take = min(...)`),
 //! and a remainder worked out from a kept amount and a parameter and never kept (`self.balance[name] = remaining`
-//! after `remaining = self.balance[name] - amount`). Pure: lines in, lines out.
+//! after `remaining = self.balance[name] - amount`), a number an object hands out and never steps, a threshold a
+//! claim never spends, the part of an object's state a reset leaves out, and the latest of something an object keeps
+//! that the method recording it never keeps. Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
 use super::{
@@ -811,6 +813,129 @@ pub(in crate::locate_rank) fn thresholds_never_spent(
     out
 }
 
+/// The attributes `__init__` sets (`self.NAME = VALUE` at its own depth), each with its line (0-based) and value,
+/// in order.
+fn init_sets<'l>(lines: &[&'l str], init: &Def) -> Vec<(usize, &'l str, &'l str)> {
+    init.body
+        .iter()
+        .filter(|&&b| indent_of(lines[b]) == init.indent)
+        .filter_map(|&b| {
+            let (target, value) = lines[b].trim().split_once(" = ")?;
+            let name = target.strip_prefix("self.").filter(|n| is_name(n))?;
+            Some((b, name, value.trim()))
+        })
+        .collect()
+}
+
+/// A method that starts some of the object's state afresh as `__init__` started it (`self.issued_today = []`) and
+/// leaves out another part that other methods change (`self.next_number = FIRST_TICKET`, then `+= 1` elsewhere):
+/// that part's first value again, after the fresh start of the part `__init__` sets just before it (else before
+/// the method's first fresh start).
+pub(in crate::locate_rank) fn resets_left_out(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for init in defs.iter().filter(|d| d.name == "__init__") {
+        let sets = init_sets(lines, init);
+        for m in defs
+            .iter()
+            .filter(|m| m.name != "__init__" && m.indent == init.indent)
+        {
+            // Where the method sets each attribute, and whether to its first value.
+            let own: Vec<(usize, &str, bool)> = init_sets(lines, m)
+                .into_iter()
+                .map(|(b, n, v)| (b, n, sets.iter().any(|&(_, sn, sv)| sn == n && sv == v)))
+                .collect();
+            let Some(&(first, _, _)) = own.iter().find(|(_, _, fresh)| *fresh) else {
+                continue;
+            };
+            for (i, &(_, name, value)) in sets.iter().enumerate() {
+                let changed = defs
+                    .iter()
+                    .filter(|o| o.name != m.name)
+                    .any(|o| attribute_changed(lines, [o], name));
+                let literal = value.parse::<f64>().is_ok()
+                    || (is_name(value) && value.bytes().all(|c| !c.is_ascii_lowercase()));
+                if !changed || !literal || own.iter().any(|(_, n, _)| *n == name) {
+                    continue;
+                }
+                // After the part set just before it, where the method sets that part.
+                let before = sets[..i]
+                    .iter()
+                    .rev()
+                    .find_map(|(_, p, _)| own.iter().find(|(_, n, _)| n == p).map(|&(b, _, _)| b));
+                let at = before.unwrap_or(first.saturating_sub(1));
+                out.push((at, format!("{}self.{name} = {value}", m.indent)));
+            }
+        }
+    }
+    out
+}
+
+/// Whether two names share a stem of at least five letters (`inspection` and `last_inspected`: `inspect`).
+fn share_stem(a: &str, b: &str) -> bool {
+    a.split('_').any(|x| {
+        b.split('_').any(|y| {
+            let common = x.bytes().zip(y.bytes()).take_while(|(p, q)| p == q).count();
+            common >= 5
+        })
+    })
+}
+
+/// The most parameters one kept attribute is tried with by [`latest_never_kept`].
+const MAX_LATEST: usize = 3;
+
+/// An attribute `__init__` sets from the parameter of its name (`self.last_inspected = last_inspected`) that other
+/// methods read and no method changes, and a method whose name shares its stem (`record_inspection`): each of that
+/// method's parameters kept in it first in its body (`self.last_inspected = day`), at most [`MAX_LATEST`].
+pub(in crate::locate_rank) fn latest_never_kept(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let prose = super::super::prose_lines(&lines.join("\n"));
+    let mut out = Vec::new();
+    for init in defs.iter().filter(|d| d.name == "__init__") {
+        for (_, name, value) in init_sets(lines, init) {
+            let attr = format!("self.{name}");
+            let read = defs
+                .iter()
+                .filter(|o| o.name != "__init__")
+                .any(|o| o.body.iter().any(|&b| code_of(lines[b]).contains(&attr)));
+            if name != value
+                || !init.params.contains(value)
+                || !read
+                || attribute_changed(lines, defs, name)
+            {
+                continue;
+            }
+            for m in defs
+                .iter()
+                .filter(|m| m.name != "__init__" && share_stem(&m.name, name))
+            {
+                let Some(at) = super::counterparts::body_start(m, &prose) else {
+                    continue;
+                };
+                let header = m.header(lines);
+                let params = header
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, w)| {
+                        *i > 0
+                            && is_name(w)
+                            && *w != "self"
+                            && matches!(header[i - 1].as_str(), "(" | ",")
+                    })
+                    .map(|(_, w)| w);
+                for p in params.take(MAX_LATEST) {
+                    out.push((at, format!("{}{attr} = {p}", m.indent)));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Def, Kind};
@@ -849,6 +974,45 @@ mod tests {
             "            print(\"too few\")",
         );
         assert!(run(thresholds_never_spent, &stays).is_empty());
+    }
+
+    #[test]
+    fn a_reset_that_leaves_out_a_part_others_change_gives_it_its_first_value_in_init_s_order() {
+        let text = "class Pager:\n    def __init__(self):\n        self.shift = None\n        self.next_page = FIRST_PAGE\n        self.sent = []\n\n    def new_shift(self, shift):\n        self.shift = shift\n        self.sent = []\n\n    def page(self):\n        self.next_page += 1\n        return self.next_page\n";
+        let got = run(resets_left_out, text);
+        assert_eq!(
+            got,
+            [(7, "        self.next_page = FIRST_PAGE".to_string())]
+        );
+        // Reset already, or a part no other method changes: nothing.
+        let reset = text.replace(
+            "        self.sent = []\n\n",
+            "        self.sent = []\n        self.next_page = FIRST_PAGE\n\n",
+        );
+        assert!(run(resets_left_out, &reset).is_empty());
+        let kept = text.replace("self.next_page += 1", "print(self.next_page)");
+        assert!(run(resets_left_out, &kept).is_empty());
+    }
+
+    #[test]
+    fn the_latest_an_object_keeps_is_kept_by_the_method_that_records_it() {
+        let text = "class Boiler:\n    def __init__(self, last_serviced):\n        self.last_serviced = last_serviced\n        self.log = []\n\n    def record_service(self, day, engineer):\n        self.log.append((day, engineer))\n\n    def overdue(self, today):\n        return today - self.last_serviced > 365\n";
+        let got = run(latest_never_kept, text);
+        assert_eq!(
+            got,
+            [
+                (5, "        self.last_serviced = day".to_string()),
+                (5, "        self.last_serviced = engineer".to_string())
+            ]
+        );
+        // Changed somewhere already, or no method of its stem: nothing.
+        let kept = text.replace(
+            "self.log.append((day, engineer))",
+            "self.last_serviced = day",
+        );
+        assert!(run(latest_never_kept, &kept).is_empty());
+        let other = text.replace("record_service", "record_visit");
+        assert!(run(latest_never_kept, &other).is_empty());
     }
 
     #[test]

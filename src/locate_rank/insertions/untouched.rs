@@ -6,7 +6,7 @@
 //! written), a name a comprehension over lines binds and never filters on, the tuple of a loop's names a docstring
 //! writes gathered, a dict entry a loop zeroes with `setdefault` and never adds to, a parameter and a local never
 //! read added, the one capped at the other, to the number a function adds up, a list attribute nothing writes given the
-//! refusals a method hands back early. Pure: lines in, lines out.
+//! refusals a method hands back early, a list a ranking copies and never sorts. Pure: lines in, lines out.
 
 use super::super::{defines, is_name, tokens};
 use super::{Def, Loop, code_of, indent_of, reads};
@@ -868,6 +868,58 @@ pub(in crate::locate_rank) fn refusals_never_logged(
     out
 }
 
+/// The words of a function's or a list's name that say it is ranked (`run_order`, `ranked`, `leaderboard`).
+const RANKED: &[&str] = &["order", "rank", "sort", "priorit", "leader", "queue", "top"];
+
+/// The most scoring functions a ranked list is sorted by.
+const MAX_SCORERS: usize = 2;
+
+/// A list a function copies (`ranked = list(routes)`) and hands on unsorted, where the function's or the list's
+/// name says it is ranked (`run_order`, `ranked`): sorted by each function of the file that scores one item
+/// (`def priority(route):` with a `return`), highest first and then lowest first, just after the copy
+/// (`ranked.sort(key=priority, reverse=True)`).
+pub(in crate::locate_rank) fn rankings_never_sorted(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let scorers: Vec<&str> = defs
+        .iter()
+        .filter(|f| {
+            let header = positional(&f.header(lines));
+            let returns = f
+                .tokens(lines)
+                .iter()
+                .any(|u| u.first().is_some_and(|w| w == "return") && u.len() > 1);
+            header.len() == 1 && header[0] != "self" && f.indent.len() == 4 && returns
+        })
+        .map(|f| f.name.as_str())
+        .collect();
+    let ranked = |n: &str| RANKED.iter().any(|w| n.to_ascii_lowercase().contains(w));
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        for (j, t) in toks.iter().enumerate() {
+            let [x, eq, call, open, _, close] = t.as_slice() else {
+                continue;
+            };
+            let copy = eq == "=" && call == "list" && open == "(" && close == ")";
+            let sorted = toks.iter().flatten().any(|w| w == "sort" || w == "sorted");
+            if !copy || sorted || !(ranked(x) || ranked(&d.name)) {
+                continue;
+            }
+            let indent = indent_of(lines[d.body[j]]);
+            for f in scorers.iter().filter(|f| **f != d.name).take(MAX_SCORERS) {
+                out.push((
+                    d.body[j],
+                    format!("{indent}{x}.sort(key={f}, reverse=True)"),
+                ));
+                out.push((d.body[j], format!("{indent}{x}.sort(key={f})")));
+            }
+        }
+    }
+    out
+}
+
 /// Every choice of `k` of `from`, each in the order they come.
 fn choose<'a>(
     from: &[&'a String],
@@ -1046,6 +1098,27 @@ mod tests {
             "    log.append((name, pints))\n    return cask",
         );
         assert!(!offers(&kept, "log.append(("));
+    }
+
+    #[test]
+    fn a_ranked_copy_never_sorted_is_sorted_by_each_function_that_scores_an_item() {
+        let text = "def score(team):\n    return team[\"won\"] * 3\n\n\ndef table_order(teams):\n    ranked = list(teams)\n    return [t[\"name\"] for t in ranked]\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(6, "    ranked.sort(key=score, reverse=True)".into())),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(6, "    ranked.sort(key=score)".into())),
+            "{got:?}"
+        );
+        // Sorted already, or no name that says it is ranked: nothing.
+        let sorted = text.replace("list(teams)", "sorted(teams)");
+        assert!(!offers(&sorted, ".sort(key="));
+        let plain = text
+            .replace("table_order", "names")
+            .replace("ranked", "copied");
+        assert!(!offers(&plain, ".sort(key="));
     }
 
     #[test]
