@@ -3770,8 +3770,9 @@ const MAX_SHARED_SPECS: usize = 2;
 
 /// A replacement field without a format spec given the spec another field of the same literal has
 /// (`f"{hours}:{mins:02d}"` to `f"{hours:02d}:{mins:02d}"`, `"{} to {:.2f}"` to `"{:.2f} to {:.2f}"`): a zero pad
-/// or a precision written for one part of a time, a date or an amount and left off another. At most
-/// [`MAX_SHARED_SPECS`] of them.
+/// or a precision written for one part of a time, a date or an amount and left off another, at most
+/// [`MAX_SHARED_SPECS`] of them; with no spec anywhere, a clock's field after a colon padded to two digits
+/// (`"{}:{}"` to `"{}:{:02d}"`).
 fn specs_shared(literal: &str) -> Vec<String> {
     // Each field: the byte range of its inside, and its spec (after a `:` outside brackets), if any.
     let mut fields: Vec<(usize, usize, Option<&str>)> = Vec::new();
@@ -3838,6 +3839,14 @@ fn specs_shared(literal: &str) -> Vec<String> {
                     &literal[end..]
                 ));
             }
+        }
+        // The minutes or seconds of a clock, after another field and a colon, with no spec anywhere: two digits.
+        if specs.is_empty() && literal[..start - 1].ends_with("}:") {
+            out.push(format!(
+                "{}{inside}:02d{}",
+                &literal[..start],
+                &literal[end..]
+            ));
         }
     }
     out
@@ -4194,8 +4203,9 @@ fn literal_everywhere(line: &str, toks: &[Tok], unread: &[String]) -> Vec<String
 /// The most mutants of one line that put a binding never read in place of a value.
 const MAX_UNREAD: usize = 4;
 
-/// The line with a value read (a number, or a name that is not called, assigned or an attribute; on a `def` line
-/// only a parameter's default) exchanged for each of the bindings never read, `unread`, at most [`MAX_UNREAD`].
+/// The line with a value read (a number, or a name that is not called, assigned or an attribute, or the whole of a
+/// name's subscript: `readings[-1]`; on a `def` line only a parameter's default) exchanged for each of the bindings
+/// never read, `unread`, at most [`MAX_UNREAD`].
 fn unread_uses(line: &str, toks: &[Tok], unread: &[String]) -> Vec<String> {
     unread_reads(line, toks, unread, false)
 }
@@ -4292,7 +4302,25 @@ fn unread_reads(line: &str, toks: &[Tok], unread: &[String], scale: bool) -> Vec
         if !value || (def_line && prev != Some("=")) || unread.iter().any(|u| u == s) {
             continue;
         }
+        // A name read by subscript (`readings[-1]`): the whole read exchanged too.
+        let close = (next == Some("[") && t.kind == Kind::Name)
+            .then(|| {
+                let mut depth = 0;
+                toks.iter().skip(k + 1).position(|c| {
+                    match text(c) {
+                        "[" | "(" | "{" => depth += 1,
+                        "]" | ")" | "}" => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+            })
+            .flatten()
+            .map(|j| toks[k + 1 + j].end);
         for u in unread.iter().filter(|u| !own(u)) {
+            if let Some(end) = close.filter(|_| !scale) {
+                out.push(format!("{}{u}{}", &line[..t.start], &line[end..]));
+            }
             if !scale {
                 out.push(format!("{}{u}{}", &line[..t.start], &line[t.end..]));
             } else if t.kind == Kind::Name {
@@ -5315,6 +5343,12 @@ mod tests {
         };
         let got = unread_local_uses("        total += price", &names, &[]);
         assert_eq!(got, ["        total += quantity"]);
+        // A subscript read: the whole read too, before its name alone.
+        let got = unread_local_uses("    gap = target - levels[-1]", &names, &[]);
+        assert!(
+            got.contains(&"    gap = target - quantity".to_string()),
+            "{got:?}"
+        );
         // Scaled only among the costlier mutants, after every probed line's cheaper ones.
         let got = kin_of_line("        total += price", &names);
         assert!(
@@ -7179,10 +7213,13 @@ mod tests {
                 "\"{:>6} to {:.2f} ({:>6})\""
             ]
         );
-        // An escaped brace, a conversion or a quoted key is left alone; no spec anywhere, nothing.
+        // An escaped brace, a conversion or a quoted key is left alone; no spec anywhere, only a clock's second
+        // field is padded.
         assert!(specs_shared("f\"{{x}} {a!r} {b:03d}\"").is_empty());
         assert!(specs_shared("f\"{row['a']} {b:03d}\"").is_empty());
-        assert!(specs_shared("f\"{a}:{b}\"").is_empty());
+        assert_eq!(specs_shared("f\"{a}:{b}\""), ["f\"{a}:{b:02d}\""]);
+        assert_eq!(specs_shared("\"{}:{}\""), ["\"{}:{:02d}\""]);
+        assert!(specs_shared("\"{} - {}\"").is_empty());
         let m = of_line("    return f\"{hours}:{mins:02d}\"", &Names::default());
         assert!(
             m.contains(&"    return f\"{hours:02d}:{mins:02d}\"".to_string()),

@@ -430,7 +430,8 @@ fn near(first: &Fixed, (line, insert): (usize, bool)) -> bool {
 /// inserted in that block passed too (`run = 0` before the `continue`), or it inserted an update (`count += 1`, `seen.add(key)`) that its twin one place off puts on the
 /// other side of the update beside it in the order the two names were started (`total = 0` then `count = 0`: the
 /// count's update after the total's), or it inserted an update before a guard that may still refuse the call where
-/// twins past that guard passed too (the latest of them first). A value worked out on a line of its own just before
+/// twins past that guard passed too (the latest of them first), or it gathered a value past a block that never
+/// names the collection where a twin gathers it just after the line that makes it. A value worked out on a line of its own just before
 /// its `return` and the same value folded into the `return` rank as they passed: sets of tasks written blind put
 /// the fix either way.
 pub(super) fn ordered(
@@ -461,7 +462,13 @@ pub(super) fn ordered(
         // A guard that only skips the item, turned round to skip the others: the line its block was missing.
         let skipped =
             !first.insert && t.insert && t.line == first.line && guards_a_skip(&lines, first.line);
-        t.path == first.path && (update || made || skipped)
+        // Gathered where the value is made (`totals.append(total)` just after `total = ...`) rather than past a
+        // block that never reads what gathers it.
+        let gathered = t.insert
+            && first.insert
+            && t.line < first.line
+            && added.is_some_and(|a| gathered_where_made(&lines, t.line, first.line, a));
+        t.path == first.path && (update || made || skipped || gathered)
     });
     // An update the first pass made before a guard that may still refuse (`if amount > self.balance: raise`):
     // the latest twin past it, where the update no longer happens for a refused call.
@@ -492,6 +499,27 @@ fn refusal_between(lines: &[&str], from: usize, to: usize, depth: usize) -> bool
         let refuses = code == "return" || ["raise ", "return "].iter().any(|w| code.starts_with(w));
         refuses && l.len() - l.trim_start().len() > depth
     })
+}
+
+/// Whether the update `added` (`totals.append(total)`, `seen += total`) of a value made on the 1-based line `at`
+/// (`total = ...`) may go just after it: no line after it up to the 1-based line `to` names what it updates.
+fn gathered_where_made(lines: &[&str], at: usize, to: usize, added: &str) -> bool {
+    let Some((name, _)) = updated(added) else {
+        return false;
+    };
+    let code = added.trim();
+    let value = code.split_once(['(', '=']).map_or("", |(_, v)| {
+        v.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'))
+    });
+    let made = at
+        .checked_sub(1)
+        .and_then(|k| lines.get(k))
+        .is_some_and(|l| {
+            l.trim()
+                .split_once(" = ")
+                .is_some_and(|(target, _)| identifier(target) && target == value)
+        });
+    made && (at..to.min(lines.len())).all(|k| first_read(lines[k], name).is_none())
 }
 
 /// Whether the 1-based line `n` of `lines` reads `name` ([`first_read`]: outside strings, not an attribute).
@@ -995,6 +1023,18 @@ mod tests {
         assert_eq!(folded_into_return(&lines, 1, added), None);
         let order = ordered(&file(text), &at(2, true), Some(added), vec![at(3, false)]);
         assert_eq!(order, [at(2, true), at(3, false)]);
+    }
+
+    #[test]
+    fn a_value_is_gathered_where_it_is_made_unless_the_block_between_reads_what_gathers_it() {
+        let text = "def summary(rows):\n    totals = []\n    slow = []\n    for name, a, b in rows:\n        total = a + b\n        if total > 9:\n            slow.append(name)\n    return totals, slow\n";
+        let added = "        totals.append(total)";
+        let order = ordered(&file(text), &at(7, true), Some(added), vec![at(5, true)]);
+        assert_eq!(order, [at(5, true), at(7, true)]);
+        // A block between that reads it: the first pass stays first.
+        let reads = text.replace("if total > 9:", "if len(totals) > 9:");
+        let order = ordered(&file(&reads), &at(7, true), Some(added), vec![at(5, true)]);
+        assert_eq!(order, [at(7, true), at(5, true)]);
     }
 
     #[test]

@@ -537,7 +537,8 @@ const MAX_ATTRIBUTE_COUNTS: usize = 3;
 /// A count an object keeps (`self.hits = 0` in `__init__`) that the file reads and no line ever changes: a
 /// parameter a method adds to it in a test (`if self.booked + rooms > self.max_rooms:`) added before that method's
 /// last `return` (`self.booked += rooms`), else, in a method that keeps another tally (`self.takings += price`),
-/// the parameter it adds elsewhere (or 1) added just after it (`self.items_sold += quantity`), and `self.hits += 1`
+/// the parameter it adds elsewhere (or 1) added just after it (`self.items_sold += quantity`), or in one that takes
+/// an item off another collection (`self.orders.pop(0)`) one more after that (`self.completed += 1`), and `self.hits += 1`
 /// first in each `if` block of its other methods (the case it counts), at most [`MAX_ATTRIBUTE_COUNTS`] of those.
 pub(in crate::locate_rank) fn attribute_counts_never_counted(
     lines: &[&str],
@@ -574,7 +575,12 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
                     }
                 }
             }
-            if set != 1 || !read {
+            // Or read in an f-string's field (`f"{self.completed} done"`).
+            let field_read = |l: &&str| {
+                let with = code_with_strings(l);
+                with.contains(['f', 'F']) && with.contains(&format!("{{{field}"))
+            };
+            if set != 1 || !(read || lines.iter().any(field_read)) {
                 continue;
             }
             let methods = defs.iter().filter(|m| {
@@ -616,6 +622,15 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
                     let step = step.map_or("1", String::as_str);
                     let at = m.body[k];
                     out.push((at, format!("{}{field} += {step}", indent_of(lines[at]))));
+                } else if let Some(k) = toks.iter().position(|u| {
+                    u.windows(5).any(|w| {
+                        w[..2] == ["self", "."] && w[2] != attr && w[3] == "." && w[4] == "pop"
+                    })
+                }) {
+                    // A method that takes an item off another collection (`order = self.orders.pop(0)`): one
+                    // more done, just after.
+                    let at = m.body[k];
+                    out.push((at, format!("{}{field} += 1", indent_of(lines[at]))));
                 }
                 for (j, &h) in m.body.iter().enumerate() {
                     let first = m.body.get(j + 1).copied();
@@ -1479,6 +1494,12 @@ mod tests {
         // Nothing added elsewhere: by one.
         let one = text.replace("self.per_kind.get(kind, 0) + quantity", "price");
         assert!(lines_of(&one).contains(&(9, "        self.units += 1".to_string())));
+        // An item taken off another collection: one more.
+        let done = "class Room:\n    def __init__(self):\n        self.orders = []\n        self.done = 0\n\n    def finish(self):\n        order = self.orders.pop(0)\n        return order\n\n    def summary(self):\n        return self.done\n";
+        assert!(lines_of(done).contains(&(7, "        self.done += 1".to_string())));
+        // Read only in an f-string's field, it is read all the same.
+        let shown = done.replace("return self.done", "return f\"{self.done} done\"");
+        assert!(lines_of(&shown).contains(&(7, "        self.done += 1".to_string())));
     }
 
     #[test]

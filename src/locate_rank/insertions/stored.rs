@@ -830,7 +830,8 @@ fn init_sets<'l>(lines: &[&'l str], init: &Def) -> Vec<(usize, &'l str, &'l str)
 /// A method that starts some of the object's state afresh as `__init__` started it (`self.issued_today = []`) and
 /// leaves out another part that other methods change (`self.next_number = FIRST_TICKET`, then `+= 1` elsewhere):
 /// that part's first value again, after the fresh start of the part `__init__` sets just before it (else before
-/// the method's first fresh start).
+/// the method's first fresh start); a method whose name says it starts afresh (`new_canister`, `reset`) the same,
+/// at its end when it starts nothing afresh as `__init__` did.
 pub(in crate::locate_rank) fn resets_left_out(
     lines: &[&str],
     defs: &[Def],
@@ -847,7 +848,15 @@ pub(in crate::locate_rank) fn resets_left_out(
                 .into_iter()
                 .map(|(b, n, v)| (b, n, sets.iter().any(|&(_, sn, sv)| sn == n && sv == v)))
                 .collect();
-            let Some(&(first, _, _)) = own.iter().find(|(_, _, fresh)| *fresh) else {
+            // Or one whose name says it starts afresh (`new_canister`, `reset`): at its end.
+            let named = ["new_", "reset", "restart", "start_", "clear", "begin_"]
+                .iter()
+                .any(|w| m.name.starts_with(w));
+            let fresh = own
+                .iter()
+                .find(|(_, _, fresh)| *fresh)
+                .map(|&(b, _, _)| b.saturating_sub(1));
+            let Some(first) = fresh.or_else(|| m.body.last().copied().filter(|_| named)) else {
                 continue;
             };
             for (i, &(_, name, value)) in sets.iter().enumerate() {
@@ -865,7 +874,7 @@ pub(in crate::locate_rank) fn resets_left_out(
                     .iter()
                     .rev()
                     .find_map(|(_, p, _)| own.iter().find(|(_, n, _)| n == p).map(|&(b, _, _)| b));
-                let at = before.unwrap_or(first.saturating_sub(1));
+                let at = before.unwrap_or(first);
                 out.push((at, format!("{}self.{name} = {value}", m.indent)));
             }
         }
@@ -992,6 +1001,17 @@ mod tests {
         assert!(run(resets_left_out, &reset).is_empty());
         let kept = text.replace("self.next_page += 1", "print(self.next_page)");
         assert!(run(resets_left_out, &kept).is_empty());
+        // A method named for a fresh start that starts nothing as `__init__` did: at its end.
+        let named = text.replace(
+            "        self.shift = shift\n        self.sent = []\n",
+            "        self.shifts += 1\n",
+        );
+        assert_eq!(
+            run(resets_left_out, &named),
+            [(7, "        self.next_page = FIRST_PAGE".to_string())]
+        );
+        let plain = named.replace("new_shift", "add_shift");
+        assert!(run(resets_left_out, &plain).is_empty());
     }
 
     #[test]
