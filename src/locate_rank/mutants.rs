@@ -1397,7 +1397,9 @@ fn key_first<'l>(line: &'l str, toks: &[Tok]) -> Option<&'l str> {
     let lit = &line[t.start..t.end];
     let inner = lit.get(1..lit.len().checked_sub(1)?)?;
     let colon = toks.get(1).is_some_and(|c| &line[c.start..c.end] == ":");
-    (colon && lit.starts_with(['"', '\'']) && is_word_key(inner)).then_some(inner)
+    // Not the key of a table of records (`"cumberland": {"pork": ...}`): its records' keys are the fields.
+    let table = toks.get(2).is_some_and(|c| &line[c.start..c.end] == "{");
+    (colon && !table && lit.starts_with(['"', '\'']) && is_word_key(inner)).then_some(inner)
 }
 
 /// The dict keys of a Python file ([`Names::keys`]): string literals of a word's characters that a subscript holds
@@ -3347,8 +3349,8 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
         others.extend(own);
         out.extend(others.iter().map(|o| replace(&format!("{q}{o}{q}"))));
         // A key the line reads twice, read as the other key in both places (`counts[t["item"]] =
-        // counts.get(t["item"], 0) + 1`).
-        if line.matches(s).count() > 1 {
+        // counts.get(t["item"], 0) + 1`), at its last place: the tokens before it keep their own mutants first.
+        if line.matches(s).count() > 1 && !line[t.end..].contains(s) {
             out.extend(
                 others
                     .iter()
@@ -6692,9 +6694,11 @@ mod tests {
         assert!(mutants("    return {\"sku\": s}").is_empty());
         let text = "\"\"\"Stock [\"doc\"].\"\"\"\n\n\ndef make(s, n):\n    return {\"sku\": s, 'on_hand': n}\n\n\ndef f(item):\n    return item[\"reserved\"] + item.get(\"sku\")\n";
         assert_eq!(Names::of(text).keys, ["sku", "on_hand", "reserved"]);
-        // A key first on a line of a literal over several lines.
+        // A key first on a line of a literal over several lines, not a table's key of a record.
         let spread = text.replace(", 'on_hand': n}", ",\n            'on_hand': n}");
         assert_eq!(Names::of(&spread).keys, ["sku", "on_hand", "reserved"]);
+        let table = "T = {\n    \"a\": {\"x\": 1},\n    \"b\": 2,\n}\n";
+        assert_eq!(Names::of(table).keys, ["x", "b"]);
         let m = mutants("    hours, minutes = divmod(minutes, 24)");
         assert!(
             m.contains(&"    hours, minutes = divmod(minutes, 60)".to_string()),

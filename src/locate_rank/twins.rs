@@ -429,7 +429,8 @@ fn near(first: &Fixed, (line, insert): (usize, bool)) -> bool {
 /// first, unless it turned round an `if` whose block only skips the item (`continue`, `break`) where a line
 /// inserted in that block passed too (`run = 0` before the `continue`), or it inserted an update (`count += 1`, `seen.add(key)`) that its twin one place off puts on the
 /// other side of the update beside it in the order the two names were started (`total = 0` then `count = 0`: the
-/// count's update after the total's), or it inserted an update before a guard that may still refuse the call where
+/// count's update after the total's; a collection's growth before a value's write, `seen.add(key)` before `score +=
+/// POINTS`), or it inserted an update before a guard that may still refuse the call where
 /// twins past that guard passed too (the latest of them first), or it gathered a value past a block that never
 /// names the collection where a twin gathers it just after the line that makes it. A value worked out on a line of its own just before
 /// its `return` and the same value folded into the `return` rank as they passed: sets of tasks written blind put
@@ -577,10 +578,10 @@ fn in_start_order(lines: &[&str], ours: usize, theirs: usize, added: &str) -> bo
     else {
         return false;
     };
-    // A total beside a list's append is no pair kept in step (`used += needed` and `cleaned.append(name)`); a
-    // total beside a value written under a key is (`paid += amount` and `result[name] = amount`).
+    // A collection grown beside a value written (`seen.add(key)` beside `score += POINTS`, `cleaned.append(name)`
+    // beside `used += needed`): the growth first, whatever the order of first values.
     if kx != ky {
-        return false;
+        return (theirs < ours) == kx;
     }
     let upto = ours.min(theirs);
     let (Some(sx), Some(sy)) = (started(lines, x, upto), started(lines, y, upto)) else {
@@ -975,7 +976,7 @@ mod tests {
             vec![at(7, true)],
         );
         assert_eq!(order, [at(6, true), at(7, true)]);
-        // A total beside a list's append: no pair kept in step, the first pass first.
+        // A total beside a list's append: the append first, so the total's update after it stays first.
         let listed = AVERAGE
             .replace("    count = 0\n", "    kept = []\n")
             .replace("        total += s\n", "        kept.append(s)\n")
@@ -987,6 +988,17 @@ mod tests {
             vec![at(6, true)],
         );
         assert_eq!(order, [at(7, true), at(6, true)]);
+        // The growth itself passed after the total's update and before it: before it first.
+        let grown = AVERAGE
+            .replace("    count = 0\n", "    kept = []\n")
+            .replace("total / count", "total / len(kept)");
+        let order = ordered(
+            &file(&grown),
+            &at(7, true),
+            Some("        kept.append(s)"),
+            vec![at(6, true)],
+        );
+        assert_eq!(order, [at(6, true), at(7, true)]);
     }
 
     #[test]
