@@ -5242,6 +5242,20 @@ mod tests {
     }
 
     #[test]
+    fn a_key_read_twice_is_exchanged_in_both_places_and_a_spread_literal_s_keys_are_keys() {
+        let m = mutants("    n[t[\"sku\"]] = n.get(t[\"sku\"], 0) + 1");
+        assert!(
+            m.contains(&"    n[t[\"on_hand\"]] = n.get(t[\"on_hand\"], 0) + 1".to_string()),
+            "{m:?}"
+        );
+        let text = "\"\"\"Stock.\"\"\"\n\n\ndef make(s, n):\n    return {\"sku\": s,\n            'on_hand': n}\n\n\ndef f(item):\n    return item[\"reserved\"] + item.get(\"sku\")\n";
+        assert_eq!(Names::of(text).keys, ["sku", "on_hand", "reserved"]);
+        // Not a table's key of a record: its records' keys are the fields.
+        let table = "T = {\n    \"a\": {\"x\": 1},\n    \"b\": 2,\n}\n";
+        assert_eq!(Names::of(table).keys, ["x", "b"]);
+    }
+
+    #[test]
     fn a_key_is_named_as_its_value_and_a_date_format_turns_two_directives_round() {
         gives(
             "        owner = horse[\"name\"]",
@@ -6684,21 +6698,10 @@ mod tests {
             mutants("    n = row.get(\"sku\", 0)")
                 .contains(&"    n = row.get(\"on_hand\", 0)".to_string())
         );
-        // Read twice on the line: read as the other key in both places too.
-        let m = mutants("    n[t[\"sku\"]] = n.get(t[\"sku\"], 0) + 1");
-        assert!(
-            m.contains(&"    n[t[\"on_hand\"]] = n.get(t[\"on_hand\"], 0) + 1".to_string()),
-            "{m:?}"
-        );
         // A dict literal's own keys are what it defines; they keep their names.
         assert!(mutants("    return {\"sku\": s}").is_empty());
         let text = "\"\"\"Stock [\"doc\"].\"\"\"\n\n\ndef make(s, n):\n    return {\"sku\": s, 'on_hand': n}\n\n\ndef f(item):\n    return item[\"reserved\"] + item.get(\"sku\")\n";
         assert_eq!(Names::of(text).keys, ["sku", "on_hand", "reserved"]);
-        // A key first on a line of a literal over several lines, not a table's key of a record.
-        let spread = text.replace(", 'on_hand': n}", ",\n            'on_hand': n}");
-        assert_eq!(Names::of(&spread).keys, ["sku", "on_hand", "reserved"]);
-        let table = "T = {\n    \"a\": {\"x\": 1},\n    \"b\": 2,\n}\n";
-        assert_eq!(Names::of(table).keys, ["x", "b"]);
         let m = mutants("    hours, minutes = divmod(minutes, 24)");
         assert!(
             m.contains(&"    hours, minutes = divmod(minutes, 60)".to_string()),

@@ -607,30 +607,8 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
                         before.unwrap_or(last),
                         format!("{}{field} += {p}", m.indent),
                     ));
-                } else if let Some(k) = toks.iter().position(|u| {
-                    u.len() > 4 && u[..2] == ["self", "."] && u[2] != attr && u[3] == "+="
-                }) {
-                    // A method that keeps another tally (`self.takings += price`): the parameter it adds elsewhere
-                    // (`... + quantity`), else 1, added just after that tally.
-                    let mut params: Vec<&String> =
-                        m.params.iter().filter(|p| *p != "self").collect();
-                    params.sort();
-                    let step = params.into_iter().find(|p| {
-                        toks.iter()
-                            .any(|u| u.windows(2).any(|w| w[0] == "+" && w[1] == **p))
-                    });
-                    let step = step.map_or("1", String::as_str);
-                    let at = m.body[k];
-                    out.push((at, format!("{}{field} += {step}", indent_of(lines[at]))));
-                } else if let Some(k) = toks.iter().position(|u| {
-                    u.windows(5).any(|w| {
-                        w[..2] == ["self", "."] && w[2] != attr && w[3] == "." && w[4] == "pop"
-                    })
-                }) {
-                    // A method that takes an item off another collection (`order = self.orders.pop(0)`): one
-                    // more done, just after.
-                    let at = m.body[k];
-                    out.push((at, format!("{}{field} += 1", indent_of(lines[at]))));
+                } else if let Some(count) = counted_beside(lines, m, &toks, attr) {
+                    out.push(count);
                 }
                 for (j, &h) in m.body.iter().enumerate() {
                     let first = m.body.get(j + 1).copied();
@@ -649,6 +627,38 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
         }
     }
     out
+}
+
+/// Where a method that never adds a parameter to the count `self.{attr}` counts it: beside another tally it keeps
+/// (`self.takings += price`), by the parameter it adds elsewhere (`... + quantity`) or else by 1, or after an item
+/// it takes off another collection (`order = self.orders.pop(0)`), by 1; just after that line.
+fn counted_beside(
+    lines: &[&str],
+    m: &Def,
+    toks: &[Vec<String>],
+    attr: &str,
+) -> Option<(usize, String)> {
+    let field = format!("self.{attr}");
+    let tally = toks
+        .iter()
+        .position(|u| u.len() > 4 && u[..2] == ["self", "."] && u[2] != attr && u[3] == "+=");
+    if let Some(k) = tally {
+        let mut params: Vec<&String> = m.params.iter().filter(|p| *p != "self").collect();
+        params.sort();
+        let step = params.into_iter().find(|p| {
+            toks.iter()
+                .any(|u| u.windows(2).any(|w| w[0] == "+" && w[1] == **p))
+        });
+        let step = step.map_or("1", String::as_str);
+        let at = m.body[k];
+        return Some((at, format!("{}{field} += {step}", indent_of(lines[at]))));
+    }
+    let taken = toks.iter().position(|u| {
+        u.windows(5)
+            .any(|w| w[..2] == ["self", "."] && w[2] != attr && w[3] == "." && w[4] == "pop")
+    })?;
+    let at = m.body[taken];
+    Some((at, format!("{}{field} += 1", indent_of(lines[at]))))
 }
 
 /// A search that finds an item in its loop, marks it or works on it, and never hands it back: a function whose
