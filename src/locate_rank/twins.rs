@@ -429,8 +429,8 @@ fn near(first: &Fixed, (line, insert): (usize, bool)) -> bool {
 /// first, unless it turned round an `if` whose block only skips the item (`continue`, `break`) where a line
 /// inserted in that block passed too (`run = 0` before the `continue`), or it inserted an update (`count += 1`, `seen.add(key)`) that its twin one place off puts on the
 /// other side of the update beside it in the order the two names were started (`total = 0` then `count = 0`: the
-/// count's update after the total's; a collection's growth before a value's write, `seen.add(key)` before `score +=
-/// POINTS`), or it inserted an update before a guard that may still refuse the call where
+/// count's update after the total's; a collection grown beside a value written too: the sets put `seen.add(key)`
+/// before `score += POINTS` as often as `box.append(title)` after `stock[title] -= 1`), or it inserted an update before a guard that may still refuse the call where
 /// twins past that guard passed too (the latest of them first), or it gathered a value past a block that never
 /// names the collection where a twin gathers it just after the line that makes it. A value worked out on a line of its own just before
 /// its `return` and the same value folded into the `return` rank as they passed: sets of tasks written blind put
@@ -505,7 +505,7 @@ fn refusal_between(lines: &[&str], from: usize, to: usize, depth: usize) -> bool
 /// Whether the update `added` (`totals.append(total)`, `seen += total`) of a value made on the 1-based line `at`
 /// (`total = ...`) may go just after it: no line after it up to the 1-based line `to` names what it updates.
 fn gathered_where_made(lines: &[&str], at: usize, to: usize, added: &str) -> bool {
-    let Some((name, _)) = updated(added) else {
+    let Some(name) = updated(added) else {
         return false;
     };
     let code = added.trim();
@@ -573,16 +573,9 @@ fn in_start_order(lines: &[&str], ours: usize, theirs: usize, added: &str) -> bo
     } else {
         return false;
     };
-    let (Some((x, kx)), Some((y, ky))) =
-        (updated(added), lines.get(between).and_then(|l| updated(l)))
-    else {
+    let (Some(x), Some(y)) = (updated(added), lines.get(between).and_then(|l| updated(l))) else {
         return false;
     };
-    // A collection grown beside a value written (`seen.add(key)` beside `score += POINTS`, `cleaned.append(name)`
-    // beside `used += needed`): the growth first, whatever the order of first values.
-    if kx != ky {
-        return (theirs < ours) == kx;
-    }
     let upto = ours.min(theirs);
     let (Some(sx), Some(sy)) = (started(lines, x, upto), started(lines, y, upto)) else {
         return false;
@@ -594,28 +587,27 @@ fn in_start_order(lines: &[&str], ours: usize, theirs: usize, added: &str) -> bo
     (theirs > ours) == (sx > sy)
 }
 
-/// The name a statement updates (or the attribute: `self.sold`), and whether it grows a collection
-/// (`x.append(...)`, `x.add(...)`) rather than writes a value (`x += ...`, `x -= ...`, `x[k] = ...`).
-fn updated(line: &str) -> Option<(&str, bool)> {
+/// The name a statement updates, or the attribute (`self.sold`): `x += ...`, `x -= ...`, `x[k] = ...`,
+/// `x.append(...)`, `x.add(...)`, `x.extend(...)`.
+fn updated(line: &str) -> Option<&str> {
     let code = line.trim();
     let end = code
         .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
         .unwrap_or(code.len());
     let (dotted, rest) = code.split_at(end);
-    // A name, or an attribute of one (`self.sold += price`, `self.kept.append(x)`).
     let named = |n: &str| !n.is_empty() && n.split('.').all(identifier);
     if [" += ", " -= ", " *= "]
         .iter()
         .any(|op| rest.starts_with(op))
         || rest.starts_with('[')
     {
-        return named(dotted).then_some((dotted, false));
+        return named(dotted).then_some(dotted);
     }
     let name = [".append", ".add", ".extend"]
         .iter()
         .find_map(|m| dotted.strip_suffix(m))
         .filter(|_| rest.starts_with('('))?;
-    named(name).then_some((name, true))
+    named(name).then_some(name)
 }
 
 /// The 0-based line, before the 1-based line `upto`, that last gave `name` a first value (`name = ...`, or one of
@@ -976,7 +968,7 @@ mod tests {
             vec![at(7, true)],
         );
         assert_eq!(order, [at(6, true), at(7, true)]);
-        // A total beside a list's append: the append first, so the total's update after it stays first.
+        // A total beside a list's growth, and the growth beside the total's update, by the same order.
         let listed = AVERAGE
             .replace("    count = 0\n", "    kept = []\n")
             .replace("        total += s\n", "        kept.append(s)\n")
@@ -987,8 +979,7 @@ mod tests {
             Some("        total += s"),
             vec![at(6, true)],
         );
-        assert_eq!(order, [at(7, true), at(6, true)]);
-        // The growth itself passed after the total's update and before it: before it first.
+        assert_eq!(order, [at(6, true), at(7, true)]);
         let grown = AVERAGE
             .replace("    count = 0\n", "    kept = []\n")
             .replace("total / count", "total / len(kept)");
@@ -998,7 +989,7 @@ mod tests {
             Some("        kept.append(s)"),
             vec![at(6, true)],
         );
-        assert_eq!(order, [at(6, true), at(7, true)]);
+        assert_eq!(order, [at(7, true), at(6, true)]);
     }
 
     #[test]
