@@ -576,6 +576,10 @@ fn in_start_order(lines: &[&str], ours: usize, theirs: usize, added: &str) -> bo
     let (Some(x), Some(y)) = (updated(added), lines.get(between).and_then(|l| updated(l))) else {
         return false;
     };
+    // An object's attributes are started in `__init__`, not in the order a method's updates follow.
+    if x.contains('.') || y.contains('.') {
+        return false;
+    }
     let upto = ours.min(theirs);
     let (Some(sx), Some(sy)) = (started(lines, x, upto), started(lines, y, upto)) else {
         return false;
