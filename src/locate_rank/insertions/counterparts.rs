@@ -554,23 +554,11 @@ pub(in crate::locate_rank) fn checks_never_made(
     defs: &[Def],
 ) -> Vec<(usize, String)> {
     let prose = prose_lines(&lines.join("\n"));
+    // A method's parameters in order, without `self`.
     let own = |d: &Def| -> Vec<String> {
-        let header = d.header(lines);
-        let mut out = Vec::new();
-        let mut depth = 0;
-        for (i, w) in header.iter().enumerate() {
-            match w.as_str() {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" => depth -= 1,
-                _ if depth == 1 && is_name(w) && w != "self" => {
-                    if matches!(header[i - 1].as_str(), "(" | ",") {
-                        out.push(w.clone());
-                    }
-                }
-                _ => {}
-            }
-        }
-        out
+        let mut params = super::untouched::positional(&d.header(lines));
+        params.retain(|p| p != "self");
+        params
     };
     // The checks: methods whose body raises and never returns a value.
     let checks: Vec<&str> = defs

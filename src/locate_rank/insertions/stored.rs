@@ -925,17 +925,8 @@ pub(in crate::locate_rank) fn latest_never_kept(
                 let Some(at) = super::counterparts::body_start(m, &prose) else {
                     continue;
                 };
-                let header = m.header(lines);
-                let params = header
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, w)| {
-                        *i > 0
-                            && is_name(w)
-                            && *w != "self"
-                            && matches!(header[i - 1].as_str(), "(" | ",")
-                    })
-                    .map(|(_, w)| w);
+                let params = super::untouched::positional(&m.header(lines));
+                let params = params.iter().filter(|p| *p != "self");
                 for p in params.take(MAX_LATEST) {
                     out.push((at, format!("{}{attr} = {p}", m.indent)));
                 }

@@ -686,7 +686,7 @@ pub(in crate::locate_rank) fn counts_never_started(
 const MAX_CALLS: usize = 2;
 
 /// The parameters of a `def` line's tokens, in order, without their defaults.
-fn positional(header: &[String]) -> Vec<String> {
+pub(super) fn positional(header: &[String]) -> Vec<String> {
     let Some(open) = header.iter().position(|t| t == "(") else {
         return Vec::new();
     };
