@@ -190,6 +190,7 @@ const UNTOLD: &[Kind] = &[
     stored::thresholds_never_spent,
     stored::resets_left_out,
     stored::latest_never_kept,
+    stored::taken_never_reset,
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
     forgotten::tallies_never_counted,

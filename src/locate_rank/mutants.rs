@@ -256,6 +256,10 @@ pub struct Names {
     /// The file's top-level functions of one parameter (`parse_time(text)`), in order: a sort key or a comparison
     /// that reads a value as it came is often meant through one of them ([`converted_keys`]).
     pub converters: Vec<String>,
+    /// The attributes each method of the file's classes that takes only `self` refines into a value it returns
+    /// ([`refiners`]), as (the attribute, the method's call): a read of the bare attribute where the refined value
+    /// was meant ([`refined_reads`]).
+    pub refiners: Vec<(String, String)>,
     /// The sums the function binds before the line, each name with its terms (`food = sets_total(order) +
     /// extras_total(order)`): a line that reads one term where the sum was meant ([`partial_sums`]).
     pub sums: Vec<(String, Vec<String>)>,
@@ -330,6 +334,7 @@ impl Names {
             entries_said: Vec::new(),
             based: false,
             converters: converters(text),
+            refiners: refiners(text),
             sums: Vec::new(),
             offsets: offsets(text),
             compared: picked(text, |line, toks, k| {
@@ -1207,6 +1212,68 @@ pub(in crate::locate_rank) fn record_fields(text: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// The attributes the methods of a file's classes refine ([`Names::refiners`]): each public method that takes only
+/// `self` and returns a value (`def spare(self): return self.capacity - self.guests`), with every attribute its body
+/// reads and never sets, as (the attribute, the call: `spare()`, or a property's bare name), in order.
+fn refiners(text: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let depth = |l: &str| l.len() - l.trim_start().len();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (k, line) in lines.iter().enumerate() {
+        let Some((name, params)) = line
+            .trim_start()
+            .strip_prefix("def ")
+            .and_then(|r| r.split_once('('))
+        else {
+            continue;
+        };
+        if depth(line) == 0 || name.starts_with('_') || !params.starts_with("self)") {
+            continue;
+        }
+        let property = k > 0 && lines[k - 1].trim() == "@property";
+        let call = if property {
+            name.to_string()
+        } else {
+            format!("{name}()")
+        };
+        let body: Vec<&str> = lines[k + 1..]
+            .iter()
+            .take_while(|l| l.trim().is_empty() || depth(l) > depth(line))
+            .copied()
+            .collect();
+        if !body.iter().any(|l| l.trim_start().starts_with("return ")) {
+            continue;
+        }
+        let mut read: Vec<String> = Vec::new();
+        let mut set: Vec<String> = Vec::new();
+        for l in &body {
+            for (at, _) in l.match_indices("self.") {
+                let rest = &l[at + 5..];
+                let attr: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let after = rest[attr.len()..].trim_start();
+                let written = after.starts_with('=') && !after.starts_with("==")
+                    || ["+=", "-=", "*=", "/="]
+                        .iter()
+                        .any(|o| after.starts_with(o));
+                if attr.is_empty() || after.starts_with('(') || attr == name {
+                    continue;
+                }
+                let list = if written { &mut set } else { &mut read };
+                if !list.contains(&attr) {
+                    list.push(attr);
+                }
+            }
+        }
+        for attr in read.into_iter().filter(|a| !set.contains(a)) {
+            out.push((attr, call.clone()));
+        }
+    }
+    out
+}
+
 /// The attributes a plain class's `__init__` (in the class that opens at the 0-based line `class`) sets from its
 /// parameters (`self.face_value = face_value`), in order.
 fn init_fields(lines: &[&str], class: usize) -> Vec<String> {
@@ -1608,7 +1675,7 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
         .chain(units_for_factors(line, &toks, names))
         .chain(unread_for_items(line, &toks, &names.loop_unread))
         .chain(stepped_by_field(line, &toks, names))
-        .chain(key_named_as_target(line, &toks))
+        .chain(misread(line, &toks, names))
         .chain(keys_named_as_table(line, &toks))
         .chain(directives_swapped(line, &toks))
         .chain(twins_swapped(line, &toks, &names.locals))
@@ -2816,30 +2883,193 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
     out
 }
 
+/// A value read from the wrong one of two alike: a key named as another value ([`key_named_as_target`]), an
+/// attribute for the method refining it ([`refined_reads`]), the wrong collection's size ([`mean_of_other`]), the
+/// wrong unit ([`unit_keyword_for_value`]), one key for the other ([`keys_paired`]).
+fn misread(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
+    let mut out: Vec<String> = key_named_as_target(line, toks).into_iter().collect();
+    out.extend(refined_reads(line, toks, &names.refiners));
+    out.extend(mean_of_other(line, toks));
+    out.extend(unit_keyword_for_value(line, toks));
+    out.extend(keys_paired(line, toks, &names.keys));
+    out
+}
+
+/// The most refining methods one attribute's read is tried with.
+const MAX_REFINED: usize = 3;
+
+/// An object's attribute read bare where the value a method of its class refines from it was meant
+/// (`s.capacity >= party` to `s.spare() >= party`, [`Names::refiners`]): each read of such an attribute through a
+/// name, not set and not called, with each method that refines it, at most [`MAX_REFINED`].
+fn refined_reads(line: &str, toks: &[Tok], refiners: &[(String, String)]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for k in 2..toks.len() {
+        let read = toks[k].kind == Kind::Name
+            && toks[k - 2].kind == Kind::Name
+            && text(k - 1) == "."
+            && !matches!(text(k + 1), "(" | "=" | "+=" | "-=" | "*=" | "/=");
+        if !read {
+            continue;
+        }
+        let calls = refiners.iter().filter(|(a, _)| a == text(k));
+        for (_, call) in calls.take(MAX_REFINED) {
+            out.push(format!(
+                "{}{call}{}",
+                &line[..toks[k].start],
+                &line[toks[k].end..]
+            ));
+        }
+    }
+    out
+}
+
+/// A mean divided by the wrong collection's size: `sum(readings) / len(self.entries)` to `len(readings)`. The
+/// line sums one name (or dotted name) and takes the length of another.
+fn mean_of_other(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    // The dotted name a call of `func` holds as its only argument: (first token, token past its end).
+    let argument = |func: &str| -> Vec<(usize, usize)> {
+        (0..toks.len())
+            .filter(|&k| text(k) == func && text(k + 1) == "(" && text(k.wrapping_sub(1)) != ".")
+            .filter_map(|k| {
+                let mut j = k + 2;
+                while toks.get(j).is_some_and(|t| t.kind == Kind::Name) && text(j + 1) == "." {
+                    j += 2;
+                }
+                (toks.get(j).is_some_and(|t| t.kind == Kind::Name) && text(j + 1) == ")")
+                    .then_some((k + 2, j + 1))
+            })
+            .collect()
+    };
+    let span = |(a, b): (usize, usize)| &line[toks[a].start..toks[b - 1].end];
+    let mut out = Vec::new();
+    for summed in argument("sum") {
+        for counted in argument("len") {
+            if span(summed) != span(counted) {
+                out.push(format!(
+                    "{}{}{}",
+                    &line[..toks[counted.0].start],
+                    span(summed),
+                    &line[toks[counted.1 - 1].end..]
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The units `datetime.timedelta` takes as keywords.
+const TIME_UNITS: &[&str] = &[
+    "weeks",
+    "days",
+    "hours",
+    "minutes",
+    "seconds",
+    "milliseconds",
+    "microseconds",
+];
+
+/// A duration given in the wrong unit: `timedelta(days=weeks)` to `timedelta(weeks=weeks)`. A keyword that is a
+/// unit, given a name whose first or last word is another unit (`DECISION_WEEKS`, `weeks_left`).
+fn unit_keyword_for_value(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for k in 1..toks.len() {
+        let keyword = TIME_UNITS.contains(&text(k))
+            && matches!(text(k - 1), "(" | ",")
+            && text(k + 1) == "="
+            && toks.get(k + 2).is_some_and(|t| t.kind == Kind::Name);
+        if !keyword {
+            continue;
+        }
+        let value = text(k + 2).to_lowercase();
+        let words: Vec<&str> = value.split('_').collect();
+        let ends = [words[0], words[words.len() - 1]];
+        let Some(unit) = TIME_UNITS
+            .iter()
+            .find(|u| ends.contains(u) && **u != text(k))
+        else {
+            continue;
+        };
+        out.push(format!(
+            "{}{unit}{}",
+            &line[..toks[k].start],
+            &line[toks[k].end..]
+        ));
+    }
+    out
+}
+
+/// One of two keys a line names written where the other was meant (`counts.get("concession", 0) *
+/// ticket_price("child")` to `ticket_price("concession")`): a line that names two different keys of the file's
+/// dicts ([`Names::keys`]), each in turn in the other's place.
+fn keys_paired(line: &str, toks: &[Tok], keys: &[String]) -> Vec<String> {
+    let word = |t: &Tok| {
+        let lit = &line[t.start..t.end];
+        let q = lit.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+        let inner = lit.strip_prefix(q)?.strip_suffix(q)?;
+        (t.kind == Kind::Str && keys.iter().any(|k| k == inner)).then_some((q, inner))
+    };
+    let named: Vec<(usize, char, &str)> = toks
+        .iter()
+        .enumerate()
+        .filter_map(|(k, t)| word(t).map(|(q, w)| (k, q, w)))
+        .collect();
+    let [(a, _, wa), (b, _, wb)] = named[..] else {
+        return Vec::new();
+    };
+    if wa == wb {
+        return Vec::new();
+    }
+    let put = |at: usize, with: &str| {
+        let q = &line[toks[at].start..=toks[at].start];
+        format!(
+            "{}{q}{with}{q}{}",
+            &line[..toks[at].start],
+            &line[toks[at].end..]
+        )
+    };
+    vec![put(b, wa), put(a, wb)]
+}
+
 /// A key read where the key named as the value's own name was meant: `owner = horse["name"]` to
-/// `owner = horse["owner"]`. The line assigns one name the one key read off one dict; the key is a word, the name
-/// another.
+/// `owner = horse["owner"]`, `right = acuity(record["left"])` to `record["right"]`. The line assigns one name the
+/// one key read off one dict, bare or as a call's only argument; the key is a word, the name another.
 fn key_named_as_target(line: &str, toks: &[Tok]) -> Option<String> {
     let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
     let target = text(0);
-    let one = toks.len() == 6
-        && toks[0].kind == Kind::Name
-        && !KEYWORDS.contains(&target)
-        && text(1) == "="
-        && toks[2].kind == Kind::Name
-        && text(3) == "["
-        && text(5) == "]";
+    if toks.len() < 6 || toks[0].kind != Kind::Name || KEYWORDS.contains(&target) || text(1) != "="
+    {
+        return None;
+    }
+    // A call's dotted name and its opening (`acuity(`, `self.rate(`), when the read is its only argument.
+    let mut at = 2;
+    let called = toks.len() > 7 && text(toks.len() - 1) == ")";
+    if called {
+        while toks[at].kind == Kind::Name && text(at + 1) == "." {
+            at += 2;
+        }
+        if toks[at].kind != Kind::Name || text(at + 1) != "(" {
+            return None;
+        }
+        at += 2;
+    }
+    let end = toks.len() - usize::from(called);
+    let one =
+        end == at + 4 && toks[at].kind == Kind::Name && text(at + 1) == "[" && text(at + 3) == "]";
+    let k = at + 2;
     let key = if one {
-        key_at(line, toks, 4, false)?
+        key_at(line, toks, k, false)?
     } else {
         return None;
     };
-    let q = &line[toks[4].start..=toks[4].start];
+    let q = &line[toks[k].start..=toks[k].start];
     (key != target).then(|| {
         format!(
             "{}{q}{target}{q}{}",
-            &line[..toks[4].start],
-            &line[toks[4].end..]
+            &line[..toks[k].start],
+            &line[toks[k].end..]
         )
     })
 }
@@ -4554,6 +4784,10 @@ fn slices_turned(line: &str, toks: &[Tok]) -> Vec<String> {
             (false, true) => [format!("{x}:"), format!("-{x}:")],
         };
         out.extend(turned.into_iter().map(with));
+        // Trimmed at one end where both were meant (`sorted(scores)[1:]` to `[1:-1]`).
+        if negative != start {
+            out.push(with(format!("{x}:-{x}")));
+        }
     }
     out
 }
@@ -5264,6 +5498,16 @@ mod tests {
         never_gives("        owner = horse[\"owner\"]", "\"name\"");
         never_gives("        owner = horse[\"name\"] + 1", "\"owner\"");
         gives(
+            "    right = decimal_acuity(record[\"left\"])",
+            "    right = decimal_acuity(record[\"right\"])",
+        );
+        gives(
+            "    right = self.acuity(record[\"left\"])",
+            "    right = self.acuity(record[\"right\"])",
+        );
+        never_gives("    right = acuity(record[\"left\"], 2)", "\"right\"");
+        never_gives("    right = acuity(record[\"left\"]) + 1", "\"right\"");
+        gives(
             "    bb = day.strftime(\"%d/%m/%Y\")",
             "    bb = day.strftime(\"%m/%d/%Y\")",
         );
@@ -5723,6 +5967,95 @@ mod tests {
         );
         // A comprehension that does something with its item already is left as it is.
         never_gives("    return [len(w) for w in words]", "int(");
+    }
+
+    #[test]
+    fn an_attribute_is_read_through_the_method_that_refines_it() {
+        let text = "class Sitting:\n    def __init__(self, tables):\n        self.tables = tables\n        self.guests = 0\n\n    @property\n    def capacity(self):\n        return self.tables * 6\n\n    def spare(self):\n        return self.capacity - self.guests\n\n    def seat(self, party):\n        self.guests += party\n        return True\n";
+        let names = Names::of(text);
+        assert_eq!(
+            names.refiners,
+            [
+                ("tables".to_string(), "capacity".to_string()),
+                ("capacity".to_string(), "spare()".to_string()),
+                ("guests".to_string(), "spare()".to_string()),
+            ]
+        );
+        let line = "        if s.capacity >= party:";
+        assert!(of_line(line, &names).contains(&"        if s.spare() >= party:".to_string()));
+        // Neither a write nor a call is a read.
+        let set = of_line("        s.guests = 0", &names);
+        assert!(!set.iter().any(|m| m.contains("spare()")), "{set:?}");
+        // A method that takes more than `self`, or returns nothing, refines nothing.
+        let taking = text.replace("def spare(self):", "def spare(self, extra):");
+        assert!(
+            !Names::of(&taking)
+                .refiners
+                .iter()
+                .any(|(_, c)| c == "spare()")
+        );
+        let silent = text.replace("return self.capacity - self.guests", "print(self.guests)");
+        assert!(
+            !Names::of(&silent)
+                .refiners
+                .iter()
+                .any(|(_, c)| c == "spare()")
+        );
+    }
+
+    #[test]
+    fn a_mean_counts_what_it_sums_and_a_duration_takes_its_value_s_unit() {
+        gives(
+            "        return round(sum(readings) / len(self.entries), 2)",
+            "        return round(sum(readings) / len(readings), 2)",
+        );
+        gives(
+            "    return sum(self.marks) / len(marks)",
+            "    return sum(self.marks) / len(self.marks)",
+        );
+        never_gives("    return sum(marks) / len(marks)", "len(self");
+        gives(
+            "    return valid_date + timedelta(days=weeks)",
+            "    return valid_date + timedelta(weeks=weeks)",
+        );
+        gives(
+            "    return start + timedelta(hours=DECISION_WEEKS)",
+            "    return start + timedelta(weeks=DECISION_WEEKS)",
+        );
+        never_gives("    return start + timedelta(days=gap)", "weeks=");
+        never_gives("    return start + timedelta(days=days)", "weeks=");
+        gives(
+            "    return sorted(scores)[1:]",
+            "    return sorted(scores)[1:-1]",
+        );
+        gives("    return ranked[:-2]", "    return ranked[2:-2]");
+    }
+
+    #[test]
+    fn one_of_two_keys_a_line_names_stands_for_the_other() {
+        let names = Names {
+            keys: vec!["adult".into(), "concession".into(), "child".into()],
+            ..Names::default()
+        };
+        let line = "    total += counts.get(\"concession\", 0) * ticket_price(\"child\", member)";
+        let got = of_line(line, &names);
+        for want in [
+            "    total += counts.get(\"concession\", 0) * ticket_price(\"concession\", member)",
+            "    total += counts.get(\"child\", 0) * ticket_price(\"child\", member)",
+        ] {
+            assert!(got.contains(&want.to_string()), "{got:?}");
+        }
+        // The same key twice, or a word that is no key of the file: nothing.
+        let same = of_line("    x = a.get(\"child\", 0) * price(\"child\")", &names);
+        assert!(
+            !same.iter().any(|m| m.contains("price(\"adult")),
+            "{same:?}"
+        );
+        let other = of_line("    x = a.get(\"child\", 0) * price(\"dog\")", &names);
+        assert!(
+            !other.iter().any(|m| m.contains("price(\"child\")")),
+            "{other:?}"
+        );
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! and a remainder worked out from a kept amount and a parameter and never kept (`self.balance[name] = remaining`
 //! after `remaining = self.balance[name] - amount`), a number an object hands out and never steps, a threshold a
 //! claim never spends, the part of an object's state a reset leaves out, and the latest of something an object keeps
-//! that the method recording it never keeps. Pure: lines in, lines out.
+//! that the method recording it never keeps, and what a method takes whole and never starts again
+//! (`self.litres = 0` before `return taken`). Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
 use super::{
@@ -936,6 +937,59 @@ pub(in crate::locate_rank) fn latest_never_kept(
     out
 }
 
+/// A method that takes the whole of an attribute into a local and hands it back (`taken = self.litres`, then
+/// `return taken`) and never starts it again, where other methods add to it: what was taken stays behind to be
+/// taken twice. The attribute's first value from `__init__` (`self.litres = 0`, a number, an empty collection or a
+/// constant), just before the method's `return`.
+pub(in crate::locate_rank) fn taken_never_reset(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for init in defs.iter().filter(|d| d.name == "__init__") {
+        let sets = init_sets(lines, init);
+        for m in defs
+            .iter()
+            .filter(|m| m.name != "__init__" && m.indent == init.indent)
+        {
+            let [.., before, last] = m.body[..] else {
+                continue;
+            };
+            let Some(local) = lines[last]
+                .trim()
+                .strip_prefix("return ")
+                .filter(|n| is_name(n))
+            else {
+                continue;
+            };
+            for &b in &m.body {
+                let Some((target, value)) = lines[b].trim().split_once(" = ") else {
+                    continue;
+                };
+                let Some(name) = value.trim().strip_prefix("self.").filter(|n| is_name(n)) else {
+                    continue;
+                };
+                let Some(&(_, _, first)) = sets.iter().find(|(_, n, _)| *n == name) else {
+                    continue;
+                };
+                let fresh = first.parse::<f64>().is_ok()
+                    || matches!(first, "[]" | "{}" | "set()" | "\"\"")
+                    || (is_name(first) && first.bytes().all(|c| !c.is_ascii_lowercase()));
+                let others = defs.iter().filter(|o| o.name != m.name);
+                if target != local
+                    || !fresh
+                    || !attribute_changed(lines, others, name)
+                    || attribute_changed(lines, [m], name)
+                {
+                    continue;
+                }
+                out.push((before, format!("{}self.{name} = {first}", m.indent)));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Def, Kind};
@@ -1198,5 +1252,22 @@ mod tests {
             run(keyed_members_never_added, negated),
             [(6, "        item[\"tags\"].add(t)".to_string())]
         );
+    }
+
+    #[test]
+    fn what_a_method_takes_whole_and_hands_back_starts_again() {
+        let text = "class Tank:\n    def __init__(self):\n        self.litres = 0\n        self.taken = []\n\n    def add(self, litres):\n        self.litres += litres\n\n    def collect(self):\n        taken = self.litres\n        self.taken.append(taken)\n        return taken\n";
+        let got = run(taken_never_reset, text);
+        assert_eq!(got, [(10, "        self.litres = 0".to_string())]);
+        // Started again already, never added to elsewhere, or not handed back: nothing.
+        let reset = text.replace(
+            "        return taken",
+            "        self.litres = 0\n        return taken",
+        );
+        assert!(run(taken_never_reset, &reset).is_empty());
+        let kept = text.replace("self.litres += litres", "print(litres)");
+        assert!(run(taken_never_reset, &kept).is_empty());
+        let other = text.replace("        return taken", "        return len(self.taken)");
+        assert!(run(taken_never_reset, &other).is_empty());
     }
 }
