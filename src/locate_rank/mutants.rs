@@ -1935,6 +1935,7 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(sorted_iteration(line, toks));
     out.extend(sort_key_negated(line, toks));
     out.extend(slices_turned(line, toks));
+    out.extend(window_shifted(line, toks));
     out.extend(slice_end_offset(line, toks));
     out.extend(targets_swapped(line, toks));
     out.extend(assigned_for_added(line, toks));
@@ -2885,13 +2886,15 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
 
 /// A value read from the wrong one of two alike: a key named as another value ([`key_named_as_target`]), an
 /// attribute for the method refining it ([`refined_reads`]), the wrong collection's size ([`mean_of_other`]), the
-/// wrong unit ([`unit_keyword_for_value`]), one key for the other ([`keys_paired`]).
+/// wrong unit ([`unit_keyword_for_value`]), one key for the other ([`keys_paired`]), another place's value for
+/// the place written ([`key_of_target`]).
 fn misread(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     let mut out: Vec<String> = key_named_as_target(line, toks).into_iter().collect();
     out.extend(refined_reads(line, toks, &names.refiners));
     out.extend(mean_of_other(line, toks));
     out.extend(unit_keyword_for_value(line, toks));
     out.extend(keys_paired(line, toks, &names.keys));
+    out.extend(key_of_target(line, toks));
     out
 }
 
@@ -3019,9 +3022,6 @@ fn keys_paired(line: &str, toks: &[Tok], keys: &[String]) -> Vec<String> {
     let [(a, _, wa), (b, _, wb)] = named[..] else {
         return Vec::new();
     };
-    if wa == wb {
-        return Vec::new();
-    }
     let put = |at: usize, with: &str| {
         let q = &line[toks[at].start..=toks[at].start];
         format!(
@@ -3030,7 +3030,47 @@ fn keys_paired(line: &str, toks: &[Tok], keys: &[String]) -> Vec<String> {
             &line[toks[at].end..]
         )
     };
-    vec![put(b, wa), put(a, wb)]
+    if wa != wb {
+        return vec![put(b, wa), put(a, wb)];
+    }
+    // The same key twice: the second, then the first, meant as another key of the file.
+    let others: Vec<&String> = keys.iter().filter(|k| *k != wa).take(MAX_PAIRED).collect();
+    let second = others.iter().map(|k| put(b, k));
+    second.chain(others.iter().map(|k| put(a, k))).collect()
+}
+
+/// The most other keys a key written twice in one line is tried as ([`keys_paired`]).
+const MAX_PAIRED: usize = 3;
+
+/// A place written from another place's value: `self.credits[giver] = self.balance(taker) + value` to
+/// `self.balance(giver)`. The line writes an item under a name; each other name its value reads as a call's only
+/// argument or an item's key is tried as that name.
+fn key_of_target(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let name = |i: usize| {
+        toks.get(i)
+            .is_some_and(|t| t.kind == Kind::Name && !KEYWORDS.contains(&text(i)))
+    };
+    let Some(eq) = (0..toks.len()).find(|&i| text(i) == "=") else {
+        return Vec::new();
+    };
+    let written = eq >= 4 && text(eq - 1) == "]" && name(eq - 2) && text(eq - 3) == "[";
+    if !written {
+        return Vec::new();
+    }
+    let key = text(eq - 2);
+    let mut out = Vec::new();
+    for k in eq + 2..toks.len() {
+        let held = matches!((text(k - 1), text(k + 1)), ("(", ")") | ("[", "]"));
+        if name(k) && held && text(k) != key {
+            out.push(format!(
+                "{}{key}{}",
+                &line[..toks[k].start],
+                &line[toks[k].end..]
+            ));
+        }
+    }
+    out
 }
 
 /// A key read where the key named as the value's own name was meant: `owner = horse["name"]` to
@@ -4792,6 +4832,41 @@ fn slices_turned(line: &str, toks: &[Tok]) -> Vec<String> {
     out
 }
 
+/// A window of a fixed size taken one place off (`ranked(entries)[1:4]` to `[0:3]` and `[2:5]`): a slice between
+/// two whole numbers moved by one either way, its size kept.
+fn window_shifted(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let whole = |i: usize| {
+        text(i)
+            .parse::<u32>()
+            .ok()
+            .filter(|_| toks[i].kind == Kind::Number)
+    };
+    let mut out = Vec::new();
+    for k in 1..toks.len() {
+        if text(k) != "[" || text(k + 2) != ":" || text(k + 4) != "]" {
+            continue;
+        }
+        let (Some(a), Some(b)) = (whole(k + 1), whole(k + 3)) else {
+            continue;
+        };
+        let with = |a: u32, b: u32| {
+            format!(
+                "{}[{a}:{b}]{}",
+                &line[..toks[k].start],
+                &line[toks[k + 4].end..]
+            )
+        };
+        if a >= 1 && b > a {
+            out.push(with(a - 1, b - 1));
+        }
+        if b > a {
+            out.push(with(a + 1, b + 1));
+        }
+    }
+    out
+}
+
 /// The most items of one sort key that are negated.
 const MAX_KEY_ITEMS: usize = 2;
 
@@ -6029,6 +6104,26 @@ mod tests {
             "    return sorted(scores)[1:-1]",
         );
         gives("    return ranked[:-2]", "    return ranked[2:-2]");
+        gives(
+            "    return ranked(entries)[1:4]",
+            "    return ranked(entries)[0:3]",
+        );
+        gives(
+            "    return ranked(entries)[1:4]",
+            "    return ranked(entries)[2:5]",
+        );
+        gives(
+            "        self.credits[giver] = self.balance(taker) + value",
+            "        self.credits[giver] = self.balance(giver) + value",
+        );
+        gives(
+            "        totals[day] = totals.get(day, 0) + sizes[kind]",
+            "        totals[day] = totals.get(day, 0) + sizes[day]",
+        );
+        never_gives(
+            "        self.credits[giver] = self.balance(giver) + value",
+            "taker",
+        );
     }
 
     #[test]
@@ -6045,12 +6140,18 @@ mod tests {
         ] {
             assert!(got.contains(&want.to_string()), "{got:?}");
         }
-        // The same key twice, or a word that is no key of the file: nothing.
-        let same = of_line("    x = a.get(\"child\", 0) * price(\"child\")", &names);
+        // The same key twice: the second meant as another key first.
+        let same = of_line(
+            "    x = price(\"adult\", adults) + price(\"adult\", kids)",
+            &names,
+        );
         assert!(
-            !same.iter().any(|m| m.contains("price(\"adult")),
+            same.contains(
+                &"    x = price(\"adult\", adults) + price(\"concession\", kids)".to_string()
+            ),
             "{same:?}"
         );
+        // A word that is no key of the file: nothing.
         let other = of_line("    x = a.get(\"child\", 0) * price(\"dog\")", &names);
         assert!(
             !other.iter().any(|m| m.contains("price(\"child\")")),

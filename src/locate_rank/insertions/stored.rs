@@ -10,7 +10,9 @@
 //! after `remaining = self.balance[name] - amount`), a number an object hands out and never steps, a threshold a
 //! claim never spends, the part of an object's state a reset leaves out, and the latest of something an object keeps
 //! that the method recording it never keeps, and what a method takes whole and never starts again
-//! (`self.litres = 0` before `return taken`). Pure: lines in, lines out.
+//! (`self.litres = 0` before `return taken`), and a kept list walked in order and never sorted (`self.slots.sort()`
+//! after its append), and an amount handed back from a kept place and never kept (`self.levels[item] = on_hand -
+//! qty` before `return on_hand - qty`). Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
 use super::{
@@ -489,6 +491,53 @@ pub(in crate::locate_rank) fn remainders_never_kept(
     out
 }
 
+/// A new amount a function hands back as `return on_hand - qty`, where `on_hand` is a local read out of a kept
+/// place (`on_hand = self.levels.get(item, 0)`) that the function never writes and the file writes elsewhere: the
+/// amount kept just before the `return` (`self.levels[item] = on_hand - qty`).
+pub(in crate::locate_rank) fn returned_amounts_never_kept(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let [.., before, last] = d.body[..] else {
+            continue;
+        };
+        let code = code_with_strings(lines[last]);
+        let Some(value) = code.trim().strip_prefix("return ") else {
+            continue;
+        };
+        let Some((local, _)) = value.split_once(' ') else {
+            continue;
+        };
+        if !is_name(local) {
+            continue;
+        }
+        let bound = d.body.iter().find_map(|&b| {
+            let c = code_with_strings(lines[b]);
+            let (name, read) = c.trim().split_once(" = ")?;
+            (name == local).then(|| kept_place(read.trim())).flatten()
+        });
+        let Some(place) = bound else {
+            continue;
+        };
+        let changed = amount_changed(&value.replacen(local, &place, 1), d);
+        let base = place.split('[').next().unwrap_or(&place);
+        let elsewhere = lines.iter().enumerate().any(|(i, l)| {
+            let c = code_with_strings(l);
+            let c = c.trim_start();
+            !d.body.contains(&i) && c.starts_with(base) && c.contains(" = ") && !c.contains(" == ")
+        });
+        if changed.as_ref() == Some(&place) && elsewhere && !written(lines, d, &place) {
+            out.push((
+                before,
+                format!("{}{place} = {value}", indent_of(lines[last])),
+            ));
+        }
+    }
+    out
+}
+
 /// The kept place (`self.balance[name]`, `stock[key]`, `self.credit`) that `value` adds a parameter of `d` or a
 /// whole number to or takes one from (`self.balance[name] - amount`, inside a `round(...)` or not,
 /// `self.credits.get(name, 0) + 1`), when there is one such place.
@@ -831,8 +880,9 @@ fn init_sets<'l>(lines: &[&'l str], init: &Def) -> Vec<(usize, &'l str, &'l str)
 /// A method that starts some of the object's state afresh as `__init__` started it (`self.issued_today = []`) and
 /// leaves out another part that other methods change (`self.next_number = FIRST_TICKET`, then `+= 1` elsewhere):
 /// that part's first value again, after the fresh start of the part `__init__` sets just before it (else before
-/// the method's first fresh start); a method whose name says it starts afresh (`new_canister`, `reset`) the same,
-/// at its end when it starts nothing afresh as `__init__` did.
+/// the method's first fresh start); a method whose name says it starts afresh or closes a period (`new_canister`,
+/// `reset`, `close_week`) the same, at its end when it starts nothing afresh as `__init__` did. A part started
+/// empty (`self.this_week = []`) counts as changed where another method fills it (`self.this_week.append(name)`).
 pub(in crate::locate_rank) fn resets_left_out(
     lines: &[&str],
     defs: &[Def],
@@ -850,9 +900,11 @@ pub(in crate::locate_rank) fn resets_left_out(
                 .map(|(b, n, v)| (b, n, sets.iter().any(|&(_, sn, sv)| sn == n && sv == v)))
                 .collect();
             // Or one whose name says it starts afresh (`new_canister`, `reset`): at its end.
-            let named = ["new_", "reset", "restart", "start_", "clear", "begin_"]
-                .iter()
-                .any(|w| m.name.starts_with(w));
+            let named = [
+                "new_", "reset", "restart", "start_", "clear", "begin_", "close_", "end_", "finish",
+            ]
+            .iter()
+            .any(|w| m.name.starts_with(w));
             let fresh = own
                 .iter()
                 .find(|(_, _, fresh)| *fresh)
@@ -861,11 +913,13 @@ pub(in crate::locate_rank) fn resets_left_out(
                 continue;
             };
             for (i, &(_, name, value)) in sets.iter().enumerate() {
-                let changed = defs
-                    .iter()
-                    .filter(|o| o.name != m.name)
-                    .any(|o| attribute_changed(lines, [o], name));
+                let empty = matches!(value, "[]" | "{}" | "set()");
+                let changed = defs.iter().filter(|o| o.name != m.name).any(|o| {
+                    attribute_changed(lines, [o], name)
+                        || (empty && attribute_filled(lines, o, name))
+                });
                 let literal = value.parse::<f64>().is_ok()
+                    || empty
                     || (is_name(value) && value.bytes().all(|c| !c.is_ascii_lowercase()));
                 if !changed || !literal || own.iter().any(|(_, n, _)| *n == name) {
                     continue;
@@ -881,6 +935,33 @@ pub(in crate::locate_rank) fn resets_left_out(
         }
     }
     out
+}
+
+/// Whether a line of `d` fills the collection `self.{name}` (`self.{name}.append(`, `.add(`, `.extend(`,
+/// `.update(`, `.insert(`, `.setdefault(`, or a write of an item: `self.{name}[key] = ...`).
+fn attribute_filled(lines: &[&str], d: &Def, name: &str) -> bool {
+    let attr = format!("self.{name}");
+    d.body.iter().any(|&b| {
+        let code = code_of(lines[b]);
+        code.match_indices(&attr).any(|(at, _)| {
+            let rest = &code[at + attr.len()..];
+            let method = [
+                "append(",
+                "add(",
+                "extend(",
+                "update(",
+                "insert(",
+                "setdefault(",
+            ]
+            .iter()
+            .any(|m| rest.strip_prefix('.').is_some_and(|r| r.starts_with(m)));
+            let item = rest.starts_with('[')
+                && rest
+                    .split_once(']')
+                    .is_some_and(|(_, after)| after.trim_start().starts_with("= "));
+            method || item
+        })
+    })
 }
 
 /// Whether two names share a stem of at least five letters (`inspection` and `last_inspected`: `inspect`).
@@ -990,6 +1071,43 @@ pub(in crate::locate_rank) fn taken_never_reset(
     out
 }
 
+/// A list an object keeps (`self.slots = []` in `__init__`) that a method appends to and another walks
+/// (`for start, group in self.slots:`, `[g for _, g in self.slots]`) or reads an end of (`self.slots[0]`), where
+/// no line ever sorts it: sorted just after the append (`self.slots.sort()`), so that it is walked in order.
+pub(in crate::locate_rank) fn kept_lists_never_sorted(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let code: Vec<String> = lines.iter().map(|l| code_of(l)).collect();
+    for init in defs.iter().filter(|d| d.name == "__init__") {
+        for (_, name, value) in init_sets(lines, init) {
+            let attr = format!("self.{name}");
+            let sorted = code.iter().any(|c| {
+                c.contains(&format!("{attr}.sort(")) || c.contains(&format!("sorted({attr}"))
+            });
+            let walked = code.iter().any(|c| {
+                [":", "]", ")"]
+                    .iter()
+                    .any(|end| c.contains(&format!(" in {attr}{end}")))
+                    || c.contains(&format!("{attr}[0]"))
+                    || c.contains(&format!("{attr}[-1]"))
+            });
+            if value != "[]" || sorted || !walked {
+                continue;
+            }
+            for d in defs.iter().filter(|d| d.name != "__init__") {
+                for &b in &d.body {
+                    if code[b].trim_start().starts_with(&format!("{attr}.append(")) {
+                        out.push((b, format!("{}{attr}.sort()", indent_of(lines[b]))));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Def, Kind};
@@ -1057,6 +1175,14 @@ mod tests {
         );
         let plain = named.replace("new_shift", "add_shift");
         assert!(run(resets_left_out, &plain).is_empty());
+        // A period closed leaves empty what another method fills during it.
+        let week = "class Register:\n    def __init__(self):\n        self.this_week = []\n        self.totals = []\n\n    def sign_in(self, name):\n        self.this_week.append(name)\n\n    def close_week(self):\n        self.totals.append(len(self.this_week))\n";
+        assert_eq!(
+            run(resets_left_out, week),
+            [(9, "        self.this_week = []".to_string())]
+        );
+        let unfilled = week.replace("self.this_week.append(name)", "print(self.this_week)");
+        assert!(run(resets_left_out, &unfilled).is_empty());
     }
 
     #[test]
@@ -1269,5 +1395,46 @@ mod tests {
         assert!(run(taken_never_reset, &kept).is_empty());
         let other = text.replace("        return taken", "        return len(self.taken)");
         assert!(run(taken_never_reset, &other).is_empty());
+    }
+
+    #[test]
+    fn a_kept_list_walked_in_order_is_sorted_where_it_grows() {
+        let text = "class Rota:\n    def __init__(self):\n        self.slots = []\n\n    def add(self, start, group):\n        self.slots.append((start, group))\n\n    def next_slot(self, now):\n        for start, group in self.slots:\n            if start >= now:\n                return start, group\n";
+        assert_eq!(
+            run(kept_lists_never_sorted, text),
+            [(5, "        self.slots.sort()".to_string())]
+        );
+        // Sorted already, or never walked: nothing.
+        let sorted = text.replace("in self.slots:", "in sorted(self.slots):");
+        assert!(run(kept_lists_never_sorted, &sorted).is_empty());
+        let counted = text.replace(
+            "for start, group in self.slots:",
+            "for _ in range(len(self.slots)):",
+        );
+        assert!(run(kept_lists_never_sorted, &counted).is_empty());
+    }
+
+    #[test]
+    fn an_amount_handed_back_from_a_kept_place_is_kept() {
+        let text = "class Stock:\n    def __init__(self, levels):\n        self.levels = dict(levels)\n\n    def receive(self, item, qty):\n        self.levels[item] = self.levels.get(item, 0) + qty\n\n    def sell(self, item, qty=1):\n        on_hand = self.levels.get(item, 0)\n        if qty > on_hand:\n            raise ValueError(item)\n        return on_hand - qty\n";
+        assert_eq!(
+            run(returned_amounts_never_kept, text),
+            [(10, "        self.levels[item] = on_hand - qty".to_string())]
+        );
+        // Kept already, a place no other function writes, or a figure of no parameter: nothing.
+        let kept = text.replace(
+            "        return on_hand - qty",
+            "        self.levels[item] -= qty\n        return on_hand - qty",
+        );
+        assert!(run(returned_amounts_never_kept, &kept).is_empty());
+        let unwritten = text
+            .replace(
+                "        self.levels[item] = self.levels.get(item, 0) + qty",
+                "        print(item, qty)",
+            )
+            .replace("self.levels = dict(levels)", "print(levels)");
+        assert!(run(returned_amounts_never_kept, &unwritten).is_empty());
+        let figure = text.replace("return on_hand - qty", "return on_hand - spare");
+        assert!(run(returned_amounts_never_kept, &figure).is_empty());
     }
 }
