@@ -273,6 +273,9 @@ pub(super) fn mutants(
         if let Some(twin) = folded_into_return(&lines, first.line, added) {
             push(&mut out, written(twin));
         }
+        if let Some((after, line)) = ordered_after_loop(&lines, first.line, added) {
+            push(&mut out, with_inserted(before, after, &line));
+        }
         for after in [first.line.checked_sub(1), Some(first.line + 1)]
             .into_iter()
             .chain(statements_apart(&lines, first.line, added))
@@ -351,6 +354,44 @@ fn before_return(lines: &[&str], n: usize, added: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// For a sort of a list (`finishers.sort()`, `.reverse()`) inserted after the 1-based line `n` inside a loop
+/// that grows that list (`finishers.append(...)`): the place just after the loop, at the loop's depth, where the
+/// list is whole and is put in order once, as (the 1-based line after which, the line); `None` otherwise.
+fn ordered_after_loop(lines: &[&str], n: usize, added: &str) -> Option<(usize, String)> {
+    let code = added.trim();
+    let list = code
+        .strip_suffix(')')
+        .and_then(|c| c.split_once(".sort(").or_else(|| c.split_once(".reverse(")))
+        .map(|(list, _)| list)
+        .filter(|l| identifier(l))?;
+    let depth = added.len() - added.trim_start().len();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    // The innermost loop above the place that holds it.
+    let header = (0..n.min(lines.len())).rev().find(|&k| {
+        let l = lines[k];
+        let t = l.trim_start();
+        !l.trim().is_empty()
+            && indent(l) < depth
+            && (t.starts_with("for ") || t.starts_with("while "))
+    })?;
+    let outer = indent(lines[header]);
+    let blocked = lines[header + 1..n.min(lines.len())]
+        .iter()
+        .any(|l| !l.trim().is_empty() && indent(l) <= outer);
+    if blocked {
+        return None;
+    }
+    let end = (header + 1..lines.len())
+        .take_while(|&k| lines[k].trim().is_empty() || indent(lines[k]) > outer)
+        .filter(|&k| !lines[k].trim().is_empty())
+        .last()?;
+    let grows = lines[header + 1..=end]
+        .iter()
+        .any(|l| l.trim_start().starts_with(&format!("{list}.append(")));
+    let pad = &lines[header][..outer];
+    (grows && end + 1 != n).then(|| (end + 1, format!("{pad}{code}")))
 }
 
 /// A line `name = value` inserted after the 1-based line `n` where the next line is `return name`: that `return`
@@ -432,7 +473,8 @@ fn near(first: &Fixed, (line, insert): (usize, bool)) -> bool {
 /// count's update after the total's; a collection grown beside a value written too: the sets put `seen.add(key)`
 /// before `score += POINTS` as often as `box.append(title)` after `stock[title] -= 1`), or it inserted an update before a guard that may still refuse the call where
 /// twins past that guard passed too (the latest of them first), or it gathered a value past a block that never
-/// names the collection where a twin gathers it just after the line that makes it. A value worked out on a line of its own just before
+/// names the collection where a twin gathers it just after the line that makes it, or it sorted a list inside the
+/// loop that grows it where a twin sorts it after the loop ([`ordered_after_loop`]). A value worked out on a line of its own just before
 /// its `return` and the same value folded into the `return` rank as they passed: sets of tasks written blind put
 /// the fix either way.
 pub(super) fn ordered(
@@ -469,7 +511,13 @@ pub(super) fn ordered(
             && first.insert
             && t.line < first.line
             && added.is_some_and(|a| gathered_where_made(&lines, t.line, first.line, a));
-        t.path == first.path && (update || made || skipped || gathered)
+        // A list put in order once it is whole, after the loop that grows it, not at each turn of the loop.
+        let whole = t.insert
+            && first.insert
+            && added
+                .and_then(|a| ordered_after_loop(&lines, first.line, a))
+                .is_some_and(|(after, _)| after == t.line);
+        t.path == first.path && (update || made || skipped || gathered || whole)
     });
     // An update the first pass made before a guard that may still refuse (`if amount > self.balance: raise`):
     // the latest twin past it, where the update no longer happens for a refused call.
@@ -1416,5 +1464,22 @@ mod tests {
             None
         );
         assert_eq!(unfolded_twin(&lines, 3, "    return sorted(fields)"), None);
+    }
+
+    #[test]
+    fn a_list_sorted_inside_the_loop_that_grows_it_ranks_behind_its_twin_after_the_loop() {
+        let race = "def finishers(entries):\n    done = []\n    for entry in entries:\n        name, secs = entry\n        if secs:\n            done.append((secs, name))\n    return done\n";
+        let lines: Vec<&str> = race.lines().collect();
+        let added = "        done.sort()";
+        assert_eq!(
+            ordered_after_loop(&lines, 4, added),
+            Some((6, "    done.sort()".to_string()))
+        );
+        // Not a sort, a list the loop does not grow, or already after the loop: nothing.
+        assert_eq!(ordered_after_loop(&lines, 4, "        done.clear()"), None);
+        assert_eq!(ordered_after_loop(&lines, 4, "        other.sort()"), None);
+        assert_eq!(ordered_after_loop(&lines, 6, "    done.sort()"), None);
+        let order = ordered(&file(race), &at(4, true), Some(added), vec![at(6, true)]);
+        assert_eq!(order, [at(6, true), at(4, true)]);
     }
 }
