@@ -193,6 +193,8 @@ const UNTOLD: &[Kind] = &[
     stored::latest_never_kept,
     stored::taken_never_reset,
     stored::kept_lists_never_sorted,
+    counterparts::kept_pairs_left_half_done,
+    stored::entries_never_restarted,
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,
     forgotten::tallies_never_counted,
@@ -234,6 +236,7 @@ const UNTOLD: &[Kind] = &[
     counterparts::opposite_updates_left_out,
     counterparts::transfers_left_half_done,
     counterparts::checks_never_made,
+    idioms::siblings_converted_anywhere,
 ];
 
 /// The insertions for the Python file `text`, those the error `missing` tells first, then the others, at most
@@ -1463,8 +1466,10 @@ fn while_never_advances(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
 /// A module constant that caps or floors a value (`MAX_FINE`, `MIN_ORDER`, `FEE_CAP`) and is never read: in each
 /// function whose name or docstring it concerns (a word of its name, or the name itself), the value the function
 /// returns (`amount`, of `return round(amount, 2)`) capped (`amount = min(amount, MAX_FINE)`) just after its last
-/// assignment. So too for such a constant read elsewhere, in a function whose docstring names it and whose body
-/// never reads it (`"""..., never more than MAX_FINE."""`).
+/// assignment, and first just before the `return` where blocks between change it (`amount *= NIGHT_SURCHARGE`).
+/// So too for a constant read only where no bound is applied (`{"minimum": MINIMUM_FARE}`), and for such a
+/// constant read elsewhere, in a function whose docstring names it and whose body never reads it (`"""..., never
+/// more than MAX_FINE."""`).
 fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let code: Vec<Vec<String>> = lines.iter().map(|l| tokens(&code_of(l))).collect();
@@ -1480,10 +1485,13 @@ fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
             .collect();
         let bound = if words
             .iter()
-            .any(|w| matches!(w.as_str(), "max" | "cap" | "limit" | "ceiling"))
+            .any(|w| matches!(w.as_str(), "max" | "maximum" | "cap" | "limit" | "ceiling"))
         {
             "min"
-        } else if words.iter().any(|w| matches!(w.as_str(), "min" | "floor")) {
+        } else if words
+            .iter()
+            .any(|w| matches!(w.as_str(), "min" | "minimum" | "floor"))
+        {
             "max"
         } else {
             continue;
@@ -1494,10 +1502,23 @@ fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
                 w.len() >= 3
                     && !matches!(
                         w.as_str(),
-                        "max" | "min" | "cap" | "limit" | "ceiling" | "floor"
+                        "max"
+                            | "maximum"
+                            | "min"
+                            | "minimum"
+                            | "cap"
+                            | "limit"
+                            | "ceiling"
+                            | "floor"
                     )
             })
             .collect();
+        // Read only where no bound is applied (`{"minimum": MINIMUM_FARE}` on a tariff card): as good as unread.
+        let applied = code.iter().any(|t| {
+            t.contains(&name)
+                && t.iter()
+                    .any(|w| matches!(w.as_str(), "min" | "max" | "<" | ">" | "<=" | ">="))
+        });
         for d in defs {
             let doc = d
                 .body
@@ -1505,7 +1526,7 @@ fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
                 .map(|&b| lines[b].to_ascii_lowercase())
                 .unwrap_or_default();
             let named = lines[d.body[0]].contains(name.as_str());
-            let concerns = if unread.contains(&name) {
+            let concerns = if unread.contains(&name) || !applied {
                 named
                     || topic.iter().any(|w| {
                         d.name.to_ascii_lowercase().contains(w.as_str()) || doc.contains(w.as_str())
@@ -1530,10 +1551,13 @@ fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
                         && code[b].get(1).is_some_and(|e| e == "=")
                 });
                 if let Some(&at) = at {
-                    out.push((
-                        at,
-                        format!("{}{value} = {bound}({value}, {name})", d.indent),
-                    ));
+                    let line = format!("{}{value} = {bound}({value}, {name})", d.indent);
+                    // And just before the `return`, past the blocks that change it after (`amount *= NIGHT`).
+                    let before = d.body.iter().rev().find(|&&b| b < d.last).copied();
+                    if let Some(before) = before.filter(|&b| b != at) {
+                        out.push((before, line.clone()));
+                    }
+                    out.push((at, line));
                     break;
                 }
             }
@@ -3258,6 +3282,21 @@ mod tests {
             &named.replace(", never more than MAX_FINE", ""),
             "min(amount",
         );
+        // A floor read only on a card that applies no bound is as good as unread; past the block that changes
+        // the value after its last assignment, just before the `return` too.
+        let card = "MINIMUM_FARE = 6.0\n\n\ndef fare(miles, night):\n    amount = 3.2 + miles * 2.1\n    if night:\n        amount *= 1.5\n    return round(amount, 2)\n\n\ndef card():\n    return {\"minimum\": MINIMUM_FARE}\n";
+        inserts(card, 7, "    amount = max(amount, MINIMUM_FARE)");
+        inserts(card, 5, "    amount = max(amount, MINIMUM_FARE)");
+        let applied = card.replace(
+            "return {\"minimum\": MINIMUM_FARE}",
+            "return 1.0 < MINIMUM_FARE",
+        );
+        never_inserts(&applied, "max(amount");
+        // A row's field converted in place where the rows are read, another compared in another function:
+        // converted beside it, wherever the ranking points.
+        let rows = "def read(text):\n    rows = parse(text)\n    for row in rows:\n        row[\"wax_g\"] = float(row[\"wax_g\"])\n    return rows\n\n\ndef biggest(rows):\n    return max(rows, key=lambda r: r[\"jars\"])\n";
+        inserts(rows, 4, "        row[\"jars\"] = float(row[\"jars\"])");
+        inserts(rows, 4, "        row[\"jars\"] = int(row[\"jars\"])");
         // Split parts a docstring wants in lower case are lowered as well as stripped.
         let text = "def tags(raw):\n    \"\"\"A list of lowercase tags.\"\"\"\n    out = []\n    for tag in raw.split(\",\"):\n        out.append(tag)\n    return out\n";
         inserts(text, 4, "        tag = tag.strip()");

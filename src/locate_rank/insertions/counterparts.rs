@@ -5,7 +5,9 @@
 //! one branch and the constant never makes in another (`POINTS_WIN` awarded, `POINTS_DRAW` never read), and the
 //! count one function keeps beside a collection that the function making the opposite call never keeps, and the
 //! half of a transfer a function leaves out (taken from one dict parameter, never put in the other), and the check
-//! one method makes first and a sibling writing the same attribute never makes. Pure: lines in, lines out.
+//! one method makes first and a sibling writing the same attribute never makes, and the mirror of a second
+//! collection's change a method leaves out where another method changes both the other way (`self.available.remove(tool)`
+//! beside `self.loans[tool] = member`). Pure: lines in, lines out.
 
 use std::collections::HashSet;
 
@@ -615,6 +617,111 @@ pub(in crate::locate_rank) fn checks_never_made(
     out
 }
 
+/// Whether `t` is one plain identifier (`tool`, not `self.loans[tool]`).
+fn identifier(t: &str) -> bool {
+    is_name(t) && t.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// A collection an object keeps, changed by a key: (the attribute, whether it puts, the method, the key).
+type KeptChange<'a> = (&'a str, bool, &'a str, &'a str);
+
+/// What one line does to a collection an object keeps, by a parameter `key`: puts it in (`self.loans[tool] = ...`,
+/// `self.available.add(tool)`, `.append(tool)`) or takes it out (`self.loans.pop(tool)`, `.remove(tool)`,
+/// `.discard(tool)`, `del self.loans[tool]`), as (the attribute, whether it puts, the method, the key).
+fn kept_change(code: &str) -> Option<KeptChange<'_>> {
+    let code = code.trim();
+    let code = code
+        .split_once(" = ")
+        .filter(|(l, _)| identifier(l))
+        .map_or(code, |(_, r)| r);
+    if let Some(rest) = code.strip_prefix("del self.") {
+        let (attr, key) = rest.strip_suffix(']')?.split_once('[')?;
+        return (identifier(attr) && identifier(key)).then_some((attr, false, "del", key));
+    }
+    let rest = code.strip_prefix("self.")?;
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+    let (attr, after) = rest.split_at(end);
+    if let Some(item) = after.strip_prefix('[') {
+        let (key, value) = item.split_once(']')?;
+        let puts = value.trim_start().strip_prefix("= ").is_some();
+        return (puts && identifier(key)).then_some((attr, true, "set", key));
+    }
+    let (method, key) = after
+        .strip_prefix('.')?
+        .strip_suffix(')')?
+        .split_once('(')?;
+    let puts = match method {
+        "add" | "append" => true,
+        "remove" | "discard" | "pop" => false,
+        _ => return None,
+    };
+    identifier(key).then_some((attr, puts, method, key))
+}
+
+/// Two methods that each change two collections an object keeps by a parameter, one the mirror of the other: one
+/// takes a tool off the loans and puts it on the shelf (`self.loans.pop(tool)`, `self.available.add(tool)`), the
+/// other puts it on the loans (`self.loans[tool] = member`) and never takes it off the shelf: the mirror of the
+/// shelf's change just after, by its own parameter (`self.available.remove(tool)`). Only where the mirror is sure:
+/// an `add` or an `append` taken back by `remove`, an item set taken back by `del`, a `remove` or `discard` put
+/// back by `add` on a set `__init__` starts and `append` on a list.
+pub(in crate::locate_rank) fn kept_pairs_left_half_done(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let code: Vec<String> = lines.iter().map(|l| code_of(l)).collect();
+    let changes = |d: &Def| -> Vec<(usize, KeptChange<'_>)> {
+        d.body
+            .iter()
+            .filter_map(|&b| {
+                kept_change(&code[b])
+                    .filter(|c| d.params.contains(c.3))
+                    .map(|c| (b, c))
+            })
+            .collect()
+    };
+    let started = |attr: &str| {
+        let at = format!("self.{attr} = ");
+        code.iter()
+            .find_map(|c| c.trim().strip_prefix(at.as_str()).map(str::to_string))
+            .unwrap_or_default()
+    };
+    let mut out = Vec::new();
+    for other in defs.iter().filter(|d| d.name != "__init__") {
+        let theirs = changes(other);
+        for d in defs
+            .iter()
+            .filter(|d| d.name != "__init__" && d.name != other.name)
+        {
+            let ours = changes(d);
+            for &(b, (attr, puts, _, key)) in &ours {
+                // The other method changes the same collection the other way, and a second one we never touch.
+                if !theirs.iter().any(|(_, t)| t.0 == attr && t.1 != puts) {
+                    continue;
+                }
+                for (_, (second, their_put, method, _)) in &theirs {
+                    if *second == attr || ours.iter().any(|(_, o)| o.0 == *second) {
+                        continue;
+                    }
+                    let start = started(second);
+                    let mirror = match (*their_put, *method) {
+                        (true, "add" | "append") => format!("self.{second}.remove({key})"),
+                        (true, "set") => format!("del self.{second}[{key}]"),
+                        (false, "remove" | "discard") if start.starts_with("set(") => {
+                            format!("self.{second}.add({key})")
+                        }
+                        (false, "remove" | "discard") if start.starts_with('[') => {
+                            format!("self.{second}.append({key})")
+                        }
+                        _ => continue,
+                    };
+                    out.push((b, format!("{}{mirror}", indent_of(lines[b]))));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
@@ -782,5 +889,23 @@ mod tests {
             "player[\"score\"] += BONUS_SILVER\n    else",
         );
         assert!(!offers(&read, "+= BONUS_SILVER"), "{:?}", lines_of(&read));
+    }
+
+    #[test]
+    fn a_method_that_mirrors_another_s_change_of_one_collection_mirrors_its_second_too() {
+        let text = "class Library:\n    def __init__(self, tools):\n        self.available = set(tools)\n        self.loans = {}\n\n    def lend(self, tool, member):\n        if tool not in self.available:\n            raise ValueError(tool)\n        self.loans[tool] = member\n\n    def give_back(self, tool):\n        member = self.loans.pop(tool)\n        self.available.add(tool)\n        return member\n";
+        let lines: Vec<&str> = text.lines().collect();
+        let got = super::kept_pairs_left_half_done(&lines, &super::Def::all(&lines));
+        assert_eq!(
+            got,
+            [(8, "        self.available.remove(tool)".to_string())]
+        );
+        // Both halves made already: nothing.
+        let whole = text.replace(
+            "        self.loans[tool] = member\n",
+            "        self.loans[tool] = member\n        self.available.discard(tool)\n",
+        );
+        let lines: Vec<&str> = whole.lines().collect();
+        assert!(super::kept_pairs_left_half_done(&lines, &super::Def::all(&lines)).is_empty());
     }
 }

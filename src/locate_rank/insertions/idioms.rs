@@ -957,6 +957,17 @@ fn state_advanced(lines: &[&str], d: &Def, defs: &[Def]) -> Vec<(usize, String)>
 /// The most other keys converted beside one.
 const MAX_SIBLING_KEYS: usize = 4;
 
+/// [`siblings_converted`] in every function of the file, not only those the ranking points at: the rows are often
+/// read in one function (`read_batches`) and compared in another (`max(rows, key=lambda r: r["jars"])`).
+pub(in crate::locate_rank) fn siblings_converted_anywhere(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    defs.iter()
+        .flat_map(|d| siblings_converted(lines, d))
+        .collect()
+}
+
 /// A row's field converted in place (`row["made"] = date.fromisoformat(row["made"])`) beside others the file reads
 /// of rows and never converts: each of them converted to a number right after (`row["kg"] = float(row["kg"])`), at
 /// most [`MAX_SIBLING_KEYS`]. The lines are read with their strings (the keys are strings).

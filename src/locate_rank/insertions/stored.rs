@@ -12,7 +12,8 @@
 //! that the method recording it never keeps, and what a method takes whole and never starts again
 //! (`self.litres = 0` before `return taken`), and a kept list walked in order and never sorted (`self.slots.sort()`
 //! after its append), and an amount handed back from a kept place and never kept (`self.levels[item] = on_hand -
-//! qty` before `return on_hand - qty`). Pure: lines in, lines out.
+//! qty` before `return on_hand - qty`), and an entry another method steps started again where a method reads it
+//! (`self.days_since[name] = 0`). Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
 use super::{
@@ -1108,6 +1109,67 @@ pub(in crate::locate_rank) fn kept_lists_never_sorted(
     out
 }
 
+/// An entry an object keeps by key that one method starts (`self.days_since[name] = 0` in `add`) and another steps
+/// (`self.days_since[name] += 1`), read by a third method under its own parameter (`self.days_since[name]` in `fed`)
+/// that never writes it and ends on a statement, not a `return`: started again at that method's end, as the first
+/// method starts it (`self.days_since[name] = 0`).
+pub(in crate::locate_rank) fn entries_never_restarted(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let code: Vec<String> = lines.iter().map(|l| code_of(l)).collect();
+    let mut out = Vec::new();
+    for a in defs.iter().filter(|d| d.name != "__init__") {
+        for &b in &a.body {
+            let Some((place, value)) = code[b].trim().split_once(" = ") else {
+                continue;
+            };
+            let Some((attr, key)) = place
+                .strip_prefix("self.")
+                .and_then(|p| p.strip_suffix(']'))
+                .and_then(|p| p.split_once('['))
+            else {
+                continue;
+            };
+            let fresh = value.trim().parse::<f64>().is_ok() || value.trim() == "[]";
+            if !fresh || !is_name(attr) || !a.params.contains(key) {
+                continue;
+            }
+            let entry = format!("self.{attr}[");
+            let stepped = defs.iter().filter(|d| d.name != a.name).any(|d| {
+                d.body.iter().any(|&k| {
+                    let c = code[k].trim();
+                    c.starts_with(&entry) && (c.contains("] += ") || c.contains("] -= "))
+                })
+            });
+            if !stepped {
+                continue;
+            }
+            for m in defs
+                .iter()
+                .filter(|d| d.name != a.name && d.name != "__init__")
+            {
+                let Some(&last) = m.body.last() else {
+                    continue;
+                };
+                let read = m.params.iter().find(|p| {
+                    *p != "self"
+                        && m.body
+                            .iter()
+                            .any(|&k| code[k].contains(&format!("{entry}{p}]")))
+                });
+                let writes = m.body.iter().any(|&k| code[k].trim().starts_with(&entry));
+                let ends = code[last].trim();
+                let returns = ends.starts_with("return") || ends.starts_with("raise");
+                if let Some(p) = read.filter(|_| !writes && !returns) {
+                    out.push((last, format!("{}{entry}{p}] = {}", m.indent, value.trim())));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Def, Kind};
@@ -1436,5 +1498,17 @@ mod tests {
         assert!(run(returned_amounts_never_kept, &unwritten).is_empty());
         let figure = text.replace("return on_hand - qty", "return on_hand - spare");
         assert!(run(returned_amounts_never_kept, &figure).is_empty());
+    }
+
+    #[test]
+    fn an_entry_another_method_steps_is_started_again_where_a_method_reads_it() {
+        let text = "class Chart:\n    def __init__(self):\n        self.days_since = {}\n        self.history = []\n\n    def add(self, name):\n        self.days_since[name] = 0\n\n    def end_of_day(self):\n        for name in self.days_since:\n            self.days_since[name] += 1\n\n    def fed(self, name, item):\n        self.history.append((name, item, self.days_since[name]))\n\n    def days(self, name):\n        return self.days_since[name]\n";
+        assert_eq!(
+            run(entries_never_restarted, text),
+            [(13, "        self.days_since[name] = 0".to_string())]
+        );
+        // Never stepped elsewhere: nothing.
+        let still = text.replace("self.days_since[name] += 1", "print(name)");
+        assert!(run(entries_never_restarted, &still).is_empty());
     }
 }

@@ -116,25 +116,72 @@ pub(in crate::locate_rank) fn results_never_gathered(
                             out.push((end, format!("{indent}{sum}")));
                         }
                     }
-                    // A choice started at None (`best = None` beside `best_seats = None`): the loop's item kept
-                    // where the body sets a sibling started before the loop (`best_seats = seats`).
-                    if value.as_slice() == ["None"] {
-                        let started = |y: &String| {
-                            toks[..k]
-                                .iter()
-                                .any(|b| b.first() == Some(y) && b.get(1).is_some_and(|e| e == "="))
-                        };
-                        let sets = inner.iter().zip(&block).filter(|(u, _)| {
-                            u.len() > 2 && u[0] != *name && u[1] == "=" && started(&u[0])
-                        });
-                        for (_, &at) in sets.take(MAX_GATHERED) {
-                            for x in &targets {
-                                out.push((at, format!("{}{name} = {x}", indent_of(lines[at]))));
-                            }
-                        }
-                    }
+                    let loop_ = (&toks[..k], inner, block.as_slice());
+                    out.extend(choices_kept(
+                        lines,
+                        name,
+                        (&value, lines[d.body[j]]),
+                        t,
+                        loop_,
+                    ));
                 }
             }
+        }
+    }
+    out
+}
+
+/// A choice a function starts before a loop and the loop never keeps, where the loop's body sets a sibling started
+/// before the loop too (`best_seats = seats`): started at `None` (`best = None`), the loop's item kept there
+/// (`best = room`); started from the first item of what the loop walks (`best_rider = runs[0]["rider"]` beside
+/// `best_time = final_time(runs[0])`, `for run in runs[1:]:`), the same made of the loop's item
+/// (`best_rider = run["rider"]`). `value` is the start's tokens and its line; `header` the loop's tokens; `loop_`
+/// the tokens before the loop, the block's tokens and its lines.
+fn choices_kept(
+    lines: &[&str],
+    name: &str,
+    (value, line): (&[&str], &str),
+    header: &[String],
+    (before, inner, block): (&[Vec<String>], &[Vec<String>], &[usize]),
+) -> Vec<(usize, String)> {
+    let targets = if header.first().is_some_and(|h| h == "for") {
+        bound(header)
+    } else {
+        Vec::new()
+    };
+    let made: Vec<String> = if value == ["None"] {
+        targets.clone()
+    } else {
+        // `for run in runs[1:]:` or `for run in runs:`, and a start that reads `runs[0]`.
+        let walked = header
+            .iter()
+            .position(|w| w == "in")
+            .and_then(|i| header.get(i + 1));
+        let first = walked.map(|w| format!("{w}[0]"));
+        let start = line.split_once(" = ").map(|(_, v)| v.trim());
+        match (first, start, targets.as_slice()) {
+            (Some(first), Some(start), [item]) if start.contains(&first) => {
+                vec![start.replace(&first, item)]
+            }
+            _ => Vec::new(),
+        }
+    };
+    if made.is_empty() {
+        return Vec::new();
+    }
+    let started = |y: &String| {
+        before
+            .iter()
+            .any(|b| b.first() == Some(y) && b.get(1).is_some_and(|e| e == "="))
+    };
+    let sets = inner
+        .iter()
+        .zip(block)
+        .filter(|(u, _)| u.len() > 2 && u[0] != name && u[1] == "=" && started(&u[0]));
+    let mut out = Vec::new();
+    for (_, &at) in sets.take(MAX_GATHERED) {
+        for x in &made {
+            out.push((at, format!("{}{name} = {x}", indent_of(lines[at]))));
         }
     }
     out
@@ -1360,5 +1407,27 @@ mod tests {
         // A parameter it reads needs nothing.
         let read = text.replace("self.withdraw(amount)", "other.deposit(amount)");
         assert!(!offers(&read, "other."));
+    }
+
+    #[test]
+    fn a_choice_started_from_the_first_item_is_made_of_the_loop_s_item_where_its_sibling_is_set() {
+        let text = "def fastest(runs):\n    best_rider = runs[0][\"rider\"]\n    best_time = final_time(runs[0])\n    for run in runs[1:]:\n        if final_time(run) < best_time:\n            best_time = final_time(run)\n    return best_rider, best_time\n";
+        let lines: Vec<&str> = text.lines().collect();
+        let got = super::results_never_gathered(&lines, &super::Def::all(&lines));
+        assert!(
+            got.contains(&(5, "            best_rider = run[\"rider\"]".to_string())),
+            "{got:?}"
+        );
+        // Kept already: nothing.
+        let kept = text.replace(
+            "            best_time = final_time(run)\n",
+            "            best_time = final_time(run)\n            best_rider = run[\"rider\"]\n",
+        );
+        let lines: Vec<&str> = kept.lines().collect();
+        let got = super::results_never_gathered(&lines, &super::Def::all(&lines));
+        assert!(
+            !got.iter().any(|(_, l)| l.contains("best_rider")),
+            "{got:?}"
+        );
     }
 }
