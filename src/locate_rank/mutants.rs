@@ -260,6 +260,10 @@ pub struct Names {
     /// ([`refiners`]), as (the attribute, the method's call): a read of the bare attribute where the refined value
     /// was meant ([`refined_reads`]).
     pub refiners: Vec<(String, String)>,
+    /// For one line ([`Names::at`]): the `if NAME == VALUE:` tests that come after it at its own depth in its
+    /// block, as (the name, the value): a bound tested first that takes in the value leaves the later test
+    /// unreachable ([`shadowing_bound`]).
+    pub later_equals: Vec<(String, String)>,
     /// The sums the function binds before the line, each name with its terms (`food = sets_total(order) +
     /// extras_total(order)`): a line that reads one term where the sum was meant ([`partial_sums`]).
     pub sums: Vec<(String, Vec<String>)>,
@@ -335,6 +339,7 @@ impl Names {
             based: false,
             converters: converters(text),
             refiners: refiners(text),
+            later_equals: Vec::new(),
             sums: Vec::new(),
             offsets: offsets(text),
             compared: picked(text, |line, toks, k| {
@@ -370,6 +375,7 @@ impl Names {
             return out;
         }
         let code = code_tokens(text);
+        out.later_equals = later_equals(&lines, n - 1);
         out.locals = locals(&code, def, n - 1, &body, &self.constants);
         out.cased = says_case_ignored(&lines, def, &body);
         let name = lines[def]
@@ -1212,6 +1218,35 @@ pub(in crate::locate_rank) fn record_fields(text: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// The `if NAME == VALUE:` tests after the 0-based line `at` at its depth, up to where its block ends
+/// ([`Names::later_equals`]).
+fn later_equals(lines: &[&str], at: usize) -> Vec<(String, String)> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let depth = indent(lines[at]);
+    let mut out = Vec::new();
+    for l in lines[at + 1..].iter().filter(|l| !l.trim().is_empty()) {
+        if indent(l) < depth {
+            break;
+        }
+        let test = l
+            .trim()
+            .strip_prefix("if ")
+            .and_then(|t| t.strip_suffix(':'));
+        let Some((name, value)) = test.and_then(|t| t.split_once(" == ")) else {
+            continue;
+        };
+        let plain = |w: &str| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        };
+        if indent(l) == depth && plain(name) && plain(value) {
+            out.push((name.to_string(), value.to_string()));
+        }
+    }
+    out
+}
+
 /// The attributes the methods of a file's classes refine ([`Names::refiners`]): each public method that takes only
 /// `self` and returns a value (`def spare(self): return self.capacity - self.guests`), with every attribute its body
 /// reads and never sets, as (the attribute, the call: `spare()`, or a property's bare name), in order.
@@ -1759,10 +1794,21 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
 fn number_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String> {
     let text = |t: &Tok| &line[t.start..t.end];
     let s = text(&toks[k]);
+    // The middle of a count (`len(weights) // 2`) is never another of the file's factors.
+    let before = k
+        .checked_sub(1)
+        .map_or("", |p| line[..toks[p].start].trim_end());
+    let halves_count = s == "2"
+        && k >= 1
+        && matches!(text(&toks[k - 1]), "//" | "/")
+        && before
+            .strip_suffix(')')
+            .and_then(|b| b.rfind("len(").map(|p| &b[p + 4..]))
+            .is_some_and(|inner| !inner.contains(['(', ')']));
     let others = names
         .factors
         .iter()
-        .filter(|f| *f != s && factor_at(line, toks, k));
+        .filter(|f| *f != s && factor_at(line, toks, k) && !halves_count);
     let whole_value = k == 2
         && toks.len() == 3
         && line.starts_with(text(&toks[0]))
@@ -2887,7 +2933,7 @@ fn name_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<String
 /// A value read from the wrong one of two alike: a key named as another value ([`key_named_as_target`]), an
 /// attribute for the method refining it ([`refined_reads`]), the wrong collection's size ([`mean_of_other`]), the
 /// wrong unit ([`unit_keyword_for_value`]), one key for the other ([`keys_paired`]), another place's value for
-/// the place written ([`key_of_target`]).
+/// the place written ([`key_of_target`]), a bound that shadows a later test ([`shadowing_bound`]).
 fn misread(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     let mut out: Vec<String> = key_named_as_target(line, toks).into_iter().collect();
     out.extend(refined_reads(line, toks, &names.refiners));
@@ -2895,6 +2941,58 @@ fn misread(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(unit_keyword_for_value(line, toks));
     out.extend(keys_paired(line, toks, &names.keys));
     out.extend(key_of_target(line, toks));
+    out.extend(shadowing_bound(line, toks, &names.later_equals));
+    out
+}
+
+/// A bound tested first that takes in a value a later test of the same block looks for, leaving that test
+/// unreachable (`if score <= 1:` before `if score == 0:`): the value left out of the bound (`if score <= 1 and
+/// score != 0:`), and the bound kept to the far side of it (`if score < 0 or score == 1:`, for a bound of 1).
+fn shadowing_bound(line: &str, toks: &[Tok], later: &[(String, String)]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let bound = toks.len() == 5
+        && text(0) == "if"
+        && toks[1].kind == Kind::Name
+        && matches!(text(2), "<" | "<=" | ">" | ">=")
+        && toks[3].kind == Kind::Number
+        && text(4) == ":";
+    if !bound {
+        return Vec::new();
+    }
+    let (name, op, limit) = (text(1), text(2), text(3));
+    let Ok(b) = limit.parse::<f64>() else {
+        return Vec::new();
+    };
+    let indent = &line[..toks[0].start];
+    let mut out = Vec::new();
+    for (_, value) in later.iter().filter(|(n, _)| n == name) {
+        let Ok(v) = value.parse::<f64>() else {
+            continue;
+        };
+        let inside = match op {
+            "<" => v < b,
+            "<=" => v <= b,
+            ">" => v > b,
+            _ => v >= b,
+        };
+        if !inside {
+            continue;
+        }
+        out.push(format!(
+            "{indent}if {name} {op} {limit} and {name} != {value}:"
+        ));
+        // The side beyond the value, and the bound's own end where it is not the value.
+        let (beyond, end) = match op {
+            "<" | "<=" => ("<", op == "<=" && v != b),
+            _ => (">", op == ">=" && v != b),
+        };
+        let far = format!("{name} {beyond} {value}");
+        out.push(if end {
+            format!("{indent}if {far} or {name} == {limit}:")
+        } else {
+            format!("{indent}if {far}:")
+        });
+    }
     out
 }
 
@@ -6124,6 +6222,32 @@ mod tests {
             "        self.credits[giver] = self.balance(giver) + value",
             "taker",
         );
+    }
+
+    #[test]
+    fn the_middle_of_a_count_is_never_another_factor() {
+        never_gives("    mid = len(weights) // 2", "// 60");
+        never_gives("    mid = len(weights) // 2", "// 1000");
+        gives("    hours = minutes // 2", "    hours = minutes // 60");
+    }
+
+    #[test]
+    fn a_bound_that_leaves_a_later_test_unreachable_lets_its_value_through() {
+        let text = "def turn(remaining, darts):\n    score = remaining\n    for value in darts:\n        score -= value\n        if score <= 1:\n            return remaining\n        if score == 0:\n            return 0\n    return score\n";
+        let names = Names::of(text).at(text, 5);
+        assert_eq!(names.later_equals, [("score".to_string(), "0".to_string())]);
+        let got = of_line("        if score <= 1:", &names);
+        for want in [
+            "        if score <= 1 and score != 0:",
+            "        if score < 0 or score == 1:",
+        ] {
+            assert!(got.contains(&want.to_string()), "{got:?}");
+        }
+        // A later value the bound does not take in: nothing.
+        let apart = text.replace("if score == 0:", "if score == 5:");
+        let names = Names::of(&apart).at(&apart, 5);
+        let got = of_line("        if score <= 1:", &names);
+        assert!(!got.iter().any(|m| m.contains("!=")), "{got:?}");
     }
 
     #[test]
