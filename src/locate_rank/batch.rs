@@ -30,6 +30,11 @@ pub const PROBE_FOLDER: &str = ".local-llm-probe";
 /// The file in [`PROBE_FOLDER`] the mutants are written to.
 pub const MUTANTS_FILE: &str = "mutants.bin";
 
+/// The most data, in MiB, one mutant's child may hold (`RLIMIT_DATA`): a mutant that builds a huge list fails
+/// instead of taking the machine's memory until its time limit. Two children run at once; the checks of the tasks
+/// the probe is measured on peak near 200 MB for the whole run.
+pub const PROBE_MEMORY_MB: u64 = 1024;
+
 /// The most bytes read of what the prober wrote (a line of a few bytes a mutant).
 pub const MAX_VERDICTS: usize = 256 * 1024;
 
@@ -65,8 +70,8 @@ pub fn encode(mutants: &[(std::path::PathBuf, &str)], every: bool) -> Vec<u8> {
 }
 
 /// The variables that turn the prober in `folder` on: PYTHONPATH is `folder` before `python_path` (the variable as
-/// the check would otherwise get it); each child may run `timeout_ms`, forking stops after `budget_ms`, and `jobs`
-/// children run at once.
+/// the check would otherwise get it); each child may run `timeout_ms` and hold [`PROBE_MEMORY_MB`] of data,
+/// forking stops after `budget_ms`, and `jobs` children run at once.
 pub fn environment(
     folder: &Path,
     python_path: Option<&std::ffi::OsStr>,
@@ -95,6 +100,10 @@ pub fn environment(
             budget_ms.to_string().into(),
         ),
         ("LOCAL_LLM_PROBE_JOBS".into(), jobs.to_string().into()),
+        (
+            "LOCAL_LLM_PROBE_MEMORY_MB".into(),
+            PROBE_MEMORY_MB.to_string().into(),
+        ),
     ]
 }
 

@@ -6,7 +6,7 @@ LOCAL_LLM_PROBE_IN (each a selected file's path and a whole text for it). The fi
 selected file, this process stops being the check: it forks one child per mutant, in order, a few at a time; each
 child imports its mutant's text in place of that file (compiled from memory: nothing is written, no bytecode cache
 is read) and goes on as the check would, its output thrown away, killed when it outlives
-LOCAL_LLM_PROBE_TIMEOUT_MS. A child that exits 0 passed. Forking stops at LOCAL_LLM_PROBE_BUDGET_MS, or once a
+LOCAL_LLM_PROBE_TIMEOUT_MS, its data held to LOCAL_LLM_PROBE_MEMORY_MB (RLIMIT_DATA: past it, an allocation fails). A child that exits 0 passed. Forking stops at LOCAL_LLM_PROBE_BUDGET_MS, or once a
 mutant has passed and every mutant before it has ended (unless the mutants' file asks for every one). The parent then writes one small text file into
 LOCAL_LLM_PROBE_OUT (`<index> pass|fail|time` a line, for the mutants run) and exits. A check that never imports a
 selected file (it runs the file as a script) writes nothing, and the probe runs one check a mutant instead. It
@@ -26,6 +26,7 @@ def _install():
         os.environ.pop(name, None)
     try:
         timeout = max(0.05, int(os.environ.get("LOCAL_LLM_PROBE_TIMEOUT_MS", "1000")) / 1000.0)
+        memory = max(64, int(os.environ.get("LOCAL_LLM_PROBE_MEMORY_MB", "1024"))) * 1024 * 1024
         budget = max(0.05, int(os.environ.get("LOCAL_LLM_PROBE_BUDGET_MS", "3000")) / 1000.0)
         jobs = max(1, min(8, int(os.environ.get("LOCAL_LLM_PROBE_JOBS", "2"))))
         with open(source, "rb") as f:
@@ -138,6 +139,16 @@ def _install():
             signal.setitimer(signal.ITIMER_REAL, timeout)
         except Exception:
             os._exit(3)
+        try:
+            # At most `memory` bytes of data: a mutant that builds a huge list fails (MemoryError) instead of
+            # taking the machine's memory until its alarm.
+            import resource
+
+            _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+            soft = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
+            resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+        except Exception:
+            pass
         state["mutant"] = mutants[index]
         # The verdict without the interpreter's slow shutdown, where it is known: an uncaught exception fails, a
         # `sys.exit` gives its status. A program that ends otherwise shuts down as usual.

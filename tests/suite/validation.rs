@@ -1196,3 +1196,54 @@ fn the_repair_round_is_pinned_to_the_line_the_failing_traceback_names() {
     assert_eq!(ws.snapshot(), before);
     sb.assert_empty();
 }
+
+#[test]
+fn a_probed_mutant_that_builds_a_huge_value_fails_within_its_memory_cap_instead_of_taking_the_machine_s_memory()
+ {
+    // Real Python, the prober exactly as the probe installs it: two mutants of a module the check imports, each
+    // of which would pass; the first builds 3 GiB of data first. Its child is held to PROBE_MEMORY_MB (1 GiB) of
+    // data, so that allocation fails and the mutant fails; the second passes. Without the cap the first would
+    // pass, after taking 3 GiB.
+    use local_llm_delegator::locate_rank::batch::{
+        MUTANTS_FILE, PROBE_MEMORY_MB, PROBER, encode, environment, read,
+    };
+    const _: () = assert!(PROBE_MEMORY_MB < 3 * 1024);
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("probe");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("sitecustomize.py"), PROBER).unwrap();
+    let module = dir.path().join("calc.py");
+    std::fs::write(&module, "def add(a, b):\n    return a - b\n").unwrap();
+    std::fs::write(
+        dir.path().join("check.py"),
+        "from calc import add\nassert add(1, 2) == 3\n",
+    )
+    .unwrap();
+    let huge = "BIG = bytearray(3 * 1024 ** 3)\n\n\ndef add(a, b):\n    return a + b\n";
+    let plain = "def add(a, b):\n    return a + b\n";
+    let mutants = [(module.clone(), huge), (module.clone(), plain)];
+    std::fs::write(folder.join(MUTANTS_FILE), encode(&mutants, true)).unwrap();
+    let run = Command::new("python3")
+        .arg("check.py")
+        .current_dir(dir.path())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .envs(environment(&folder, None, 20_000, 20_000, 1))
+        .output()
+        .unwrap();
+    let wrote: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let name = p.file_name()?.to_str()?.to_string();
+            name.starts_with("probe-")
+                .then(|| std::fs::read_to_string(&p).ok())
+                .flatten()
+        })
+        .collect();
+    assert_eq!(
+        read(&wrote, 2),
+        Some(vec![Some(false), Some(true)]),
+        "verdicts {wrote:?}; check: {}",
+        stderr(&run)
+    );
+}
