@@ -207,7 +207,7 @@ pub fn probe_many(
                     let others = at(near, tried.len(), MAX_OTHERS, &twins);
                     (twins, others)
                 });
-                let mut fixed = twins::ordered(files, first, added, twins);
+                let mut fixed = twins::ordered(files, first, (added, changed), twins);
                 fixed.extend(others);
                 let runs = [
                     (&all[..], &verdicts[..]),

@@ -449,6 +449,53 @@ fn unfolded_twin(lines: &[&str], n: usize, changed: &str) -> Option<(usize, bool
     })
 }
 
+/// Whether the change of the 1-based line `n` passed what the line assigns through a call, a method or a
+/// comprehension ([`unfolded_twin`]: `int(line.strip())`, `code.strip().upper()`, `[p.strip() for p in
+/// line.split(";")]`), not into arithmetic (`price * qty + fee`).
+fn wrapped(lines: &[&str], n: usize, changed: &str) -> bool {
+    let Some(old) = n.checked_sub(1).and_then(|k| lines.get(k)) else {
+        return false;
+    };
+    let (Some((_, value)), Some((_, new_value))) = (
+        old.trim().split_once(" = "),
+        changed.trim().split_once(" = "),
+    ) else {
+        return false;
+    };
+    let Some((pre, post)) = new_value.split_once(value) else {
+        return false;
+    };
+    let call =
+        pre.ends_with('(') && post.starts_with(')') && !pre.trim_end_matches('(').ends_with(' ');
+    let method = pre.is_empty() && post.starts_with('.') && post.ends_with(')');
+    let comprehension = pre.starts_with('[') && pre.contains(" for ") && post == "]";
+    unfolded_twin(lines, n, changed).is_some() && (call || method || comprehension)
+}
+
+/// Whether the change of the 1-based line `n` sorts what the line assigns (`times = [f(c) for c in clocks]` to
+/// `times = sorted(f(c) for c in clocks)`, `weights = list(weights)` to `sorted(weights)`): the same target, its
+/// new value `sorted(...)` holding the old one's words.
+fn sorted_whole(lines: &[&str], n: usize, changed: &str) -> bool {
+    let Some(old) = n.checked_sub(1).and_then(|k| lines.get(k)) else {
+        return false;
+    };
+    let (Some((target, value)), Some((new_target, new_value))) = (
+        old.trim().split_once(" = "),
+        changed.trim().split_once(" = "),
+    ) else {
+        return false;
+    };
+    let inner = value
+        .trim_start_matches(['[', '('])
+        .trim_end_matches([']', ')'])
+        .trim_start_matches("list(");
+    identifier(target)
+        && new_target == target
+        && new_value.starts_with("sorted(")
+        && !value.starts_with("sorted(")
+        && new_value.contains(inner)
+}
+
 /// Whether the place (1-based line, a line inserted after it) is next to `first` and not it: after a line
 /// inserted after n, the place after n - 1 or n + 1, or a change of n or n + 1; after a change of n, a change of
 /// n - 1 or n + 1, or a line after n - 1 or n.
@@ -474,13 +521,15 @@ fn near(first: &Fixed, (line, insert): (usize, bool)) -> bool {
 /// before `score += POINTS` as often as `box.append(title)` after `stock[title] -= 1`), or it inserted an update before a guard that may still refuse the call where
 /// twins past that guard passed too (the latest of them first), or it gathered a value past a block that never
 /// names the collection where a twin gathers it just after the line that makes it, or it sorted a list inside the
-/// loop that grows it where a twin sorts it after the loop ([`ordered_after_loop`]). A value worked out on a line of its own just before
+/// loop that grows it where a twin sorts it after the loop ([`ordered_after_loop`]), or it changed a line to wrap
+/// or sort what it assigns where the same made as a line of its own after it passed too ([`wrapped`],
+/// [`sorted_whole`]). A value worked out on a line of its own just before
 /// its `return` and the same value folded into the `return` rank as they passed: sets of tasks written blind put
 /// the fix either way.
 pub(super) fn ordered(
     files: &BTreeMap<String, Option<PreImage>>,
     first: &Fixed,
-    added: Option<&str>,
+    (added, changed): (Option<&str>, Option<&str>),
     twins: Vec<Fixed>,
 ) -> Vec<Fixed> {
     let lines: Vec<&str> = match files.get(&first.path) {
@@ -517,7 +566,16 @@ pub(super) fn ordered(
             && added
                 .and_then(|a| ordered_after_loop(&lines, first.line, a))
                 .is_some_and(|(after, _)| after == t.line);
-        t.path == first.path && (update || made || skipped || gathered || whole)
+        // A change that wrapped what a line assigns (`times = sorted(...)`, `score = int(score.strip())`) where
+        // the same made as a line of its own after it passed too: that line (`times.sort()`, `score =
+        // int(score)`), as tasks written blind put a missing normalisation of a name just bound.
+        let unfolded = t.insert
+            && !first.insert
+            && t.line == first.line
+            && changed.is_some_and(|c| {
+                wrapped(&lines, first.line, c) || sorted_whole(&lines, first.line, c)
+            });
+        t.path == first.path && (update || made || skipped || gathered || whole || unfolded)
     });
     // An update the first pass made before a guard that may still refuse (`if amount > self.balance: raise`):
     // the latest twin past it, where the update no longer happens for a refused call.
@@ -985,7 +1043,7 @@ mod tests {
         let order = ordered(
             &files,
             &at(6, true),
-            Some("        count += 1"),
+            (Some("        count += 1"), None),
             vec![at(7, true)],
         );
         assert_eq!(order, [at(7, true), at(6, true)]);
@@ -997,7 +1055,7 @@ mod tests {
         let order = ordered(
             &file(&swapped),
             &at(6, true),
-            Some("        count += 1"),
+            (Some("        count += 1"), None),
             vec![at(7, true)],
         );
         assert_eq!(order, [at(6, true), at(7, true)]);
@@ -1005,7 +1063,7 @@ mod tests {
         let order = ordered(
             &files,
             &at(6, true),
-            Some("        s = int(s)"),
+            (Some("        s = int(s)"), None),
             vec![at(7, true)],
         );
         assert_eq!(order, [at(6, true), at(7, true)]);
@@ -1016,7 +1074,7 @@ mod tests {
         let order = ordered(
             &file(&chained),
             &at(6, true),
-            Some("        count += 1"),
+            (Some("        count += 1"), None),
             vec![at(7, true)],
         );
         assert_eq!(order, [at(6, true), at(7, true)]);
@@ -1028,7 +1086,7 @@ mod tests {
         let order = ordered(
             &file(&listed),
             &at(7, true),
-            Some("        total += s"),
+            (Some("        total += s"), None),
             vec![at(6, true)],
         );
         assert_eq!(order, [at(6, true), at(7, true)]);
@@ -1038,7 +1096,7 @@ mod tests {
         let order = ordered(
             &file(&grown),
             &at(7, true),
-            Some("        kept.append(s)"),
+            (Some("        kept.append(s)"), None),
             vec![at(6, true)],
         );
         assert_eq!(order, [at(7, true), at(6, true)]);
@@ -1057,12 +1115,17 @@ mod tests {
         let order = ordered(
             &file(shop),
             &at(4, true),
-            Some(added),
+            (Some(added), None),
             vec![at(6, true), at(7, true)],
         );
         assert_eq!(order, [at(7, true), at(4, true), at(6, true)]);
         // No guard between: the first pass stays first.
-        let order = ordered(&file(shop), &at(6, true), Some(added), vec![at(7, true)]);
+        let order = ordered(
+            &file(shop),
+            &at(6, true),
+            (Some(added), None),
+            vec![at(7, true)],
+        );
         assert_eq!(order, [at(6, true), at(7, true)]);
     }
 
@@ -1076,7 +1139,12 @@ mod tests {
             Some((3, false, "    return max(needed, 2)".to_string()))
         );
         assert_eq!(folded_into_return(&lines, 1, added), None);
-        let order = ordered(&file(text), &at(2, true), Some(added), vec![at(3, false)]);
+        let order = ordered(
+            &file(text),
+            &at(2, true),
+            (Some(added), None),
+            vec![at(3, false)],
+        );
         assert_eq!(order, [at(2, true), at(3, false)]);
     }
 
@@ -1084,11 +1152,21 @@ mod tests {
     fn a_value_is_gathered_where_it_is_made_unless_the_block_between_reads_what_gathers_it() {
         let text = "def summary(rows):\n    totals = []\n    slow = []\n    for name, a, b in rows:\n        total = a + b\n        if total > 9:\n            slow.append(name)\n    return totals, slow\n";
         let added = "        totals.append(total)";
-        let order = ordered(&file(text), &at(7, true), Some(added), vec![at(5, true)]);
+        let order = ordered(
+            &file(text),
+            &at(7, true),
+            (Some(added), None),
+            vec![at(5, true)],
+        );
         assert_eq!(order, [at(5, true), at(7, true)]);
         // A block between that reads it: the first pass stays first.
         let reads = text.replace("if total > 9:", "if len(totals) > 9:");
-        let order = ordered(&file(&reads), &at(7, true), Some(added), vec![at(5, true)]);
+        let order = ordered(
+            &file(&reads),
+            &at(7, true),
+            (Some(added), None),
+            vec![at(5, true)],
+        );
         assert_eq!(order, [at(7, true), at(5, true)]);
     }
 
@@ -1096,14 +1174,14 @@ mod tests {
     fn a_guard_that_only_skips_turned_round_ranks_behind_the_line_its_block_was_missing() {
         let spell = "def longest(readings):\n    best = run = 0\n    for mm in readings:\n        if mm >= DRY:\n            continue\n        run += 1\n        best = max(best, run)\n    return best\n";
         // `if mm < DRY:` passed at line 4, and `run = 0` inserted after it: the insertion first.
-        let order = ordered(&file(spell), &at(4, false), None, vec![at(4, true)]);
+        let order = ordered(&file(spell), &at(4, false), (None, None), vec![at(4, true)]);
         assert_eq!(order, [at(4, true), at(4, false)]);
         // A guard whose block does more than skip: the first pass first.
         let more = spell.replace(
             "            continue\n",
             "            run = 0\n            continue\n",
         );
-        let order = ordered(&file(&more), &at(4, false), None, vec![at(4, true)]);
+        let order = ordered(&file(&more), &at(4, false), (None, None), vec![at(4, true)]);
         assert_eq!(order, [at(4, false), at(4, true)]);
     }
 
@@ -1347,7 +1425,7 @@ mod tests {
         let order = ordered(
             &file(&text),
             &at(2, true),
-            Some("    text = text.lower()"),
+            (Some("    text = text.lower()"), None),
             vec![at(1, true), at(5, false)],
         );
         assert_eq!(order, [at(5, false), at(2, true), at(1, true)]);
@@ -1363,7 +1441,7 @@ mod tests {
         let order = ordered(
             &file(&text),
             &at(2, true),
-            Some("    height = float(height)"),
+            (Some("    height = float(height)"), None),
             vec![at(4, false)],
         );
         assert_eq!(order, [at(2, true), at(4, false)]);
@@ -1379,7 +1457,7 @@ mod tests {
         let order = ordered(
             &file(&text),
             &at(2, true),
-            Some("    items = list(items)"),
+            (Some("    items = list(items)"), None),
             vec![at(4, true)],
         );
         assert_eq!(order, [at(2, true), at(4, true)]);
@@ -1479,7 +1557,58 @@ mod tests {
         assert_eq!(ordered_after_loop(&lines, 4, "        done.clear()"), None);
         assert_eq!(ordered_after_loop(&lines, 4, "        other.sort()"), None);
         assert_eq!(ordered_after_loop(&lines, 6, "    done.sort()"), None);
-        let order = ordered(&file(race), &at(4, true), Some(added), vec![at(6, true)]);
+        let order = ordered(
+            &file(race),
+            &at(4, true),
+            (Some(added), None),
+            vec![at(6, true)],
+        );
         assert_eq!(order, [at(6, true), at(4, true)]);
+    }
+
+    #[test]
+    fn a_wrapped_value_ranks_behind_the_same_made_as_a_line_of_its_own() {
+        let text = "def median(clocks):\n    times = [to_seconds(c) for c in clocks]\n    mid = len(times) // 2\n    return times[mid]\n";
+        let lines: Vec<&str> = text.lines().collect();
+        let sorted = "    times = sorted(to_seconds(c) for c in clocks)";
+        assert!(sorted_whole(&lines, 2, sorted));
+        assert!(!sorted_whole(
+            &lines,
+            2,
+            "    times = [to_seconds(c) + 1 for c in clocks]"
+        ));
+        let order = ordered(
+            &file(text),
+            &at(2, false),
+            (None, Some(sorted)),
+            vec![at(2, true)],
+        );
+        assert_eq!(order, [at(2, true), at(2, false)]);
+        // A change that wraps nothing the line assigns: the first pass stays first.
+        let other = "    times = [to_seconds(c) for c in reversed(clocks)]";
+        let order = ordered(
+            &file(text),
+            &at(2, false),
+            (None, Some(other)),
+            vec![at(2, true)],
+        );
+        assert_eq!(order, [at(2, false), at(2, true)]);
+        // A value wrapped in a conversion, and its line of its own.
+        let text = "def score(line):\n    score = line.strip()\n    return score\n";
+        let order = ordered(
+            &file(text),
+            &at(2, false),
+            (None, Some("    score = int(line.strip())")),
+            vec![at(2, true)],
+        );
+        assert_eq!(order, [at(2, true), at(2, false)]);
+        // Arithmetic on the value is no wrapping: the first pass stays first.
+        let order = ordered(
+            &file(text),
+            &at(2, false),
+            (None, Some("    score = line.strip() + 1")),
+            vec![at(2, true)],
+        );
+        assert_eq!(order, [at(2, false), at(2, true)]);
     }
 }
