@@ -986,6 +986,11 @@ fn is_name(t: &str) -> bool {
         && !KEYWORDS.contains(&t)
 }
 
+/// Whether a text is one plain identifier, no keyword (`tool`, not `self.loans[tool]` nor `return`).
+fn is_identifier(t: &str) -> bool {
+    is_name(t) && t.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
 /// The code fragments a task writes out, each as its tokens: its backtick spans, and runs of code among its prose
 /// (operators, brackets, numbers, quoted strings, names joined to them, `snake_case` or `CAPS` names, and code
 /// keywords before them). A fragment of one token only counts when it is a quoted string.

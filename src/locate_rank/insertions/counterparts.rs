@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use super::super::{is_name, prose_lines, tokens};
+use super::super::{is_identifier, is_name, prose_lines, tokens};
 use super::{Def, block_below, code_of, indent_of, renamed, unread_constants};
 
 /// The most mirrored writes one function is given by [`counterparts_never_updated`].
@@ -617,11 +617,6 @@ pub(in crate::locate_rank) fn checks_never_made(
     out
 }
 
-/// Whether `t` is one plain identifier (`tool`, not `self.loans[tool]`).
-fn identifier(t: &str) -> bool {
-    is_name(t) && t.chars().all(|c| c.is_alphanumeric() || c == '_')
-}
-
 /// A collection an object keeps, changed by a key: (the attribute, whether it puts, the method, the key).
 type KeptChange<'a> = (&'a str, bool, &'a str, &'a str);
 
@@ -632,11 +627,11 @@ fn kept_change(code: &str) -> Option<KeptChange<'_>> {
     let code = code.trim();
     let code = code
         .split_once(" = ")
-        .filter(|(l, _)| identifier(l))
+        .filter(|(l, _)| is_identifier(l))
         .map_or(code, |(_, r)| r);
     if let Some(rest) = code.strip_prefix("del self.") {
         let (attr, key) = rest.strip_suffix(']')?.split_once('[')?;
-        return (identifier(attr) && identifier(key)).then_some((attr, false, "del", key));
+        return (is_identifier(attr) && is_identifier(key)).then_some((attr, false, "del", key));
     }
     let rest = code.strip_prefix("self.")?;
     let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
@@ -644,7 +639,7 @@ fn kept_change(code: &str) -> Option<KeptChange<'_>> {
     if let Some(item) = after.strip_prefix('[') {
         let (key, value) = item.split_once(']')?;
         let puts = value.trim_start().strip_prefix("= ").is_some();
-        return (puts && identifier(key)).then_some((attr, true, "set", key));
+        return (puts && is_identifier(key)).then_some((attr, true, "set", key));
     }
     let (method, key) = after
         .strip_prefix('.')?
@@ -655,7 +650,7 @@ fn kept_change(code: &str) -> Option<KeptChange<'_>> {
         "remove" | "discard" | "pop" => false,
         _ => return None,
     };
-    identifier(key).then_some((attr, puts, method, key))
+    is_identifier(key).then_some((attr, puts, method, key))
 }
 
 /// Two methods that each change two collections an object keeps by a parameter, one the mirror of the other: one

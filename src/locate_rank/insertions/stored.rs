@@ -474,22 +474,25 @@ pub(in crate::locate_rank) fn remainders_never_kept(
             let Some(place) = amount_changed(value, d) else {
                 continue;
             };
-            let base = place.split('[').next().unwrap_or(&place);
-            let elsewhere = lines.iter().enumerate().any(|(i, l)| {
-                !d.body.contains(&i) && {
-                    let c = code_with_strings(l);
-                    let c = c.trim_start();
-                    c.starts_with(base)
-                        && c.contains(" = ")
-                        && !c.starts_with(&format!("{base} =="))
-                }
-            });
-            if elsewhere && !written(lines, d, &place) {
+            if written_elsewhere(lines, d, &place) && !written(lines, d, &place) {
                 out.push((b, format!("{}{place} = {name}", indent_of(lines[b]))));
             }
         }
     }
     out
+}
+
+/// Whether a line outside `d` writes the kept place's base (`self.balance` of `self.balance[name]`): the place is
+/// state the file keeps, not a figure.
+fn written_elsewhere(lines: &[&str], d: &Def, place: &str) -> bool {
+    let base = place.split('[').next().unwrap_or(place);
+    lines.iter().enumerate().any(|(i, l)| {
+        !d.body.contains(&i) && {
+            let c = code_with_strings(l);
+            let c = c.trim_start();
+            c.starts_with(base) && c.contains(" = ") && !c.starts_with(&format!("{base} =="))
+        }
+    })
 }
 
 /// A new amount a function hands back as `return on_hand - qty`, where `on_hand` is a local read out of a kept
@@ -523,13 +526,10 @@ pub(in crate::locate_rank) fn returned_amounts_never_kept(
             continue;
         };
         let changed = amount_changed(&value.replacen(local, &place, 1), d);
-        let base = place.split('[').next().unwrap_or(&place);
-        let elsewhere = lines.iter().enumerate().any(|(i, l)| {
-            let c = code_with_strings(l);
-            let c = c.trim_start();
-            !d.body.contains(&i) && c.starts_with(base) && c.contains(" = ") && !c.contains(" == ")
-        });
-        if changed.as_ref() == Some(&place) && elsewhere && !written(lines, d, &place) {
+        if changed.as_ref() == Some(&place)
+            && written_elsewhere(lines, d, &place)
+            && !written(lines, d, &place)
+        {
             out.push((
                 before,
                 format!("{}{place} = {value}", indent_of(lines[last])),
