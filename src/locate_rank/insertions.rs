@@ -237,6 +237,7 @@ const UNTOLD: &[Kind] = &[
     counterparts::transfers_left_half_done,
     counterparts::checks_never_made,
     idioms::siblings_converted_anywhere,
+    idioms::read_rows_never_converted,
 ];
 
 /// The insertions for the Python file `text`, those the error `missing` tells first, then the others, at most

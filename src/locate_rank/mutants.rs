@@ -267,6 +267,35 @@ pub struct Names {
     /// The sums the function binds before the line, each name with its terms (`food = sets_total(order) +
     /// extras_total(order)`): a line that reads one term where the sum was meant ([`partial_sums`]).
     pub sums: Vec<(String, Vec<String>)>,
+    /// The instance attributes the file only ever sets (`self.diners = diners`) and never reads: a count taken of
+    /// the wrong thing where the stored one was meant ([`counts_for_unread_attributes`]).
+    pub unset_reads: Vec<String>,
+}
+
+/// The instance attributes the code tokens of a file set (`self.NAME = ...`) and never read anywhere: every
+/// `self.NAME` of the file is followed by a plain `=`.
+fn attributes_never_read(code: &[(usize, Vec<String>)]) -> Vec<String> {
+    let mut set: Vec<String> = Vec::new();
+    let mut read: HashSet<&str> = HashSet::new();
+    for (_, t) in code {
+        for k in (0..t.len()).filter(|&k| t[k] == "self" && (k == 0 || t[k - 1] != ".")) {
+            let (Some(dot), Some(name)) = (t.get(k + 1), t.get(k + 2)) else {
+                continue;
+            };
+            if dot != "." || !super::is_name(name) {
+                continue;
+            }
+            if t.get(k + 3).is_some_and(|n| n == "=") {
+                if !set.contains(name) {
+                    set.push(name.clone());
+                }
+            } else {
+                read.insert(name);
+            }
+        }
+    }
+    set.retain(|n| !read.contains(n.as_str()));
+    set
 }
 
 /// The file's top-level functions of exactly one parameter, without a default (`def parse_time(text):`), in order.
@@ -341,6 +370,7 @@ impl Names {
             refiners: refiners(text),
             later_equals: Vec::new(),
             sums: Vec::new(),
+            unset_reads: attributes_never_read(&code),
             offsets: offsets(text),
             compared: picked(text, |line, toks, k| {
                 let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
@@ -1964,6 +1994,7 @@ pub fn written_numbers(task: &str) -> Vec<String> {
 /// infinity for a start.
 fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     let mut out = unread_uses(line, toks, &names.unread);
+    out.extend(counts_for_unread_attributes(line, toks, &names.unset_reads));
     out.extend(index_difference_shifted(line, toks));
     out.extend(reported_values(line, toks, &names.reported));
     out.extend(stale_reads(line, toks, &names.stale));
@@ -1981,6 +2012,7 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(sorted_iteration(line, toks));
     out.extend(sort_key_negated(line, toks));
     out.extend(slices_turned(line, toks));
+    out.extend(cut_at_space(line, toks));
     out.extend(window_shifted(line, toks));
     out.extend(slice_end_offset(line, toks));
     out.extend(targets_swapped(line, toks));
@@ -3715,6 +3747,11 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
             .filter(|(d, o)| d == dict && o != key && !others.contains(&o));
         let own: Vec<&String> = own.map(|(_, o)| o).take(MAX_CONSTANTS).collect();
         others.extend(own);
+        // The key with its number turned (`"members"` for `"member"`): a record written elsewhere, by a caller or
+        // a test, is keyed by the other form.
+        if let Some(turned) = number_turned(key).filter(|t| !others.contains(&t)) {
+            out.push(replace(&format!("{q}{turned}{q}")));
+        }
         out.extend(others.iter().map(|o| replace(&format!("{q}{o}{q}"))));
         // A key the line reads twice, read as the other key in both places (`counts[t["item"]] =
         // counts.get(t["item"], 0) + 1`), at its last place: the tokens before it keep their own mutants first.
@@ -3727,6 +3764,31 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
         }
     }
     out
+}
+
+/// A lower-case word key with its grammatical number turned: `members` to `member`, `entries` to `entry`,
+/// `member` to `members`. None for a key of fewer than three letters or one not all lower-case letters and
+/// underscores.
+fn number_turned(key: &str) -> Option<String> {
+    let word = key.len() >= 3 && key.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+    if !word || key.ends_with('_') {
+        return None;
+    }
+    let hissing = |w: &str| ["ss", "x", "ch", "sh"].iter().any(|e| w.ends_with(e));
+    let vowel = |c: Option<char>| c.is_some_and(|c| "aeiou".contains(c));
+    Some(if let Some(stem) = key.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if let Some(stem) = key.strip_suffix("es").filter(|s| hissing(s)) {
+        stem.to_string()
+    } else if hissing(key) {
+        format!("{key}es")
+    } else if let Some(stem) = key.strip_suffix('s') {
+        stem.to_string()
+    } else if let Some(stem) = key.strip_suffix('y').filter(|s| !vowel(s.chars().last())) {
+        format!("{stem}ies")
+    } else {
+        format!("{key}s")
+    })
 }
 
 /// The integers a literal may have been meant as: one more, one less, and a power of ten off by a place
@@ -4876,6 +4938,62 @@ fn infinite_starts(line: &str, toks: &[Tok], compared: &[String]) -> Vec<String>
             for inf in ["float(\"inf\")", "float(\"-inf\")"] {
                 out.push(format!("{}{inf}{}", &line[..a], &line[b..]));
             }
+        }
+    }
+    out
+}
+
+/// A text cut at a fixed width where it ends at its first space, or starts after its last (`postcode[:3]` to
+/// `postcode.split()[0]`, `name[-5:]` to `name.split()[-1]`): a code or a word of varying length read as if its
+/// length were fixed. Only a cut of a name or of a call's result by a plain number.
+fn cut_at_space(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let number = |i: usize| toks.get(i).is_some_and(|t| t.kind == Kind::Number);
+    let mut out = Vec::new();
+    for k in 1..toks.len() {
+        let cut = toks[k - 1].kind == Kind::Name && !KEYWORDS.contains(&text(k - 1))
+            || text(k - 1) == ")";
+        if !cut || text(k) != "[" {
+            continue;
+        }
+        let (end, word) = if text(k + 1) == ":" && number(k + 2) && text(k + 3) == "]" {
+            (k + 3, "[0]")
+        } else if text(k + 1) == "-" && number(k + 2) && text(k + 3) == ":" && text(k + 4) == "]" {
+            (k + 4, "[-1]")
+        } else {
+            continue;
+        };
+        let (from, to) = (toks[k].start, toks[end].end);
+        out.push(format!("{}.split(){word}{}", &line[..from], &line[to..]));
+    }
+    out
+}
+
+/// A count of a collection (`len(self.items)`) exchanged for an instance attribute the file sets and never reads
+/// (`self.diners`): the stored number meant, the count of another thing taken. Only on a line that reads `self`.
+fn counts_for_unread_attributes(line: &str, toks: &[Tok], unset: &[String]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    if unset.is_empty() || !toks.iter().any(|t| &line[t.start..t.end] == "self") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for k in (0..toks.len()).filter(|&k| text(k) == "len" && text(k + 1) == "(") {
+        if k > 0 && text(k - 1) == "." {
+            continue;
+        }
+        let mut depth = 0i32;
+        let close = (k + 1..toks.len()).find(|&j| {
+            match text(j) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        let Some(close) = close else { continue };
+        let (from, to) = (toks[k].start, toks[close].end);
+        for a in unset.iter().take(MAX_UNREAD) {
+            out.push(format!("{}self.{a}{}", &line[..from], &line[to..]));
         }
     }
     out
@@ -7863,6 +7981,52 @@ mod tests {
         assert!(assigned_for_added(line, &lex(line).unwrap()).is_empty());
         let line = "        other.booked = party_size";
         assert!(assigned_for_added(line, &lex(line).unwrap()).is_empty());
+    }
+
+    #[test]
+    fn a_key_s_number_a_cut_at_a_space_and_a_stored_count_are_each_tried() {
+        // A key read with its number turned, either way.
+        let m = of_line("    return s.get(\"members\", False)", &Names::default());
+        assert!(
+            m.contains(&"    return s.get(\"member\", False)".to_string()),
+            "{m:?}"
+        );
+        let m = of_line("    n = r['entry']", &Names::default());
+        assert!(m.contains(&"    n = r['entries']".to_string()), "{m:?}");
+        assert_eq!(number_turned("class").as_deref(), Some("classes"));
+        assert_eq!(number_turned("classes").as_deref(), Some("class"));
+        assert_eq!(number_turned("boxes").as_deref(), Some("box"));
+        assert_eq!(number_turned("cases").as_deref(), Some("case"));
+        assert_eq!(number_turned("day").as_deref(), Some("days"));
+        assert_eq!(number_turned("id"), None);
+        assert_eq!(number_turned("Name"), None);
+        // A text cut at a fixed width, at its first or last space instead.
+        let line = "    return postcode.strip().upper()[:3]";
+        let m = cut_at_space(line, &lex(line).unwrap());
+        assert_eq!(m, ["    return postcode.strip().upper().split()[0]"]);
+        let line = "    surname = name[-6:]";
+        let m = cut_at_space(line, &lex(line).unwrap());
+        assert_eq!(m, ["    surname = name.split()[-1]"]);
+        let line = "    return items[i:3] + [1, 2][:1]";
+        assert!(cut_at_space(line, &lex(line).unwrap()).is_empty());
+        // A count of a collection for an attribute the file sets and never reads.
+        let tab = "class Tab:\n    def __init__(self, diners):\n        self.diners = diners\n        self.items = []\n\n    def add(self, x):\n        self.items.append(x)\n\n    def per_head(self):\n        return round(self.total() / len(self.items), 2)\n";
+        let names = Names::of(tab);
+        assert_eq!(names.unset_reads, ["diners"]);
+        let m = of_line(
+            "        return round(self.total() / len(self.items), 2)",
+            &names,
+        );
+        assert!(
+            m.contains(&"        return round(self.total() / self.diners, 2)".to_string()),
+            "{m:?}"
+        );
+        let read = tab.replace("self.items.append(x)", "self.items.append(x * self.diners)");
+        assert!(Names::of(&read).unset_reads.is_empty());
+        let line = "    return len(items)";
+        assert!(
+            counts_for_unread_attributes(line, &lex(line).unwrap(), &names.unset_reads).is_empty()
+        );
     }
 
     #[test]

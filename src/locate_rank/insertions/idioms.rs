@@ -1033,6 +1033,79 @@ fn siblings_converted(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
     out
 }
 
+/// Rows a loop reads from a `csv.DictReader` (`for row in csv.DictReader(f):`) in a file that converts none of its
+/// keys: each key the file reads off a record, those it orders, compares or adds up first, converted to a number
+/// first in the loop (`row["score"] = int(row["score"])`), at most [`MAX_SIBLING_KEYS`]. A CSV field is always text:
+/// `"9" > "18"`. The lines are read with their strings (the keys are strings).
+pub(in crate::locate_rank) fn read_rows_never_converted(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let quoted = |w: &[String]| -> Option<String> {
+        let [open, q1, k, q2, close] = w else {
+            return None;
+        };
+        (open == "[" && q1 == q2 && (q1 == "\"" || q1 == "'") && is_name(k) && close == "]")
+            .then(|| k.clone())
+    };
+    let numeric = |t: &[String]| {
+        t.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "<" | ">" | "<=" | ">=" | "+" | "-" | "*" | "/" | "key" | "sum" | "max" | "min"
+            )
+        })
+    };
+    let mut keys: Vec<(bool, String)> = Vec::new();
+    for l in lines {
+        let t = tokens(l);
+        if t.windows(2)
+            .any(|w| matches!(w[0].as_str(), "int" | "float") && w[1] == "(")
+            && t.windows(5).any(|w| quoted(w).is_some())
+        {
+            // A field converted somewhere: the rows are not all text.
+            return Vec::new();
+        }
+        for w in t.windows(5) {
+            if let Some(k) = quoted(w).filter(|k| !keys.iter().any(|(_, o)| o == k)) {
+                keys.push((!numeric(&t), k));
+            }
+        }
+    }
+    keys.sort_by_key(|(text_only, _)| *text_only);
+    let mut out = Vec::new();
+    for d in defs {
+        for &b in &d.body {
+            let t = tokens(lines[b]);
+            let rows = t.len() > 4
+                && t[0] == "for"
+                && is_name(&t[1])
+                && t[2] == "in"
+                && t.iter().any(|w| w == "DictReader");
+            let Some(inner) = lines.get(b + 1).filter(|_| rows) else {
+                continue;
+            };
+            let row = &t[1];
+            // The quotes the file reads its keys with.
+            let single =
+                lines.iter().any(|l| l.contains("['")) && !lines.iter().any(|l| l.contains("[\""));
+            let q = if single { "'" } else { "\"" };
+            for (_, k) in keys.iter().take(MAX_SIBLING_KEYS) {
+                for make in ["int", "float"] {
+                    out.push((
+                        b,
+                        format!(
+                            "{}{row}[{q}{k}{q}] = {make}({row}[{q}{k}{q}])",
+                            indent_of(inner)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The most fields a list of records is sorted by.
 const MAX_SORT_FIELDS: usize = 4;
 
@@ -1707,6 +1780,38 @@ mod tests {
         let sorted = plan.replace("    for job in jobs:", "    for job in sorted(jobs):");
         let lines: Vec<&str> = sorted.lines().collect();
         assert!(sorted_by_key(&lines, &prose, &Def::all(&lines)[0], task).is_empty());
+    }
+
+    #[test]
+    fn rows_of_a_csv_reader_that_nothing_converts_have_the_fields_the_file_orders_converted_first()
+    {
+        let sheet = "import csv\n\n\ndef read(text):\n    out = []\n    for row in csv.DictReader(text):\n        out.append(row)\n    return out\n\n\ndef label(e):\n    return e[\"entry\"].upper()\n\n\ndef best(rows):\n    return sorted(rows, key=lambda e: e[\"score\"])[-1]\n";
+        let lines: Vec<&str> = sheet.lines().collect();
+        let got = read_rows_never_converted(&lines, &Def::all(&lines));
+        // The field the file orders by first, then the one it reads only as text; both ways of being a number.
+        assert_eq!(
+            got[0],
+            (5, "        row[\"score\"] = int(row[\"score\"])".into())
+        );
+        assert_eq!(
+            got[1],
+            (5, "        row[\"score\"] = float(row[\"score\"])".into())
+        );
+        assert_eq!(
+            got[2],
+            (5, "        row[\"entry\"] = int(row[\"entry\"])".into())
+        );
+        assert_eq!(got.len(), 4);
+        // A file that converts a field already, or reads no CSV rows: nothing.
+        let converted = sheet.replace(
+            "[\"score\"])[-1]",
+            "[\"score\"])[-1]\n    x = int(e[\"score\"])",
+        );
+        let lines: Vec<&str> = converted.lines().collect();
+        assert!(read_rows_never_converted(&lines, &Def::all(&lines)).is_empty());
+        let plain = sheet.replace("csv.DictReader(text)", "text");
+        let lines: Vec<&str> = plain.lines().collect();
+        assert!(read_rows_never_converted(&lines, &Def::all(&lines)).is_empty());
     }
 
     #[test]
