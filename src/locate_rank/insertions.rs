@@ -194,6 +194,7 @@ const UNTOLD: &[Kind] = &[
     stored::taken_never_reset,
     stored::kept_lists_never_sorted,
     counterparts::kept_pairs_left_half_done,
+    counterparts::opposites_never_undone,
     stored::entries_never_restarted,
     untouched::comprehension_filters_left_out,
     forgotten::key_counts_never_counted,

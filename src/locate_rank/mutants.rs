@@ -270,6 +270,9 @@ pub struct Names {
     /// The instance attributes the file only ever sets (`self.diners = diners`) and never reads: a count taken of
     /// the wrong thing where the stored one was meant ([`counts_for_unread_attributes`]).
     pub unset_reads: Vec<String>,
+    /// The file's top-level functions whose parameters are all plain names (no defaults, no `*`), each with them
+    /// in order: a call that passes a name one of them is named for in another's place ([`arguments_by_name`]).
+    pub signatures: Vec<(String, Vec<String>)>,
 }
 
 /// The instance attributes the code tokens of a file set (`self.NAME = ...`) and never read anywhere: every
@@ -296,6 +299,67 @@ fn attributes_never_read(code: &[(usize, Vec<String>)]) -> Vec<String> {
     }
     set.retain(|n| !read.contains(n.as_str()));
     set
+}
+
+/// The top-level functions of a file whose parameters are all plain names, with them in order ([`Names::signatures`]).
+fn signatures(text: &str) -> Vec<(String, Vec<String>)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("def "))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once('(')?;
+            let (params, _) = rest.split_once(')')?;
+            let params: Vec<String> = params.split(',').map(|p| p.trim().to_string()).collect();
+            let plain = params.len() >= 2 && params.iter().all(|p| super::is_identifier(p));
+            plain.then(|| (name.trim().to_string(), params))
+        })
+        .collect()
+}
+
+/// A call of the file's own function whose arguments are plain names, some of them named as a parameter other than
+/// the one they are passed to (`fits(length, width, room_length, room_width)` for `def fits(room_length,
+/// room_width, cut_length, cut_width)`): each such name moved to its parameter's place, the others filling the
+/// places left in their order (`fits(room_length, room_width, length, width)`).
+fn arguments_by_name(
+    line: &str,
+    toks: &[Tok],
+    signatures: &[(String, Vec<String>)],
+) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    for k in (0..toks.len()).filter(|&k| text(k + 1) == "(" && (k == 0 || text(k - 1) != ".")) {
+        let Some((_, params)) = signatures.iter().find(|(n, _)| n == text(k)) else {
+            continue;
+        };
+        // The plain names passed, each followed by `,` or the closing `)`.
+        let args: Vec<usize> = (0..params.len()).map(|i| k + 2 + 2 * i).collect();
+        let plain = args.iter().enumerate().all(|(i, &a)| {
+            toks.get(a).is_some_and(|t| t.kind == Kind::Name)
+                && text(a + 1) == if i + 1 == params.len() { ")" } else { "," }
+        });
+        if !plain {
+            continue;
+        }
+        let names: Vec<&str> = args.iter().map(|&a| text(a)).collect();
+        let mut placed: Vec<Option<&str>> = params
+            .iter()
+            .map(|p| names.iter().find(|n| *n == p).copied())
+            .collect();
+        let mut rest = names.iter().filter(|n| !params.iter().any(|p| p == *n));
+        for slot in placed.iter_mut().filter(|s| s.is_none()) {
+            *slot = rest.next().copied();
+        }
+        let moved: Option<Vec<&str>> = placed.into_iter().collect();
+        if let Some(moved) = moved.filter(|m| *m != names) {
+            let (from, to) = (toks[k + 2].start, toks[k + 2 * params.len()].end);
+            out.push(format!(
+                "{}{}{}",
+                &line[..from],
+                moved.join(", "),
+                &line[to..]
+            ));
+        }
+    }
+    out
 }
 
 /// The file's top-level functions of exactly one parameter, without a default (`def parse_time(text):`), in order.
@@ -371,6 +435,7 @@ impl Names {
             later_equals: Vec::new(),
             sums: Vec::new(),
             unset_reads: attributes_never_read(&code),
+            signatures: signatures(text),
             offsets: offsets(text),
             compared: picked(text, |line, toks, k| {
                 let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
@@ -1995,6 +2060,7 @@ pub fn written_numbers(task: &str) -> Vec<String> {
 fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     let mut out = unread_uses(line, toks, &names.unread);
     out.extend(counts_for_unread_attributes(line, toks, &names.unset_reads));
+    out.extend(arguments_by_name(line, toks, &names.signatures));
     out.extend(index_difference_shifted(line, toks));
     out.extend(reported_values(line, toks, &names.reported));
     out.extend(stale_reads(line, toks, &names.stale));
@@ -3205,7 +3271,8 @@ fn key_of_target(line: &str, toks: &[Tok]) -> Vec<String> {
 
 /// A key read where the key named as the value's own name was meant: `owner = horse["name"]` to
 /// `owner = horse["owner"]`, `right = acuity(record["left"])` to `record["right"]`. The line assigns one name the
-/// one key read off one dict, bare or as a call's only argument; the key is a word, the name another.
+/// one key read off one dict, bare or as a call's only argument; the key is a word, the name another. A name
+/// spelled round a keyword is read as the keyword (`cls = sale["title"]` to `sale["class"]`).
 fn key_named_as_target(line: &str, toks: &[Tok]) -> Option<String> {
     let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
     let target = text(0);
@@ -3235,6 +3302,14 @@ fn key_named_as_target(line: &str, toks: &[Tok]) -> Option<String> {
         return None;
     };
     let q = &line[toks[k].start..=toks[k].start];
+    // A name spelled round a keyword stands for the keyword's word (`cls`, `klass`, `type_` for `type`).
+    let target = match target {
+        "cls" | "klass" => "class",
+        _ => target
+            .strip_suffix('_')
+            .filter(|t| !t.is_empty())
+            .unwrap_or(target),
+    };
     (key != target).then(|| {
         format!(
             "{}{q}{target}{q}{}",
@@ -8027,6 +8102,30 @@ mod tests {
         assert!(
             counts_for_unread_attributes(line, &lex(line).unwrap(), &names.unset_reads).is_empty()
         );
+        // A key read into a name spelled round a keyword: the keyword's word.
+        let m = of_line("        cls = sale[\"title\"]", &Names::default());
+        assert!(
+            m.contains(&"        cls = sale[\"class\"]".to_string()),
+            "{m:?}"
+        );
+        // Arguments passed by the names of other parameters, moved to their own.
+        let names =
+            Names::of("def fits(room_length, room_width, cut_length, cut_width):\n    return 1\n");
+        let line = "        if fits(length, width, room_length, room_width):";
+        assert_eq!(
+            arguments_by_name(line, &lex(line).unwrap(), &names.signatures),
+            ["        if fits(room_length, room_width, length, width):"]
+        );
+        for line in [
+            "    fits(room_length, room_width, a, b)",
+            "    fits(a, b, c, d)",
+            "    x.fits(b, a, room_length, c)",
+        ] {
+            assert!(
+                arguments_by_name(line, &lex(line).unwrap(), &names.signatures).is_empty(),
+                "{line}"
+            );
+        }
     }
 
     #[test]

@@ -658,7 +658,9 @@ fn kept_change(code: &str) -> Option<KeptChange<'_>> {
 /// other puts it on the loans (`self.loans[tool] = member`) and never takes it off the shelf: the mirror of the
 /// shelf's change just after, by its own parameter (`self.available.remove(tool)`). Only where the mirror is sure:
 /// an `add` or an `append` taken back by `remove`, an item set taken back by `del`, a `remove` or `discard` put
-/// back by `add` on a set `__init__` starts and `append` on a list.
+/// back by `add` on a set `__init__` starts and `append` on a list. The second collection may hold what the first
+/// keeps under the key (`self.free.discard(bike)` beside `self.riders[rider] = bike`): the mirror then takes the
+/// name the other method takes it out under (`bike = self.riders.pop(rider)`, `self.free.add(bike)`).
 pub(in crate::locate_rank) fn kept_pairs_left_half_done(
     lines: &[&str],
     defs: &[Def],
@@ -669,7 +671,7 @@ pub(in crate::locate_rank) fn kept_pairs_left_half_done(
             .iter()
             .filter_map(|&b| {
                 kept_change(&code[b])
-                    .filter(|c| d.params.contains(c.3))
+                    .filter(|c| d.params.contains(c.3) || d.bound.contains(c.3))
                     .map(|c| (b, c))
             })
             .collect()
@@ -690,13 +692,23 @@ pub(in crate::locate_rank) fn kept_pairs_left_half_done(
             let ours = changes(d);
             for &(b, (attr, puts, _, key)) in &ours {
                 // The other method changes the same collection the other way, and a second one we never touch.
-                if !theirs.iter().any(|(_, t)| t.0 == attr && t.1 != puts) {
+                let Some((_, first)) = theirs.iter().find(|(_, t)| t.0 == attr && t.1 != puts)
+                else {
                     continue;
-                }
-                for (_, (second, their_put, method, _)) in &theirs {
+                };
+                // What our line takes out under a name (`bike = self.riders.pop(rider)`).
+                let taken = code[b].trim().split_once(" = ").map(|(l, _)| l);
+                for (_, (second, their_put, method, their_key)) in &theirs {
                     if *second == attr || ours.iter().any(|(_, o)| o.0 == *second) {
                         continue;
                     }
+                    // The second kept by the same key, or by the value the first keeps under it (`self.free` of
+                    // bikes beside `self.riders[rider] = bike`), taken out here under the same name.
+                    let key = match their_key {
+                        k if *k == first.3 && d.params.contains(key) => key,
+                        k if taken == Some(*k) => *k,
+                        _ => continue,
+                    };
                     let start = started(second);
                     let mirror = match (*their_put, *method) {
                         (true, "add" | "append") => format!("self.{second}.remove({key})"),
@@ -710,6 +722,108 @@ pub(in crate::locate_rank) fn kept_pairs_left_half_done(
                         _ => continue,
                     };
                     out.push((b, format!("{}{mirror}", indent_of(lines[b]))));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Words that name the opposite of one another in a method's name: one puts in what the other takes back.
+const OPPOSITE_WORDS: &[(&str, &str)] = &[
+    ("out", "in"),
+    ("on", "off"),
+    ("open", "close"),
+    ("start", "stop"),
+    ("borrow", "return"),
+    ("lend", "return"),
+    ("hire", "return"),
+    ("rent", "return"),
+    ("take", "return"),
+    ("book", "cancel"),
+    ("reserve", "cancel"),
+    ("add", "remove"),
+    ("arrive", "leave"),
+    ("arrive", "depart"),
+    ("join", "leave"),
+    ("seat", "leave"),
+    ("enter", "exit"),
+    ("enter", "leave"),
+    ("park", "leave"),
+    ("admit", "discharge"),
+    ("lock", "unlock"),
+];
+
+/// Whether two method names are the same but for one word and its opposite (`sign_out` and `sign_in`,
+/// `book_bike` and `cancel_bike`).
+fn opposite_names(a: &str, b: &str) -> bool {
+    let (x, y): (Vec<&str>, Vec<&str>) = (a.split('_').collect(), b.split('_').collect());
+    if x.len() != y.len() {
+        return false;
+    }
+    let differ: Vec<(&str, &str)> = x
+        .iter()
+        .zip(&y)
+        .filter(|(p, q)| p != q)
+        .map(|(p, q)| (*p, *q))
+        .collect();
+    matches!(differ.as_slice(), [(p, q)] if OPPOSITE_WORDS.iter().any(|&(u, v)| (u, v) == (*p, *q) || (v, u) == (*p, *q)))
+}
+
+/// A method that puts an item into a collection the object keeps by a parameter (`self.out[key] = person`,
+/// `self.seated.add(table)`) and a method named as its opposite (`sign_in` for `sign_out`) that takes the same
+/// parameter and never changes that collection: the item taken back out (`del self.out[key]`, `self.out.pop(key,
+/// None)`, `.discard`, `.remove`), after the guard the method opens with, and at its end.
+pub(in crate::locate_rank) fn opposites_never_undone(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let code: Vec<String> = lines.iter().map(|l| code_of(l)).collect();
+    let mut out = Vec::new();
+    for a in defs {
+        for b in defs.iter().filter(|b| opposite_names(&a.name, &b.name)) {
+            let (Some(&first), Some(&last)) = (b.body.first(), b.body.last()) else {
+                continue;
+            };
+            for &l in &a.body {
+                let Some((attr, true, method, key)) = kept_change(&code[l]) else {
+                    continue;
+                };
+                let touched = b
+                    .body
+                    .iter()
+                    .any(|&m| kept_change(&code[m]).is_some_and(|c| c.0 == attr && !c.1));
+                if !a.params.contains(key) || !b.params.contains(key) || touched {
+                    continue;
+                }
+                let undo: &[String] = &match method {
+                    "set" => [
+                        format!("del self.{attr}[{key}]"),
+                        format!("self.{attr}.pop({key}, None)"),
+                    ],
+                    "add" => [
+                        format!("self.{attr}.discard({key})"),
+                        format!("self.{attr}.remove({key})"),
+                    ],
+                    _ => [format!("self.{attr}.remove({key})"), String::new()],
+                };
+                // After a guard the method opens with (`if person is None: raise ...`), and at its end.
+                let depth = indent_of(lines[first]).len();
+                let guard = b.body.iter().position(|&m| {
+                    indent_of(lines[m]).len() == depth && code[m].trim_start().starts_with("if ")
+                });
+                let after_guard = guard.and_then(|g| {
+                    let block = block_below(lines, &b.body[g + 1..], depth);
+                    block.last().copied().filter(|&e| {
+                        let flow = code[e].trim_start();
+                        flow.starts_with("raise") || flow.starts_with("return")
+                    })
+                });
+                for at in after_guard.into_iter().chain([last]) {
+                    let pad = indent_of(lines[first]);
+                    for u in undo.iter().filter(|u| !u.is_empty()) {
+                        out.push((at, format!("{pad}{u}")));
+                    }
                 }
             }
         }
@@ -902,5 +1016,49 @@ mod tests {
         );
         let lines: Vec<&str> = whole.lines().collect();
         assert!(super::kept_pairs_left_half_done(&lines, &super::Def::all(&lines)).is_empty());
+        // The second collection holds what the first keeps under the key: the mirror takes the name it comes out as.
+        let bikes = "class Spin:\n    def __init__(self):\n        self.free = set(range(1, 4))\n        self.riders = {}\n\n    def book(self, rider):\n        bike = min(self.free)\n        self.free.discard(bike)\n        self.riders[rider] = bike\n\n    def cancel(self, rider):\n        bike = self.riders.pop(rider)\n        return bike\n";
+        let lines: Vec<&str> = bikes.lines().collect();
+        let got = super::kept_pairs_left_half_done(&lines, &super::Def::all(&lines));
+        assert_eq!(got, [(11, "        self.free.add(bike)".to_string())]);
+        // Taken out under another name than the second is kept by: nothing.
+        let other = bikes.replace(
+            "        bike = self.riders.pop(rider)\n        return bike",
+            "        b = self.riders.pop(rider)\n        return b",
+        );
+        let lines: Vec<&str> = other.lines().collect();
+        assert!(super::kept_pairs_left_half_done(&lines, &super::Def::all(&lines)).is_empty());
+    }
+
+    #[test]
+    fn a_method_named_as_another_s_opposite_takes_back_what_the_other_puts_in() {
+        let text = "class KeyLog:\n    def __init__(self):\n        self.out = {}\n\n    def sign_out(self, key, person):\n        self.out[key] = person\n\n    def sign_in(self, key):\n        person = self.out.get(key)\n        if person is None:\n            raise ValueError(key)\n        self.log(key)\n";
+        let lines: Vec<&str> = text.lines().collect();
+        let got = super::opposites_never_undone(&lines, &super::Def::all(&lines));
+        assert_eq!(
+            got,
+            [
+                (10, "        del self.out[key]".to_string()),
+                (10, "        self.out.pop(key, None)".to_string()),
+                (11, "        del self.out[key]".to_string()),
+                (11, "        self.out.pop(key, None)".to_string()),
+            ]
+        );
+        assert!(
+            super::opposite_names("check_in", "check_out")
+                && super::opposite_names("book", "cancel")
+        );
+        assert!(
+            !super::opposite_names("sign_in", "sign_up")
+                && !super::opposite_names("in_out", "out_in")
+        );
+        // Taken back already, or a method whose name is no opposite: nothing.
+        for other in [
+            text.replace("        self.log(key)", "        self.out.pop(key)"),
+            text.replace("sign_in", "sign_up"),
+        ] {
+            let lines: Vec<&str> = other.lines().collect();
+            assert!(super::opposites_never_undone(&lines, &super::Def::all(&lines)).is_empty());
+        }
     }
 }

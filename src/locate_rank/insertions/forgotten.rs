@@ -664,7 +664,7 @@ fn counted_beside(
 /// A search that finds an item in its loop, marks it or works on it, and never hands it back: a function whose
 /// only answer is `return None` at its end, with a `for x in ...:` loop at its own depth holding an `if` block
 /// that never leaves (`if order["status"] == "waiting": order["status"] = "steaming"`): `return x` at the end of
-/// that block.
+/// that block, or for a loop that unpacks (`for number, seats in ...`) each of its first two names.
 pub(in crate::locate_rank) fn found_never_returned(
     lines: &[&str],
     defs: &[Def],
@@ -684,8 +684,15 @@ pub(in crate::locate_rank) fn found_never_returned(
         let depth = d.indent.len();
         for (k, &b) in d.body.iter().enumerate() {
             let t = tokens(&code_of(lines[b]));
-            let one = t.len() > 3 && t[0] == "for" && is_name(&t[1]) && t[2] == "in";
-            if !one || indent_of(lines[b]).len() != depth {
+            // The names the loop binds (`for number, seats in ...`), the first first.
+            let Some(within) = t.iter().position(|w| w == "in").filter(|_| t[0] == "for") else {
+                continue;
+            };
+            let found: Vec<&String> = t[1..within].iter().filter(|w| is_name(w)).collect();
+            let plain = t[1..within]
+                .iter()
+                .all(|w| is_name(w) || matches!(w.as_str(), "," | "(" | ")"));
+            if found.is_empty() || !plain || indent_of(lines[b]).len() != depth {
                 continue;
             }
             let block = block_below(lines, &d.body[k + 1..], depth);
@@ -701,7 +708,9 @@ pub(in crate::locate_rank) fn found_never_returned(
                 if let (Some(&top), Some(&end)) = (body.first(), body.last())
                     && !ends_flow(lines[end])
                 {
-                    out.push((end, format!("{}return {}", indent_of(lines[top]), t[1])));
+                    for x in found.iter().take(2) {
+                        out.push((end, format!("{}return {x}", indent_of(lines[top]))));
+                    }
                 }
             }
         }
@@ -1173,12 +1182,20 @@ pub(in crate::locate_rank) fn chosen_never_taken(
 /// A loop that notices its group change (`if day != current_day:` whose block sets `current_day = day`) and keeps a
 /// running value started before it (`spent_today = 0.0`, added to: `+=`, or `spent_today = round(spent_today + fare,
 /// 2)`) that no line of the loop starts afresh: its first value again just after the group's name is moved on
-/// (`spent_today = 0.0`), at most two such values.
+/// (`spent_today = 0.0`), at most two such values; and each started at a number the file defines and never reads
+/// instead (`amount = CALLOUT_FEE`, one fee a group).
 pub(in crate::locate_rank) fn totals_never_reset_on_change(
     lines: &[&str],
     defs: &[Def],
 ) -> Vec<(usize, String)> {
     let mut out = Vec::new();
+    // A number the file defines and never reads: what each group starts with (a fee charged once a group).
+    let charges: Vec<String> = unread_constants(lines)
+        .into_iter()
+        .filter(|(_, _, v)| v.parse::<f64>().is_ok())
+        .map(|(_, n, _)| n)
+        .take(2)
+        .collect();
     for d in defs {
         let toks = d.tokens(lines);
         for (k, t) in toks.iter().enumerate() {
@@ -1227,6 +1244,9 @@ pub(in crate::locate_rank) fn totals_never_reset_on_change(
                 let fresh = started.iter().filter(|(n, v)| kept(n) && !afresh(n, v));
                 for (n, v) in fresh.take(2) {
                     out.push((moved, format!("{pad}{n} = {v}")));
+                    for c in &charges {
+                        out.push((moved, format!("{pad}{n} = {c}")));
+                    }
                 }
             }
         }
@@ -1535,6 +1555,16 @@ mod tests {
                 !offers(&other, "return order\n") && !offers(&other, "            return order")
             );
         }
+        // A loop that unpacks: its first two names, the first first.
+        let tables = "def seat(tables, size):\n    for number, (seats, kind) in tables:\n        if seats >= size:\n            taken.add(number)\n    return None\n";
+        let got = lines_of(tables);
+        let at = |l: &str| got.iter().position(|g| *g == (4, l.to_string()));
+        assert!(
+            at("            return number") < at("            return seats"),
+            "{got:?}"
+        );
+        assert!(at("            return number").is_some());
+        assert!(!offers(tables, "return kind"));
     }
 
     #[test]
@@ -1841,6 +1871,17 @@ mod tests {
         );
         let lines: Vec<&str> = reset.lines().collect();
         assert!(super::totals_never_reset_on_change(&lines, &super::Def::all(&lines)).is_empty());
+        // A number the file defines and never reads is tried as each group's start too (a fee once a group).
+        let fee = format!("CALLOUT_FEE = 15.0\nNOTE = \"x\"\n\n\n{text}");
+        let lines: Vec<&str> = fee.lines().collect();
+        let got = super::totals_never_reset_on_change(&lines, &super::Def::all(&lines));
+        assert_eq!(
+            got,
+            [
+                (10, "            spent = 0.0".to_string()),
+                (10, "            spent = CALLOUT_FEE".to_string())
+            ]
+        );
     }
 
     #[test]
