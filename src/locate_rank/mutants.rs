@@ -12,7 +12,9 @@
 //! comparison of a kind on a line turned at once, a copy for a second name of a list, a text compared in lower case,
 //! a number the task reports as wrong for the one it expected, a loop's name read after the loop for `None`, a
 //! record's key for the key a table it looks up is named for, a term of a sum for the sum, the code in an f-string's
-//! fields mutated as code) and, when those fail on every probed line, the
+//! fields mutated as code, a key's grammatical number turned, a text cut at a space instead of a fixed width, a count
+//! for a stored attribute never read, arguments moved to the parameters they are named for) and, when those fail on
+//! every probed line, the
 //! costlier ones (another local for a local, the file's own offset of a name, a local for a fixed dict key), run against the check that fails
 //! before any edit; before all of them, a local never read in a value's place on every probed line. A line where one of them makes that check pass is
 //! very likely the line the fix changes (mutation-based fault localization): the signal

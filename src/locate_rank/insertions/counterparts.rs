@@ -7,7 +7,8 @@
 //! half of a transfer a function leaves out (taken from one dict parameter, never put in the other), and the check
 //! one method makes first and a sibling writing the same attribute never makes, and the mirror of a second
 //! collection's change a method leaves out where another method changes both the other way (`self.available.remove(tool)`
-//! beside `self.loans[tool] = member`). Pure: lines in, lines out.
+//! beside `self.loans[tool] = member`), and what a method puts into a kept collection that the method named as its
+//! opposite never takes back (`del self.out[key]` in `sign_in`). Pure: lines in, lines out.
 
 use std::collections::HashSet;
 

@@ -19,7 +19,8 @@
 //!   functions write into a text they make (`code[:4] + "-" + code[4:]`), removed
 //!   (`plate = plate.replace(" ", "").replace("-", "")`), right after the last line that binds it, else first;
 //! - a row's field it converts in place (`row["made"] = date.fromisoformat(row["made"])`): the row's other keys
-//!   converted to numbers right after (`row["kg"] = float(row["kg"])`);
+//!   converted to numbers right after (`row["kg"] = float(row["kg"])`); the rows of a `csv.DictReader` loop in a
+//!   file that converts none converted first in the loop (`row["score"] = int(row["score"])`);
 //! - a list of records it walks, reads by position or slices: sorted by a field its docstring names or it reads;
 //! - a list of dict records it walks and never sorts: sorted by the keys its docstring names, or the task says in
 //!   a word of the docstring's stem (`urgency` for `most urgent first`), one or a pair (`(r["due"], not
