@@ -3824,9 +3824,22 @@ fn string_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
             .filter(|(d, o)| d == dict && o != key && !others.contains(&o));
         let own: Vec<&String> = own.map(|(_, o)| o).take(MAX_CONSTANTS).collect();
         others.extend(own);
-        // The key with its number turned (`"members"` for `"member"`): a record written elsewhere, by a caller or
-        // a test, is keyed by the other form.
-        if let Some(turned) = number_turned(key).filter(|t| !others.contains(&t)) {
+        // The key with its number turned (`"members"` for `"member"`) where the file names that form otherwise (a
+        // parameter `member=False`, a local, an attribute, a field): a record written elsewhere, by a caller or a
+        // test, is keyed as the code names it.
+        let named = |w: &String| {
+            let params = names.defaults.iter().map(|(p, _)| p);
+            let signed = names.signatures.iter().flat_map(|(_, ps)| ps);
+            let fields = names.fields.iter().flatten();
+            (names
+                .locals
+                .iter()
+                .chain(&names.attributes)
+                .chain(&names.unread))
+            .chain(params.chain(signed).chain(fields))
+            .any(|n| n == w)
+        };
+        if let Some(turned) = number_turned(key).filter(|t| !others.contains(&t) && named(t)) {
             out.push(replace(&format!("{q}{turned}{q}")));
         }
         out.extend(others.iter().map(|o| replace(&format!("{q}{o}{q}"))));
@@ -8062,14 +8075,21 @@ mod tests {
 
     #[test]
     fn a_key_s_number_a_cut_at_a_space_and_a_stored_count_are_each_tried() {
-        // A key read with its number turned, either way.
-        let m = of_line("    return s.get(\"members\", False)", &Names::default());
+        // A key read with its number turned, either way, where the file names that form otherwise.
+        let names = Names {
+            defaults: vec![("member".into(), "False".into())],
+            locals: vec!["entries".into()],
+            ..Names::default()
+        };
+        let m = of_line("    return s.get(\"members\", False)", &names);
         assert!(
             m.contains(&"    return s.get(\"member\", False)".to_string()),
             "{m:?}"
         );
-        let m = of_line("    n = r['entry']", &Names::default());
+        let m = of_line("    n = r['entry']", &names);
         assert!(m.contains(&"    n = r['entries']".to_string()), "{m:?}");
+        let m = of_line("    n = r['entry']", &Names::default());
+        assert!(!m.contains(&"    n = r['entries']".to_string()), "{m:?}");
         assert_eq!(number_turned("class").as_deref(), Some("classes"));
         assert_eq!(number_turned("classes").as_deref(), Some("class"));
         assert_eq!(number_turned("boxes").as_deref(), Some("box"));
