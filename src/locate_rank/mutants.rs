@@ -278,23 +278,21 @@ pub struct Names {
 }
 
 /// The instance attributes the code tokens of a file set (`self.NAME = ...`) and never read anywhere: every
-/// `self.NAME` of the file is followed by a plain `=`.
+/// `.NAME` of the file, of any object, is followed by a plain `=`.
 fn attributes_never_read(code: &[(usize, Vec<String>)]) -> Vec<String> {
     let mut set: Vec<String> = Vec::new();
     let mut read: HashSet<&str> = HashSet::new();
     for (_, t) in code {
-        for k in (0..t.len()).filter(|&k| t[k] == "self" && (k == 0 || t[k - 1] != ".")) {
-            let (Some(dot), Some(name)) = (t.get(k + 1), t.get(k + 2)) else {
+        // Every `.NAME` of any object (`tab.diners` read by a caller too); set only as `self.NAME = ...`.
+        for k in (0..t.len()).filter(|&k| t[k] == ".") {
+            let Some(name) = t.get(k + 1).filter(|n| super::is_name(n)) else {
                 continue;
             };
-            if dot != "." || !super::is_name(name) {
-                continue;
-            }
-            if t.get(k + 3).is_some_and(|n| n == "=") {
-                if !set.contains(name) {
-                    set.push(name.clone());
-                }
-            } else {
+            let assigned = t.get(k + 2).is_some_and(|n| n == "=");
+            let own = k >= 1 && t[k - 1] == "self" && (k < 2 || t[k - 2] != ".");
+            if assigned && own && !set.contains(name) {
+                set.push(name.clone());
+            } else if !assigned {
                 read.insert(name);
             }
         }
@@ -328,7 +326,8 @@ fn arguments_by_name(
 ) -> Vec<String> {
     let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
     let mut out = Vec::new();
-    for k in (0..toks.len()).filter(|&k| text(k + 1) == "(" && (k == 0 || text(k - 1) != ".")) {
+    let called = |k: usize| text(k + 1) == "(" && (k == 0 || !matches!(text(k - 1), "." | "def"));
+    for k in (0..toks.len()).filter(|&k| called(k)) {
         let Some((_, params)) = signatures.iter().find(|(n, _)| n == text(k)) else {
             continue;
         };
@@ -2061,7 +2060,6 @@ pub fn written_numbers(task: &str) -> Vec<String> {
 /// infinity for a start.
 fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     let mut out = unread_uses(line, toks, &names.unread);
-    out.extend(counts_for_unread_attributes(line, toks, &names.unset_reads));
     out.extend(arguments_by_name(line, toks, &names.signatures));
     out.extend(index_difference_shifted(line, toks));
     out.extend(reported_values(line, toks, &names.reported));
@@ -2102,6 +2100,7 @@ fn of_whole_line(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     if names.cased {
         out.extend(case_folded(line, toks));
     }
+    out.extend(counts_for_unread_attributes(line, toks, &names.unset_reads));
     out
 }
 
@@ -3274,7 +3273,8 @@ fn key_of_target(line: &str, toks: &[Tok]) -> Vec<String> {
 /// A key read where the key named as the value's own name was meant: `owner = horse["name"]` to
 /// `owner = horse["owner"]`, `right = acuity(record["left"])` to `record["right"]`. The line assigns one name the
 /// one key read off one dict, bare or as a call's only argument; the key is a word, the name another. A name
-/// spelled round a keyword is read as the keyword (`cls = sale["title"]` to `sale["class"]`).
+/// spelled round a keyword is read as the keyword (`cls = sale["title"]` to `sale["class"]`), and any name with a
+/// trailing underscore without it (`type_` to `"type"`).
 fn key_named_as_target(line: &str, toks: &[Tok]) -> Option<String> {
     let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
     let target = text(0);
@@ -8120,6 +8120,8 @@ mod tests {
         );
         let read = tab.replace("self.items.append(x)", "self.items.append(x * self.diners)");
         assert!(Names::of(&read).unset_reads.is_empty());
+        let elsewhere = format!("{tab}\n\ndef seats(tab):\n    return tab.diners\n");
+        assert!(Names::of(&elsewhere).unset_reads.is_empty());
         let line = "    return len(items)";
         assert!(
             counts_for_unread_attributes(line, &lex(line).unwrap(), &names.unset_reads).is_empty()
@@ -8139,6 +8141,7 @@ mod tests {
             ["        if fits(room_length, room_width, length, width):"]
         );
         for line in [
+            "def fits(length, width, room_length, room_width):",
             "    fits(room_length, room_width, a, b)",
             "    fits(a, b, c, d)",
             "    x.fits(b, a, room_length, c)",

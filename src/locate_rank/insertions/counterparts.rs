@@ -13,7 +13,7 @@
 use std::collections::HashSet;
 
 use super::super::{is_identifier, is_name, prose_lines, tokens};
-use super::{Def, block_below, code_of, indent_of, renamed, unread_constants};
+use super::{Def, block_below, code_of, first_word, indent_of, renamed, unread_constants};
 
 /// The most mirrored writes one function is given by [`counterparts_never_updated`].
 const MAX_MIRRORED: usize = 4;
@@ -774,7 +774,8 @@ fn opposite_names(a: &str, b: &str) -> bool {
 /// A method that puts an item into a collection the object keeps by a parameter (`self.out[key] = person`,
 /// `self.seated.add(table)`) and a method named as its opposite (`sign_in` for `sign_out`) that takes the same
 /// parameter and never changes that collection: the item taken back out (`del self.out[key]`, `self.out.pop(key,
-/// None)`, `.discard`, `.remove`), after the guard the method opens with, and at its end.
+/// None)`, `.discard`, `.remove`), after the first guard of its body that only leaves, and at its end (before a
+/// closing `return`).
 pub(in crate::locate_rank) fn opposites_never_undone(
     lines: &[&str],
     defs: &[Def],
@@ -790,10 +791,13 @@ pub(in crate::locate_rank) fn opposites_never_undone(
                 let Some((attr, true, method, key)) = kept_change(&code[l]) else {
                     continue;
                 };
-                let touched = b
-                    .body
-                    .iter()
-                    .any(|&m| kept_change(&code[m]).is_some_and(|c| c.0 == attr && !c.1));
+                // Any removal from the collection, in any form (`self.out.pop(key, None)`, `return self.out.pop(key)`).
+                let removals =
+                    ["pop(", "discard(", "remove(", "clear("].map(|m| format!("self.{attr}.{m}"));
+                let touched = b.body.iter().any(|&m| {
+                    removals.iter().any(|r| code[m].contains(r.as_str()))
+                        || code[m].contains(&format!("del self.{attr}["))
+                });
                 if !a.params.contains(key) || !b.params.contains(key) || touched {
                     continue;
                 }
@@ -808,19 +812,28 @@ pub(in crate::locate_rank) fn opposites_never_undone(
                     ],
                     _ => [format!("self.{attr}.remove({key})"), String::new()],
                 };
-                // After a guard the method opens with (`if person is None: raise ...`), and at its end.
+                // After the first `if` at the body's depth that only leaves (`if person is None: raise ...`), not
+                // before an `elif` or `else` of it; and at the end, before a closing `return`.
                 let depth = indent_of(lines[first]).len();
-                let guard = b.body.iter().position(|&m| {
-                    indent_of(lines[m]).len() == depth && code[m].trim_start().starts_with("if ")
-                });
+                let word = |m: usize| first_word(lines[m]);
+                let guard = b
+                    .body
+                    .iter()
+                    .position(|&m| indent_of(lines[m]).len() == depth && word(m) == "if");
                 let after_guard = guard.and_then(|g| {
                     let block = block_below(lines, &b.body[g + 1..], depth);
-                    block.last().copied().filter(|&e| {
-                        let flow = code[e].trim_start();
-                        flow.starts_with("raise") || flow.starts_with("return")
-                    })
+                    let next = b.body.get(g + 1 + block.len()).map(|&n| word(n));
+                    let chained = next.is_some_and(|w| w == "elif" || w == "else");
+                    block
+                        .last()
+                        .copied()
+                        .filter(|&e| !chained && matches!(word(e).as_str(), "raise" | "return"))
                 });
-                for at in after_guard.into_iter().chain([last]) {
+                let end = match b.body.len() {
+                    n if n >= 2 && word(last) == "return" => b.body[n - 2],
+                    _ => last,
+                };
+                for at in after_guard.into_iter().chain([end]) {
                     let pad = indent_of(lines[first]);
                     for u in undo.iter().filter(|u| !u.is_empty()) {
                         out.push((at, format!("{pad}{u}")));
@@ -1053,9 +1066,27 @@ mod tests {
             !super::opposite_names("sign_in", "sign_up")
                 && !super::opposite_names("in_out", "out_in")
         );
+        // A guard with an `else` takes nothing between its blocks; a closing `return` keeps its place last.
+        let chained = text.replace(
+            "        self.log(key)",
+            "        else:\n            self.log(key)\n        return person",
+        );
+        let lines: Vec<&str> = chained.lines().collect();
+        let got = super::opposites_never_undone(&lines, &super::Def::all(&lines));
+        assert_eq!(
+            got,
+            [
+                (12, "        del self.out[key]".to_string()),
+                (12, "        self.out.pop(key, None)".to_string()),
+            ]
+        );
         // Taken back already, or a method whose name is no opposite: nothing.
         for other in [
             text.replace("        self.log(key)", "        self.out.pop(key)"),
+            text.replace(
+                "        self.log(key)",
+                "        return self.out.pop(key, None)",
+            ),
             text.replace("sign_in", "sign_up"),
         ] {
             let lines: Vec<&str> = other.lines().collect();

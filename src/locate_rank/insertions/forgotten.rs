@@ -688,7 +688,10 @@ pub(in crate::locate_rank) fn found_never_returned(
             let Some(within) = t.iter().position(|w| w == "in").filter(|_| t[0] == "for") else {
                 continue;
             };
-            let found: Vec<&String> = t[1..within].iter().filter(|w| is_name(w)).collect();
+            let found: Vec<&String> = t[1..within]
+                .iter()
+                .filter(|w| is_name(w) && *w != "_")
+                .collect();
             let plain = t[1..within]
                 .iter()
                 .all(|w| is_name(w) || matches!(w.as_str(), "," | "(" | ")"));
@@ -1189,13 +1192,24 @@ pub(in crate::locate_rank) fn totals_never_reset_on_change(
     defs: &[Def],
 ) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    // A number the file defines and never reads: what each group starts with (a fee charged once a group).
-    let charges: Vec<String> = unread_constants(lines)
-        .into_iter()
-        .filter(|(_, _, v)| v.parse::<f64>().is_ok())
-        .map(|(_, n, _)| n)
-        .take(2)
-        .collect();
+    // A number the file defines and never reads: what each group starts with (a fee charged once a group). Found
+    // only once a group change is (the constants are read across the whole file).
+    let mut charges: Option<Vec<String>> = None;
+    let mut charges_of = || -> Vec<String> {
+        charges
+            .get_or_insert_with(|| {
+                unread_constants(lines)
+                    .into_iter()
+                    .filter(|(_, _, v)| {
+                        let v = v.split('#').next().unwrap_or_default().trim();
+                        v.starts_with(|c: char| c.is_ascii_digit()) && v.parse::<f64>().is_ok()
+                    })
+                    .map(|(_, n, _)| n)
+                    .take(2)
+                    .collect()
+            })
+            .clone()
+    };
     for d in defs {
         let toks = d.tokens(lines);
         for (k, t) in toks.iter().enumerate() {
@@ -1244,7 +1258,7 @@ pub(in crate::locate_rank) fn totals_never_reset_on_change(
                 let fresh = started.iter().filter(|(n, v)| kept(n) && !afresh(n, v));
                 for (n, v) in fresh.take(2) {
                     out.push((moved, format!("{pad}{n} = {v}")));
-                    for c in &charges {
+                    for c in &charges_of() {
                         out.push((moved, format!("{pad}{n} = {c}")));
                     }
                 }
@@ -1565,6 +1579,8 @@ mod tests {
         );
         assert!(at("            return number").is_some());
         assert!(!offers(tables, "return kind"));
+        let unnamed = tables.replace("for number, (seats, kind)", "for _, seats");
+        assert!(!offers(&unnamed, "return _"));
     }
 
     #[test]

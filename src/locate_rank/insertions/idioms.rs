@@ -41,7 +41,9 @@
 use std::collections::HashSet;
 
 use super::super::{defines, is_name, tokens};
-use super::{Def, code_of, code_with_strings, ends_flow, first_word, indent_of, ran_at};
+use super::{
+    Def, block_below, code_of, code_with_strings, ends_flow, first_word, indent_of, ran_at,
+};
 use crate::locate_rank::executed::Reach;
 use crate::locate_rank::mutants::RETURNS_NEW_TEXT;
 
@@ -1067,37 +1069,40 @@ pub(in crate::locate_rank) fn read_rows_never_converted(
             // A field converted somewhere: the rows are not all text.
             return Vec::new();
         }
-        for w in t.windows(5) {
-            if let Some(k) = quoted(w).filter(|k| !keys.iter().any(|(_, o)| o == k)) {
-                keys.push((!numeric(&t), k));
+        for k in t.windows(5).filter_map(quoted) {
+            match keys.iter_mut().find(|(_, o)| *o == k) {
+                Some((text_only, _)) => *text_only &= !numeric(&t),
+                None => keys.push((!numeric(&t), k)),
             }
         }
     }
     keys.sort_by_key(|(text_only, _)| *text_only);
+    // The quotes the file reads its keys with.
+    let single = lines.iter().any(|l| l.contains("['")) && !lines.iter().any(|l| l.contains("[\""));
+    let q = if single { "'" } else { "\"" };
     let mut out = Vec::new();
     for d in defs {
-        for &b in &d.body {
+        for (i, &b) in d.body.iter().enumerate() {
             let t = tokens(lines[b]);
+            // A whole loop header, its block below it.
             let rows = t.len() > 4
                 && t[0] == "for"
                 && is_name(&t[1])
                 && t[2] == "in"
-                && t.iter().any(|w| w == "DictReader");
-            let Some(inner) = lines.get(b + 1).filter(|_| rows) else {
+                && t.iter().any(|w| w == "DictReader")
+                && code_of(lines[b]).trim_end().ends_with(':');
+            let block = block_below(lines, &d.body[i + 1..], indent_of(lines[b]).len());
+            let Some(&inner) = block.first().filter(|_| rows) else {
                 continue;
             };
             let row = &t[1];
-            // The quotes the file reads its keys with.
-            let single =
-                lines.iter().any(|l| l.contains("['")) && !lines.iter().any(|l| l.contains("[\""));
-            let q = if single { "'" } else { "\"" };
             for (_, k) in keys.iter().take(MAX_SIBLING_KEYS) {
                 for make in ["int", "float"] {
                     out.push((
                         b,
                         format!(
                             "{}{row}[{q}{k}{q}] = {make}({row}[{q}{k}{q}])",
-                            indent_of(inner)
+                            indent_of(lines[inner])
                         ),
                     ));
                 }
@@ -1803,6 +1808,14 @@ mod tests {
             (5, "        row[\"entry\"] = int(row[\"entry\"])".into())
         );
         assert_eq!(got.len(), 4);
+        // A key first read as text and ordered later is ordered.
+        let later = sheet.replace(
+            "e[\"entry\"].upper()",
+            "e[\"entry\"].upper(), e[\"score\"].upper()",
+        );
+        let lines: Vec<&str> = later.lines().collect();
+        let got = read_rows_never_converted(&lines, &Def::all(&lines));
+        assert_eq!(got[0].1, "        row[\"score\"] = int(row[\"score\"])");
         // A file that converts a field already, or reads no CSV rows: nothing.
         let converted = sheet.replace(
             "[\"score\"])[-1]",
