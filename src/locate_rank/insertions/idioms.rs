@@ -960,6 +960,15 @@ fn state_advanced(lines: &[&str], d: &Def, defs: &[Def]) -> Vec<(usize, String)>
 /// The most other keys converted beside one.
 const MAX_SIBLING_KEYS: usize = 4;
 
+/// The key of five tokens read with their strings that index by a quoted word (`[`, `"`, `kg`, `"`, `]`).
+fn quoted_key(w: &[String]) -> Option<String> {
+    let [open, q1, k, q2, close] = w else {
+        return None;
+    };
+    (open == "[" && q1 == q2 && (q1 == "\"" || q1 == "'") && is_name(k) && close == "]")
+        .then(|| k.clone())
+}
+
 /// [`siblings_converted`] in every function of the file, not only those the ranking points at: the rows are often
 /// read in one function (`read_batches`) and compared in another (`max(rows, key=lambda r: r["jars"])`).
 pub(in crate::locate_rank) fn siblings_converted_anywhere(
@@ -975,18 +984,11 @@ pub(in crate::locate_rank) fn siblings_converted_anywhere(
 /// of rows and never converts: each of them converted to a number right after (`row["kg"] = float(row["kg"])`), at
 /// most [`MAX_SIBLING_KEYS`]. The lines are read with their strings (the keys are strings).
 fn siblings_converted(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
-    let quoted = |w: &[String]| -> Option<String> {
-        let [open, q1, k, q2, close] = w else {
-            return None;
-        };
-        (open == "[" && q1 == q2 && (q1 == "\"" || q1 == "'") && is_name(k) && close == "]")
-            .then(|| k.clone())
-    };
     let mut keys: Vec<String> = Vec::new();
     for l in lines {
         let t = tokens(l);
         for w in t.windows(5) {
-            if let Some(k) = quoted(w).filter(|k| !keys.contains(k)) {
+            if let Some(k) = quoted_key(w).filter(|k| !keys.contains(k)) {
                 keys.push(k);
             }
         }
@@ -1004,13 +1006,13 @@ fn siblings_converted(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
         {
             continue;
         }
-        let Some(a) = quoted(&t[1..6]) else {
+        let Some(a) = quoted_key(&t[1..6]) else {
             continue;
         };
         // The same field read in the value: converted in place.
         if t[8..]
             .windows(6)
-            .any(|w| w[0] == t[0] && quoted(&w[1..]).as_ref() == Some(&a))
+            .any(|w| w[0] == t[0] && quoted_key(&w[1..]).as_ref() == Some(&a))
         {
             converted.push(a);
             places.push((b, t[0].clone(), t[2].clone()));
@@ -1044,13 +1046,6 @@ pub(in crate::locate_rank) fn read_rows_never_converted(
     lines: &[&str],
     defs: &[Def],
 ) -> Vec<(usize, String)> {
-    let quoted = |w: &[String]| -> Option<String> {
-        let [open, q1, k, q2, close] = w else {
-            return None;
-        };
-        (open == "[" && q1 == q2 && (q1 == "\"" || q1 == "'") && is_name(k) && close == "]")
-            .then(|| k.clone())
-    };
     let numeric = |t: &[String]| {
         t.iter().any(|w| {
             matches!(
@@ -1064,12 +1059,12 @@ pub(in crate::locate_rank) fn read_rows_never_converted(
         let t = tokens(l);
         if t.windows(2)
             .any(|w| matches!(w[0].as_str(), "int" | "float") && w[1] == "(")
-            && t.windows(5).any(|w| quoted(w).is_some())
+            && t.windows(5).any(|w| quoted_key(w).is_some())
         {
             // A field converted somewhere: the rows are not all text.
             return Vec::new();
         }
-        for k in t.windows(5).filter_map(quoted) {
+        for k in t.windows(5).filter_map(quoted_key) {
             match keys.iter_mut().find(|(_, o)| *o == k) {
                 Some((text_only, _)) => *text_only &= !numeric(&t),
                 None => keys.push((!numeric(&t), k)),
