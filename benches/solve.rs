@@ -1052,7 +1052,8 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
             .collect();
         std::fs::remove_dir_all(&folder).ok();
         let verdicts = batch::read(&wrote, mutants.len());
-        if let Some(v) = &verdicts {
+        if let Some(o) = &verdicts {
+            let v = &o.passed;
             runs.set(v.iter().filter(|x| x.is_some()).count());
             if trace {
                 eprintln!(
@@ -1090,6 +1091,14 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
             runs.get(),
             found.fixed
         );
+        if !found.further.is_empty() {
+            let at: Vec<String> = found
+                .further
+                .iter()
+                .map(|f| format!("{}{}", if f.insert { "after " } else { "" }, f.line))
+                .collect();
+            println!("    {:<15} further at: {}", task.name, at.join(", "));
+        }
         if std::env::var("SOLVE_PASSES").as_deref() == Ok("1") {
             let all: Vec<String> = found
                 .passed
@@ -1101,6 +1110,7 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
     }
     Failing {
         fixed: found.fixed,
+        further: found.further,
         probed: found.any,
         ..failing
     }

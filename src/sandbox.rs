@@ -1047,6 +1047,50 @@ mod tests {
     }
 
     #[test]
+    fn the_prober_tells_which_mutants_got_the_check_past_its_first_failing_assertion() {
+        use crate::locate_rank::batch;
+        let (_d, root) = ws();
+        write(&root, "scale.py", "def grams(oz):\n    return oz / 28.35\n");
+        let path = root.join("scale.py");
+        let text = |body: &str| format!("def grams(oz):\n    {body}\n");
+        let mutants = [
+            // The first assertion passes, the second fails: further on.
+            (path.clone(), text("return 28.35")),
+            // Fails where the unmutated program does: at the first assertion, or in the call it makes.
+            (path.clone(), text("return oz + 28.35")),
+            (path.clone(), text("raise ValueError(oz)")),
+            // Passes: not "further", it passed.
+            (path.clone(), text("return oz * 28.35")),
+        ];
+        let listed: Vec<(std::path::PathBuf, &str)> = mutants
+            .iter()
+            .map(|(p, t)| (p.clone(), t.as_str()))
+            .collect();
+        let p = Prober::stage(&root, None, &batch::encode(&listed, true))
+            .unwrap()
+            .expect("no entry of its name");
+        let vars = batch::environment(p.folder(), None, 1000, 5000, 2);
+        write(
+            &root,
+            "check.py",
+            "import scale\nassert scale.grams(1) == 28.35\nassert scale.grams(2) == 56.7\n",
+        );
+        std::process::Command::new("python3")
+            .arg("check.py")
+            .current_dir(&root)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .envs(vars)
+            .output()
+            .expect("python3 runs");
+        let got = batch::read(&p.take(), mutants.len()).expect("the prober wrote its verdicts");
+        assert_eq!(
+            got.passed,
+            [Some(false), Some(false), Some(false), Some(true)]
+        );
+        assert_eq!(got.further, [true, false, false, false]);
+    }
+
+    #[test]
     fn the_prober_runs_every_mutant_in_one_run_stops_at_the_first_pass_and_is_then_gone() {
         use crate::locate_rank::batch;
         let (_d, root) = ws();
@@ -1090,7 +1134,9 @@ mod tests {
         let folder = p.folder().to_path_buf();
         let wrote = p.take();
         assert!(!folder.exists(), "the prober's folder is left in the copy");
-        let verdicts = batch::read(&wrote, mutants.len()).expect("the prober wrote its verdicts");
+        let verdicts = batch::read(&wrote, mutants.len())
+            .expect("the prober wrote its verdicts")
+            .passed;
         // The loop is killed and fails; a `SystemExit(0)` passes as a check's exit 0 does; the run stops at that
         // first pass, before the fixed text and the one after it.
         assert_eq!(verdicts[0], Some(false));
@@ -1125,7 +1171,7 @@ mod tests {
         let verdicts =
             batch::read(&p.take(), mutants.len()).expect("the prober wrote its verdicts");
         assert_eq!(
-            verdicts,
+            verdicts.passed,
             [Some(false), Some(false), Some(true), Some(true), Some(true)]
         );
     }

@@ -107,11 +107,24 @@ pub fn environment(
     ]
 }
 
-/// What the prober wrote for `n` mutants: each one's verdict (`Some(true)` passed), `None` for one it did not run.
-/// `None` in all when nothing it wrote is of the expected form (the check never imported a selected file).
-pub fn read(texts: &[String], n: usize) -> Option<Vec<Option<bool>>> {
+/// What one run of the prober says of its mutants.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcomes {
+    /// Each mutant's verdict (`Some(true)` passed), `None` for one it did not run.
+    pub passed: Vec<Option<bool>>,
+    /// Each mutant whose check still failed, but further on than the unmutated program's: in the same file (the
+    /// test), at a later line. The first failing assertion passed, a later one did not.
+    pub further: Vec<bool>,
+}
+
+/// What the prober wrote for `n` mutants ([`Outcomes`]); `None` when nothing it wrote is of the expected form (the
+/// check never imported a selected file).
+pub fn read(texts: &[String], n: usize) -> Option<Outcomes> {
     let mut out = vec![None; n];
     let mut any = false;
+    // Where each run failed (`at <index> <line> <file>`; index -1: the unmutated program).
+    let mut base: Option<(usize, &str)> = None;
+    let mut stopped: Vec<(usize, usize, &str)> = Vec::new();
     for text in texts {
         let mut lines = text.lines();
         if lines.next() != Some("local-llm-probe 1") {
@@ -119,6 +132,23 @@ pub fn read(texts: &[String], n: usize) -> Option<Vec<Option<bool>>> {
         }
         any = true;
         for line in lines {
+            if let Some(rest) = line.strip_prefix("at ") {
+                let mut parts = rest.splitn(3, ' ');
+                let (Some(index), Some(at), Some(file)) =
+                    (parts.next(), parts.next(), parts.next())
+                else {
+                    continue;
+                };
+                let Ok(at) = at.parse::<usize>() else {
+                    continue;
+                };
+                if index == "-1" {
+                    base = Some((at, file));
+                } else if let Some(i) = index.parse::<usize>().ok().filter(|i| *i < n) {
+                    stopped.push((i, at, file));
+                }
+                continue;
+            }
             let Some((index, verdict)) = line.split_once(' ') else {
                 continue;
             };
@@ -132,13 +162,22 @@ pub fn read(texts: &[String], n: usize) -> Option<Vec<Option<bool>>> {
             }
         }
     }
-    any.then_some(out)
+    let mut further = vec![false; n];
+    if let Some((line, file)) = base {
+        for (i, at, f) in stopped {
+            further[i] = out[i] == Some(false) && f == file && at > line;
+        }
+    }
+    any.then_some(Outcomes {
+        passed: out,
+        further,
+    })
 }
 
 /// Runs the failing check once on many mutants (each a selected file's path and its whole text), stopping at the
 /// first that passed unless told to run `every` one ([`encode`]): each one's verdict (`None` for one not run), or
 /// `None` when the run could not say (the caller then runs one check a mutant).
-pub type Many<'c> = dyn FnMut(&[(String, String)], bool) -> Option<Vec<Option<bool>>> + 'c;
+pub type Many<'c> = dyn FnMut(&[(String, String)], bool) -> Option<Outcomes> + 'c;
 
 /// The probe ([`probe`]) over every mutant it has, at most [`MAX_MUTANTS`], tried in ONE run of the check through
 /// `many`, in the same order and with the same answer: the first of them that passed (one `many` did not reach in
@@ -166,10 +205,12 @@ pub fn probe_many(
             Some(false)
         },
     );
-    let (fixed, passed) = if all.is_empty() {
-        (Vec::new(), Vec::new())
-    } else if let Some(verdicts) = many(&all, false) {
+    let (fixed, passed, further) = if all.is_empty() {
+        (Vec::new(), Vec::new(), Vec::new())
+    } else if let Some(outcomes) = many(&all, false) {
+        let verdicts = outcomes.passed;
         let passed = passed_places(files, &all, &verdicts);
+        let further = places_where(files, &all, &outcomes.further);
         let fixed = match passed.first() {
             Some(first) => {
                 // The line it inserted, or the line it changed to.
@@ -193,7 +234,7 @@ pub fn probe_many(
                 let second = if tried.is_empty() {
                     None
                 } else {
-                    many(&tried, true)
+                    many(&tried, true).map(|o| o.passed)
                 };
                 let (twins, others) = second.as_ref().map_or_else(Default::default, |v| {
                     let at = |from: usize, to: usize, max: usize, not: &[Fixed]| {
@@ -217,14 +258,15 @@ pub fn probe_many(
             }
             None => Vec::new(),
         };
-        (fixed, passed)
+        (fixed, passed, further)
     } else {
         let fixed = probe(spec, files, focus, failing, runs, check);
-        (fixed.clone(), fixed)
+        (fixed.clone(), fixed, Vec::new())
     };
     Probed {
         fixed,
         passed,
+        further,
         any: !all.is_empty(),
     }
 }
@@ -281,8 +323,19 @@ fn passed_places(
     all: &[(String, String)],
     verdicts: &[Option<bool>],
 ) -> Vec<Fixed> {
+    let passed: Vec<bool> = verdicts.iter().map(|v| *v == Some(true)).collect();
+    places_where(files, all, &passed)
+}
+
+/// Every place a mutant of `all` marked in `marked` changed, in the order the probe wrote them, each read off the
+/// change it made, once.
+fn places_where(
+    files: &BTreeMap<String, Option<PreImage>>,
+    all: &[(String, String)],
+    marked: &[bool],
+) -> Vec<Fixed> {
     let mut passed: Vec<Fixed> = Vec::new();
-    for ((path, text), _) in all.iter().zip(verdicts).filter(|(_, v)| **v == Some(true)) {
+    for ((path, text), _) in all.iter().zip(marked).filter(|(_, m)| **m) {
         let Some(Some(pre)) = files.get(path) else {
             continue;
         };
@@ -312,6 +365,9 @@ pub struct Probed {
     /// The places the first run found a pass at, in the probe's order: it stops at the first pass, so mostly one
     /// (children already running when it passed may pass too).
     pub passed: Vec<Fixed>,
+    /// The places where a mutant of the first run got the check further on without passing ([`Outcomes::further`]),
+    /// in the probe's order.
+    pub further: Vec<Fixed>,
     /// The probe had at least one mutant to run.
     pub any: bool,
 }
@@ -332,10 +388,19 @@ mod tests {
         );
         let wrote =
             ["local-llm-probe 1\n0 fail\n2 pass\n1 time\n9 pass\nx y\n3 maybe\n".to_string()];
-        assert_eq!(
-            read(&wrote, 4),
-            Some(vec![Some(false), Some(false), Some(true), None])
-        );
+        let got = read(&wrote, 4).expect("of its form");
+        assert_eq!(got.passed, [Some(false), Some(false), Some(true), None]);
+        // No place the unmutated program failed at: nothing is further.
+        assert_eq!(got.further, [false; 4]);
+        // Further: failed later in the same file as the unmutated program. Not: earlier, another file, a pass, a
+        // place of another form, an index out of range.
+        let wrote = [
+            "local-llm-probe 1\n0 fail\n1 fail\n2 fail\n3 pass\n4 fail\n5 fail\n".to_string()
+                + "at -1 7 /c/t a.py\nat 0 9 /c/t a.py\nat 1 5 /c/t a.py\nat 2 9 /c/b.py\n"
+                + "at 3 9 /c/t a.py\nat 4 x /c/t a.py\nat 5 8\nat 99 9 /c/t a.py\n",
+        ];
+        let got = read(&wrote, 6).expect("of its form");
+        assert_eq!(got.further, [true, false, false, false, false, false]);
         // Nothing of its form: the run could not say.
         assert_eq!(read(&["ok\n0 pass\n".to_string()], 1), None);
         assert_eq!(read(&[], 1), None);
@@ -377,7 +442,10 @@ mod tests {
                 verdicts.push(reached.then_some(pass));
                 stopped |= reached && pass && !every;
             }
-            Some(verdicts)
+            Some(Outcomes {
+                further: vec![false; verdicts.len()],
+                passed: verdicts,
+            })
         };
         let mut one = |_: &str, _: &str| -> Option<bool> { panic!("the batch said") };
         let mut probed = |many: &mut Many<'_>| {
@@ -411,7 +479,10 @@ mod tests {
         runs.clear();
         let mut none = |mutants: &[(String, String)], every: bool| {
             runs.push((mutants.len(), every));
-            Some(vec![Some(false); mutants.len()])
+            Some(Outcomes {
+                passed: vec![Some(false); mutants.len()],
+                further: vec![false; mutants.len()],
+            })
         };
         let found = probed(&mut none);
         assert!(found.fixed.is_empty() && found.any);

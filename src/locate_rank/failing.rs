@@ -28,6 +28,9 @@ pub struct Failing {
     /// The places where a mutation or an inserted line made the failing check pass, the probe's first pass first
     /// ([`super::mutants::probe`], [`super::batch::Probed::fixed`]).
     pub fixed: Vec<Fixed>,
+    /// The places where a mutant got the failing check further on without passing: its first failing assertion
+    /// passed, a later one failed ([`super::batch::Probed::further`]).
+    pub further: Vec<Fixed>,
     /// The probe ran at least one mutant: with `fixed` empty, no small change of the best ranked lines passed.
     pub probed: bool,
 }
@@ -137,6 +140,7 @@ impl Failing {
             ran: Default::default(),
             missing: missing_of(output),
             fixed: Vec::new(),
+            further: Vec::new(),
             probed: false,
         }
     }

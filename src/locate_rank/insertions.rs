@@ -234,6 +234,7 @@ const UNTOLD: &[Kind] = &[
     counterparts::partner_writes_left_out,
     counterparts::parameters_never_normalised,
     counterparts::sibling_constants_never_read,
+    counterparts::amounts_never_listed,
     counterparts::opposite_updates_left_out,
     counterparts::transfers_left_half_done,
     counterparts::checks_never_made,
@@ -613,8 +614,9 @@ fn attribute_inits(lines: &[&str], defs: &[Def], name: &str) -> Vec<(usize, Stri
 }
 
 /// `return NAME` after the last line of each function that returns no value although its result is used (a call
-/// of it that is not a statement of its own), for the names it assigns (in a nested block too, a parameter it
-/// reassigns included), the latest first.
+/// of it that is not a statement of its own, or, for a function that is no method, no call in the file at all: the
+/// checks call it), for the names it
+/// assigns (in a nested block too, a parameter it reassigns included), the latest first.
 fn returns(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
@@ -627,7 +629,8 @@ fn returns(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
         if d.name == "__init__" || returns_value || ends_flow(last) || last.trim() == "pass" {
             continue;
         }
-        if !result_used(lines, &d.name) {
+        let method = d.params.contains("self") || d.params.contains("cls");
+        if !result_used(lines, &d.name) && (method || called(lines, &d.name)) {
             continue;
         }
         let mut names: Vec<String> = Vec::new();
@@ -653,6 +656,15 @@ fn returns(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
         }
     }
     out
+}
+
+/// Whether some line of the file calls the function `name` (`name(`, not its `def`).
+fn called(lines: &[&str], name: &str) -> bool {
+    lines.iter().any(|l| {
+        let toks = tokens(&code_of(l));
+        toks.windows(2)
+            .any(|w| w[0] == name && w[1] == "(" && toks.first().is_none_or(|t| t != "def"))
+    })
 }
 
 /// Whether some call of the function `name` uses its result: a call that is not a statement on its own.
@@ -2801,6 +2813,12 @@ mod tests {
         // A function called only as a statement keeps its None.
         let text = "def log(m):\n    line = m.strip()\n    print(line)\n\n\ndef run():\n    log(\"x\")\n    return 1\n";
         assert!(lines_of(text, &[], None).is_empty());
+        // A function the file never calls: the checks call it, and may use its result.
+        let text = "def shortfall(pledges):\n    remaining = 150 - sum(pledges)\n";
+        assert_eq!(
+            lines_of(text, &[], None),
+            [(2, "    return remaining".into())]
+        );
     }
 
     #[test]

@@ -127,6 +127,9 @@ const MUTANT_WEIGHT: f64 = 4.0;
 /// What the probe's first pass adds to its place: above the places next to it where a mutant passed too
 /// ([`crate::locate_rank::batch`]'s twins), each of which adds [`MUTANT_WEIGHT`].
 const FIRST_PASS_WEIGHT: f64 = 2.0 * MUTANT_WEIGHT;
+/// What a mutation that got the failing check further on without passing adds to its line when none passed
+/// ([`Failing::further`]): its first failing assertion passed, so the line holds at least part of the slip.
+const FURTHER_WEIGHT: f64 = MUTANT_WEIGHT / 2.0;
 
 /// The places the task most likely means, best first, at most `max`, distinct by file, text and kind (a place is
 /// pinned by its text). Each existing selected file's non-blank lines (inside its ranges, when narrowed) are
@@ -316,6 +319,13 @@ impl<'t> Evidence<'t> {
                         MUTANT_WEIGHT
                     };
                     fixed.push((f.line - 1, line(l), f.insert, weight));
+                }
+            }
+            // Nothing passed: where a mutant got the check further on.
+            let further = failing.further.iter().filter(|_| failing.fixed.is_empty());
+            for f in further.filter(|f| f.path == path) {
+                if let Some(l) = f.line.checked_sub(1).and_then(|k| lines.get(k)) {
+                    fixed.push((f.line - 1, line(l), f.insert, FURTHER_WEIGHT));
                 }
             }
         }
@@ -1493,6 +1503,48 @@ mod tests {
             spots.iter().all(|s| !(s.insert && s.line == 2)),
             "{spots:?}"
         );
+    }
+
+    #[test]
+    fn where_nothing_passed_a_place_whose_mutant_got_the_check_further_ranks_first() {
+        let text = "RATE = 0.5\n\n\ndef price(bins, rate):\n    extra = bins * rate * RATE\n    return rate + extra\n";
+        let t = "One bin is charged 4.50 instead of 3.00: everyone pays the extra-bin charge RATE";
+        let at = |line| failing::Fixed {
+            path: "m.py".into(),
+            line,
+            insert: false,
+        };
+        let ranked = |failing: &Failing| -> Vec<usize> {
+            rank(
+                &task(t),
+                &file(text),
+                &Focus::new(),
+                failing,
+                Signals::ALL,
+                3,
+            )
+            .iter()
+            .filter(|s| !s.insert)
+            .map(|s| s.line)
+            .collect()
+        };
+        let before = ranked(&Failing {
+            probed: true,
+            ..Failing::default()
+        });
+        assert_ne!(before.first(), Some(&6), "{before:?}");
+        let further = Failing {
+            probed: true,
+            further: vec![at(6)],
+            ..Failing::default()
+        };
+        assert_eq!(ranked(&further).first(), Some(&6), "{:?}", ranked(&further));
+        // A pass elsewhere outranks it: the place that passed is the evidence.
+        let passed = Failing {
+            fixed: vec![at(1)],
+            ..further.clone()
+        };
+        assert_eq!(ranked(&passed).first(), Some(&1), "{:?}", ranked(&passed));
     }
 
     #[test]

@@ -992,6 +992,44 @@ fn regrouped(line: &str, toks: &[Tok]) -> Vec<String> {
     out
 }
 
+/// Arithmetic grouped where it should not be: the parentheses round a sum or difference of two operands that is
+/// multiplied or divided left out (`quantity * (UNIT + setup)` to `quantity * UNIT + setup`, `(a - b) / c` to
+/// `a - b / c`), each operand a name or a number standing alone, at most [`MAX_REGROUPED`].
+fn ungrouped(line: &str, toks: &[Tok]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let atom = |i: usize| atom_at(line, toks, i);
+    let mut out = Vec::new();
+    for k in 0..toks.len().saturating_sub(4) {
+        let pair = text(k) == "("
+            && atom(k + 1)
+            && binding(text(k + 2)) == 2
+            && atom(k + 3)
+            && text(k + 4) == ")";
+        if !pair {
+            continue;
+        }
+        // Multiplied or divided on its left (`x * (`: no call's parentheses) or on its right.
+        let left = k >= 2
+            && binding(text(k - 1)) == 3
+            && (atom(k - 2) || matches!(text(k - 2), ")" | "]"));
+        let called = k > 0
+            && (matches!(toks[k - 1].kind, Kind::Name) && !KEYWORDS.contains(&text(k - 1))
+                || matches!(text(k - 1), ")" | "]"));
+        let right = binding(text(k + 5)) == 3 && !called;
+        if left || right {
+            let (open, close) = (&toks[k], &toks[k + 4]);
+            out.push(format!(
+                "{}{}{}",
+                &line[..open.start],
+                &line[open.end..close.start],
+                &line[close.end..]
+            ));
+        }
+    }
+    out.truncate(MAX_REGROUPED);
+    out
+}
+
 /// A list's next item made from where it started rather than from its last item: in `xs.append(...)`, a name
 /// standing alone read as `xs[-1]` (`concs.append(start / factor)` to `concs.append(concs[-1] / factor)`), at most
 /// two.
@@ -1802,6 +1840,7 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
     // Arithmetic grouped the other way before the tokens' mutants: a long line's last ones fall off.
     for m in regrouped(line, &toks)
         .into_iter()
+        .chain(ungrouped(line, &toks))
         .chain(running_last(line, &toks))
         .chain(units_for_factors(line, &toks, names))
         .chain(unread_for_items(line, &toks, &names.loop_unread))
@@ -6935,6 +6974,14 @@ mod tests {
             "    return round(p * (1 + rate) ** (periods * years), 2)",
         );
         gives("    mid = low + high / 2", "    mid = (low + high) / 2");
+        // Parentheses round a sum that is multiplied, left out.
+        gives(
+            "    total = quantity * (UNIT_PRICE + setup)",
+            "    total = quantity * UNIT_PRICE + setup",
+        );
+        gives("    return (a - b) / c", "    return a - b / c");
+        never_gives("    return f(a - b) / c", "fa - b");
+        never_gives("    return x + (a - b)", "x + a - b");
         // Nothing to regroup where the precedence already groups the pair, or an operand is a call.
         never_gives("    return a - b * c", "(b * c)");
         never_gives("    return a ** f(b) * c", "(f(b)");

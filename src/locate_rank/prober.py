@@ -8,7 +8,9 @@ child imports its mutant's text in place of that file (compiled from memory: not
 is read) and goes on as the check would, its output thrown away, killed when it outlives
 LOCAL_LLM_PROBE_TIMEOUT_MS, its data held to LOCAL_LLM_PROBE_MEMORY_MB (RLIMIT_DATA: past it, an allocation fails). A child that exits 0 passed. Forking stops at LOCAL_LLM_PROBE_BUDGET_MS, or once a
 mutant has passed and every mutant before it has ended (unless the mutants' file asks for every one). The parent then writes one small text file into
-LOCAL_LLM_PROBE_OUT (`<index> pass|fail|time` a line, for the mutants run) and exits. A check that never imports a
+LOCAL_LLM_PROBE_OUT (`<index> pass|fail|time` a line, for the mutants run; then `at <index> <line> <file>` for
+each child whose check failed by an uncaught exception: its last frame outside the selected files, where the check
+stopped; index -1 is the unmutated program's own run, forked first) and exits. A check that never imports a
 selected file (it runs the file as a script) writes nothing, and the probe runs one check a mutant instead. It
 hands over to any other `sitecustomize` on the path first.
 """
@@ -76,6 +78,33 @@ def _install():
         running = {}
         first_pass = None
         following = 0
+        # Where each failing child's check failed, written by the child (`<index> <line> <file>`); the unmutated
+        # program's own run (index -1) first, to measure the others against.
+        reader, state["places"] = os.pipe()
+        os.set_blocking(reader, False)
+        heard = []
+
+        def listen():
+            while True:
+                try:
+                    chunk = os.read(reader, 65536)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                heard.append(chunk)
+
+        pid = os.fork()
+        if pid == 0:
+            child(-1)
+            return
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass
+        running[pid] = (-1, time.monotonic())
         while True:
             done_before = first_pass is not None and all(i in verdicts for i in range(first_pass))
             can_start = (
@@ -98,6 +127,7 @@ def _install():
                     pass
                 running[pid] = (index, time.monotonic())
                 continue
+            listen()
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
                 now = time.monotonic()
@@ -107,22 +137,29 @@ def _install():
                             os.killpg(other, 9)
                         except OSError:
                             pass
-                        verdicts[index] = "time"
+                        if index >= 0:
+                            verdicts[index] = "time"
                 time.sleep(0.0005)
                 continue
             entry = running.pop(pid, None)
             if entry is None:
                 continue
             index = entry[0]
+            if index < 0:
+                continue
             passed = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
             verdicts.setdefault(index, "pass" if passed else "fail")
             if verdicts[index] == "pass" and not every and (first_pass is None or index < first_pass):
                 first_pass = index
+        listen()
         try:
             with open(os.path.join(out, "probe-%d.txt" % os.getpid()), "w") as f:
                 f.write("local-llm-probe 1\n")
                 for index in sorted(verdicts):
                     f.write("%d %s\n" % (index, verdicts[index]))
+                for line in b"".join(heard).decode("utf-8", "replace").split("\n"):
+                    if line:
+                        f.write("at %s\n" % line)
         except OSError:
             pass
         os._exit(0)
@@ -149,7 +186,7 @@ def _install():
             resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
         except Exception:
             pass
-        state["mutant"] = mutants[index]
+        state["mutant"] = mutants[index] if index >= 0 else None
         # The verdict without the interpreter's slow shutdown, where it is known: an uncaught exception fails, a
         # `sys.exit` gives its status. A program that ends otherwise shuts down as usual.
         said = []
@@ -167,8 +204,25 @@ def _install():
 
         import atexit
 
+        def failed(kind, value, tb):
+            # Where the check failed: its last frame before the selected files' code (the assertion, or the call
+            # into them that raised), told to the parent in one write (atomic below PIPE_BUF).
+            place = None
+            while tb is not None:
+                path = tb.tb_frame.f_code.co_filename
+                if real(path) in targets:
+                    break
+                place = (tb.tb_lineno, path)
+                tb = tb.tb_next
+            if place is not None and "\n" not in place[1]:
+                try:
+                    os.write(state["places"], ("%d %d %s\n" % (index, place[0], place[1][:1024])).encode("utf-8", "replace"))
+                except Exception:
+                    pass
+            os._exit(1)
+
         sys.exit = fast_exit
-        sys.excepthook = lambda *_: os._exit(1)
+        sys.excepthook = failed
         atexit.register(at_exit)
 
     class Finder(importlib.abc.MetaPathFinder):

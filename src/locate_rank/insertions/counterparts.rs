@@ -407,6 +407,68 @@ pub(in crate::locate_rank) fn sibling_constants_never_read(
     out
 }
 
+/// The last words of a constant's name that say it is an amount (`FITTING_FEE`), left out of the label it is listed
+/// under (`"fitting"`).
+const AMOUNT_WORDS: &[&str] = &["FEE", "PRICE", "CHARGE", "COST", "SURCHARGE", "AMOUNT"];
+
+/// A module number constant never read (`FITTING_FEE = 120.00`) in a file whose function lists labelled amounts in
+/// a list it returns (`items.append((extra, EXTRA_PRICES[extra]))`, then `return items`): the constant listed too,
+/// labelled by its name's other words (`items.append(("fitting", FITTING_FEE))`), just before that `return`.
+pub(in crate::locate_rank) fn amounts_never_listed(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let numbers: Vec<String> = unread_constants(lines)
+        .into_iter()
+        .filter(|(_, _, v)| v.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|(_, name, _)| name)
+        .collect();
+    let mut out = Vec::new();
+    if numbers.is_empty() {
+        return out;
+    }
+    for d in defs {
+        let toks = d.tokens(lines);
+        // `NAME.append((A, B))`: a pair appended to a local list.
+        let listed = toks.iter().find_map(|t| {
+            let pair = t.len() > 6
+                && t[1] == "."
+                && t[2] == "append"
+                && t[3] == "("
+                && t[4] == "("
+                && t.iter().filter(|w| *w == ",").count() == 1
+                && t.ends_with(&[")".to_string(), ")".to_string()]);
+            pair.then(|| t[0].clone())
+        });
+        let Some(list) = listed else { continue };
+        let Some(k) = toks
+            .iter()
+            .position(|t| t.len() == 2 && t[0] == "return" && t[1] == list)
+        else {
+            continue;
+        };
+        let (Some(&before), Some(&ret)) =
+            (k.checked_sub(1).and_then(|j| d.body.get(j)), d.body.get(k))
+        else {
+            continue;
+        };
+        for name in &numbers {
+            let words: Vec<&str> = name.split('_').collect();
+            let kept = match words.split_last() {
+                Some((last, rest)) if AMOUNT_WORDS.contains(last) && !rest.is_empty() => rest,
+                _ => &words[..],
+            };
+            let label = kept.join(" ").to_ascii_lowercase();
+            let indent = indent_of(lines[ret]);
+            out.push((
+                before,
+                format!("{indent}{list}.append((\"{label}\", {name}))"),
+            ));
+        }
+    }
+    out
+}
+
 /// The methods that take an item out of a collection and put it in, each with its opposite.
 const OPPOSITE_METHODS: &[(&str, &str)] = &[
     ("remove", "append"),
@@ -991,6 +1053,24 @@ mod tests {
             got.contains(&(6, "    name = name.strip().lower()".into())),
             "{got:?}"
         );
+    }
+
+    #[test]
+    fn an_amount_never_read_is_listed_before_the_list_of_labelled_amounts_is_returned() {
+        let text = "LADDERS = {\"timber\": 210.0}\nEXTRAS = {\"rail\": 35.0}\nFITTING_FEE = 120.00\n\n\ndef items(ladder, extras=()):\n    out = [(ladder, LADDERS[ladder])]\n    for extra in extras:\n        out.append((extra, EXTRAS[extra]))\n    return out\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(9, "    out.append((\"fitting\", FITTING_FEE))".into())),
+            "{got:?}"
+        );
+        // Read somewhere already, or a list of single items: nothing.
+        let read = text.replace(
+            "    return out",
+            "    out.append((\"fit\", FITTING_FEE))\n    return out",
+        );
+        assert!(!offers(&read, "FITTING_FEE))"), "{:?}", lines_of(&read));
+        let single = text.replace("out.append((extra, EXTRAS[extra]))", "out.append(extra)");
+        assert!(!offers(&single, "FITTING_FEE"), "{:?}", lines_of(&single));
     }
 
     #[test]

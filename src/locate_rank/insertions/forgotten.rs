@@ -1626,10 +1626,10 @@ mod tests {
         let text = "def margin(cost, sale):\n    if sale == 0:\n        return 0.0\n    pct = round((sale - cost) / sale * 100, 1)\n";
         let got = lines_of(text);
         assert!(got.contains(&(4, "    return pct".into())), "{got:?}");
-        // Read afterwards, or no return anywhere: nothing.
+        // Read afterwards, or no return anywhere in a function called only as a statement: nothing.
         assert!(!offers(&format!("{text}    print(pct)\n"), "return pct"));
         assert!(!offers(
-            &text.replace("        return 0.0\n", "        pass\n"),
+            &(text.replace("        return 0.0\n", "        pass\n") + "\n\nmargin(1, 2)\n"),
             "return pct"
         ));
         let text = "def issue(start_number, party):\n    tickets = []\n    number = start_number\n    for kind in party:\n        tickets.append(f\"MV-{number:05d}-{kind}\")\n    return tickets\n";

@@ -546,6 +546,7 @@ impl State {
                     .unwrap_or_default();
                     Failing {
                         fixed: found.fixed,
+                        further: found.further,
                         probed: found.any,
                         ..failing
                     }

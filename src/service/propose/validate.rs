@@ -169,7 +169,7 @@ impl<'p> Validator<'p> {
         each: Duration,
         budget: Duration,
         watch: &Watch,
-    ) -> Result<Option<Vec<Option<bool>>>> {
+    ) -> Result<Option<locate_rank::batch::Outcomes>> {
         use locate_rank::batch;
         if mutants.is_empty() || !mutants.iter().all(|(p, _)| p.ends_with(".py")) {
             return Ok(None);
