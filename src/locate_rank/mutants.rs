@@ -246,6 +246,9 @@ pub struct Names {
     /// For one line ([`Names::at`]): whether its function's docstring speaks of 0-based or 1-based positions: a
     /// value converted between the two is often one off.
     pub based: bool,
+    /// For one line ([`Names::at`]): it is an `if` header whose block changes a name its condition reads (`if
+    /// due.month in WINTER:` over `due += week`): a step that may need repeating until the condition fails.
+    pub repeats: bool,
     /// The fields of the file's records whose names the task says (`nights`), set by the caller: a count
     /// stepped by one where the item's field was meant (`+= 1` for `+= b.nights`).
     pub fields_said: Vec<String>,
@@ -431,6 +434,7 @@ impl Names {
             fields_said: Vec::new(),
             entries_said: Vec::new(),
             based: false,
+            repeats: false,
             converters: converters(text),
             refiners: refiners(text),
             later_equals: Vec::new(),
@@ -484,19 +488,8 @@ impl Names {
             && !name
                 .split('_')
                 .any(|w| spacing.contains(&w.to_ascii_lowercase().as_str()));
-        out.based = body.iter().take(3).chain([&def]).any(|&b| {
-            let l = lines[b].to_ascii_lowercase();
-            [
-                "0-based",
-                "1-based",
-                "zero-based",
-                "one-based",
-                "0-indexed",
-                "1-indexed",
-            ]
-            .iter()
-            .any(|w| l.contains(w))
-        });
+        out.based = says_based(&lines, def, &body);
+        out.repeats = steps_what_it_tests(&code, n - 1, &body);
         out.none_said = body.iter().take(3).any(|&b| lines[b].contains("None"));
         out.stale = stale_loop_names(&lines, &code, n - 1, &body);
         out.parts = text_parts(&code, &body, n - 1);
@@ -550,6 +543,43 @@ impl Names {
         }
         out
     }
+}
+
+/// Whether the first lines of the function at `def` (its `def` line and docstring) speak of 0-based or 1-based
+/// positions.
+fn says_based(lines: &[&str], def: usize, body: &[usize]) -> bool {
+    body.iter().take(3).chain([&def]).any(|&b| {
+        let l = lines[b].to_ascii_lowercase();
+        [
+            "0-based",
+            "1-based",
+            "zero-based",
+            "one-based",
+            "0-indexed",
+            "1-indexed",
+        ]
+        .iter()
+        .any(|w| l.contains(w))
+    })
+}
+
+/// Whether the line `k` (0-based) of a function's `body` is an `if` header whose block's first statement changes a
+/// name the condition reads (`due += timedelta(days=7)` under `if due.month in NO_TRIM_MONTHS:`), by the `code`
+/// tokens of each line.
+fn steps_what_it_tests(code: &[(usize, Vec<String>)], k: usize, body: &[usize]) -> bool {
+    let Some((_, head)) = code.iter().find(|(j, _)| *j == k) else {
+        return false;
+    };
+    if head.first().is_none_or(|w| w != "if") || head.last().is_none_or(|w| w != ":") {
+        return false;
+    }
+    let read: Vec<&String> = head.iter().filter(|w| super::is_name(w)).collect();
+    let first = code.iter().find(|(j, _)| body.contains(j) && *j > k);
+    first.is_some_and(|(_, t)| {
+        let op = t.get(1).map(String::as_str);
+        t.first().is_some_and(|w| read.contains(&w))
+            && matches!(op, Some("+=" | "-=" | "*=" | "/=" | "="))
+    })
 }
 
 /// The parameters a `def` line's tokens name, in order: not `self` or `cls`, not a default's value, not `*` or `**`.
@@ -1819,6 +1849,35 @@ fn constants(text: &str) -> Vec<String> {
     out
 }
 
+/// The mutants of a line's shape rather than of one token: an `if` that must repeat as a `while`, arithmetic
+/// grouped the other way, and the slips of a whole expression ([`of_line`] tries them before the tokens' mutants).
+fn reshaped(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
+    let mut out = Vec::new();
+    // A step the `if` takes once that must repeat until its condition fails.
+    if names.repeats
+        && let Some(rest) = line.trim_start().strip_prefix("if ")
+    {
+        out.push(format!(
+            "{}while {rest}",
+            &line[..line.len() - line.trim_start().len()]
+        ));
+    }
+    out.extend(
+        regrouped(line, toks)
+            .into_iter()
+            .chain(ungrouped(line, toks))
+            .chain(running_last(line, toks))
+            .chain(units_for_factors(line, toks, names))
+            .chain(unread_for_items(line, toks, &names.loop_unread))
+            .chain(stepped_by_field(line, toks, names))
+            .chain(misread(line, toks, names))
+            .chain(keys_named_as_table(line, toks))
+            .chain(directives_swapped(line, toks))
+            .chain(twins_swapped(line, toks, &names.locals)),
+    );
+    out
+}
+
 /// The mutants of one line of Python, distinct and other than the line, at most [`MAX_PER_LINE`], in the order of
 /// their tokens; `names` are the file's ([`Names::of`]). None for a line that cannot be read token by token (a
 /// string that goes on past the line).
@@ -1837,19 +1896,8 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
     for m in of_whole_line(line, &toks, names) {
         push(m);
     }
-    // Arithmetic grouped the other way before the tokens' mutants: a long line's last ones fall off.
-    for m in regrouped(line, &toks)
-        .into_iter()
-        .chain(ungrouped(line, &toks))
-        .chain(running_last(line, &toks))
-        .chain(units_for_factors(line, &toks, names))
-        .chain(unread_for_items(line, &toks, &names.loop_unread))
-        .chain(stepped_by_field(line, &toks, names))
-        .chain(misread(line, &toks, names))
-        .chain(keys_named_as_table(line, &toks))
-        .chain(directives_swapped(line, &toks))
-        .chain(twins_swapped(line, &toks, &names.locals))
-    {
+    // Before the tokens' mutants: a long line's last ones fall off.
+    for m in reshaped(line, &toks, names) {
         push(m);
     }
     for (k, t) in toks.iter().enumerate() {
@@ -1904,7 +1952,7 @@ pub fn of_line(line: &str, names: &Names) -> Vec<String> {
         .chain(operands_swapped(line, &toks))
         .chain(ratio_inverted(line, &toks));
     // Two neighbouring arguments or tuple items the wrong way round (`f(b, a)`, `return b, a`).
-    let swapped = swaps(line, &toks)
+    let swapped = swaps(line, &toks, &names.signatures)
         .into_iter()
         .chain(default_swaps(line, &toks, names));
     let removed = if names.normaliser {
@@ -4082,8 +4130,10 @@ fn literals_near(literal: &str) -> impl Iterator<Item = String> + '_ {
 
 /// The line with two neighbouring items of a call, a bracket or a bare tuple (after `return` or `=`) swapped: each
 /// pair once, in groups of two to four items, keyword arguments left alone. Not on a `def` or `class` line: its
-/// parameters swapped would be a new interface, and would pass wherever the body swapped them back.
-fn swaps(line: &str, toks: &[Tok]) -> Vec<String> {
+/// parameters swapped would be a new interface, and would pass wherever the body swapped them back. Nor two
+/// arguments of a call of one of the file's own functions that bear the names of the parameters they are passed to
+/// (`can_book(bookings, slot_index, loaves)`): in the order its `signatures` ask.
+fn swaps(line: &str, toks: &[Tok], signatures: &[(String, Vec<String>)]) -> Vec<String> {
     let text = |t: &Tok| &line[t.start..t.end];
     if toks
         .first()
@@ -4133,11 +4183,20 @@ fn swaps(line: &str, toks: &[Tok]) -> Vec<String> {
         if !(2..=4).contains(&items.len()) || items.iter().any(|i| i.0 >= i.1 || keyword(*i)) {
             continue;
         }
-        for pair in items.windows(2) {
+        // The parameters of the file's own function this group calls, if it does.
+        let params = (from >= 2 && text(&toks[from - 1]) == "(")
+            .then(|| text(&toks[from - 2]))
+            .and_then(|f| signatures.iter().find(|(n, _)| n == f))
+            .map(|(_, p)| p);
+        for (i, pair) in items.windows(2).enumerate() {
             let (a, b) = (pair[0], pair[1]);
             let (a0, a1) = (toks[a.0].start, toks[a.1 - 1].end);
             let (b0, b1) = (toks[b.0].start, toks[b.1 - 1].end);
-            if line[a0..a1] != line[b0..b1] {
+            let named = params.is_some_and(|p| {
+                p.get(i).is_some_and(|n| *n == line[a0..a1])
+                    && p.get(i + 1).is_some_and(|n| *n == line[b0..b1])
+            });
+            if line[a0..a1] != line[b0..b1] && !named {
                 out.push(format!(
                     "{}{}{}{}{}",
                     &line[..a0],
@@ -8198,6 +8257,35 @@ mod tests {
                 "{line}"
             );
         }
+    }
+
+    #[test]
+    fn an_if_that_steps_what_it_tests_repeats_and_arguments_named_for_their_parameters_stay() {
+        // An `if` whose block steps what it tests: a `while`; not where the block changes something else.
+        let text = "def next_trim(last):\n    due = last + WEEKS\n    if due.month in WINTER:\n        due += WEEK\n    return due\n";
+        let m = of_line("    if due.month in WINTER:", &Names::of(text).at(text, 3));
+        assert!(
+            m.contains(&"    while due.month in WINTER:".to_string()),
+            "{m:?}"
+        );
+        let other = text.replace("        due += WEEK", "        late += WEEK");
+        let m = of_line(
+            "    if due.month in WINTER:",
+            &Names::of(&other).at(&other, 3),
+        );
+        assert!(!m.iter().any(|l| l.contains("while")), "{m:?}");
+        // Arguments that bear the names of the parameters they are passed to are never swapped; others are.
+        let names = Names::of("def can_book(bookings, slot, loaves):\n    return 1\n");
+        let line = "    if not can_book(bookings, slot, loaves):";
+        assert!(swaps(line, &lex(line).unwrap(), &names.signatures).is_empty());
+        let line = "    if not can_book(bookings, n, loaves):";
+        assert_eq!(
+            swaps(line, &lex(line).unwrap(), &names.signatures),
+            [
+                "    if not can_book(n, bookings, loaves):",
+                "    if not can_book(bookings, loaves, n):"
+            ]
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! a running number never started afresh where its loop notices the group change, and an item a search loop finds
 //! and never returns. Pure: lines in, lines out.
 
-use super::super::{defines, is_name, tokens};
+use super::super::{defines, is_identifier, is_name, tokens};
 use super::{
     Def, block_below, code_of, code_with_strings, ends_flow, first_values, first_word, indent_of,
     unread_constants,
@@ -1065,6 +1065,51 @@ pub(in crate::locate_rank) fn streaks_never_reset(
     out
 }
 
+/// An item put into a list at a position (`self.players.insert(at, challenger)`) by a function that never takes
+/// anything out of that list (no `remove`, `pop` or `del`): a move that leaves the item where it was too. The item
+/// taken out just before the insert (`self.players.remove(challenger)`), then just after it.
+pub(in crate::locate_rank) fn moved_items_never_taken_out(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        for (k, t) in toks.iter().enumerate() {
+            // `LIST.insert(POSITION, ITEM)` with a plain name for the item, the list a name or `self.name`.
+            let Some(m) = t
+                .windows(3)
+                .position(|w| w[0] == "." && w[1] == "insert" && w[2] == "(")
+            else {
+                continue;
+            };
+            let list = t[..m].concat();
+            let plain_list = matches!(m, 1) || (m == 3 && t[0] == "self" && t[1] == ".");
+            let [.., comma, item, close] = t.as_slice() else {
+                continue;
+            };
+            if !plain_list || comma != "," || close != ")" || !is_name(item) || k == 0 {
+                continue;
+            }
+            let takes = toks.iter().any(|u| {
+                let code = u.concat();
+                ["remove(", "pop(", "discard("]
+                    .iter()
+                    .any(|w| code.contains(&format!("{list}.{w}")))
+                    || code.starts_with(&format!("del{list}["))
+            });
+            if takes {
+                continue;
+            }
+            let (at, indent) = (d.body[k], indent_of(lines[d.body[k]]));
+            let take = format!("{indent}{list}.remove({item})");
+            out.push((d.body[k - 1], take.clone()));
+            out.push((at, take));
+        }
+    }
+    out
+}
+
 /// A list copied to be used up (`tiles = list(rack)`, `left = seats.copy()`) that a loop tests for its item (`if
 /// letter not in tiles: return False`, `if seat in left:`) and no line ever takes from: `tiles.remove(letter)`
 /// after the test's block (that leaves the loop's turn) or at the end of the block (that does not).
@@ -1432,13 +1477,42 @@ pub(in crate::locate_rank) fn nones_never_dropped(
 /// dict's or object's name, and the key with its quote or the attribute.
 fn record_place(side: &str) -> Option<(String, Option<char>)> {
     if let Some((obj, attr)) = side.split_once('.') {
-        return (is_name(obj) && is_name(attr)).then(|| (side.to_string(), None));
+        return (is_identifier(obj) && is_identifier(attr)).then(|| (side.to_string(), None));
     }
     let (dict, rest) = side.split_once('[')?;
     let inner = rest.strip_suffix(']')?;
     let q = inner.chars().next().filter(|c| *c == '"' || *c == '\'')?;
     let key = inner.strip_prefix(q)?.strip_suffix(q)?;
-    (is_name(dict) && is_name(key)).then(|| (side.to_string(), Some(q)))
+    (is_identifier(dict) && is_name(key)).then(|| (side.to_string(), Some(q)))
+}
+
+/// A dict read under a name's key (`best[breed]`, `best.get(breed, -1)`): the place written `best[breed]`, and the
+/// dict's name.
+fn keyed_place(side: &str) -> Option<(String, String)> {
+    if let Some((dict, rest)) = side.split_once(".get(") {
+        let key = rest.strip_suffix(')')?.split(',').next()?.trim();
+        return (is_identifier(dict) && is_identifier(key))
+            .then(|| (format!("{dict}[{key}]"), dict.to_string()));
+    }
+    let (dict, rest) = side.split_once('[')?;
+    let key = rest.strip_suffix(']')?;
+    (is_identifier(dict) && is_identifier(key)).then(|| (side.to_string(), dict.to_string()))
+}
+
+/// Whether the line writes into the dict `dict`: an item set or updated (`dict[k] = ...`, `dict[k] += ...`), or a
+/// method that changes it (`update`, `setdefault`, `pop`, `clear`).
+fn writes_into(line: &str, dict: &str) -> bool {
+    let t = tokens(&code_of(line));
+    let set = t.first().is_some_and(|w| w == dict)
+        && t.get(1).is_some_and(|w| w == "[")
+        && t.iter()
+            .any(|w| matches!(w.as_str(), "=" | "+=" | "-=" | "*="));
+    let changed = t.windows(3).any(|w| {
+        w[0] == dict
+            && w[1] == "."
+            && matches!(w[2].as_str(), "update" | "setdefault" | "pop" | "clear")
+    });
+    set || changed
 }
 
 /// Whether a line of the file outside an `__init__` writes the record `place` (`x["record"] = ...`,
@@ -1504,20 +1578,36 @@ pub(in crate::locate_rank) fn records_never_kept(
                 continue;
             };
             let (left, right) = (left.trim(), right.trim());
-            let (value, (place, q)) = match (record_place(left), record_place(right)) {
-                (None, Some(p)) => (left, p),
-                (Some(p), None) => (right, p),
-                _ => continue,
+            // A record under a name's key of a dict the function keeps (`best.get(breed, -1)`) never written in it.
+            let keyed = |side: &str| {
+                keyed_place(side).filter(|(_, dict)| {
+                    d.bound.contains(dict) && !d.body.iter().any(|&l| writes_into(lines[l], dict))
+                })
+            };
+            let (value, place) = match (record_place(left), record_place(right)) {
+                (None, Some((p, q))) => (left, (!record_written(lines, defs, &p, q)).then_some(p)),
+                (Some((p, q)), None) => (right, (!record_written(lines, defs, &p, q)).then_some(p)),
+                _ => match (keyed(left), keyed(right)) {
+                    (None, Some((p, _))) => (left, Some(p)),
+                    (Some((p, _)), None) => (right, Some(p)),
+                    _ => continue,
+                },
             };
             let plain = is_name(value) && value.chars().any(|c| c.is_ascii_lowercase());
-            if !plain || !d.bound.contains(value) || record_written(lines, defs, &place, q) {
+            let Some(place) = place.filter(|_| plain && d.bound.contains(value)) else {
                 continue;
-            }
+            };
             let block = block_below(lines, &d.body[k + 1..], indent_of(lines[b]).len());
             let Some(&first) = block.first() else {
                 continue;
             };
-            out.push((b, format!("{}{place} = {value}", indent_of(lines[first]))));
+            let kept = format!("{}{place} = {value}", indent_of(lines[first]));
+            // A dict's record goes after what the block keeps under the same key (`best[breed] = name`) too.
+            let last = block.last().copied().unwrap_or(first);
+            if place.contains('[') && !place.contains(['"', '\'']) && !ends_flow(lines[last]) {
+                out.push((last, kept.clone()));
+            }
+            out.push((b, kept));
         }
     }
     out
@@ -1544,6 +1634,51 @@ mod tests {
         // Read only in an f-string's field, it is read all the same.
         let shown = done.replace("return self.done", "return f\"{self.done} done\"");
         assert!(lines_of(&shown).contains(&(7, "        self.done += 1".to_string())));
+    }
+
+    #[test]
+    fn an_item_moved_to_a_new_position_is_taken_out_of_its_old_one() {
+        let text = "class Ladder:\n    def record(self, challenger, opponent, won):\n        if won:\n            self.players.insert(self.rank(opponent) - 1, challenger)\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(3, "            self.players.remove(challenger)".into())),
+            "{got:?}"
+        );
+        assert!(got.contains(&(4, "            self.players.remove(challenger)".into())));
+        // Taken out already, or an item that is no plain name: nothing.
+        let taken = text.replace(
+            "        if won:\n",
+            "        if won:\n            self.players.pop(self.rank(challenger) - 1)\n",
+        );
+        assert!(
+            !offers(&taken, ".remove(challenger)"),
+            "{:?}",
+            lines_of(&taken)
+        );
+        let call = text.replace(", challenger)", ", name(challenger))");
+        assert!(!offers(&call, ".remove("), "{:?}", lines_of(&call));
+    }
+
+    #[test]
+    fn a_best_kept_per_key_and_never_written_is_written_where_it_is_beaten() {
+        let text = "def winners(entries):\n    best = {}\n    best_score = {}\n    for e in entries:\n        score = total(e)\n        breed = e[\"breed\"]\n        if score > best_score.get(breed, -1):\n            best[breed] = e[\"name\"]\n    return best\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(8, "            best_score[breed] = score".into())),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(7, "            best_score[breed] = score".into())),
+            "{got:?}"
+        );
+        // Written somewhere in the function, or a value that is no name of the function: nothing.
+        let written = text.replace(
+            "    return best\n",
+            "        best_score.update({breed: score})\n    return best\n",
+        );
+        assert!(!offers(&written, "best_score[breed] = score"));
+        let unbound = text.replace("if score > best_score", "if e.score > best_score");
+        assert!(!offers(&unbound, "best_score[breed] ="));
     }
 
     #[test]

@@ -315,6 +315,66 @@ pub(in crate::locate_rank) fn keys_never_kept(
     out
 }
 
+/// A key the file reads off its records (`h["returned"] is None`), started plain in a literal (`"returned": None`)
+/// and that no line ever writes, and a function taking such a record and a parameter named by one of the key's
+/// words (`check_in(hire, returned_on)`): the parameter written under the key (`hire["returned"] = returned_on`)
+/// before the function's closing `return`, else at its end. At most [`MAX_KEPT`] a function.
+pub(in crate::locate_rank) fn fields_never_marked(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut keys: Vec<(String, char)> = Vec::new();
+    for line in lines {
+        for (_, key, q) in subscripts(line) {
+            let fresh = !keys.iter().any(|(k, _)| *k == key);
+            if fresh
+                && starts_plain(lines, &key, q)
+                && !super::forgotten::key_written(lines, &key, q, &["+=", "-="])
+            {
+                keys.push((key, q));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for d in defs {
+        let Some(&last) = d.body.last() else { continue };
+        let records: Vec<String> = d
+            .body
+            .iter()
+            .flat_map(|&b| subscripts(lines[b]))
+            .map(|(dict, _, _)| dict)
+            .filter(|dict| d.params.contains(dict))
+            .collect();
+        let Some(record) = records.first() else {
+            continue;
+        };
+        let closing = tokens(&code_of(lines[last]))
+            .first()
+            .is_some_and(|w| w == "return")
+            && indent_of(lines[last]) == d.indent;
+        let at = if closing {
+            d.body.iter().rev().nth(1).copied()
+        } else {
+            Some(last)
+        };
+        let Some(at) = at else { continue };
+        let mut given = 0;
+        for (key, q) in &keys {
+            let words: Vec<&str> = key.split('_').filter(|w| w.len() > 2).collect();
+            let mut params: Vec<&String> = d.params.iter().collect();
+            params.sort();
+            for p in params {
+                let named = p != record && p.split('_').any(|w| words.contains(&w));
+                if named && given < MAX_KEPT {
+                    given += 1;
+                    out.push((at, format!("{}{record}[{q}{key}{q}] = {p}", d.indent)));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Where a comparison `<`, `<=`, `>` or `>=` splits a condition at its top level (outside brackets and strings):
 /// the two sides, when there is exactly one.
 fn compared(cond: &str) -> Option<(&str, &str)> {
@@ -1178,6 +1238,24 @@ mod tests {
     fn run(kind: Kind, text: &str) -> Vec<(usize, String)> {
         let lines: Vec<&str> = text.lines().collect();
         kind(&lines, &Def::all(&lines))
+    }
+
+    #[test]
+    fn a_record_s_plain_field_never_written_takes_the_parameter_named_for_it() {
+        let text = "def new(wig):\n    return {\"wig\": wig, \"deposit\": 40.0, \"returned\": None}\n\n\ndef check_in(hire, returned_on, cleaning=False):\n    charges = fee(hire, returned_on)\n    if cleaning:\n        charges += 12\n    return hire[\"deposit\"] - charges\n\n\ndef on_loan(hires):\n    return [h[\"wig\"] for h in hires if h[\"returned\"] is None]\n";
+        let got = run(fields_never_marked, text);
+        assert_eq!(
+            got,
+            [(7, "    hire[\"returned\"] = returned_on".to_string())]
+        );
+        // Written somewhere already, or no parameter named for it: nothing.
+        let written = text.replace(
+            "    charges = fee",
+            "    hire[\"returned\"] = returned_on\n    charges = fee",
+        );
+        assert!(run(fields_never_marked, &written).is_empty());
+        let unnamed = text.replace("returned_on", "when");
+        assert!(run(fields_never_marked, &unnamed).is_empty());
     }
 
     #[test]
