@@ -210,7 +210,18 @@ pub fn probe_many(
     } else if let Some(outcomes) = many(&all, false) {
         let verdicts = outcomes.passed;
         let passed = passed_places(files, &all, &verdicts);
-        let further = places_where(files, &all, &outcomes.further);
+        // Not a number changed: a number fits one case by chance (`count=3` for `count=2`, `/ (len(xs) + 1)`).
+        let further: Vec<bool> = all
+            .iter()
+            .zip(&outcomes.further)
+            .map(|((path, text), f)| {
+                *f && files
+                    .get(path)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|pre| numbers(&pre.text) == numbers(text))
+            })
+            .collect();
+        let further = places_where(files, &all, &further);
         let fixed = match passed.first() {
             Some(first) => {
                 // The line it inserted, or the line it changed to.
@@ -316,6 +327,13 @@ fn live_first(
     fixed
 }
 
+/// The numbers a text writes, in order (`3`, `0.5`, `1e3`): what a mutant that changes none of them leaves alone.
+fn numbers(text: &str) -> Vec<&str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+        .filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        .collect()
+}
+
 /// Every place a mutant of `all` passed at by its `verdicts`, in the order the probe wrote them, each read off the
 /// change it made.
 fn passed_places(
@@ -404,6 +422,46 @@ mod tests {
         // Nothing of its form: the run could not say.
         assert_eq!(read(&["ok\n0 pass\n".to_string()], 1), None);
         assert_eq!(read(&[], 1), None);
+    }
+
+    #[test]
+    fn a_mutant_that_got_further_counts_unless_it_changed_a_number() {
+        assert_eq!(numbers("x = 3\ny = a1 + 0.5 * 1e3\n"), ["3", "0.5", "1e3"]);
+        let text =
+            "def next_stops(i, count):\n    step = 1\n    return ROUTE[i + step:i + count]\n";
+        let files: BTreeMap<String, Option<PreImage>> = [(
+            "m.py".to_string(),
+            Some(PreImage {
+                text: text.into(),
+                mode: crate::patch::MODE_REGULAR,
+            }),
+        )]
+        .into();
+        let spec = Task {
+            task: "next_stops returns one stop fewer than asked".into(),
+            ..Task::default()
+        };
+        // A scripted check: nothing passes; every mutant gets further.
+        let mut many = |mutants: &[(String, String)], _: bool| {
+            Some(Outcomes {
+                passed: vec![Some(false); mutants.len()],
+                further: vec![true; mutants.len()],
+            })
+        };
+        let mut one = |_: &str, _: &str| -> Option<bool> { panic!("the batch said") };
+        let found = probe_many(
+            &spec,
+            &files,
+            &Focus::new(),
+            &Failing::default(),
+            64,
+            &mut many,
+            &mut one,
+        );
+        assert!(found.fixed.is_empty());
+        // A number changed on line 2 (`step = 2`): not further; an operator changed on line 3: further.
+        let changed = |line| found.further.iter().any(|f| f.line == line && !f.insert);
+        assert!(!changed(2) && changed(3), "{:?}", found.further);
     }
 
     #[test]
