@@ -1116,9 +1116,16 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
             println!("    {:<15} every pass: {}", task.name, all.join(", "));
         }
     }
+    // `SOLVE_NO_FURTHER=1`: the ranking without the places where a mutant got the check further, to measure that
+    // signal on its own.
+    let further = if std::env::var("SOLVE_NO_FURTHER").as_deref() == Ok("1") {
+        Vec::new()
+    } else {
+        found.further
+    };
     Failing {
         fixed: found.fixed,
-        further: found.further,
+        further,
         probed: found.any,
         ..failing
     }

@@ -8,7 +8,8 @@
 //! one method makes first and a sibling writing the same attribute never makes, and the mirror of a second
 //! collection's change a method leaves out where another method changes both the other way (`self.available.remove(tool)`
 //! beside `self.loans[tool] = member`), and what a method puts into a kept collection that the method named as its
-//! opposite never takes back (`del self.out[key]` in `sign_in`). Pure: lines in, lines out.
+//! opposite never takes back (`del self.out[key]` in `sign_in`), and an amount constant never read that belongs in
+//! a list of labelled amounts beside the others (`items.append(("fitting", FITTING_FEE))`). Pure: lines in, lines out.
 
 use std::collections::HashSet;
 

@@ -3,8 +3,8 @@
 //! and falls through to the usual one, a function that returns inside a loop and falls off its end, a normalising
 //! function the file defines and a loop never calls, a helper the file defines and nothing calls, a dict a loop
 //! tests for a key and never marks it in, an item chosen out of a collection handed in and never taken out of it,
-//! a running number never started afresh where its loop notices the group change, and an item a search loop finds
-//! and never returns. Pure: lines in, lines out.
+//! a running number never started afresh where its loop notices the group change, an item a search loop finds
+//! and never returns, and an item moved to a new position in a list and never taken out of its old one. Pure: lines in, lines out.
 
 use super::super::{defines, is_identifier, is_name, tokens};
 use super::{

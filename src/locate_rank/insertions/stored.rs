@@ -1,5 +1,6 @@
 //! Insertions for a value a function is handed or tests for and never stores: a parameter it never reads, written
-//! into the item its loop finds (`t["last"] = when`), a list under a dict's key that it tests for membership and
+//! into the item its loop finds (`t["last"] = when`), a parameter named for a record's field that nothing writes
+//! (`hire["returned"] = returned_on`), a list under a dict's key that it tests for membership and
 //! that no line ever adds to (`member["awards"].append(name)`), and a key it reads and no line keeps
 //! (`state["last"] = candidate`), and an amount a guard checks a parameter against and no line takes it from
 //! (`stock[key] -= qty` after `if stock.get(key, 0) < qty: raise ...`), and a total a dict keeps beside the list of
