@@ -1099,21 +1099,27 @@ fn failing_before(task: &tasks::SolveTask) -> local_llm_delegator::locate_rank::
             runs.get(),
             found.fixed
         );
-        if !found.further.is_empty() {
-            let at: Vec<String> = found
-                .further
+        // Each place as the rows show it: `12`, or `after 12` for a line inserted after it.
+        let shown = |places: Vec<(bool, usize)>| {
+            let at: Vec<String> = places
                 .iter()
-                .map(|f| format!("{}{}", if f.insert { "after " } else { "" }, f.line))
+                .map(|(insert, line)| format!("{}{line}", if *insert { "after " } else { "" }))
                 .collect();
-            println!("    {:<15} further at: {}", task.name, at.join(", "));
+            at.join(", ")
+        };
+        if !found.further.is_empty() {
+            println!(
+                "    {:<15} further at: {}",
+                task.name,
+                shown(found.further.iter().map(|f| (f.insert, f.line)).collect())
+            );
         }
         if std::env::var("SOLVE_PASSES").as_deref() == Ok("1") {
-            let all: Vec<String> = found
-                .passed
-                .iter()
-                .map(|f| format!("{}{}", if f.insert { "after " } else { "" }, f.line))
-                .collect();
-            println!("    {:<15} every pass: {}", task.name, all.join(", "));
+            println!(
+                "    {:<15} every pass: {}",
+                task.name,
+                shown(found.passed.iter().map(|f| (f.insert, f.line)).collect())
+            );
         }
     }
     // `SOLVE_NO_FURTHER=1`: the ranking without the places where a mutant got the check further, to measure that

@@ -394,6 +394,18 @@ pub struct Probed {
 mod tests {
     use super::*;
 
+    /// The selection of one Python file, `m.py`, holding `text`.
+    fn one_file(text: &str) -> BTreeMap<String, Option<PreImage>> {
+        [(
+            "m.py".to_string(),
+            Some(PreImage {
+                text: text.into(),
+                mode: crate::patch::MODE_REGULAR,
+            }),
+        )]
+        .into()
+    }
+
     #[test]
     fn the_mutants_are_written_length_first_and_the_verdicts_read_only_in_their_form() {
         let bytes = encode(
@@ -429,14 +441,7 @@ mod tests {
         assert_eq!(numbers("x = 3\ny = a1 + 0.5 * 1e3\n"), ["3", "0.5", "1e3"]);
         let text =
             "def next_stops(i, count):\n    step = 1\n    return ROUTE[i + step:i + count]\n";
-        let files: BTreeMap<String, Option<PreImage>> = [(
-            "m.py".to_string(),
-            Some(PreImage {
-                text: text.into(),
-                mode: crate::patch::MODE_REGULAR,
-            }),
-        )]
-        .into();
+        let files = one_file(text);
         let spec = Task {
             task: "next_stops returns one stop fewer than asked".into(),
             ..Task::default()
@@ -468,14 +473,7 @@ mod tests {
     fn after_the_first_pass_one_more_run_tries_every_mutant_next_to_it_then_the_rest_and_ranks_those_that_pass_too()
      {
         let text = "def average(scores):\n    total = 0\n    count = 0\n    for s in scores:\n        if s is None:\n            continue\n        total += s\n    return total / count\n";
-        let files: BTreeMap<String, Option<PreImage>> = [(
-            "m.py".to_string(),
-            Some(PreImage {
-                text: text.into(),
-                mode: crate::patch::MODE_REGULAR,
-            }),
-        )]
-        .into();
+        let files = one_file(text);
         let insert = |after: usize| {
             super::super::insertions::with_inserted(text, after, "        count += 1")
         };

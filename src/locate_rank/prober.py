@@ -88,9 +88,7 @@ def _install():
             while True:
                 try:
                     chunk = os.read(reader, 65536)
-                except BlockingIOError:
-                    return
-                except OSError:
+                except OSError:  # nothing more to read now (BlockingIOError), or the pipe is gone
                     return
                 if not chunk:
                     return
@@ -216,7 +214,8 @@ def _install():
                 tb = tb.tb_next
             if place is not None and "\n" not in place[1]:
                 try:
-                    os.write(state["places"], ("%d %d %s\n" % (index, place[0], place[1][:1024])).encode("utf-8", "replace"))
+                    said_at = "%d %d %s\n" % (index, place[0], place[1][:1024])
+                    os.write(state["places"], said_at.encode("utf-8", "replace"))
                 except Exception:
                     pass
             os._exit(1)
