@@ -1046,22 +1046,24 @@ mod tests {
         assert!(ran.failing_before.is_empty());
     }
 
-    #[test]
-    fn the_prober_tells_which_mutants_got_the_check_past_its_first_failing_assertion() {
+    /// Every mutant of the selected `file` (its name, its one function's first line and body; each mutant another
+    /// body) through the prober, in one run of the check (written as `check_file`) by `python3 args`: what the
+    /// prober wrote, read.
+    fn probed_further(
+        file: (&str, &str, &str),
+        bodies: &[&str],
+        check_file: (&str, &str),
+        args: &[&str],
+    ) -> crate::locate_rank::batch::Outcomes {
         use crate::locate_rank::batch;
         let (_d, root) = ws();
-        write(&root, "scale.py", "def grams(oz):\n    return oz / 28.35\n");
-        let path = root.join("scale.py");
-        let text = |body: &str| format!("def grams(oz):\n    {body}\n");
-        let mutants = [
-            // The first assertion passes, the second fails: further on.
-            (path.clone(), text("return 28.35")),
-            // Fails where the unmutated program does: at the first assertion, or in the call it makes.
-            (path.clone(), text("return oz + 28.35")),
-            (path.clone(), text("raise ValueError(oz)")),
-            // Passes: not "further", it passed.
-            (path.clone(), text("return oz * 28.35")),
-        ];
+        let (name, head, body) = file;
+        write(&root, name, &format!("{head}\n    {body}\n"));
+        let path = root.join(name);
+        let mutants: Vec<(std::path::PathBuf, String)> = bodies
+            .iter()
+            .map(|body| (path.clone(), format!("{head}\n    {body}\n")))
+            .collect();
         let listed: Vec<(std::path::PathBuf, &str)> = mutants
             .iter()
             .map(|(p, t)| (p.clone(), t.as_str()))
@@ -1069,25 +1071,121 @@ mod tests {
         let p = Prober::stage(&root, None, &batch::encode(&listed, true))
             .unwrap()
             .expect("no entry of its name");
-        let vars = batch::environment(p.folder(), None, 1000, 5000, 2);
-        write(
-            &root,
-            "check.py",
-            "import scale\nassert scale.grams(1) == 28.35\nassert scale.grams(2) == 56.7\n",
-        );
-        std::process::Command::new("python3")
-            .arg("check.py")
+        let vars = batch::environment(p.folder(), None, 2000, 10000, 2);
+        write(&root, check_file.0, check_file.1);
+        let out = std::process::Command::new("python3")
+            .args(args)
             .current_dir(&root)
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .envs(vars)
             .output()
             .expect("python3 runs");
-        let got = batch::read(&p.take(), mutants.len()).expect("the prober wrote its verdicts");
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        batch::read(&p.take(), mutants.len())
+            .unwrap_or_else(|| panic!("the prober wrote its verdicts: {said}"))
+    }
+
+    #[test]
+    fn the_prober_tells_which_mutants_got_the_check_past_its_first_failing_assertion() {
+        let got = probed_further(
+            ("scale.py", "def grams(oz):", "return oz / 28.35"),
+            &[
+                // The first assertion passes, the second fails: further on.
+                "return 28.35",
+                // Fails where the unmutated program does: at the first assertion, or in the call it makes.
+                "return oz + 28.35",
+                "raise ValueError(oz)",
+                // Passes: not "further", it passed.
+                "return oz * 28.35",
+            ],
+            (
+                "check.py",
+                "import scale\nassert scale.grams(1) == 28.35\nassert scale.grams(2) == 56.7\n",
+            ),
+            &["check.py"],
+        );
         assert_eq!(
             got.passed,
             [Some(false), Some(false), Some(false), Some(true)]
         );
         assert_eq!(got.further, [true, false, false, false]);
+    }
+
+    /// `double` returns `x + 2`; the tests pass for 2, fail for 3 (and 5) and 10. Each mutant below, in order: the
+    /// failing test's second assertion fails instead (further); the failing test passes and a later one fails
+    /// (further); a test that passed fails (not); every test passes; the first test fails (not).
+    const DOUBLES: [&str; 5] = [
+        "return x * 2 if x < 5 else 0",
+        "return x * 2 if x < 10 else 0",
+        "return x + 3",
+        "return x * 2",
+        "return x - 2",
+    ];
+
+    #[test]
+    fn under_unittest_the_prober_counts_the_tests_in_their_run_order() {
+        // unittest runs its tests by name: `test_c_ten`, first in the file, runs last.
+        let check = "import unittest\nimport double\n\n\nclass Doubles(unittest.TestCase):\n    \
+                     def test_c_ten(self):\n        self.assertEqual(double.double(10), 20)\n\n    \
+                     def test_a_two(self):\n        self.assertEqual(double.double(2), 4)\n\n    \
+                     def test_b_three_and_five(self):\n        self.assertEqual(double.double(3), 6)\n        \
+                     self.assertEqual(double.double(5), 10)\n\n\nunittest.main()\n";
+        let got = probed_further(
+            ("double.py", "def double(x):", "return x + 2"),
+            &DOUBLES,
+            ("test_double.py", check),
+            &["test_double.py"],
+        );
+        assert_eq!(
+            got.passed,
+            [
+                Some(false),
+                Some(false),
+                Some(false),
+                Some(true),
+                Some(false)
+            ]
+        );
+        assert_eq!(got.further, [true, true, false, false, false]);
+    }
+
+    #[test]
+    fn under_pytest_the_prober_hears_the_first_failing_test_through_its_plugin() {
+        let has = std::process::Command::new("python3")
+            .args(["-c", "import pytest"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            has,
+            "this test runs a real pytest: `python3 -m pip install pytest` (.ci/run installs it)"
+        );
+        let check = "import double\n\n\ndef test_a_two():\n    assert double.double(2) == 4\n\n\n\
+                     def test_b_three_and_five():\n    assert double.double(3) == 6\n    \
+                     assert double.double(5) == 10\n\n\ndef test_c_ten():\n    assert double.double(10) == 20\n";
+        let got = probed_further(
+            ("double.py", "def double(x):", "return x + 2"),
+            &DOUBLES,
+            ("test_double.py", check),
+            &[
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "test_double.py",
+            ],
+        );
+        assert_eq!(
+            got.passed,
+            [
+                Some(false),
+                Some(false),
+                Some(false),
+                Some(true),
+                Some(false)
+            ]
+        );
+        assert_eq!(got.further, [true, true, false, false, false]);
     }
 
     #[test]

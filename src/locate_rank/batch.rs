@@ -117,14 +117,31 @@ pub struct Outcomes {
     pub further: Vec<bool>,
 }
 
+/// Where one run of the check first failed: the test's place in the run (0 for a script, which stops at its first
+/// uncaught exception), and the line and file of its last frame outside the selected files and the test runner.
+struct Stop<'t> {
+    step: usize,
+    line: usize,
+    file: &'t str,
+}
+
+impl Stop<'_> {
+    /// Whether this run got further than `base`: every test `base` failed first now passes and a later one fails,
+    /// or the same test (the same script) fails at a later line of the same file.
+    fn beyond(&self, base: &Stop) -> bool {
+        self.step > base.step
+            || self.step == base.step && self.file == base.file && self.line > base.line
+    }
+}
+
 /// What the prober wrote for `n` mutants ([`Outcomes`]); `None` when nothing it wrote is of the expected form (the
 /// check never imported a selected file).
 pub fn read(texts: &[String], n: usize) -> Option<Outcomes> {
     let mut out = vec![None; n];
     let mut any = false;
-    // Where each run failed (`at <index> <line> <file>`; index -1: the unmutated program).
-    let mut base: Option<(usize, &str)> = None;
-    let mut stopped: Vec<(usize, usize, &str)> = Vec::new();
+    // Where each run first failed (`at <index> <step> <line> <file>`; index -1: the unmutated program).
+    let mut base: Option<Stop> = None;
+    let mut stopped: Vec<(usize, Stop)> = Vec::new();
     for text in texts {
         let mut lines = text.lines();
         if lines.next() != Some("local-llm-probe 1") {
@@ -133,19 +150,20 @@ pub fn read(texts: &[String], n: usize) -> Option<Outcomes> {
         any = true;
         for line in lines {
             if let Some(rest) = line.strip_prefix("at ") {
-                let mut parts = rest.splitn(3, ' ');
-                let (Some(index), Some(at), Some(file)) =
-                    (parts.next(), parts.next(), parts.next())
+                let mut parts = rest.splitn(4, ' ');
+                let (Some(index), Some(step), Some(at), Some(file)) =
+                    (parts.next(), parts.next(), parts.next(), parts.next())
                 else {
                     continue;
                 };
-                let Ok(at) = at.parse::<usize>() else {
+                let (Ok(step), Ok(line)) = (step.parse::<usize>(), at.parse::<usize>()) else {
                     continue;
                 };
+                let stop = Stop { step, line, file };
                 if index == "-1" {
-                    base = Some((at, file));
+                    base = Some(stop);
                 } else if let Some(i) = index.parse::<usize>().ok().filter(|i| *i < n) {
-                    stopped.push((i, at, file));
+                    stopped.push((i, stop));
                 }
                 continue;
             }
@@ -163,9 +181,9 @@ pub fn read(texts: &[String], n: usize) -> Option<Outcomes> {
         }
     }
     let mut further = vec![false; n];
-    if let Some((line, file)) = base {
-        for (i, at, f) in stopped {
-            further[i] = out[i] == Some(false) && f == file && at > line;
+    if let Some(base) = base {
+        for (i, stop) in stopped {
+            further[i] = out[i] == Some(false) && stop.beyond(&base);
         }
     }
     any.then_some(Outcomes {
@@ -426,11 +444,21 @@ mod tests {
         // place of another form, an index out of range.
         let wrote = [
             "local-llm-probe 1\n0 fail\n1 fail\n2 fail\n3 pass\n4 fail\n5 fail\n".to_string()
-                + "at -1 7 /c/t a.py\nat 0 9 /c/t a.py\nat 1 5 /c/t a.py\nat 2 9 /c/b.py\n"
-                + "at 3 9 /c/t a.py\nat 4 x /c/t a.py\nat 5 8\nat 99 9 /c/t a.py\n",
+                + "at -1 0 7 /c/t a.py\nat 0 0 9 /c/t a.py\nat 1 0 5 /c/t a.py\nat 2 0 9 /c/b.py\n"
+                + "at 3 0 9 /c/t a.py\nat 4 0 x /c/t a.py\nat 5 0 8\nat 99 0 9 /c/t a.py\n",
         ];
         let got = read(&wrote, 6).expect("of its form");
         assert_eq!(got.further, [true, false, false, false, false, false]);
+        // Under a test runner: the first failing test's place in the run counts first. Further: a later test, in any
+        // file or at any line; the same test at a later line. Not: an earlier test (it broke one that passed), the
+        // same test at an earlier line, a step that is no number.
+        let wrote = [
+            "local-llm-probe 1\n0 fail\n1 fail\n2 fail\n3 fail\n4 fail\n".to_string()
+                + "at -1 3 20 /c/test_a.py\nat 0 4 2 /c/test_b.py\nat 1 3 25 /c/test_a.py\n"
+                + "at 2 2 40 /c/test_a.py\nat 3 3 19 /c/test_a.py\nat 4 x 30 /c/test_a.py\n",
+        ];
+        let got = read(&wrote, 5).expect("of its form");
+        assert_eq!(got.further, [true, true, false, false, false]);
         // Nothing of its form: the run could not say.
         assert_eq!(read(&["ok\n0 pass\n".to_string()], 1), None);
         assert_eq!(read(&[], 1), None);

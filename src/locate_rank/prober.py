@@ -8,12 +8,83 @@ child imports its mutant's text in place of that file (compiled from memory: not
 is read) and goes on as the check would, its output thrown away, killed when it outlives
 LOCAL_LLM_PROBE_TIMEOUT_MS, its data held to LOCAL_LLM_PROBE_MEMORY_MB (RLIMIT_DATA: past it, an allocation fails). A child that exits 0 passed. Forking stops at LOCAL_LLM_PROBE_BUDGET_MS, or once a
 mutant has passed and every mutant before it has ended (unless the mutants' file asks for every one). The parent then writes one small text file into
-LOCAL_LLM_PROBE_OUT (`<index> pass|fail|time` a line, for the mutants run; then `at <index> <line> <file>` for
-each child whose check failed by an uncaught exception: its last frame outside the selected files, where the check
-stopped; index -1 is the unmutated program's own run, forked first) and exits. A check that never imports a
+LOCAL_LLM_PROBE_OUT (`<index> pass|fail|time` a line, for the mutants run; then `at <index> <step> <line> <file>`
+for each child whose check failed: where it first failed, its last frame outside the selected files and the test
+runner; index -1 is the unmutated program's own run, forked first) and exits. A script fails by an uncaught
+exception (step 0); under pytest (a plugin named in PYTEST_PLUGINS) or unittest (its results patched in the child),
+the first failing test counts, `step` its place in the run. A check that never imports a
 selected file (it runs the file as a script) writes nothing, and the probe runs one check a mutant instead. It
 hands over to any other `sitecustomize` on the path first.
 """
+
+
+PLUGIN = "local_llm_probe_pytest"
+
+
+def _runner_plugin(state):
+    """pytest's side: a plugin (named in PYTEST_PLUGINS, a module made here) that counts the tests as they run and
+    tells a child's first failure; a no-op outside the probe's children."""
+    import os
+    import sys
+    import types
+
+    plugin = types.ModuleType(PLUGIN)
+
+    def pytest_configure(config):
+        # Named only for this run's own pytest: a program it starts does not inherit the name.
+        names = [n for n in os.environ.get("PYTEST_PLUGINS", "").split(",") if n and n.strip() != PLUGIN]
+        if names:
+            os.environ["PYTEST_PLUGINS"] = ",".join(names)
+        else:
+            os.environ.pop("PYTEST_PLUGINS", None)
+
+    def pytest_runtest_makereport(item, call):
+        told = state.get("test_failed")
+        if told is None:
+            return None
+        if call.when == "setup":
+            state["step"] += 1
+        excinfo = call.excinfo
+        if excinfo is None or call.when == "teardown" or item.get_closest_marker("xfail") is not None:
+            return None
+        if type(excinfo.value).__name__ in ("Skipped", "XFailed"):
+            return None
+        told(excinfo.tb)
+        return None
+
+    plugin.pytest_configure = pytest_configure
+    plugin.pytest_runtest_makereport = pytest_runtest_makereport
+    sys.modules[PLUGIN] = plugin
+
+
+def _count_unittest(state):
+    """unittest's side, in a child: its results count the tests as they start and tell the first failure or error."""
+    import sys
+
+    result = sys.modules.get("unittest.result")
+    if result is None:
+        return
+    cls = result.TestResult
+    start, failure, error, sub = cls.startTest, cls.addFailure, cls.addError, cls.addSubTest
+
+    def start_test(self, test):
+        state["step"] += 1
+        return start(self, test)
+
+    def add_failure(self, test, err):
+        state["test_failed"](err[2])
+        return failure(self, test, err)
+
+    def add_error(self, test, err):
+        state["test_failed"](err[2])
+        return error(self, test, err)
+
+    def add_sub_test(self, test, subtest, err):
+        if err is not None:
+            state["test_failed"](err[2])
+        return sub(self, test, subtest, err)
+
+    cls.startTest, cls.addFailure, cls.addError, cls.addSubTest = start_test, add_failure, add_error, add_sub_test
 
 
 def _install():
@@ -23,6 +94,8 @@ def _install():
     source = os.environ.get("LOCAL_LLM_PROBE_IN")
     out = os.environ.get("LOCAL_LLM_PROBE_OUT")
     if not source or not out:
+        if PLUGIN in os.environ.get("PYTEST_PLUGINS", "").split(","):
+            _runner_plugin({})  # a program the probed check started: the name is there, the plugin does nothing
         return
     for name in ("LOCAL_LLM_PROBE_IN", "LOCAL_LLM_PROBE_OUT"):
         os.environ.pop(name, None)
@@ -58,6 +131,10 @@ def _install():
         at = end + 1 + p + t
     targets = {path for path, _ in mutants}
     state = {"forked": False, "mutant": None}
+    # A pytest check tells its failures through a plugin; the name reaches pytest through its own variable.
+    _runner_plugin(state)
+    listed = os.environ.get("PYTEST_PLUGINS")
+    os.environ["PYTEST_PLUGINS"] = listed + "," + PLUGIN if listed else PLUGIN
 
     import importlib.abc
     import importlib.machinery
@@ -202,24 +279,44 @@ def _install():
 
         import atexit
 
-        def failed(kind, value, tb):
-            # Where the check failed: its last frame before the selected files' code (the assertion, or the call
-            # into them that raised), told to the parent in one write (atomic below PIPE_BUF).
+        def tell(step, tb):
+            # Where the check first failed: its last frame before the selected files' code (the assertion, or the
+            # call into them that raised) that is not the test runner's own, told to the parent in one write
+            # (atomic below PIPE_BUF). `step` is the test's place in the run (0 for a script).
+            if state["told"]:
+                return
+            state["told"] = True
+            runner = tuple(
+                os.path.dirname(getattr(sys.modules[name], "__file__", None) or "/") + os.sep
+                for name in ("_pytest", "pluggy", "unittest")
+                if name in sys.modules
+            )
             place = None
             while tb is not None:
                 path = tb.tb_frame.f_code.co_filename
                 if real(path) in targets:
                     break
-                place = (tb.tb_lineno, path)
+                if not path.startswith(runner):
+                    place = (tb.tb_lineno, path)
                 tb = tb.tb_next
             if place is not None and "\n" not in place[1]:
                 try:
-                    said_at = "%d %d %s\n" % (index, place[0], place[1][:1024])
+                    said_at = "%d %d %d %s\n" % (index, step, place[0], place[1][:1024])
                     os.write(state["places"], said_at.encode("utf-8", "replace"))
                 except Exception:
                     pass
+
+        def failed(kind, value, tb):
+            tell(0, tb)
             os._exit(1)
 
+        def test_failed(tb):
+            tell(state["step"], tb)
+
+        state["told"] = False
+        state["step"] = 0
+        state["test_failed"] = test_failed
+        _count_unittest(state)
         sys.exit = fast_exit
         sys.excepthook = failed
         atexit.register(at_exit)
