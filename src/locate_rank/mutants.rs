@@ -249,6 +249,12 @@ pub struct Names {
     /// For one line ([`Names::at`]): it is an `if` header whose block changes a name its condition reads (`if
     /// due.month in WINTER:` over `due += week`): a step that may need repeating until the condition fails.
     pub repeats: bool,
+    /// For one line ([`Names::at`]), or set by the caller from the task: the digits a result is rounded to where its
+    /// function's docstring or the task speaks of money to the penny or of decimals (`to the penny`, `two decimal
+    /// places`), the file's own `round(x, N)` digits first: a result returned unrounded (`return price`).
+    pub rounds_to: Option<String>,
+    /// The digits the file's own `round(x, N)` calls give most often, else `2` (money).
+    pub round_digits: String,
     /// The fields of the file's records whose names the task says (`nights`), set by the caller: a count
     /// stepped by one where the item's field was meant (`+= 1` for `+= b.nights`).
     pub fields_said: Vec<String>,
@@ -435,6 +441,8 @@ impl Names {
             entries_said: Vec::new(),
             based: false,
             repeats: false,
+            rounds_to: None,
+            round_digits: rounding_digits(text),
             converters: converters(text),
             refiners: refiners(text),
             later_equals: Vec::new(),
@@ -490,6 +498,14 @@ impl Names {
                 .any(|w| spacing.contains(&w.to_ascii_lowercase().as_str()));
         out.based = says_based(&lines, def, &body);
         out.repeats = steps_what_it_tests(&code, n - 1, &body);
+        if body
+            .iter()
+            .take(3)
+            .chain([&def])
+            .any(|&b| speaks_of_rounding(lines[b]))
+        {
+            out.rounds_to = Some(out.round_digits.clone());
+        }
         out.none_said = body.iter().take(3).any(|&b| lines[b].contains("None"));
         out.stale = stale_loop_names(&lines, &code, n - 1, &body);
         out.parts = text_parts(&code, &body, n - 1);
@@ -561,6 +577,90 @@ fn says_based(lines: &[&str], def: usize, body: &[usize]) -> bool {
         .iter()
         .any(|w| l.contains(w))
     })
+}
+
+/// Whether a docstring's or a task's `text` speaks of rounding: money to the penny or cent, decimal places.
+pub(super) fn speaks_of_rounding(text: &str) -> bool {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let rounding = ["penny", "pence", "cents", "decimal", "decimals", "rounded"];
+    words.iter().any(|w| rounding.contains(&w.as_str()))
+}
+
+/// The digits the file's own `round(x, N)` calls give most often, else `2` (money).
+fn rounding_digits(text: &str) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for (i, _) in text.match_indices("round(") {
+        let rest = &text[i + 6..];
+        // The call's own closing bracket, past those of the calls inside it.
+        let mut depth = 0usize;
+        let close = rest.char_indices().find_map(|(j, c)| match c {
+            '(' | '[' | '{' => {
+                depth += 1;
+                None
+            }
+            ')' | ']' | '}' if depth == 0 => Some(j),
+            ')' | ']' | '}' => {
+                depth -= 1;
+                None
+            }
+            '\n' => Some(j),
+            _ => None,
+        });
+        let Some(close) = close else { continue };
+        let Some((_, digits)) = rest[..close].rsplit_once(',') else {
+            continue;
+        };
+        let digits = digits.trim();
+        if digits.len() == 1 && digits.chars().all(|c| c.is_ascii_digit()) {
+            match counts.iter_mut().find(|(d, _)| d == digits) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((digits.to_string(), 1)),
+            }
+        }
+    }
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    counts
+        .into_iter()
+        .next()
+        .map_or_else(|| "2".to_string(), |(d, _)| d)
+}
+
+/// A result returned unrounded where its function's docstring or the task speaks of pence or decimals
+/// ([`Names::rounds_to`]): `return price` to `return round(price, 2)`. Not a value that is no number (a literal
+/// text, a truth value, a comparison, a collection) nor one already rounded.
+fn rounded_result(line: &str, toks: &[Tok], names: &Names) -> Option<String> {
+    let digits = names.rounds_to.as_deref()?;
+    let value = line.trim_start().strip_prefix("return ")?.trim_end();
+    let text = |t: &Tok| &line[t.start..t.end];
+    let first = toks.get(1)?;
+    let plain = !matches!(first.kind, Kind::Str)
+        && !matches!(
+            text(first),
+            "[" | "{" | "(" | "not" | "None" | "True" | "False"
+        )
+        && !toks.iter().any(|t| {
+            matches!(
+                text(t),
+                "round"
+                    | "=="
+                    | "!="
+                    | "<"
+                    | ">"
+                    | "<="
+                    | ">="
+                    | "and"
+                    | "or"
+                    | "in"
+                    | "is"
+                    | "if"
+                    | "for"
+            ) || t.kind == Kind::Str
+        });
+    let indent = &line[..line.len() - line.trim_start().len()];
+    plain.then(|| format!("{indent}return round({value}, {digits})"))
 }
 
 /// Whether the line `k` (0-based) of a function's `body` is an `if` header whose block's first statement changes a
@@ -1873,7 +1973,8 @@ fn reshaped(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
             .chain(misread(line, toks, names))
             .chain(keys_named_as_table(line, toks))
             .chain(directives_swapped(line, toks))
-            .chain(twins_swapped(line, toks, &names.locals)),
+            .chain(twins_swapped(line, toks, &names.locals))
+            .chain(rounded_result(line, toks, names)),
     );
     out
 }
@@ -5564,6 +5665,7 @@ pub fn probe(
             .collect(),
         keys_said: keys_said(&spec.task),
         none_said: spec.task.contains("None"),
+        rounding: speaks_of_rounding(&spec.task),
         tried: HashSet::new(),
     };
     let mut left = runs;
@@ -5632,6 +5734,8 @@ struct Probe<'a, 'c> {
     task_words: HashSet<String>,
     keys_said: Vec<String>,
     none_said: bool,
+    /// Whether the task speaks of pence or decimals ([`Names::rounds_to`]).
+    rounding: bool,
     tried: HashSet<(String, usize, String)>,
 }
 
@@ -5699,6 +5803,9 @@ impl Probe<'_, '_> {
             .cloned()
             .collect();
         names.none_said |= self.none_said;
+        if self.rounding && names.rounds_to.is_none() {
+            names.rounds_to = Some(names.round_digits.clone());
+        }
         names.entries_said = names
             .keys
             .iter()
@@ -6554,6 +6661,49 @@ mod tests {
         let names = Names::of(&apart).at(&apart, 5);
         let got = of_line("        if score <= 1:", &names);
         assert!(!got.iter().any(|m| m.contains("!=")), "{got:?}");
+    }
+
+    #[test]
+    fn a_result_returned_unrounded_is_rounded_where_the_docstring_speaks_of_pence() {
+        let text = "def frame_price(size, flowers):\n    \"\"\"The price of one frame, to the penny.\"\"\"\n    price = BASE[size] + flowers * EACH\n    return price\n\n\ndef total(order):\n    return round(sum(order), 1)\n\n\ndef label(size):\n    return f\"{size} frame\"\n";
+        let names = Names::of(text).at(text, 4);
+        eprintln!(
+            "{:?} {:?} {:?}",
+            names.rounds_to,
+            names.round_digits,
+            of_line("    return price", &names)
+        );
+        // The file's own digits.
+        assert!(
+            of_line("    return price", &names).contains(&"    return round(price, 1)".to_string())
+        );
+        // Not a text, a truth value, nor one already rounded.
+        for line in [
+            "    return f\"{size} frame\"",
+            "    return price > 0",
+            "    return round(price, 2)",
+        ] {
+            assert!(
+                !of_line(line, &names)
+                    .iter()
+                    .any(|m| m.contains("round(") && !line.contains("round(")),
+                "{line}"
+            );
+        }
+        // A docstring that says nothing of pence: no rounding.
+        let plain = text.replace(", to the penny", "");
+        let names = Names::of(&plain).at(&plain, 4);
+        assert!(
+            !of_line("    return price", &names)
+                .iter()
+                .any(|m| m.contains("round("))
+        );
+        // Nor for "per cent".
+        assert!(!speaks_of_rounding("a 20 per cent discount"));
+        assert!(speaks_of_rounding(
+            "long tails of decimals instead of pounds and pence"
+        ));
+        assert_eq!(rounding_digits("x = 1\n"), "2");
     }
 
     #[test]

@@ -254,9 +254,32 @@ pub(in crate::locate_rank) fn partner_writes_left_out(
     out
 }
 
+/// Whether the file's function `name` of one parameter keeps only some of its items: it returns a comprehension
+/// over that parameter with a filter (`return [a for a in attempts if a["minutes"] is not None]`).
+fn filtering(lines: &[&str], defs: &[Def], name: &str) -> bool {
+    defs.iter()
+        .filter(|g| g.name == name && g.params.len() == 1)
+        .any(|g| {
+            let Some(&last) = g.body.last() else {
+                return false;
+            };
+            let t = tokens(&code_of(lines[last]));
+            let over = t
+                .windows(2)
+                .any(|w| w[0] == "in" && g.params.contains(&w[1]));
+            t.len() > 2
+                && t[0] == "return"
+                && t[1] == "["
+                && t.contains(&"for".to_string())
+                && t.contains(&"if".to_string())
+                && over
+        })
+}
+
 /// A parameter the file's functions bring to one form first (`address = normalize_address(address)`,
 /// `name = name.strip().lower()`, or a call of a normalising function on it, `normalize_address(address) in
-/// members`) and one function of the same parameter reads as it came: the same line first in that function.
+/// members`; or of a function that keeps only some of its items, `done = completed(attempts)`) and one function of
+/// the same parameter reads as it came: the same line first in that function.
 pub(in crate::locate_rank) fn parameters_never_normalised(
     lines: &[&str],
     defs: &[Def],
@@ -281,7 +304,7 @@ pub(in crate::locate_rank) fn parameters_never_normalised(
             }
             for w in t.windows(4) {
                 let normaliser = defs.iter().any(|g| g.name == w[0] && g.params.len() == 1)
-                    && super::forgotten::normalising(&w[0]);
+                    && (super::forgotten::normalising(&w[0]) || filtering(lines, defs, &w[0]));
                 if normaliser && w[1] == "(" && w[3] == ")" && f.params.contains(&w[2]) {
                     forms.push((w[2].clone(), format!("{}({})", w[0], w[2]), &f.name));
                 }
@@ -1032,6 +1055,19 @@ mod tests {
             lines_of(both)
         );
         assert!(!lines_of(both).iter().any(|(at, _)| *at == 2));
+    }
+
+    #[test]
+    fn a_parameter_another_function_filters_first_is_filtered_first() {
+        let text = "def completed(attempts):\n    return [a for a in attempts if a[\"minutes\"] is not None]\n\n\ndef average(attempts):\n    \"\"\"Mean time over finished attempts.\"\"\"\n    return sum(a[\"minutes\"] for a in attempts) / len(attempts)\n\n\ndef fastest(attempts):\n    done = completed(attempts)\n    return min(done, key=lambda a: a[\"minutes\"])\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(6, "    attempts = completed(attempts)".into())),
+            "{got:?}"
+        );
+        // A function that keeps every item is no filter.
+        let all = text.replace(" if a[\"minutes\"] is not None]", "]");
+        assert!(!offers(&all, "attempts = completed(attempts)"));
     }
 
     #[test]

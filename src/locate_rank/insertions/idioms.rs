@@ -1237,6 +1237,14 @@ const ORDER_WORDS: &[&str] = &[
     "descending",
 ];
 
+/// A word without its ending (`calling`, `called`: `call`), where at least three letters stay.
+fn stem(word: &str) -> &str {
+    ["ing", "ed", "es", "s"]
+        .iter()
+        .find_map(|e| word.strip_suffix(e).filter(|w| w.len() >= 3))
+        .unwrap_or(word)
+}
+
 /// Whether two words share a stem: their first five letters (`urgency` and `urgent`).
 fn same_stem(a: &str, b: &str) -> bool {
     a.len() >= 5 && b.len() >= 5 && a.as_bytes()[..5] == b.as_bytes()[..5]
@@ -1345,6 +1353,19 @@ fn sort_keys(lines: &[&str], doc: &[String], task: &str) -> Vec<(String, char)> 
     let mut keys: Vec<(String, char)> = Vec::new();
     for w in doc.iter().chain(&said) {
         if let Some(k) = read.iter().find(|(k, _)| k == w)
+            && !keys.contains(k)
+        {
+            keys.push(k.clone());
+        }
+    }
+    // A key a word of its name speaks of in another form (`last_called` where the docstring says `calling`).
+    for w in doc.iter().chain(&said).filter(|w| w.len() >= 4) {
+        let spoken = read.iter().find(|(k, _)| {
+            k.contains('_')
+                && k.split('_')
+                    .any(|part| part.len() >= 4 && stem(part) == stem(w))
+        });
+        if let Some(k) = spoken
             && !keys.contains(k)
         {
             keys.push(k.clone());
@@ -1781,6 +1802,17 @@ mod tests {
         let sorted = plan.replace("    for job in jobs:", "    for job in sorted(jobs):");
         let lines: Vec<&str> = sorted.lines().collect();
         assert!(sorted_by_key(&lines, &prose, &Def::all(&lines)[0], task).is_empty());
+        // A key a word of whose name the docstring says in another form (`calling`, `last_called`).
+        let rota = "def pick(callers, count=2):\n    \"\"\"Callers who have gone longest without calling, longest first.\"\"\"\n    pool = available(callers)\n    return [c[\"name\"] for c in pool[:count]]\n\n\ndef record(callers, month):\n    for c in callers:\n        c[\"last_called\"] = month\n";
+        let lines: Vec<&str> = rota.lines().collect();
+        let prose = crate::locate_rank::prose_lines(rota);
+        let got = sorted_by_key(&lines, &prose, &Def::all(&lines)[0], "");
+        let want = "    pool.sort(key=lambda r: r[\"last_called\"])";
+        assert!(has(&got, 3, want), "{got:?}");
+        assert_eq!(
+            (stem("calling"), stem("called"), stem("is")),
+            ("call", "call", "is")
+        );
     }
 
     #[test]

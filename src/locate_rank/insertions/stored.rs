@@ -14,7 +14,8 @@
 //! (`self.litres = 0` before `return taken`), and a kept list walked in order and never sorted (`self.slots.sort()`
 //! after its append), and an amount handed back from a kept place and never kept (`self.levels[item] = on_hand -
 //! qty` before `return on_hand - qty`), and an entry another method steps started again where a method reads it
-//! (`self.days_since[name] = 0`). Pure: lines in, lines out.
+//! (`self.days_since[name] = 0`), and a count of units a method guards as run out and never lowers
+//! (`self.remaining -= 1`). Pure: lines in, lines out.
 
 use super::super::{is_name, tokens};
 use super::{
@@ -925,6 +926,78 @@ pub(in crate::locate_rank) fn thresholds_never_spent(
     out
 }
 
+/// A count of units an object holds that a method guards as run out (`if self.remaining <= 0: raise ...`, `< 1`,
+/// `== 0`, `if not self.remaining:`) and then never lowers, where no method outside `__init__` lowers it: one unit
+/// used (`self.remaining -= 1`) just before the method's closing `return` at its own depth (else at its end), and
+/// right after the guard's block.
+pub(in crate::locate_rank) fn units_never_used(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let lowered = |x: &str| {
+        defs.iter().filter(|d| d.name != "__init__").any(|d| {
+            d.body.iter().any(|&b| {
+                let t = tokens(&code_of(lines[b]));
+                t.windows(4)
+                    .any(|w| w[0] == "self" && w[1] == "." && w[2] == x && w[3] == "-=")
+            })
+        })
+    };
+    let mut out = Vec::new();
+    for d in defs.iter().filter(|d| d.name != "__init__") {
+        for (k, &b) in d.body.iter().enumerate() {
+            let t = tokens(&code_of(lines[b]));
+            let x = match t.as_slice() {
+                [i, s, dot, x, op, n, colon]
+                    if i == "if"
+                        && s == "self"
+                        && dot == "."
+                        && colon == ":"
+                        && matches!(
+                            (op.as_str(), n.as_str()),
+                            ("<=", "0") | ("<", "1") | ("==", "0")
+                        ) =>
+                {
+                    x
+                }
+                [i, not, s, dot, x, colon]
+                    if i == "if" && not == "not" && s == "self" && dot == "." && colon == ":" =>
+                {
+                    x
+                }
+                _ => continue,
+            };
+            if !is_name(x) || attribute_changed(lines, [d], x) || lowered(x) {
+                continue;
+            }
+            let depth = indent_of(lines[b]).len();
+            let block = block_below(lines, &d.body[k + 1..], depth);
+            let Some(&end) = block.last().filter(|&&e| ends_flow(lines[e])) else {
+                continue;
+            };
+            let line = format!("{}self.{x} -= 1", indent_of(lines[b]));
+            let own: Vec<usize> = d.body[k + 1..]
+                .iter()
+                .copied()
+                .filter(|&c| indent_of(lines[c]).len() == depth)
+                .collect();
+            let closing = match own.last() {
+                Some(&r) if code_of(lines[r]).trim_start().starts_with("return") => {
+                    d.body.iter().rev().find(|&&c| c < r).copied()
+                }
+                Some(_) => d.body.last().copied(),
+                None => None,
+            };
+            for at in closing.into_iter().chain([end]) {
+                if !out.contains(&(at, line.clone())) {
+                    out.push((at, line.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The attributes `__init__` sets (`self.NAME = VALUE` at its own depth), each with its line (0-based) and value,
 /// in order.
 fn init_sets<'l>(lines: &[&'l str], init: &Def) -> Vec<(usize, &'l str, &'l str)> {
@@ -1287,6 +1360,27 @@ mod tests {
             "            print(\"too few\")",
         );
         assert!(run(thresholds_never_spent, &stays).is_empty());
+    }
+
+    #[test]
+    fn a_count_guarded_as_run_out_and_never_lowered_is_used_before_the_return_and_after_the_guard()
+    {
+        let text = "class Pack:\n    def __init__(self, size):\n        self.remaining = size\n        self.history = []\n\n    def book(self, when):\n        \"\"\"Use one lesson and return how many are left.\"\"\"\n        if self.remaining <= 0:\n            raise ValueError(\"none left\")\n        self.history.append(when)\n        return self.remaining\n\n    def top_up(self, n):\n        self.remaining += n\n";
+        let got = run(units_never_used, text);
+        let used = "        self.remaining -= 1".to_string();
+        assert_eq!(got, [(9, used.clone()), (8, used.clone())]);
+        // `if not self.remaining:` too; with no closing return, at the method's end.
+        let bare = text
+            .replace("if self.remaining <= 0:", "if not self.remaining:")
+            .replace("        return self.remaining\n", "");
+        assert_eq!(run(units_never_used, &bare), [(9, used.clone()), (8, used)]);
+        // Lowered already, here or in another method, or a guard that does not leave: nothing.
+        let lowered = text.replace("self.history.append(when)", "self.remaining -= 1");
+        assert!(run(units_never_used, &lowered).is_empty());
+        let elsewhere = text.replace("self.remaining += n", "self.remaining -= n");
+        assert!(run(units_never_used, &elsewhere).is_empty());
+        let stays = text.replace("raise ValueError(\"none left\")", "print(\"none left\")");
+        assert!(run(units_never_used, &stays).is_empty());
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! (or to the dict entry the loop starts at zero under its key), a dict counted into by key before the key has a value, a method's
 //! parameter that is never read, a parameter never read that another function walks as tuples (a log never
 //! written), a name a comprehension over lines binds and never filters on, the tuple of a loop's names a docstring
-//! writes gathered, a dict entry a loop zeroes with `setdefault` and never adds to, a parameter and a local never
+//! writes gathered, a dict entry a loop zeroes with `setdefault` and never adds to, a dict started empty beside one the loop writes
+//! by key and never written (counted under the same key), a parameter and a local never
 //! read added, the one capped at the other, to the number a function adds up, a list attribute nothing writes given the
 //! refusals a method hands back early, a list a ranking copies and never sorts. Pure: lines in, lines out.
 
@@ -95,7 +96,7 @@ pub(in crate::locate_rank) fn results_never_gathered(
                     };
                     if let Some(method) = method {
                         let indent = indent_of(lines[first]);
-                        let gathered = tuples_said(lines, d, &targets)
+                        let gathered = tuples_said(lines, d, &targets, &computed)
                             .into_iter()
                             .chain(tuples_read_after(after, name, &computed, &targets))
                             .chain(computed.iter().chain(&targets).take(MAX_GATHERED).cloned())
@@ -327,9 +328,71 @@ fn tuples_read_after(
     out
 }
 
-/// The tuples of a loop's `targets` that the docstring of `d` writes out in brackets, in its words (`(tray id,
-/// crop) for trays ready to cut`: `(tray_id, crop)`), each once.
-fn tuples_said(lines: &[&str], d: &Def, targets: &[String]) -> Vec<String> {
+/// A dict a function starts empty beside another (`points, counts = {}, {}`, or on lines of their own) and reads
+/// after a loop that never mentions it, where the loop writes the other under a key it binds (`points[child] =
+/// points.get(child, 0) + chore_value(chore)`): the same key counted in it just after that write (`counts[child] =
+/// counts.get(child, 0) + 1`).
+pub(in crate::locate_rank) fn dicts_beside_never_written(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for d in defs {
+        let toks = d.tokens(lines);
+        // Each name the function starts as an empty dict, with the index of the line that starts it.
+        let mut empty: Vec<(usize, String)> = Vec::new();
+        for (j, t) in toks.iter().enumerate() {
+            let Some(eq) = t.iter().position(|w| w == "=") else {
+                continue;
+            };
+            let names: Vec<&String> = t[..eq].iter().filter(|w| *w != ",").collect();
+            let values: Vec<&[String]> = t[eq + 1..].split(|w| w == ",").collect();
+            let dicts = values.len() == names.len()
+                && values.iter().all(|v| {
+                    matches!(v, [a, b] if a == "{" && b == "}")
+                        || matches!(v, [a, b, c] if a == "dict" && b == "(" && c == ")")
+                });
+            if dicts && names.iter().all(|n| is_name(n)) {
+                empty.extend(names.into_iter().map(|n| (j, n.clone())));
+            }
+        }
+        for Loop { at: k, block, .. } in d.loops(lines, &toks, &["for"]) {
+            let inner = &toks[k..k + 1 + block.len()];
+            let after = &toks[k + 1 + block.len()..];
+            for (j, name) in empty.iter().filter(|(j, _)| *j < k) {
+                let untouched = !toks[j + 1..k + 1 + block.len()]
+                    .iter()
+                    .any(|u| u.contains(name));
+                if !untouched || !after.iter().any(|u| reads(u, name)) {
+                    continue;
+                }
+                // The other dict's keyed write in the loop: `other[key] = ...` or `other[key] += ...`.
+                let write = inner[1..].iter().zip(&block).find(|(u, _)| {
+                    matches!(u.as_slice(), [o, open, key, close, op, ..]
+                        if o != name
+                            && empty.iter().any(|(_, e)| e == o)
+                            && open == "["
+                            && is_name(key)
+                            && close == "]"
+                            && matches!(op.as_str(), "=" | "+="))
+                });
+                if let Some((u, &b)) = write {
+                    let key = &u[2];
+                    let indent = indent_of(lines[b]);
+                    out.push((
+                        b,
+                        format!("{indent}{name}[{key}] = {name}.get({key}, 0) + 1"),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The tuples the docstring of `d` writes out in brackets, in its words (`(tray id, crop) for trays ready to cut`:
+/// `(tray_id, crop)`), each once, when every word is one of a loop's names ([`said_item`]).
+fn tuples_said(lines: &[&str], d: &Def, targets: &[String], computed: &[String]) -> Vec<String> {
     let prose = super::super::prose_lines(&lines.join("\n"));
     let mut out: Vec<String> = Vec::new();
     for b in d.docstring(&prose) {
@@ -341,8 +404,15 @@ fn tuples_said(lines: &[&str], d: &Def, targets: &[String]) -> Vec<String> {
                 .split(',')
                 .map(|i| i.trim().to_lowercase().replace([' ', '-'], "_"))
                 .collect();
-            if items.len() >= 2 && items.iter().all(|i| targets.contains(i)) {
-                let tuple = format!("({})", items.join(", "));
+            if items.len() < 2 {
+                continue;
+            }
+            let said: Option<Vec<String>> = items
+                .iter()
+                .map(|i| said_item(lines, i, targets, computed))
+                .collect();
+            if let Some(said) = said {
+                let tuple = format!("({})", said.join(", "));
                 if !out.contains(&tuple) {
                     out.push(tuple);
                 }
@@ -350,6 +420,49 @@ fn tuples_said(lines: &[&str], d: &Def, targets: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// What a loop gathers for one word of a docstring's tuple: the loop's name or a name its body binds that is the
+/// word (`crop`), or the only one that shortens it (`t` for `time`); else, for a loop over one item, the item's key
+/// of that word that the file reads elsewhere (`e["skipper"]`), or its attribute (`e.skipper`).
+fn said_item(
+    lines: &[&str],
+    word: &str,
+    targets: &[String],
+    computed: &[String],
+) -> Option<String> {
+    let names = || targets.iter().chain(computed);
+    if let Some(n) = names().find(|n| *n == word) {
+        return Some(n.clone());
+    }
+    let short: Vec<&String> = names()
+        .filter(|n| n.len() < word.len() && word.starts_with(n.as_str()))
+        .collect();
+    if let [n] = short.as_slice() {
+        return Some((*n).clone());
+    }
+    let [item] = targets else { return None };
+    if !is_name(word) {
+        return None;
+    }
+    for q in ['"', '\''] {
+        let key = format!("{q}{word}{q}");
+        let read = [format!("[{key}]"), format!(".get({key}")];
+        if lines
+            .iter()
+            .any(|l| read.iter().any(|r| l.contains(r.as_str())))
+        {
+            return Some(format!("{item}[{key}]"));
+        }
+    }
+    let attribute = format!(".{word}");
+    let read_as_attribute = lines.iter().any(|l| {
+        l.match_indices(&attribute).any(|(i, _)| {
+            let after = l[i + attribute.len()..].chars().next();
+            !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    });
+    read_as_attribute.then(|| format!("{item}.{word}"))
 }
 
 /// A dict a loop gives each key a zero with `setdefault` (`totals.setdefault(variety, 0.0)`) and no line of the
@@ -1091,6 +1204,34 @@ mod tests {
     }
 
     #[test]
+    fn a_dict_started_beside_one_the_loop_writes_by_key_counts_the_same_key() {
+        let text = "def tally(done):\n    \"\"\"Return (points, counts) per child.\"\"\"\n    points, counts = {}, {}\n    for child, chore in done:\n        points[child] = points.get(child, 0) + value(chore)\n    return points, counts\n";
+        let want = (
+            5,
+            "        counts[child] = counts.get(child, 0) + 1".to_string(),
+        );
+        assert!(lines_of(text).contains(&want), "{:?}", lines_of(text));
+        // On lines of their own too.
+        let apart = text.replace(
+            "    points, counts = {}, {}\n",
+            "    points = {}\n    counts = dict()\n",
+        );
+        let want = (
+            6,
+            "        counts[child] = counts.get(child, 0) + 1".to_string(),
+        );
+        assert!(lines_of(&apart).contains(&want), "{:?}", lines_of(&apart));
+        // Written by the loop already, or never read after it: nothing.
+        let written = text.replace(
+            "value(chore)\n",
+            "value(chore)\n        counts[chore] = 1\n",
+        );
+        assert!(!offers(&written, "counts[child] = counts.get"));
+        let unread = text.replace("return points, counts", "return points");
+        assert!(!offers(&unread, "counts[child] = counts.get"));
+    }
+
+    #[test]
     fn a_tuple_the_docstring_writes_is_gathered_and_a_zeroed_entry_is_added_to() {
         let ready = "def ready_trays(trays, today):\n    \"\"\"(tray id, crop) for trays ready to cut by `today`.\"\"\"\n    ready = []\n    for tray_id, crop, sown in trays:\n        if sown > today:\n            continue\n    return ready\n";
         assert!(
@@ -1099,6 +1240,20 @@ mod tests {
         // Words the loop does not bind make no tuple.
         let other = ready.replace("(tray id, crop)", "(tray id, colour)");
         assert!(!offers(&other, "ready.append((tray_id"));
+        // A name the body binds that shortens a word (`t` for time), and the item's key the file reads elsewhere.
+        let boats = "def finishers(entries):\n    \"\"\"Return (skipper, time) for boats that finished, fastest first.\"\"\"\n    results = []\n    for e in entries:\n        t = race_time(e[\"laps\"])\n    results.sort(key=lambda r: r[1])\n    return results\n\n\ndef retired(entries):\n    return [e[\"skipper\"] for e in entries if not e[\"laps\"]]\n";
+        let got = lines_of(boats);
+        assert!(
+            got.contains(&(5, "        results.append((e[\"skipper\"], t))".to_string())),
+            "{got:?}"
+        );
+        // A key the file never reads is no word of the tuple.
+        let unread = boats.replace("e[\"skipper\"] for", "e[\"name\"] for");
+        assert!(
+            !offers(&unread, "results.append((e["),
+            "{:?}",
+            lines_of(&unread)
+        );
         let totals = "def flour(kg):\n    return kg * 0.75\n\n\ndef totals_by_variety(batches):\n    totals = {}\n    for variety, grain_kg in batches:\n        totals.setdefault(variety, 0.0)\n    return totals\n";
         let got = lines_of(totals);
         assert!(
