@@ -1122,6 +1122,14 @@ mod tests {
         "return x - 2",
     ];
 
+    /// What the prober says of [`DOUBLES`]: only `return x * 2` passes; the first two got further.
+    fn doubles_read(got: &crate::locate_rank::batch::Outcomes) {
+        let passed: Vec<Option<bool>> =
+            DOUBLES.iter().map(|m| Some(*m == "return x * 2")).collect();
+        assert_eq!(got.passed, passed);
+        assert_eq!(got.further, [true, true, false, false, false]);
+    }
+
     #[test]
     fn under_unittest_the_prober_counts_the_tests_in_their_run_order() {
         // unittest runs its tests by name: `test_c_ten`, first in the file, runs last.
@@ -1136,17 +1144,7 @@ mod tests {
             ("test_double.py", check),
             &["test_double.py"],
         );
-        assert_eq!(
-            got.passed,
-            [
-                Some(false),
-                Some(false),
-                Some(false),
-                Some(true),
-                Some(false)
-            ]
-        );
-        assert_eq!(got.further, [true, true, false, false, false]);
+        doubles_read(&got);
     }
 
     #[test]
@@ -1175,17 +1173,7 @@ mod tests {
                 "test_double.py",
             ],
         );
-        assert_eq!(
-            got.passed,
-            [
-                Some(false),
-                Some(false),
-                Some(false),
-                Some(true),
-                Some(false)
-            ]
-        );
-        assert_eq!(got.further, [true, true, false, false, false]);
+        doubles_read(&got);
     }
 
     #[test]
