@@ -2524,23 +2524,35 @@ fn sibling_normalisations(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> 
 const MAX_NORMALISED: usize = 2;
 
 /// A normalisation one parameter gets and another of the same function does not (`current = parse_day(start)`,
-/// then `end` compared as it came): `end = parse_day(end)` after it, for each other parameter the body reads and
-/// never passes to that function, in the order the body first reads them, at most [`MAX_NORMALISED`].
+/// then `end` compared as it came; or inside an assignment, through the file's own function of one parameter:
+/// `width = blind_width(parse_cm(width), inside)`): `end = parse_day(end)` after it, for each other parameter the
+/// body reads and never passes to that function, in the order the body first reads them, at most
+/// [`MAX_NORMALISED`].
 fn parameter_normalisations(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for d in defs {
         let body = d.tokens(lines);
         for (k, toks) in body.iter().enumerate() {
-            // `V = f(P)`: one call of a plain name on one parameter.
-            let [_, eq, f, open, p, close] = toks.as_slice() else {
+            // `V = f(P)`: one call of a plain name on one parameter; or, anywhere in an assignment, a call of the
+            // file's own function of one parameter on one (`width = blind_width(parse_cm(width), inside)`).
+            let whole = match toks.as_slice() {
+                [_, eq, f, open, p, close] if eq == "=" && open == "(" && close == ")" => {
+                    Some((f, p))
+                }
+                _ => None,
+            };
+            let nested = || {
+                let assigns = toks.get(1).is_some_and(|e| e == "=");
+                toks.windows(4).skip(2).find_map(|w| {
+                    let own = defs.iter().any(|g| g.name == w[0] && g.params.len() == 1);
+                    (assigns && own && w[1] == "(" && w[3] == ")").then_some((&w[0], &w[2]))
+                })
+            };
+            let Some((f, p)) = whole.or_else(nested) else {
                 continue;
             };
-            let normalising = eq == "="
-                && open == "("
-                && close == ")"
-                && is_name(f)
-                && !NOT_COPIED.contains(&f.as_str())
-                && d.params.contains(p);
+            let normalising =
+                is_name(f) && !NOT_COPIED.contains(&f.as_str()) && d.params.contains(p);
             if !normalising {
                 continue;
             }
@@ -2865,6 +2877,18 @@ mod tests {
             lines_of(text, &[], None),
             [(2, "    key = key.replace(\"é value\", \"e\")".into())]
         );
+    }
+
+    #[test]
+    fn a_parameter_beside_one_converted_inside_an_assignment_is_converted_after_it() {
+        let text = "def parse_cm(text):\n    return float(str(text).strip().removesuffix(\"cm\"))\n\n\ndef order_line(room, width, drop, inside=True):\n    width = blind_width(parse_cm(width), inside)\n    return {\"room\": room, \"width\": width, \"drop\": drop}\n";
+        inserts(text, 6, "    drop = parse_cm(drop)");
+        // A builtin inside an assignment is no conversion of the file's to copy.
+        let builtin = text.replace(
+            "blind_width(parse_cm(width), inside)",
+            "blind_width(abs(width), inside)",
+        );
+        never_inserts(&builtin, "drop = abs(drop)");
     }
 
     #[test]

@@ -229,6 +229,10 @@ pub struct Names {
     /// The whole numbers a task says, in digits or in words (`best of three`), set by the caller from the task
     /// ([`said_numbers`]): a parameter's default that is the wrong one is often one of them.
     pub said: Vec<String>,
+    /// The whole numbers the acceptance criteria say and the task does not, set by the caller
+    /// ([`criteria_numbers`]): where the task says a constant's value ("marks above ten score zero"), the right one
+    /// is often among them ("marks from 0 to 20 are accepted").
+    pub criteria_said: Vec<String>,
     /// Every number the task writes in digits, decimals included, each as its [`canonical`] value, set by the
     /// caller ([`written_numbers`]): a literal of the file the task writes as it stands is the user's own figure
     /// (`Lower Ford read exactly 1.10 m, which is its alert level`), and is mutated only to another figure the
@@ -432,6 +436,7 @@ impl Names {
             reported: Vec::new(),
             none_said: false,
             said: Vec::new(),
+            criteria_said: Vec::new(),
             written: Vec::new(),
             tenfold: false,
             percents: Vec::new(),
@@ -2133,6 +2138,11 @@ fn number_mutants(line: &str, toks: &[Tok], k: usize, names: &Names) -> Vec<Stri
             .take(MAX_SAID);
         moved.extend(said.cloned());
     }
+    // A constant whose whole number the task says ("above ten") exchanged for a number only the criteria say
+    // (`MAX_MARK = 10` to 20: "marks from 0 to 20 are accepted").
+    if whole_value && names.said.iter().any(|n| n == s) {
+        moved.extend(names.criteria_said.iter().take(MAX_SAID).cloned());
+    }
     let all = last_index(line, toks, k)
         .into_iter()
         .chain(numbers_near(s))
@@ -2365,6 +2375,15 @@ fn clock_hour(word: &str) -> Option<String> {
     };
     let h: u32 = hour.parse().ok().filter(|h| (1..=12).contains(h))?;
     Some((h % 12 + if pm { 12 } else { 0 }).to_string())
+}
+
+/// The whole numbers the acceptance criteria of `spec` say ([`said_numbers`]) that its task does not.
+pub fn criteria_numbers(spec: &Task) -> Vec<String> {
+    let task = said_numbers(&spec.task);
+    said_numbers(&spec.acceptance_criteria.join("\n"))
+        .into_iter()
+        .filter(|n| !task.contains(n))
+        .collect()
 }
 
 /// The whole numbers a task says, in digits or as a word of [`NUMBER_WORDS`] (`best of three sets`), in order,
@@ -5653,6 +5672,7 @@ pub fn probe(
         check,
         reported: reported(&spec.task),
         said: said_numbers(&spec.task),
+        criteria_said: criteria_numbers(spec),
         written: written_numbers(&spec.task),
         tenfold: tenfold_said(&spec.task),
         percents: percents_said(&spec.task),
@@ -5726,6 +5746,7 @@ struct Probe<'a, 'c> {
     check: &'a mut Check<'c>,
     reported: Vec<(String, String)>,
     said: Vec<String>,
+    criteria_said: Vec<String>,
     written: Vec<String>,
     tenfold: bool,
     percents: Vec<String>,
@@ -5790,6 +5811,7 @@ impl Probe<'_, '_> {
     fn task_names(&self, mut names: Names) -> Names {
         names.reported.clone_from(&self.reported);
         names.said.clone_from(&self.said);
+        names.criteria_said.clone_from(&self.criteria_said);
         names.written.clone_from(&self.written);
         names.tenfold |= self.tenfold;
         names.percents.clone_from(&self.percents);
@@ -7923,6 +7945,35 @@ mod tests {
             &mut check,
         );
         (found, tried)
+    }
+
+    #[test]
+    fn a_number_only_the_acceptance_criterion_says_replaces_a_constant() {
+        let text = "MAX_MARK = 10\n\n\ndef valid(marks):\n    return all(0 <= m <= MAX_MARK for m in marks)\n";
+        let fixed = with_line(text, 1, "MAX_MARK = 20");
+        let task = "Any print a judge marks above ten gets a score of zero.";
+        let run = |task: &str, criteria: Vec<String>| {
+            let spec = Task {
+                task: task.into(),
+                acceptance_criteria: criteria,
+                ..Task::default()
+            };
+            let mut check = |_: &str, t: &str| Some(t == fixed);
+            probe(
+                &spec,
+                &file(text),
+                &Focus::new(),
+                &Failing::default(),
+                PROBE_ALL,
+                &mut check,
+            )
+        };
+        let criteria = || vec!["Marks from 0 to 20 are accepted.".to_string()];
+        let found = run(task, criteria());
+        assert_eq!(found.first().map(|f| f.line), Some(1), "{found:?}");
+        // Without the criterion's number, or where the task does not say the constant's value: not found.
+        assert!(run(task, Vec::new()).is_empty());
+        assert!(run("A print with a high mark gets zero.", criteria()).is_empty());
     }
 
     #[test]

@@ -534,9 +534,10 @@ fn tested_for_nothing(h: &[String]) -> Vec<&String> {
 /// The most `if` blocks one attribute never counted is counted in.
 const MAX_ATTRIBUTE_COUNTS: usize = 3;
 
-/// A count an object keeps (`self.hits = 0` in `__init__`) that the file reads and no line ever changes: a
-/// parameter a method adds to it in a test (`if self.booked + rooms > self.max_rooms:`) added before that method's
-/// last `return` (`self.booked += rooms`), else, in a method that keeps another tally (`self.takings += price`),
+/// A count an object keeps (`self.hits = 0` in `__init__`, or `0.0`) that the file reads and no line ever changes: a
+/// parameter a method adds to it in a test (`if self.booked + rooms > self.max_rooms:`), or one of its own name
+/// (`self.hours` and `log_visit(self, client, hours)`), added before that method's last `return` (`self.booked +=
+/// rooms`), else, in a method that keeps another tally (`self.takings += price`),
 /// the parameter it adds elsewhere (or 1) added just after it (`self.items_sold += quantity`), or in one that takes
 /// an item off another collection (`self.orders.pop(0)`) one more after that (`self.completed += 1`), and `self.hits += 1`
 /// first in each `if` block of its other methods (the case it counts), at most [`MAX_ATTRIBUTE_COUNTS`] of those.
@@ -551,7 +552,7 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
             let Some(attr) = code
                 .trim()
                 .strip_prefix("self.")
-                .and_then(|r| r.strip_suffix("= 0"))
+                .and_then(|r| r.strip_suffix("= 0").or_else(|| r.strip_suffix("= 0.0")))
                 .map(str::trim)
                 .filter(|a| is_name(a))
             else {
@@ -591,6 +592,7 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
                 // A method that adds a parameter to it in a test (`if self.rooms_booked + rooms > ...`): the
                 // parameter added, before its last `return` (or after its last line).
                 let toks = m.tokens(lines);
+                // Or a parameter of the count's own name (`log_visit(self, client, hours)` for `self.hours`).
                 let added = m.params.iter().filter(|p| *p != "self").find(|p| {
                     toks.iter().any(|u| {
                         u.windows(5).any(|w| {
@@ -599,6 +601,7 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
                         })
                     })
                 });
+                let added = added.or_else(|| m.params.iter().find(|p| *p == attr));
                 if let (Some(p), Some(&last)) = (added, m.body.last()) {
                     let returns =
                         first_word(lines[last]) == "return" && indent_of(lines[last]) == m.indent;
@@ -1616,6 +1619,19 @@ pub(in crate::locate_rank) fn records_never_kept(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_count_started_at_zero_point_zero_is_given_the_parameter_of_its_name() {
+        let text = "class Timesheet:\n    def __init__(self, cleaner):\n        self.visits = []\n        self.hours = 0.0\n\n    def log_visit(self, client, hours):\n        if hours <= 0:\n            raise ValueError(\"hours\")\n        self.visits.append((client, hours))\n\n    def pay(self):\n        return self.hours * RATE\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(9, "        self.hours += hours".to_string())),
+            "{got:?}"
+        );
+        // Counted already: nothing.
+        let counted = text.replace("self.visits.append((client, hours))", "self.hours += hours");
+        assert!(!offers(&counted, "self.hours += hours"));
+    }
 
     #[test]
     fn a_count_never_counted_is_added_to_beside_another_tally_by_the_parameter_added_elsewhere() {
