@@ -1487,9 +1487,11 @@ fn while_never_advances(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
 /// assignment, and first just before the `return` where blocks between change it (`amount *= NIGHT_SURCHARGE`).
 /// So too for a constant read only where no bound is applied (`{"minimum": MINIMUM_FARE}`), and for such a
 /// constant read elsewhere, in a function whose docstring names it and whose body never reads it (`"""..., never
-/// more than MAX_FINE."""`).
+/// more than MAX_FINE."""`). A parameter the constant is named for (`tables` for `MAX_TABLES`) is capped first in
+/// the body, before the value returned.
 fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
+    let prose = prose_lines(&lines.join("\n"));
     let code: Vec<Vec<String>> = lines.iter().map(|l| tokens(&code_of(l))).collect();
     let unread: Vec<String> = unread_constants(lines)
         .into_iter()
@@ -1552,6 +1554,9 @@ fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
             } else {
                 named && !d.body[1..].iter().any(|&b| code[b].contains(&name))
             };
+            if concerns {
+                out.extend(parameters_capped(d, &code, &prose, &topic, (&name, bound)));
+            }
             let last = &code[d.last];
             if !concerns || last.first().map(String::as_str) != Some("return") {
                 continue;
@@ -1582,6 +1587,27 @@ fn caps_never_applied(lines: &[&str], defs: &[Def]) -> Vec<(usize, String)> {
         }
     }
     out
+}
+
+/// In a function a cap `(name, bound)` concerns whose body never reads it, each parameter it is named for (a word
+/// of its `topic`: `tables` for `MAX_TABLES`) capped first in the body (`tables = min(tables, MAX_TABLES)`).
+fn parameters_capped(
+    d: &Def,
+    code: &[Vec<String>],
+    prose: &[bool],
+    topic: &[&String],
+    (name, bound): (&String, &str),
+) -> Vec<(usize, String)> {
+    if d.body.iter().any(|&b| code[b].contains(name)) {
+        return Vec::new();
+    }
+    let mut named: Vec<&String> = d.params.iter().filter(|p| topic.contains(p)).collect();
+    named.sort();
+    let at = counterparts::body_start(d, prose);
+    named
+        .into_iter()
+        .filter_map(|p| at.map(|at| (at, format!("{}{p} = {bound}({p}, {name})", d.indent))))
+        .collect()
 }
 
 /// The module constants assigned at the top level of `lines` and read nowhere else: (0-based line, name, value).
@@ -2877,6 +2903,18 @@ mod tests {
             lines_of(text, &[], None),
             [(2, "    key = key.replace(\"é value\", \"e\")".into())]
         );
+    }
+
+    #[test]
+    fn a_parameter_a_cap_is_named_for_is_capped_first() {
+        let text = "MAX_TABLES = 3\nPRICE = 25\n\n\ndef fee(tables, electric=False):\n    \"\"\"The fee; nobody is given more than MAX_TABLES tables.\"\"\"\n    fee = tables * PRICE\n    return round(fee, 2)\n\n\ndef given(bookings):\n    return sum(min(b, MAX_TABLES) for b in bookings)\n";
+        inserts(text, 6, "    tables = min(tables, MAX_TABLES)");
+        // Read in the body already: nothing.
+        let read = text.replace(
+            "fee = tables * PRICE",
+            "fee = min(tables, MAX_TABLES) * PRICE",
+        );
+        never_inserts(&read, "tables = min(tables");
     }
 
     #[test]

@@ -288,6 +288,9 @@ pub struct Names {
     /// The file's top-level functions whose parameters are all plain names (no defaults, no `*`), each with them
     /// in order: a call that passes a name one of them is named for in another's place ([`arguments_by_name`]).
     pub signatures: Vec<(String, Vec<String>)>,
+    /// The file's top-level functions, each with the names of all its parameters (defaults dropped, no `*` ones):
+    /// a parameter never read passed on by name to a call of one that takes it ([`unread_passed_on`]).
+    pub parameter_names: Vec<(String, Vec<String>)>,
 }
 
 /// The instance attributes the code tokens of a file set (`self.NAME = ...`) and never read anywhere: every
@@ -316,16 +319,119 @@ fn attributes_never_read(code: &[(usize, Vec<String>)]) -> Vec<String> {
 
 /// The top-level functions of a file whose parameters are all plain names, with them in order ([`Names::signatures`]).
 fn signatures(text: &str) -> Vec<(String, Vec<String>)> {
+    def_headers(text)
+        .filter(|(_, params)| params.len() >= 2 && params.iter().all(|p| super::is_identifier(p)))
+        .collect()
+}
+
+/// Each top-level `def` line's name and its parameters as written (`spare=True`), in order.
+fn def_headers(text: &str) -> impl Iterator<Item = (String, Vec<String>)> + '_ {
     text.lines()
         .filter_map(|l| l.strip_prefix("def "))
         .filter_map(|l| {
             let (name, rest) = l.split_once('(')?;
             let (params, _) = rest.split_once(')')?;
-            let params: Vec<String> = params.split(',').map(|p| p.trim().to_string()).collect();
-            let plain = params.len() >= 2 && params.iter().all(|p| super::is_identifier(p));
-            plain.then(|| (name.trim().to_string(), params))
+            let params = params.split(',').map(|p| p.trim().to_string()).collect();
+            Some((name.trim().to_string(), params))
+        })
+}
+
+/// In an f-string that shows a whole count of a unit (`{total // 60 % 24:02d}`), another field's plain name for the
+/// rest the unit leaves (`{mins:02d}` to `{total % 60:02d}`): the clock's minutes taken from the start, not the
+/// total.
+fn remainder_fields(line: &str) -> Vec<String> {
+    if !(line.contains("f\"") || line.contains("f'")) {
+        return Vec::new();
+    }
+    let ident = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let mut units: Vec<(String, String)> = Vec::new();
+    for (i, _) in line.match_indices("//") {
+        let before = line[..i].trim_end();
+        let x: String = before
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let after = line[i + 2..].trim_start();
+        let n: String = after
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let named = ident(&x) && !x.starts_with(|c: char| c.is_ascii_digit());
+        if named && ident(&n) && !units.contains(&(x.clone(), n.clone())) {
+            units.push((x, n));
+        }
+    }
+    let mut out = Vec::new();
+    for (i, _) in line.match_indices('{') {
+        let rest = &line[i + 1..];
+        let b: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let ends = rest[b.len()..].starts_with([':', '}']);
+        if !ident(&b) || !ends || b.starts_with(|c: char| c.is_ascii_digit()) {
+            continue;
+        }
+        for (x, n) in units.iter().filter(|(x, n)| *x != b && *n != b) {
+            out.push(format!("{}{{{x} % {n}{}", &line[..i], &rest[b.len()..]));
+        }
+    }
+    out
+}
+
+/// The file's top-level functions with the names of all their parameters ([`Names::parameter_names`]).
+fn parameter_names(text: &str) -> Vec<(String, Vec<String>)> {
+    def_headers(text)
+        .map(|(name, params)| {
+            let names = params
+                .iter()
+                .filter_map(|p| p.split([':', '=']).next().map(str::trim))
+                .filter(|p| super::is_identifier(p))
+                .map(str::to_string)
+                .collect();
+            (name, names)
         })
         .collect()
+}
+
+/// A parameter the function never reads ([`Names::unread`]) that a call on the line of the file's own function
+/// takes by that name and is not given: passed on by name (`metres_needed(pattern_metres)` to
+/// `metres_needed(pattern_metres, spare=spare)`).
+fn unread_passed_on(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let mut out = Vec::new();
+    let called = |k: usize| text(k + 1) == "(" && (k == 0 || !matches!(text(k - 1), "." | "def"));
+    for k in (0..toks.len()).filter(|&k| called(k)) {
+        let Some((_, params)) = names.parameter_names.iter().find(|(n, _)| n == text(k)) else {
+            continue;
+        };
+        // The call's closing bracket.
+        let mut depth = 0usize;
+        let Some(close) = (k + 1..toks.len()).find(|&i| {
+            match text(i) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        }) else {
+            continue;
+        };
+        let given: Vec<&str> = (k + 2..close).map(text).collect();
+        for u in names.unread.iter().filter(|u| params.contains(u)) {
+            if given.contains(&u.as_str()) {
+                continue;
+            }
+            let at = toks[close].start;
+            let sep = if close == k + 2 { "" } else { ", " };
+            out.push(format!("{}{sep}{u}={u}{}", &line[..at], &line[at..]));
+        }
+    }
+    out
 }
 
 /// A call of the file's own function whose arguments are plain names, some of them named as a parameter other than
@@ -454,6 +560,7 @@ impl Names {
             sums: Vec::new(),
             unset_reads: attributes_never_read(&code),
             signatures: signatures(text),
+            parameter_names: parameter_names(text),
             offsets: offsets(text),
             compared: picked(text, |line, toks, k| {
                 let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
@@ -1979,7 +2086,9 @@ fn reshaped(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
             .chain(keys_named_as_table(line, toks))
             .chain(directives_swapped(line, toks))
             .chain(twins_swapped(line, toks, &names.locals))
-            .chain(rounded_result(line, toks, names)),
+            .chain(rounded_result(line, toks, names))
+            .chain(unread_passed_on(line, toks, names))
+            .chain(remainder_fields(line)),
     );
     out
 }
@@ -2415,6 +2524,31 @@ pub fn said_numbers(task: &str) -> Vec<String> {
         };
         if !out.contains(&n) {
             out.push(n);
+        }
+    }
+    out
+}
+
+/// The words a task or its criteria set against another (`the condition of its vinyl, not its sleeve`, `vinyl
+/// rather than sleeve`, `X instead of Y`): the first of each pair, which a line that reads the second may have
+/// meant (a key the file itself never writes).
+pub fn contrasted(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let mut out: Vec<String> = Vec::new();
+    for marker in [", not ", " rather than ", " instead of "] {
+        for (i, _) in lower.match_indices(marker) {
+            let word: String = lower[..i]
+                .chars()
+                .rev()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let plain = word.len() >= 3 && word.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+            if plain && !out.contains(&word) {
+                out.push(word);
+            }
         }
     }
     out
@@ -5683,7 +5817,7 @@ pub fn probe(
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .map(str::to_lowercase)
             .collect(),
-        keys_said: keys_said(&spec.task),
+        keys_said: joined(keys_said(&spec.task), contrasted(&super::asked_text(spec))),
         none_said: spec.task.contains("None"),
         rounding: speaks_of_rounding(&spec.task),
         tried: HashSet::new(),
@@ -7945,6 +8079,42 @@ mod tests {
             &mut check,
         );
         (found, tried)
+    }
+
+    #[test]
+    fn a_word_set_against_another_is_a_key_to_try() {
+        assert_eq!(
+            contrasted(
+                "Priced on the grade of its vinyl, not its sleeve; weight rather than size. Not me, not it"
+            ),
+            ["vinyl", "weight"]
+        );
+    }
+
+    #[test]
+    fn a_clock_field_shows_the_rest_the_whole_count_of_its_unit_leaves() {
+        let line = "    return f\"{total // 60 % 24:02d}:{mins:02d}\"";
+        assert_eq!(
+            remainder_fields(line),
+            ["    return f\"{total // 60 % 24:02d}:{total % 60:02d}\""]
+        );
+        // No f-string, or no whole count: nothing.
+        assert!(remainder_fields("    return total // 60, mins").is_empty());
+        assert!(remainder_fields("    return f\"{hours:02d}:{mins:02d}\"").is_empty());
+    }
+
+    #[test]
+    fn a_parameter_never_read_is_passed_on_to_a_call_that_takes_it() {
+        let text = "def metres(pattern, spare=True):\n    return pattern * (1.1 if spare else 1)\n\n\ndef skeins(pattern, weight, spare=True):\n    m = metres(pattern)\n    return m / weight\n";
+        let names = Names::of(text).at(text, 6);
+        let got = of_line("    m = metres(pattern)", &names);
+        assert!(
+            got.contains(&"    m = metres(pattern, spare=spare)".to_string()),
+            "{got:?}"
+        );
+        // Given already: nothing more.
+        let got = of_line("    m = metres(pattern, spare)", &names);
+        assert!(!got.iter().any(|m| m.contains("spare=spare")), "{got:?}");
     }
 
     #[test]

@@ -546,6 +546,7 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
     defs: &[Def],
 ) -> Vec<(usize, String)> {
     let mut out = Vec::new();
+    let prose = super::super::prose_lines(&lines.join("\n"));
     for init in defs.iter().filter(|d| d.name == "__init__") {
         for &b in &init.body {
             let code = code_of(lines[b]);
@@ -602,6 +603,14 @@ pub(in crate::locate_rank) fn attribute_counts_never_counted(
                     })
                 });
                 let added = added.or_else(|| m.params.iter().find(|p| *p == attr));
+                // Or the one parameter of a method whose body is only its docstring (`record_payment(self,
+                // amount)` over `"""Record money received."""`: `self.paid += amount`).
+                let stub = m.body.iter().all(|&b| prose.get(b) == Some(&true));
+                let only: Vec<&String> = m.params.iter().filter(|p| *p != "self").collect();
+                let added = added.or(match only.as_slice() {
+                    [p] if stub => Some(*p),
+                    _ => None,
+                });
                 if let (Some(p), Some(&last)) = (added, m.body.last()) {
                     let returns =
                         first_word(lines[last]) == "return" && indent_of(lines[last]) == m.indent;
@@ -1619,6 +1628,22 @@ pub(in crate::locate_rank) fn records_never_kept(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{offers, untold as lines_of};
+
+    #[test]
+    fn a_method_left_as_its_docstring_adds_its_one_parameter_to_a_count_never_changed() {
+        let text = "class Log:\n    def __init__(self):\n        self.visits = []\n        self.paid = 0.0\n\n    def record_payment(self, amount):\n        \"\"\"Record money received from the client.\"\"\"\n\n    def owed(self):\n        return sum(self.visits) - self.paid\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(7, "        self.paid += amount".to_string())),
+            "{got:?}"
+        );
+        // A method with a body of its own is no stub.
+        let body = text.replace(
+            "from the client.\"\"\"\n",
+            "from the client.\"\"\"\n        print(amount)\n",
+        );
+        assert!(!offers(&body, "self.paid += amount"));
+    }
 
     #[test]
     fn a_count_started_at_zero_point_zero_is_given_the_parameter_of_its_name() {

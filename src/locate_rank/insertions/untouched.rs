@@ -101,9 +101,14 @@ pub(in crate::locate_rank) fn results_never_gathered(
                             .chain(tuples_read_after(after, name, &computed, &targets))
                             .chain(computed.iter().chain(&targets).take(MAX_GATHERED).cloned())
                             .chain(helper_made(lines, defs, d, &targets));
-                        out.extend(
-                            gathered.map(|x| (end, format!("{indent}{name}.{method}({x})"))),
-                        );
+                        // A `while` loop steps its name last: what it gathers comes first in its block.
+                        let header = (head == Some("while")).then_some(d.body[k]);
+                        let made: Vec<String> = gathered
+                            .map(|x| format!("{indent}{name}.{method}({x})"))
+                            .collect();
+                        for at in header.into_iter().chain([end]) {
+                            out.extend(made.iter().map(|l| (at, l.clone())));
+                        }
                         continue;
                     }
                     if zero_start(&value, lines[d.body[j]]) {
@@ -1201,6 +1206,20 @@ mod tests {
         // The parameter read already: nothing of the kind.
         let read = text.replace("food(day)", "food(lost)");
         assert!(!offers(&read, "min(lost, cap)"));
+    }
+
+    #[test]
+    fn a_while_loop_gathers_what_it_steps_first_in_its_block() {
+        let text = "def days(every, last, start=1):\n    \"\"\"The days to mist on.\"\"\"\n    out = []\n    day = start\n    while day <= last:\n        day += every\n    return out\n";
+        let got = lines_of(text);
+        assert!(
+            got.contains(&(5, "        out.append(day)".to_string())),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(6, "        out.append(day)".to_string())),
+            "{got:?}"
+        );
     }
 
     #[test]
