@@ -336,6 +336,26 @@ fn def_headers(text: &str) -> impl Iterator<Item = (String, Vec<String>)> + '_ {
         })
 }
 
+/// The run of word characters (letters, digits, `_`) that `text` ends with.
+fn word_ending(text: &str) -> &str {
+    let start = text
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphanumeric() || *c == '_')
+        .last()
+        .map_or(text.len(), |(i, _)| i);
+    &text[start..]
+}
+
+/// The run of word characters (letters, digits, `_`) that `text` starts with.
+fn word_starting(text: &str) -> &str {
+    let end = text
+        .char_indices()
+        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
+        .map_or(text.len(), |(i, _)| i);
+    &text[..end]
+}
+
 /// In an f-string that shows a whole count of a unit (`{total // 60 % 24:02d}`), another field's plain name for the
 /// rest the unit leaves (`{mins:02d}` to `{total % 60:02d}`): the clock's minutes taken from the start, not the
 /// total.
@@ -347,19 +367,8 @@ fn remainder_fields(line: &str) -> Vec<String> {
     let mut units: Vec<(String, String)> = Vec::new();
     for (i, _) in line.match_indices("//") {
         let before = line[..i].trim_end();
-        let x: String = before
-            .chars()
-            .rev()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        let after = line[i + 2..].trim_start();
-        let n: String = after
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
+        let x = word_ending(before).to_string();
+        let n = word_starting(line[i + 2..].trim_start()).to_string();
         let named = ident(&x) && !x.starts_with(|c: char| c.is_ascii_digit());
         if named && ident(&n) && !units.contains(&(x.clone(), n.clone())) {
             units.push((x, n));
@@ -368,12 +377,9 @@ fn remainder_fields(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     for (i, _) in line.match_indices('{') {
         let rest = &line[i + 1..];
-        let b: String = rest
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
+        let b = word_starting(rest);
         let ends = rest[b.len()..].starts_with([':', '}']);
-        if !ident(&b) || !ends || b.starts_with(|c: char| c.is_ascii_digit()) {
+        if !ident(b) || !ends || b.starts_with(|c: char| c.is_ascii_digit()) {
             continue;
         }
         for (x, n) in units.iter().filter(|(x, n)| *x != b && *n != b) {
@@ -2537,14 +2543,7 @@ pub fn contrasted(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for marker in [", not ", " rather than ", " instead of "] {
         for (i, _) in lower.match_indices(marker) {
-            let word: String = lower[..i]
-                .chars()
-                .rev()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
+            let word = word_ending(&lower[..i]).to_string();
             let plain = word.len() >= 3 && word.chars().all(|c| c.is_ascii_lowercase() || c == '_');
             if plain && !out.contains(&word) {
                 out.push(word);
