@@ -251,14 +251,8 @@ pub fn probe_many(
                 };
                 let mut tried = twins::mutants(files, &all, &verdicts, first, (added, changed));
                 let near = tried.len();
-                // Then the rest the first run never reached (it stops at the first pass), in its order.
-                let rest = all
-                    .iter()
-                    .zip(&verdicts)
-                    .filter(|(m, v)| v.is_none() && !tried.contains(m))
-                    .map(|(m, _)| m.clone())
-                    .take(MAX_REST)
-                    .collect::<Vec<_>>();
+                // Then the rest, in the probe's order (`rest`).
+                let rest = rest(&all, &verdicts, &tried, MAX_REST);
                 tried.extend(rest);
                 let second = if tried.is_empty() {
                     None
@@ -298,6 +292,31 @@ pub fn probe_many(
         further,
         any: !all.is_empty(),
     }
+}
+
+/// The mutants of `all` the second run tries after those near the first pass (`tried`), in the probe's order,
+/// each at most once: those the first run never reached (it stops at its first pass), and those past its first
+/// pass that it reached and saw pass too. Two children run at once, so how far past its first pass the first run
+/// got is timing; the window of `max` counts every mutant past it, run or not, so what is tried, and the places
+/// found, are not.
+fn rest(
+    all: &[(String, String)],
+    verdicts: &[Option<bool>],
+    tried: &[(String, String)],
+    max: usize,
+) -> Vec<(String, String)> {
+    let first = verdicts.iter().position(|v| *v == Some(true));
+    all.iter()
+        .zip(verdicts)
+        .enumerate()
+        .filter(|(k, (m, v))| {
+            let past = first.is_some_and(|f| *k > f);
+            (past || v.is_none()) && !tried.contains(m)
+        })
+        .take(max)
+        .filter(|(_, (_, v))| **v != Some(false))
+        .map(|(_, (m, _))| m.clone())
+        .collect()
 }
 
 /// One run of the prober: the mutants it was handed and its verdicts on them.
@@ -495,6 +514,31 @@ mod tests {
         // A number changed on line 2 (`step = 2`): not further; an operator changed on line 3: further.
         let changed = |line| found.further.iter().any(|f| f.line == line && !f.insert);
         assert!(!changed(2) && changed(3), "{:?}", found.further);
+    }
+
+    #[test]
+    fn the_rest_tried_again_does_not_hang_on_how_far_the_first_run_got_past_its_first_pass() {
+        let all: Vec<(String, String)> = (0..7).map(|k| ("m.py".into(), k.to_string())).collect();
+        let tried = [all[2].clone()];
+        let texts = |r: Vec<(String, String)>| r.into_iter().map(|(_, t)| t).collect::<Vec<_>>();
+        // 0 was never reached in its time; 1 passed first; 2 is its twin, tried already.
+        let stopped = [None, Some(true), None, None, None, None, None];
+        assert_eq!(texts(rest(&all, &stopped, &tried, 3)), ["0", "3", "4"]);
+        // The first run got past its first pass: 3 passed too and 4 failed. 3 is tried again, 4 is not, and the
+        // window still ends at 4, not at 5.
+        let further = [
+            None,
+            Some(true),
+            Some(false),
+            Some(true),
+            Some(false),
+            None,
+            None,
+        ];
+        assert_eq!(texts(rest(&all, &further, &tried, 3)), ["0", "3"]);
+        // Nothing passed: only what was never reached.
+        let none = [Some(false), None, Some(false), None, None, None, None];
+        assert_eq!(texts(rest(&all, &none, &[], 2)), ["1", "3"]);
     }
 
     #[test]
