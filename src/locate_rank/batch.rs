@@ -332,7 +332,8 @@ fn live_first(
     mut fixed: Vec<Fixed>,
     runs: [Run<'_>; 2],
 ) -> Vec<Fixed> {
-    // What each place's first passing mutant did: left a local unread, or turned an order round.
+    // What each place's first passing mutant did: left a local unread, turned an order round, or took a slice
+    // from the other end (`scores[-3:]` for `scores[:3]`).
     let workaround = |f: &Fixed| {
         let before = files.get(&f.path).and_then(Option::as_ref);
         let text = runs
@@ -342,18 +343,21 @@ fn live_first(
             (Some(pre), Some(text)) => (
                 twins::leaves_unread(&pre.text, text),
                 twins::order_turned(&pre.text, text),
+                twins::slice_mirrored(&pre.text, text),
             ),
-            _ => (false, false),
+            _ => (false, false, false),
         }
     };
     let Some(first) = fixed.first().cloned() else {
         return fixed;
     };
-    let (dead, turned) = workaround(&first);
-    // An order turned round gives way only to a place further on in its file, where the order is read.
+    let (dead, turned, _) = workaround(&first);
+    // An order turned round gives way only to a place further on in its file, where the order is read; not to a
+    // slice of the first few taken from the other end, the same fix read the other way (`sorted(...,
+    // reverse=True)` then `[:3]` is how the best three are written).
     let live = |f: &Fixed| {
-        let (d, t) = workaround(f);
-        !d && !t && (dead || (f.path == first.path && f.line > first.line))
+        let (d, t, m) = workaround(f);
+        !d && !t && (dead || (f.path == first.path && f.line > first.line && !m))
     };
     if (dead || turned)
         && let Some(k) = fixed.iter().position(live)

@@ -192,6 +192,7 @@ const UNTOLD: &[Kind] = &[
     stored::numbers_never_handed_on,
     stored::thresholds_never_spent,
     stored::units_never_used,
+    stored::entries_never_used,
     stored::resets_left_out,
     stored::latest_never_kept,
     stored::taken_never_reset,
@@ -540,7 +541,7 @@ fn first_word(line: &str) -> String {
 }
 
 /// Whether a line ends its block's flow: what follows it in the block never runs.
-fn ends_flow(line: &str) -> bool {
+pub(super) fn ends_flow(line: &str) -> bool {
     matches!(
         first_word(line).as_str(),
         "return" | "raise" | "continue" | "break"

@@ -2586,6 +2586,50 @@ pub fn keys_said(task: &str) -> Vec<String> {
     out
 }
 
+/// Each two neighbouring words of a text, lower-cased, in order (`share of the game's resale price`: `("resale",
+/// "price")` among them): what [`keys_spoken`] reads keys from.
+pub fn word_pairs(text: &str) -> Vec<(String, String)> {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .map(|w| (w[0].to_string(), w[1].to_string()))
+        .collect()
+}
+
+/// The keys a task speaks of in words where the file writes a key of two words that shares the last of them
+/// (`resale price` beside the file's `original_price`): `resale_price`, which a line reading `original_price` may
+/// have meant, a key the file itself never writes. Each once, in the order of the file's keys.
+pub fn keys_spoken(pairs: &[(String, String)], file_keys: &[String]) -> Vec<String> {
+    const FUNCTION_WORDS: &[&str] = &[
+        "their", "your", "this", "that", "with", "from", "than", "what", "when", "which", "each",
+        "every", "into", "over", "only", "whose", "they",
+    ];
+    let mut out: Vec<String> = Vec::new();
+    for key in file_keys {
+        let Some((first, last)) = key.split_once('_') else {
+            continue;
+        };
+        if last.contains('_') || first.is_empty() || last.is_empty() {
+            continue;
+        }
+        for (x, y) in pairs {
+            let word = x.len() >= 4
+                && x.chars().all(|c| c.is_ascii_lowercase())
+                && !FUNCTION_WORDS.contains(&x.as_str());
+            let made = format!("{x}_{last}");
+            if y == last && x != first && word && !file_keys.contains(&made) && !out.contains(&made)
+            {
+                out.push(made);
+            }
+        }
+    }
+    out
+}
+
 /// The factors that convert each unit (a word of a task or of a line's names) to the next larger or smaller one.
 const UNITS: &[(&[&str], &[&str])] = &[
     (
@@ -5817,6 +5861,7 @@ pub fn probe(
             .map(str::to_lowercase)
             .collect(),
         keys_said: joined(keys_said(&spec.task), contrasted(&super::asked_text(spec))),
+        spoken: word_pairs(&super::asked_text(spec)),
         none_said: spec.task.contains("None"),
         rounding: speaks_of_rounding(&spec.task),
         tried: HashSet::new(),
@@ -5887,6 +5932,8 @@ struct Probe<'a, 'c> {
     units: Vec<String>,
     task_words: HashSet<String>,
     keys_said: Vec<String>,
+    /// The task's and its criteria's neighbouring words ([`keys_spoken`]).
+    spoken: Vec<(String, String)>,
     none_said: bool,
     /// Whether the task speaks of pence or decimals ([`Names::rounds_to`]).
     rounding: bool,
@@ -5968,7 +6015,8 @@ impl Probe<'_, '_> {
             .cloned()
             .collect();
         let file_keys = std::mem::take(&mut names.keys);
-        names.keys = joined(self.keys_said.clone(), file_keys);
+        let spoken = keys_spoken(&self.spoken, &file_keys);
+        names.keys = joined(joined(self.keys_said.clone(), spoken), file_keys);
         names
     }
 
@@ -6473,6 +6521,14 @@ mod tests {
             "annual_rent({'width': 5, 'length': 10, \"tap\": True}) can't be 33.25; {'x' is no key";
         assert_eq!(keys_said(task), ["width", "length", "tap"]);
         assert!(keys_said("plan_week('herbs', '2024-07-01') lists 'a', 'b'").is_empty());
+        // A key of two words the task speaks of, beside a file's key that shares the last of them.
+        let pairs =
+            word_pairs("Credit is a share of the game's resale price, never its original price.");
+        let file = ["original_price".to_string(), "title".to_string()];
+        assert_eq!(keys_spoken(&pairs, &file), ["resale_price"]);
+        // Not the file's own key again, nor a function word, nor a key of one word.
+        let pairs = word_pairs("their price and the original price");
+        assert!(keys_spoken(&pairs, &file).is_empty());
     }
 
     #[test]

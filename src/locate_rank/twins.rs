@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::failing::Fixed;
-use super::insertions::with_inserted;
+use super::insertions::{ends_flow, with_inserted};
 use super::mutants::with_line;
 use super::without_strings;
 use crate::patch::PreImage;
@@ -216,6 +216,64 @@ pub(super) fn order_turned(before: &str, after: &str) -> bool {
     ["reverse=True", "reversed(", "[::-1]", ".reverse()"]
         .iter()
         .any(|n| count(after, n) > count(before, n))
+        || sign_turned(before, after)
+}
+
+/// Whether the change from `before` to `after` only takes one slice of a line's first items from the other end
+/// (`scores[:3]` to `scores[-3:]`, or back): the mirror of an order turned round before it.
+pub(super) fn slice_mirrored(before: &str, after: &str) -> bool {
+    let (old, new): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+    if old.len() != new.len() {
+        return false;
+    }
+    let mut changed = (0..old.len()).filter(|&k| old[k] != new[k]);
+    let (Some(k), None) = (changed.next(), changed.next()) else {
+        return false;
+    };
+    let mirrored = |was: &str, now: &str| {
+        was.match_indices("[:").any(|(i, _)| {
+            let Some(len) = was[i..].find(']') else {
+                return false;
+            };
+            let n = &was[i + 2..i + len];
+            let plain = !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_');
+            plain && now == format!("{}[-{n}:]{}", &was[..i], &was[i + len + 1..])
+        })
+    };
+    mirrored(old[k], new[k]) || mirrored(new[k], old[k])
+}
+
+/// Whether the change from `before` to `after` turns one `+` of a line into `-` where the line adds to a name
+/// (`totals[species] = totals.get(species, 0) - grams`, `score -= points`) that a later line orders by (`min(`,
+/// `max(`, `sorted(`, `.sort(`): the values come out negated, so the order is turned round (`min` then finds the
+/// largest), a workaround where the later line's own fix (`max`) is the usual one.
+fn sign_turned(before: &str, after: &str) -> bool {
+    let (old, new): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+    if old.len() != new.len() {
+        return false;
+    }
+    let mut changed = (0..old.len()).filter(|&k| old[k] != new[k]);
+    let (Some(k), None) = (changed.next(), changed.next()) else {
+        return false;
+    };
+    let (was, now) = (old[k], new[k]);
+    let (w, n) = (was.as_bytes(), now.as_bytes());
+    let one_plus = n.len() == w.len()
+        && (0..w.len())
+            .any(|i| w[i] == b'+' && n[i] == b'-' && w[..i] == n[..i] && w[i + 1..] == n[i + 1..]);
+    let target: String = was
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    one_plus
+        && !target.is_empty()
+        && old[k + 1..].iter().any(|l| {
+            l.contains(target.as_str())
+                && ["min(", "max(", "sorted(", ".sort("]
+                    .iter()
+                    .any(|o| l.contains(o))
+        })
 }
 
 /// The line the first pass wrote: the line it inserted, or the line it changed to, as the mutant's text holds it.
@@ -236,7 +294,8 @@ pub(super) fn passed_line<'a>(
 /// The mutants to try at the places next to `first`, where the first mutant passed (`added`: the line it
 /// inserted, if it inserted one; `changed`: the line it changed to, if it changed one): that line moved one place
 /// up and one down, the same normalisation written the other ways ([`normalisation_twins`]), a normalisation
-/// where a name is read written where it is bound ([`upstream_twins`]), then the probe's own mutants of those
+/// where a name is read written where it is bound ([`upstream_twins`]), a fresh start past the block that only
+/// tests the name ([`past_its_test`]), then the probe's own mutants of those
 /// places that its run never reached (it stops at the first pass), in its order.
 pub(super) fn mutants(
     files: &BTreeMap<String, Option<PreImage>>,
@@ -274,6 +333,9 @@ pub(super) fn mutants(
             push(&mut out, written(twin));
         }
         if let Some((after, line)) = ordered_after_loop(&lines, first.line, added) {
+            push(&mut out, with_inserted(before, after, &line));
+        }
+        if let Some((after, line)) = past_its_test(&lines, first.line, added) {
             push(&mut out, with_inserted(before, after, &line));
         }
         for after in [first.line.checked_sub(1), Some(first.line + 1)]
@@ -523,7 +585,8 @@ fn near(first: &Fixed, (line, insert): (usize, bool)) -> bool {
 /// names the collection where a twin gathers it just after the line that makes it, or it sorted a list inside the
 /// loop that grows it where a twin sorts it after the loop ([`ordered_after_loop`]), or it changed a line to wrap
 /// or sort what it assigns where the same made as a line of its own after it passed too ([`wrapped`],
-/// [`sorted_whole`]). A value worked out on a line of its own just before
+/// [`sorted_whole`]), or it started a name afresh inside the block of an `if` that only tests that name where
+/// the same just past that block passed too ([`past_its_test`]). A value worked out on a line of its own just before
 /// its `return` and the same value folded into the `return` rank as they passed: sets of tasks written blind put
 /// the fix either way.
 pub(super) fn ordered(
@@ -575,7 +638,15 @@ pub(super) fn ordered(
             && changed.is_some_and(|c| {
                 wrapped(&lines, first.line, c) || sorted_whole(&lines, first.line, c)
             });
-        t.path == first.path && (update || made || skipped || gathered || whole || unfolded)
+        // A collection or a count started afresh inside the block that only tests it (`if houses:`) where the
+        // same just past that block, where the group changes whatever it held, passed too.
+        let unguarded = t.insert
+            && first.insert
+            && added
+                .and_then(|a| past_its_test(&lines, first.line, a))
+                .is_some_and(|(after, _)| after == t.line);
+        t.path == first.path
+            && (update || made || skipped || gathered || whole || unfolded || unguarded)
     });
     // An update the first pass made before a guard that may still refuse (`if amount > self.balance: raise`):
     // the latest twin past it, where the update no longer happens for a refused call.
@@ -596,6 +667,32 @@ pub(super) fn ordered(
         out.insert(0, twin);
     }
     out
+}
+
+/// Where `added`, inserted after the 1-based line `at`, starts a name afresh (`houses = []`, `total = 0`) at the
+/// end of the block of an `if` that only tests that name (`if houses:`), the same just past that block, where the
+/// group changes whatever the name held: after the next line at the `if`'s own depth (`current = street`), as a
+/// 1-based line to insert after and the line at that depth.
+fn past_its_test(lines: &[&str], at: usize, added: &str) -> Option<(usize, String)> {
+    let depth = |l: &str| l.len() - l.trim_start().len();
+    let (name, value) = added.trim().split_once(" = ")?;
+    let fresh = ["[]", "{}", "0", "0.0", "\"\"", "set()"].contains(&value.trim());
+    if !fresh || !identifier(name) || at == 0 || at > lines.len() {
+        return None;
+    }
+    // The `if` whose block the insertion ends: the nearest line above shallower than the added line.
+    let h = (0..at)
+        .rev()
+        .find(|&k| !lines[k].trim().is_empty() && depth(lines[k]) < depth(added))?;
+    let header = lines[h].trim();
+    if header != format!("if {name}:") && header != format!("if len({name}):") {
+        return None;
+    }
+    let next = (at..lines.len()).find(|&k| !lines[k].trim().is_empty())?;
+    let code = lines[next].trim_end();
+    let own = depth(code) == depth(lines[h]) && !code.ends_with(':') && !ends_flow(code);
+    let indent = &lines[h][..depth(lines[h])];
+    own.then(|| (next + 1, format!("{indent}{}", added.trim())))
 }
 
 /// Whether a `raise` or a `return` in a block deeper than `depth` stands in the 1-based lines after `from` up to
@@ -1171,6 +1268,41 @@ mod tests {
     }
 
     #[test]
+    fn a_fresh_start_inside_the_block_that_only_tests_the_name_ranks_behind_the_same_past_that_block()
+     {
+        let runs = "def group(stops):\n    runs = []\n    current = None\n    houses = []\n    for street, house in stops:\n        if street != current:\n            if houses:\n                runs.append((current, houses))\n            current = street\n        houses.append(house)\n    return runs\n";
+        let added = "                houses = []";
+        // The twin past the block: after `current = street`, at the `if`'s depth.
+        let lines: Vec<&str> = runs.lines().collect();
+        let past = Some((9, "            houses = []".to_string()));
+        assert_eq!(past_its_test(&lines, 8, added), past);
+        assert_eq!(
+            past_its_test(&lines, 8, "                houses = list(runs)"),
+            None
+        );
+        // `houses = []` passed after line 8, inside `if houses:`, and just past that block, after line 9.
+        let order = ordered(
+            &file(runs),
+            &at(8, true),
+            (Some(added), None),
+            vec![at(9, true)],
+        );
+        assert_eq!(order, [at(9, true), at(8, true)]);
+        // Not a fresh start, or a block that tests something else: the first pass stays first.
+        let other = (Some("                houses = houses[1:]"), None);
+        let order = ordered(&file(runs), &at(8, true), other, vec![at(9, true)]);
+        assert_eq!(order, [at(8, true), at(9, true)]);
+        let tested = runs.replace("if houses:", "if len(runs) < 9:");
+        let order = ordered(
+            &file(&tested),
+            &at(8, true),
+            (Some(added), None),
+            vec![at(9, true)],
+        );
+        assert_eq!(order, [at(8, true), at(9, true)]);
+    }
+
+    #[test]
     fn a_guard_that_only_skips_turned_round_ranks_behind_the_line_its_block_was_missing() {
         let spell = "def longest(readings):\n    best = run = 0\n    for mm in readings:\n        if mm >= DRY:\n            continue\n        run += 1\n        best = max(best, run)\n    return best\n";
         // `if mm < DRY:` passed at line 4, and `run = 0` inserted after it: the insertion first.
@@ -1235,6 +1367,22 @@ mod tests {
         ));
         // Reading the other end, or sorting, is no order turned.
         assert!(!order_turned(before, &before.replace("[-1]", "[0]")));
+        // A slice of the first items taken from the other end, either way: mirrored; another index is not.
+        let best = "def best(xs):\n    scores = sorted(xs)\n    return sum(scores[:3])\n";
+        assert!(slice_mirrored(best, &best.replace("[:3]", "[-3:]")));
+        assert!(slice_mirrored(&best.replace("[:3]", "[-3:]"), best));
+        assert!(!slice_mirrored(best, &best.replace("[:3]", "[1:]")));
+        assert!(!slice_mirrored(best, &best.replace("[:3]", "[:-3]")));
+        // Values added up negated where a later line takes the least of them: the order turned too.
+        let totals = "def most(finds):\n    totals = {}\n    for s, g in finds:\n        totals[s] = totals.get(s, 0) + g\n    return min(totals, key=totals.get)\n";
+        let negated = totals.replace(") + g", ") - g");
+        assert!(order_turned(totals, &negated));
+        let stepped = totals.replace("] = totals.get(s, 0) + g", "] += g");
+        assert!(order_turned(&stepped, &stepped.replace("+=", "-=")));
+        // Not where nothing later orders by them, nor a `-` turned into `+`.
+        let kept = totals.replace("min(totals, key=totals.get)", "totals");
+        assert!(!order_turned(&kept, &kept.replace(") + g", ") - g")));
+        assert!(!order_turned(&negated, totals));
         assert!(!order_turned(
             before,
             &before.replace("    return", "    dates.sort()\n    return")

@@ -4,7 +4,8 @@
 //! at each depth a new line may stand there. The statements are made of the function's own names, by what the
 //! function does with them:
 //! - a list it builds (`x = []`, `.append`, `.extend`, `sorted(...)`, `.split(...)`): `x.sort()`, `x.reverse()`,
-//!   `x.sort(reverse=True)`, a list of pairs (`list(d.items())`) sorted by its second item either way or largest
+//!   `x.sort(reverse=True)`, a list of pairs (`list(d.items())`, or one a `for` line walks as pairs:
+//!   `for i, (name, _) in enumerate(ranked):`) sorted by its second item either way or largest
 //!   first with ties by the other item (`(-pair[0], pair[1])`), and
 //!   `x.append(v)` for the names of the loops around the place;
 //! - a set (`x = set()`, `.add`): `x.add(v)` for the names of the loops around the place;
@@ -264,6 +265,7 @@ impl Kinds {
                     _ => {}
                 }
             }
+            k.walked_as_pairs(&t);
             // `a, b = [p.strip() for p in line.split(";")]`: the parts of a text are texts.
             if let Some(eq) = t.iter().position(|x| x == "=")
                 && eq > 1
@@ -1698,6 +1700,41 @@ fn loop_names(lines: &[&str], code: &[usize], w: usize) -> Vec<String> {
     out
 }
 
+impl Kinds {
+    /// A list the `for` line of tokens `t` walks as pairs is a list of pairs: `ranked` of `for name, points in
+    /// ranked:` or of `for i, (name, _) in enumerate(ranked):`.
+    fn walked_as_pairs(&mut self, t: &[String]) {
+        if let Some(walked) = walked_as_pairs(t)
+            && self.lists.contains(&walked)
+        {
+            push_once(&mut self.pairs, &walked);
+        }
+    }
+}
+
+/// The list a `for` line walks as pairs: `ranked` of `for name, points in ranked:` or of `for i, (name, _) in
+/// enumerate(ranked):`.
+fn walked_as_pairs(t: &[String]) -> Option<String> {
+    if t.first()? != "for" {
+        return None;
+    }
+    let at = t.iter().position(|x| x == "in")?;
+    let (target, iter) = (&t[1..at], &t[at + 1..]);
+    let pair = |x: &[String]| x.len() == 3 && is_name(&x[0]) && x[1] == "," && is_name(&x[2]);
+    let walked = match iter {
+        [e, open, list, close, colon]
+            if e == "enumerate" && open == "(" && close == ")" && colon == ":" =>
+        {
+            let inner = target.get(3..target.len().checked_sub(1)?)?;
+            (target.len() == 7 && target[1] == "," && target[2] == "(" && pair(inner))
+                .then_some(list)
+        }
+        [list, colon] if colon == ":" => pair(target).then_some(list),
+        _ => None,
+    }?;
+    is_name(walked).then(|| walked.clone())
+}
+
 /// The statements for one place: the names `bound` there, `binds` those its line binds, `loops` the names of
 /// the loops around it, `ends` whether its block ends after it.
 fn statements(
@@ -2068,6 +2105,16 @@ mod tests {
         // A list that is not of pairs is sorted whole only.
         let names = seeds.replace("players.items()", "players");
         assert!(!at(&names, 2).iter().any(|(_, l)| l.contains("pair[1]")));
+        // A list a loop walks as pairs is of pairs too, counted or not.
+        for walk in [
+            "    for i, (name, _) in enumerate(ranked):\n        out[i % 2].append(name)\n",
+            "    for name, points in ranked:\n        out[points % 2].append(name)\n",
+        ] {
+            let pools = format!(
+                "def pools(teams):\n    ranked = list(teams)\n    out = [[], []]\n{walk}    return out\n"
+            );
+            assert!(has(&at(&pools, 2), 2, by_value), "{walk}");
+        }
 
         let find = "def find(name):\n    key = name.strip().lower()\n    return BOOK.get(key)\n";
         let got = at(find, 2);

@@ -15,7 +15,8 @@
 //! after its append), and an amount handed back from a kept place and never kept (`self.levels[item] = on_hand -
 //! qty` before `return on_hand - qty`), and an entry another method steps started again where a method reads it
 //! (`self.days_since[name] = 0`), and a count of units a method guards as run out and never lowers
-//! (`self.remaining -= 1`). Pure: lines in, lines out.
+//! (`self.remaining -= 1`), or an entry of a dict of counts it guards likewise (`self.passes[name] -= 1`). Pure:
+//! lines in, lines out.
 
 use super::super::{is_name, tokens};
 use super::{
@@ -970,29 +971,93 @@ pub(in crate::locate_rank) fn units_never_used(
             if !is_name(x) || attribute_changed(lines, [d], x) || lowered(x) {
                 continue;
             }
-            let depth = indent_of(lines[b]).len();
-            let block = block_below(lines, &d.body[k + 1..], depth);
-            let Some(&end) = block.last().filter(|&&e| ends_flow(lines[e])) else {
+            used_after_guard(lines, d, k, &format!("self.{x} -= 1"), &mut out);
+        }
+    }
+    out
+}
+
+/// Where a unit is `used` (`self.remaining -= 1`) after the guard on the `k`th line of `d`'s body, when the
+/// guard's block leaves: just before the method's closing `return` at its own depth (else at its end), and right
+/// after the guard's block; each once in `out`.
+fn used_after_guard(lines: &[&str], d: &Def, k: usize, used: &str, out: &mut Vec<(usize, String)>) {
+    let b = d.body[k];
+    let depth = indent_of(lines[b]).len();
+    let block = block_below(lines, &d.body[k + 1..], depth);
+    let Some(&end) = block.last().filter(|&&e| ends_flow(lines[e])) else {
+        return;
+    };
+    let line = format!("{}{used}", indent_of(lines[b]));
+    let own: Vec<usize> = d.body[k + 1..]
+        .iter()
+        .copied()
+        .filter(|&c| indent_of(lines[c]).len() == depth)
+        .collect();
+    let closing = match own.last() {
+        Some(&r) if code_of(lines[r]).trim_start().starts_with("return") => {
+            d.body.iter().rev().find(|&&c| c < r).copied()
+        }
+        Some(_) => d.body.last().copied(),
+        None => None,
+    };
+    for at in closing.into_iter().chain([end]) {
+        if !out.contains(&(at, line.clone())) {
+            out.push((at, line.clone()));
+        }
+    }
+}
+
+/// An entry of a dict of counts an object keeps (`self.passes[name]`) that a method guards as run out, alone or
+/// among other conditions (`if self.is_full() or self.passes.get(name, 0) < 1: return False`, `self.passes[name]
+/// <= 0`, `== 0`), where no method lowers an entry and another adds to one (`self.passes[name] += 1`): one unit
+/// used (`self.passes[name] -= 1`) just before the method's closing `return` at its own depth (else at its end),
+/// and right after the guard's block.
+pub(in crate::locate_rank) fn entries_never_used(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    // Whether a method writes an entry of `self.x` with an operator that `lowers` (else raises) it.
+    let written = |x: &str, lowers: bool| {
+        let (step, sign) = if lowers { ("-=", "-") } else { ("+=", "+") };
+        defs.iter().filter(|d| d.name != "__init__").any(|d| {
+            d.body.iter().any(|&b| {
+                let t = tokens(&code_of(lines[b]));
+                let entry =
+                    t.len() > 4 && t[0] == "self" && t[1] == "." && t[2] == x && t[3] == "[";
+                let assigned = t.iter().position(|w| w == "=");
+                entry
+                    && (t.iter().any(|w| w == step)
+                        || assigned.is_some_and(|a| t[a..].iter().any(|w| w == sign)))
+            })
+        })
+    };
+    let run_out = |op: &str, n: &str| matches!((op, n), ("<=", "0") | ("<", "1") | ("==", "0"));
+    let mut out = Vec::new();
+    for d in defs.iter().filter(|d| d.name != "__init__") {
+        for (k, &b) in d.body.iter().enumerate() {
+            let t = tokens(&code_of(lines[b]));
+            if t.first().is_none_or(|w| w != "if") || t.last().is_none_or(|w| w != ":") {
+                continue;
+            }
+            // `self.x.get(key, 0) < 1` or `self.x[key] <= 0`.
+            let guarded = t.windows(12).find_map(|w| {
+                let get = w[0] == "self" && w[1] == "." && w[3] == "." && w[4] == "get";
+                let rest = w[5] == "(" && w[7] == "," && w[8] == "0" && w[9] == ")";
+                (get && rest && run_out(&w[10], &w[11])).then(|| (w[2].clone(), w[6].clone()))
+            });
+            let guarded = guarded.or_else(|| {
+                t.windows(8).find_map(|w| {
+                    let entry = w[0] == "self" && w[1] == "." && w[3] == "[" && w[5] == "]";
+                    (entry && run_out(&w[6], &w[7])).then(|| (w[2].clone(), w[4].clone()))
+                })
+            });
+            let Some((x, key)) = guarded.filter(|(x, key)| is_name(x) && is_name(key)) else {
                 continue;
             };
-            let line = format!("{}self.{x} -= 1", indent_of(lines[b]));
-            let own: Vec<usize> = d.body[k + 1..]
-                .iter()
-                .copied()
-                .filter(|&c| indent_of(lines[c]).len() == depth)
-                .collect();
-            let closing = match own.last() {
-                Some(&r) if code_of(lines[r]).trim_start().starts_with("return") => {
-                    d.body.iter().rev().find(|&&c| c < r).copied()
-                }
-                Some(_) => d.body.last().copied(),
-                None => None,
-            };
-            for at in closing.into_iter().chain([end]) {
-                if !out.contains(&(at, line.clone())) {
-                    out.push((at, line.clone()));
-                }
+            if written(&x, true) || !written(&x, false) {
+                continue;
             }
+            used_after_guard(lines, d, k, &format!("self.{x}[{key}] -= 1"), &mut out);
         }
     }
     out
@@ -1381,6 +1446,31 @@ mod tests {
         assert!(run(units_never_used, &elsewhere).is_empty());
         let stays = text.replace("raise ValueError(\"none left\")", "print(\"none left\")");
         assert!(run(units_never_used, &stays).is_empty());
+    }
+
+    #[test]
+    fn an_entry_guarded_as_run_out_and_never_lowered_is_used_before_the_return_and_after_the_guard()
+    {
+        let text = "class Register:\n    def __init__(self):\n        self.booked = []\n        self.passes = {}\n\n    def buy(self, name):\n        self.passes[name] = self.passes.get(name, 0) + 10\n\n    def book(self, name):\n        if name in self.booked or self.passes.get(name, 0) < 1:\n            return False\n        self.booked.append(name)\n        return True\n";
+        let got = run(entries_never_used, text);
+        let used = "        self.passes[name] -= 1".to_string();
+        assert_eq!(got, [(11, used.clone()), (10, used.clone())]);
+        // `self.passes[name] <= 0` alone too.
+        let bare = text.replace(
+            "name in self.booked or self.passes.get(name, 0) < 1",
+            "self.passes[name] <= 0",
+        );
+        assert_eq!(
+            run(entries_never_used, &bare),
+            [(11, used.clone()), (10, used)]
+        );
+        // Lowered already, in any method; never added to (no count); or a guard that does not leave: nothing.
+        let lowered = text.replace("self.booked.append(name)", "self.passes[name] -= 1");
+        assert!(run(entries_never_used, &lowered).is_empty());
+        let taken = text.replace("+ 10", "- 10");
+        assert!(run(entries_never_used, &taken).is_empty());
+        let stays = text.replace("            return False\n", "            print(name)\n");
+        assert!(run(entries_never_used, &stays).is_empty());
     }
 
     #[test]
