@@ -325,7 +325,8 @@ type Run<'a> = (&'a [(String, String)], &'a [Option<bool>]);
 /// The places where a mutant passed, `fixed`, with the first whose mutant is no workaround moved before a first
 /// that is: one that leaves a local of its function never read (`for r in records` where `rows =
 /// sorted(records)` was read), or that turns an order round (`sorted(bank, reverse=True)`, so the last match a
-/// loop keeps is the lowest) where a place further on passed too (the `break` the loop lacks, `dates[0]` read).
+/// loop keeps is the lowest) where a place further on passed too (the `break` the loop lacks, `dates[0]` read),
+/// other than a slice of the first few taken from the other end (`scores[-3:]`, [`twins::slice_mirrored`]).
 /// `runs`: the two runs' mutants and verdicts, where each place's mutant is found.
 fn live_first(
     files: &BTreeMap<String, Option<PreImage>>,
