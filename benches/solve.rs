@@ -10,7 +10,7 @@
 //!
 //! `SOLVE_POLICY`: TOML appended to each task's policy (`[sampling]`, `[edit]`, `[repair]`, `[provider] temperature`
 //! through `SOLVE_TEMPERATURE`); `SOLVE_ON_PROPOSE=0` turns validation on propose off; `SOLVE_TASKS=area,last` runs
-//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third`, `forty-fourth`, `forty-fifth`, `forty-sixth`, `forty-seventh`, `forty-eighth`, `forty-ninth`, `fiftieth`, `fifty-first`, `fifty-second`, `fifty-third`, `fifty-fourth`, `fifty-fifth`, `fifty-sixth`, `fifty-seventh`, `fifty-eighth`, `fifty-ninth`, `sixtieth`, `sixty-first`, `sixty-second`, `sixty-third`, `sixty-fourth`, `sixty-fifth`, `sixty-sixth`, `sixty-seventh`, `sixty-eighth`, `sixty-ninth`, `seventy-second`, `seventy-third`, `seventy-fourth`, `seventy-fifth`, `seventy-sixth`, `seventy-seventh`, `seventy-eighth`, `seventy-ninth` or `eightieth` runs a set written for `--localize` instead of the bench's own
+//! only those; `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third`, `forty-fourth`, `forty-fifth`, `forty-sixth`, `forty-seventh`, `forty-eighth`, `forty-ninth`, `fiftieth`, `fifty-first`, `fifty-second`, `fifty-third`, `fifty-fourth`, `fifty-fifth`, `fifty-sixth`, `fifty-seventh`, `fifty-eighth`, `fifty-ninth`, `sixtieth`, `sixty-first`, `sixty-second`, `sixty-third`, `sixty-fourth`, `sixty-fifth`, `sixty-sixth`, `sixty-seventh`, `sixty-eighth`, `sixty-ninth`, `seventy-second`, `seventy-third`, `seventy-fourth`, `seventy-fifth`, `seventy-sixth`, `seventy-seventh`, `seventy-eighth`, `seventy-ninth`, `eightieth` or `eighty-first` runs a set written for `--localize` instead of the bench's own
 //! tasks; `SOLVE_HANDED=1` hands each task's true line as the file's range (`PATH:N-N`) instead of the whole file
 //! (what the model solves when handed the right line); `SOLVE_ROUNDS=N` runs every task N times; `SOLVE_VERBOSE=1` shows the changed lines of a patch whose
 //! test failed. Prints one line per task and a summary: solved, proposals
@@ -42,6 +42,8 @@ mod eighteenth;
 mod eighth;
 #[path = "solve/eightieth.rs"]
 mod eightieth;
+#[path = "solve/eighty_first.rs"]
+mod eighty_first;
 #[path = "solve/eleventh.rs"]
 mod eleventh;
 #[path = "solve/fifteenth.rs"]
@@ -284,7 +286,7 @@ fn run() -> Result<(), String> {
     if std::env::var("SOLVE_HANDED").as_deref() == Ok("1") {
         println!("  files    each task's true line only, as its range (SOLVE_HANDED=1)");
     }
-    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third`, `forty-fourth`, `forty-fifth`, `forty-sixth`, `forty-seventh`, `forty-eighth`, `forty-ninth`, `fiftieth`, `fifty-first`, `fifty-second`, `fifty-third`, `fifty-fourth`, `fifty-fifth`, `fifty-sixth`, `fifty-seventh`, `fifty-eighth`, `fifty-ninth`, `sixtieth`, `sixty-first`, `sixty-second`, `sixty-third`, `sixty-fourth`, `sixty-fifth`, `sixty-sixth`, `sixty-seventh`, `sixty-eighth`, `sixty-ninth`, `seventy-second`, `seventy-third`, `seventy-fourth`, `seventy-fifth`, `seventy-sixth`, `seventy-seventh`, `seventy-eighth`, `seventy-ninth` or `eightieth`: one of the sets written for `--localize` instead of the bench's own.
+    // `SOLVE_SET=held-out`, `fresh`, `third`, `fourth`, `fifth`, `sixth`, `seventh`, `eighth`, `ninth`, `tenth`, `eleventh`, `twelfth`, `thirteenth`, `fourteenth`, `fifteenth`, `sixteenth`, `seventeenth`, `eighteenth`, `nineteenth`, `twentieth`, `twenty-first`, `twenty-second`, `twenty-third`, `twenty-fourth`, `twenty-fifth`, `twenty-sixth`, `twenty-seventh`, `twenty-eighth`, `twenty-ninth`, `thirtieth`, `thirty-first`, `thirty-second`, `thirty-third`, `thirty-fourth`, `thirty-fifth`, `thirty-sixth`, `thirty-seventh`, `thirty-eighth`, `thirty-ninth`, `fortieth`, `forty-first`, `forty-second`, `forty-third`, `forty-fourth`, `forty-fifth`, `forty-sixth`, `forty-seventh`, `forty-eighth`, `forty-ninth`, `fiftieth`, `fifty-first`, `fifty-second`, `fifty-third`, `fifty-fourth`, `fifty-fifth`, `fifty-sixth`, `fifty-seventh`, `fifty-eighth`, `fifty-ninth`, `sixtieth`, `sixty-first`, `sixty-second`, `sixty-third`, `sixty-fourth`, `sixty-fifth`, `sixty-sixth`, `sixty-seventh`, `sixty-eighth`, `sixty-ninth`, `seventy-second`, `seventy-third`, `seventy-fourth`, `seventy-fifth`, `seventy-sixth`, `seventy-seventh`, `seventy-eighth`, `seventy-ninth`, `eightieth` or `eighty-first`: one of the sets written for `--localize` instead of the bench's own.
     let set = match std::env::var("SOLVE_SET").as_deref() {
         Ok("held-out") => tasks::HELD_OUT,
         Ok("fresh") => fresh::FRESH,
@@ -366,10 +368,11 @@ fn run() -> Result<(), String> {
         Ok("seventy-eighth") => seventy_eighth::SEVENTY_EIGHTH,
         Ok("seventy-ninth") => seventy_ninth::SEVENTY_NINTH,
         Ok("eightieth") => eightieth::EIGHTIETH,
+        Ok("eighty-first") => eighty_first::EIGHTY_FIRST,
         Ok("") | Err(_) => tasks::TASKS,
         Ok(other) => {
             return Err(format!(
-                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third, twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first, thirty-second, thirty-third, thirty-fourth, thirty-fifth, thirty-sixth, thirty-seventh, thirty-eighth, thirty-ninth, fortieth, forty-first, forty-second, forty-third, forty-fourth, forty-fifth, forty-sixth, forty-seventh, forty-eighth, forty-ninth, fiftieth, fifty-first, fifty-second, fifty-third, fifty-fourth, fifty-fifth, fifty-sixth, fifty-seventh, fifty-eighth, fifty-ninth, sixtieth, sixty-first, sixty-second, sixty-third, sixty-fourth, sixty-fifth, sixty-sixth, sixty-seventh, sixty-eighth, sixty-ninth, seventy-second, seventy-third, seventy-fourth, seventy-fifth, seventy-sixth, seventy-seventh, seventy-eighth, seventy-ninth or eightieth"
+                "SOLVE_SET={other}: use held-out, fresh, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth, fourteenth, fifteenth, sixteenth, seventeenth, eighteenth, nineteenth, twentieth, twenty-first, twenty-second, twenty-third, twenty-fourth, twenty-fifth, twenty-sixth, twenty-seventh, twenty-eighth, twenty-ninth, thirtieth, thirty-first, thirty-second, thirty-third, thirty-fourth, thirty-fifth, thirty-sixth, thirty-seventh, thirty-eighth, thirty-ninth, fortieth, forty-first, forty-second, forty-third, forty-fourth, forty-fifth, forty-sixth, forty-seventh, forty-eighth, forty-ninth, fiftieth, fifty-first, fifty-second, fifty-third, fifty-fourth, fifty-fifth, fifty-sixth, fifty-seventh, fifty-eighth, fifty-ninth, sixtieth, sixty-first, sixty-second, sixty-third, sixty-fourth, sixty-fifth, sixty-sixth, sixty-seventh, sixty-eighth, sixty-ninth, seventy-second, seventy-third, seventy-fourth, seventy-fifth, seventy-sixth, seventy-seventh, seventy-eighth, seventy-ninth, eightieth or eighty-first"
             ));
         }
     };
@@ -930,6 +933,11 @@ fn localize() {
             seventy_ninth::SEVENTY_NINTH,
         ),
         ("eightieth", "held out, eightieth set", eightieth::EIGHTIETH),
+        (
+            "eighty-first",
+            "held out, eighty-first set",
+            eighty_first::EIGHTY_FIRST,
+        ),
     ] {
         if !only.is_empty() && only != key {
             continue;
