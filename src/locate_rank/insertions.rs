@@ -245,6 +245,7 @@ const UNTOLD: &[Kind] = &[
     counterparts::checks_never_made,
     idioms::siblings_converted_anywhere,
     idioms::read_rows_never_converted,
+    idioms::headings_never_skipped,
 ];
 
 /// The insertions for the Python file `text`, those the error `missing` tells first, then the others, at most

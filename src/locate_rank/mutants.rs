@@ -177,6 +177,13 @@ pub struct Names {
     /// (`TIERS = {"silver": ...}`), as (the dict's name, the key) in order: a slip most often reads or writes the
     /// wrong one of the same dict's keys.
     pub dict_keys: Vec<(String, String)>,
+    /// The plain names each name of the file is subscripted by (`table[winner]`, `table[loser]`), as (the name
+    /// subscripted, the name in the brackets) in order, each pair once: a place written for the wrong one of them
+    /// ([`holder_swapped`]).
+    pub subscripts: Vec<(String, String)>,
+    /// How the file can read a date out of an ISO text, by its imports (`date.fromisoformat` for `from datetime
+    /// import date`): a date kept as the text it came in ([`dates_from_text`]).
+    pub date_parsers: Vec<String>,
     /// The whole numbers of 2 and more the file multiplies or divides by (`* 60`, `// 1000`, `divmod(m, 24)`), in
     /// order: a conversion slip takes the wrong one of the file's own factors.
     pub factors: Vec<String>,
@@ -536,6 +543,8 @@ impl Names {
             loop_unread: Vec::new(),
             keys: keys(text, &fields),
             dict_keys: dict_keys(text),
+            subscripts: picked_pairs(&code),
+            date_parsers: date_parsers(text),
             factors: factors(text, &fields),
             defaults: defaults(text),
             locals: Vec::new(),
@@ -3425,7 +3434,107 @@ fn misread(line: &str, toks: &[Tok], names: &Names) -> Vec<String> {
     out.extend(keys_paired(line, toks, &names.keys));
     out.extend(key_of_target(line, toks));
     out.extend(shadowing_bound(line, toks, &names.later_equals));
+    out.extend(holder_swapped(line, toks, &names.subscripts));
+    out.extend(dates_from_text(line, toks, &names.date_parsers));
     out
+}
+
+/// The calls a file's imports give it to read a date out of an ISO text (`from datetime import date, timedelta`:
+/// `date.fromisoformat`; `import datetime`: `datetime.date.fromisoformat`), in order ([`Names::date_parsers`]).
+fn date_parsers(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        let imported = |class: &str| {
+            line.strip_prefix("from datetime import ")
+                .is_some_and(|names| names.split(',').any(|n| n.trim() == class))
+        };
+        let parsers = [
+            (imported("date"), "date.fromisoformat"),
+            (imported("datetime"), "datetime.fromisoformat"),
+            (line == "import datetime", "datetime.date.fromisoformat"),
+        ];
+        for (_, p) in parsers.iter().filter(|(yes, _)| *yes) {
+            if !out.iter().any(|o| o == p) {
+                out.push(p.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A date kept as the text it came in (`self.made_on = made_on` where `made_on` is `'2024-03-01'` and other lines
+/// add a `timedelta` to it): a name a date-like name is given (`made_on`, `due_date`, `start_day`, `when`) read
+/// through each of the file's `parsers` (`self.made_on = date.fromisoformat(made_on)`).
+fn dates_from_text(line: &str, toks: &[Tok], parsers: &[String]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let at = match toks.len() {
+        3 => 0,
+        5 if text(0) == "self" && text(1) == "." => 2,
+        _ => return Vec::new(),
+    };
+    let plain =
+        toks[at].kind == Kind::Name && text(at + 1) == "=" && toks[at + 2].kind == Kind::Name;
+    let dated = text(at).split('_').any(|w| {
+        matches!(
+            w,
+            "on" | "date" | "day" | "when" | "since" | "until" | "due"
+        )
+    });
+    if !plain || !dated {
+        return Vec::new();
+    }
+    let value = &toks[at + 2];
+    parsers
+        .iter()
+        .map(|p| {
+            let v = &line[value.start..value.end];
+            format!("{}{p}({v}){}", &line[..value.start], &line[value.end..])
+        })
+        .collect()
+}
+
+/// The plain names each name is subscripted by in a file's code tokens (`table [ winner ]`), as (the name, the
+/// name in the brackets), each pair once, in order ([`Names::subscripts`]).
+fn picked_pairs(code: &[(usize, Vec<String>)]) -> Vec<(String, String)> {
+    let name = |t: &str| {
+        t.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && t.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (_, toks) in code {
+        for w in toks.windows(4) {
+            if w[1] == "[" && w[3] == "]" && name(&w[0]) && name(&w[2]) {
+                let pair = (w[0].clone(), w[2].clone());
+                if !out.contains(&pair) {
+                    out.push(pair);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A place written for the wrong one of the names its dict is subscripted by (`table[winner]["net_hoops"] +=
+/// ...` where `table[loser]` was meant): a line that starts by writing `D[v]` (an assignment or an augmented
+/// one), each other name the file subscripts `D` by in place of `v`, at most [`MAX_CONSTANTS`].
+fn holder_swapped(line: &str, toks: &[Tok], subscripts: &[(String, String)]) -> Vec<String> {
+    let text = |i: usize| toks.get(i).map_or("", |t| &line[t.start..t.end]);
+    let writes = toks
+        .iter()
+        .any(|t| matches!(&line[t.start..t.end], "=" | "+=" | "-=" | "*=" | "/="));
+    if toks.len() < 5 || toks[0].kind != Kind::Name || text(1) != "[" || text(3) != "]" || !writes {
+        return Vec::new();
+    }
+    let (d, v) = (text(0), text(2));
+    if toks[2].kind != Kind::Name {
+        return Vec::new();
+    }
+    subscripts
+        .iter()
+        .filter(|(x, w)| x == d && w != v)
+        .take(MAX_CONSTANTS)
+        .map(|(_, w)| format!("{}{w}{}", &line[..toks[2].start], &line[toks[2].end..]))
+        .collect()
 }
 
 /// A bound tested first that takes in a value a later test of the same block looks for, leaving that test
@@ -6845,6 +6954,53 @@ mod tests {
         never_gives(
             "        self.credits[giver] = self.balance(giver) + value",
             "taker",
+        );
+    }
+
+    #[test]
+    fn a_place_written_for_the_wrong_one_of_the_names_its_dict_is_subscripted_by() {
+        let file = "def record(table, winner, loser, a, b):\n    table[loser][\"played\"] += 1\n    table[winner][\"net\"] += a - b\n    table[winner][\"net\"] += b - a\n";
+        let names = Names::of(file);
+        let pairs = |d: &str, v: &str| (d.to_string(), v.to_string());
+        assert_eq!(
+            names.subscripts,
+            [pairs("table", "loser"), pairs("table", "winner")]
+        );
+        let line = "    table[winner][\"net\"] += b - a";
+        let got = of_line(line, &names);
+        assert!(
+            got.iter()
+                .any(|m| m == "    table[loser][\"net\"] += b - a"),
+            "{got:?}"
+        );
+        // Only a place written: a read of it is left to the key mutants.
+        let read = "    net = table[winner][\"net\"]";
+        assert!(
+            !of_line(read, &names)
+                .iter()
+                .any(|m| m.contains("table[loser]"))
+        );
+    }
+
+    #[test]
+    fn a_date_kept_as_its_iso_text_is_read_through_the_file_s_own_import() {
+        let file = "from datetime import date, timedelta\n\n\nclass Wheel:\n    def __init__(self, made_on):\n        self.made_on = made_on\n";
+        let names = Names::of(file);
+        assert_eq!(names.date_parsers, ["date.fromisoformat"]);
+        let got = of_line("        self.made_on = made_on", &names);
+        let want = "        self.made_on = date.fromisoformat(made_on)";
+        assert!(got.iter().any(|m| m == want), "{got:?}");
+        // Not a name that is no date, nor a file that imports no date.
+        assert!(
+            !of_line("        self.code = code", &names)
+                .iter()
+                .any(|m| m.contains("fromisoformat"))
+        );
+        let none = Names::of("class Wheel:\n    pass\n");
+        assert!(
+            !of_line("        self.made_on = made_on", &none)
+                .iter()
+                .any(|m| m.contains("iso"))
         );
     }
 

@@ -1040,6 +1040,62 @@ fn siblings_converted(lines: &[&str], d: &Def) -> Vec<(usize, String)> {
     out
 }
 
+/// A heading row a `csv.reader` hands over as a row of data: where a function binds a reader (`reader =
+/// csv.reader(...)`), walks it, never calls `next` on it, and its docstring or the module's speaks of a heading,
+/// a header or the first row naming the columns, that row skipped just after the binding (`next(reader, None)`).
+pub(in crate::locate_rank) fn headings_never_skipped(
+    lines: &[&str],
+    defs: &[Def],
+) -> Vec<(usize, String)> {
+    let speaks = |l: &str| {
+        let l = l.to_lowercase();
+        [
+            "heading",
+            "header",
+            "column",
+            "title row",
+            "first row",
+            "first line",
+        ]
+        .iter()
+        .any(|w| l.contains(w))
+    };
+    let module = lines.iter().take(3).any(|l| speaks(l));
+    let mut out = Vec::new();
+    for d in defs {
+        let docstring = d.body.first().is_some_and(|&b| {
+            let code = lines[b].trim_start();
+            (code.starts_with("\"\"\"") || code.starts_with("'''")) && speaks(code)
+        });
+        if !(docstring || module) {
+            continue;
+        }
+        let body: Vec<Vec<String>> = d.body.iter().map(|&c| tokens(&code_of(lines[c]))).collect();
+        for (&b, t) in d.body.iter().zip(&body) {
+            let reader = match t.as_slice() {
+                [r, eq, csv, dot, f, open, ..]
+                    if eq == "=" && csv == "csv" && dot == "." && f == "reader" && open == "(" =>
+                {
+                    r
+                }
+                _ => continue,
+            };
+            let walked = body.iter().any(|t| {
+                t.first().is_some_and(|f| f == "for")
+                    && t.windows(2).any(|w| w[0] == "in" && w[1] == *reader)
+            });
+            let skipped = body.iter().any(|t| {
+                t.windows(3)
+                    .any(|w| w[0] == "next" && w[1] == "(" && w[2] == *reader)
+            });
+            if walked && !skipped {
+                out.push((b, format!("{}next({reader}, None)", indent_of(lines[b]))));
+            }
+        }
+    }
+    out
+}
+
 /// Rows a loop reads from a `csv.DictReader` (`for row in csv.DictReader(f):`) in a file that converts none of its
 /// keys: each key the file reads off a record, those it orders, compares or adds up first, converted to a number
 /// first in the loop (`row["score"] = int(row["score"])`), at most [`MAX_SIBLING_KEYS`]. A CSV field is always text:
@@ -1850,6 +1906,21 @@ mod tests {
             (stem("calling"), stem("called"), stem("is")),
             ("call", "call", "is")
         );
+    }
+
+    #[test]
+    fn a_heading_row_a_csv_reader_hands_over_is_skipped_where_a_docstring_speaks_of_it() {
+        let text = "import csv\n\n\ndef parse(text):\n    \"\"\"Rows of the export, whose first row names the columns.\"\"\"\n    reader = csv.reader(text.splitlines())\n    out = []\n    for row in reader:\n        out.append(row)\n    return out\n";
+        let run = |text: &str| {
+            let lines: Vec<&str> = text.lines().collect();
+            headings_never_skipped(&lines, &Def::all(&lines))
+        };
+        assert_eq!(run(text), [(5, "    next(reader, None)".to_string())]);
+        // Skipped already, or no word of a heading: nothing.
+        let skipped = text.replace("    out = []\n", "    next(reader)\n    out = []\n");
+        assert!(run(&skipped).is_empty());
+        let silent = text.replace(", whose first row names the columns", "");
+        assert!(run(&silent).is_empty());
     }
 
     #[test]
