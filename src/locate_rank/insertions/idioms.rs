@@ -22,6 +22,8 @@
 //! - a row's field it converts in place (`row["made"] = date.fromisoformat(row["made"])`): the row's other keys
 //!   converted to numbers right after (`row["kg"] = float(row["kg"])`); the rows of a `csv.DictReader` loop in a
 //!   file that converts none converted first in the loop (`row["score"] = int(row["score"])`);
+//! - a `csv.reader` it walks and never calls `next` on, where a docstring speaks of a heading row: that row
+//!   skipped after the reader is bound (`next(reader, None)`);
 //! - a list of records it walks, reads by position or slices: sorted by a field its docstring names or it reads;
 //! - a list of dict records it walks and never sorts: sorted by the keys its docstring names, or the task says in
 //!   a word of the docstring's stem (`urgency` for `most urgent first`), one or a pair (`(r["due"], not
