@@ -3496,10 +3496,7 @@ fn dates_from_text(line: &str, toks: &[Tok], parsers: &[String]) -> Vec<String> 
 /// The plain names each name is subscripted by in a file's code tokens (`table [ winner ]`), as (the name, the
 /// name in the brackets), each pair once, in order ([`Names::subscripts`]).
 fn picked_pairs(code: &[(usize, Vec<String>)]) -> Vec<(String, String)> {
-    let name = |t: &str| {
-        t.starts_with(|c: char| c.is_alphabetic() || c == '_')
-            && t.chars().all(|c| c.is_alphanumeric() || c == '_')
-    };
+    let name = |t: &str| super::is_identifier(t);
     let mut out: Vec<(String, String)> = Vec::new();
     for (_, toks) in code {
         for w in toks.windows(4) {
@@ -5952,6 +5949,7 @@ pub fn probe(
     };
     let (told, untold) = insertions_of(files, failing, insertions::MAX_INSERTIONS.max(runs / 4));
     let adds = super::asks_to_add(&spec.task);
+    let asked = super::asked_text(spec);
     let mut probe = Probe {
         files,
         failing,
@@ -5969,8 +5967,8 @@ pub fn probe(
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .map(str::to_lowercase)
             .collect(),
-        keys_said: joined(keys_said(&spec.task), contrasted(&super::asked_text(spec))),
-        spoken: word_pairs(&super::asked_text(spec)),
+        keys_said: joined(keys_said(&spec.task), contrasted(&asked)),
+        spoken: word_pairs(&asked),
         none_said: spec.task.contains("None"),
         rounding: speaks_of_rounding(&spec.task),
         tried: HashSet::new(),

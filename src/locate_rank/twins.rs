@@ -219,15 +219,24 @@ pub(super) fn order_turned(before: &str, after: &str) -> bool {
         || sign_turned(before, after)
 }
 
-/// Whether the change from `before` to `after` only takes one slice of a line's first items from the other end
-/// (`scores[:3]` to `scores[-3:]`, or back): the mirror of an order turned round before it.
-pub(super) fn slice_mirrored(before: &str, after: &str) -> bool {
+/// Where `after` changes exactly one line of `before` and nothing else: `before`'s lines, the 0-based line, and
+/// what it became.
+fn one_line_changed<'a>(before: &'a str, after: &'a str) -> Option<(Vec<&'a str>, usize, &'a str)> {
     let (old, new): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
     if old.len() != new.len() {
-        return false;
+        return None;
     }
     let mut changed = (0..old.len()).filter(|&k| old[k] != new[k]);
     let (Some(k), None) = (changed.next(), changed.next()) else {
+        return None;
+    };
+    Some((old, k, new[k]))
+}
+
+/// Whether the change from `before` to `after` only takes one slice of a line's first items from the other end
+/// (`scores[:3]` to `scores[-3:]`, or back): the mirror of an order turned round before it.
+pub(super) fn slice_mirrored(before: &str, after: &str) -> bool {
+    let Some((old, k, now)) = one_line_changed(before, after) else {
         return false;
     };
     let mirrored = |was: &str, now: &str| {
@@ -240,7 +249,7 @@ pub(super) fn slice_mirrored(before: &str, after: &str) -> bool {
             plain && now == format!("{}[-{n}:]{}", &was[..i], &was[i + len + 1..])
         })
     };
-    mirrored(old[k], new[k]) || mirrored(new[k], old[k])
+    mirrored(old[k], now) || mirrored(now, old[k])
 }
 
 /// Whether the change from `before` to `after` turns one `+` of a line into `-` where the line adds to a name
@@ -248,15 +257,10 @@ pub(super) fn slice_mirrored(before: &str, after: &str) -> bool {
 /// `max(`, `sorted(`, `.sort(`): the values come out negated, so the order is turned round (`min` then finds the
 /// largest), a workaround where the later line's own fix (`max`) is the usual one.
 fn sign_turned(before: &str, after: &str) -> bool {
-    let (old, new): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
-    if old.len() != new.len() {
-        return false;
-    }
-    let mut changed = (0..old.len()).filter(|&k| old[k] != new[k]);
-    let (Some(k), None) = (changed.next(), changed.next()) else {
+    let Some((old, k, now)) = one_line_changed(before, after) else {
         return false;
     };
-    let (was, now) = (old[k], new[k]);
+    let was = old[k];
     let (w, n) = (was.as_bytes(), now.as_bytes());
     let one_plus = n.len() == w.len()
         && (0..w.len())
